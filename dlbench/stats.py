@@ -1,0 +1,245 @@
+"""Statistics of repeats: medians with bootstrap intervals, ratios with significance.
+
+Pure numpy/scipy. Every resampling is seeded, so the same values give the same numbers.
+
+Choices, stated once:
+- Centre: the median of the repeats (robust to one slow repeat caused by the OS).
+- Interval: a percentile bootstrap of the median (default 2000 resamples, 95%).
+- Two-sample test: a two-sided Mann-Whitney U test (`scipy.stats.mannwhitneyu`). It assumes
+  no distribution shape (timings are skewed and have outliers), only independent repeats.
+  Its price: with exact p-values, fewer than 4 repeats per side can never reach p < 0.05
+  (the smallest two-sided p for 3 vs 3 is 0.10), so such comparisons are reported as
+  "no significant difference" and flagged as underpowered.
+- A difference is significant only if p < alpha AND the bootstrap interval of the ratio of
+  medians excludes 1: the test and the interval must agree.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+from dlbench.metrics import Direction
+
+#: Below this many repeats per side the Mann-Whitney test cannot reach p < 0.05.
+MIN_REPEATS_FOR_SIGNIFICANCE = 4
+
+ALPHA = 0.05
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The centre and spread of one cell's repeats."""
+
+    n: int
+    median: float
+    ci_low: float
+    ci_high: float
+    cv: float  # coefficient of variation: sample std / |mean|; nan for n < 2
+    confidence: float = 0.95
+
+    @property
+    def single(self) -> bool:
+        """True when there is one value only: the interval is a point, not a measurement."""
+        return self.n < 2
+
+    @property
+    def relative_half_width(self) -> float:
+        """Half the interval's width relative to the median (0.05 means +-5%)."""
+        half = (self.ci_high - self.ci_low) / 2
+        if self.median == 0:
+            return 0.0 if half == 0 else math.inf
+        return half / abs(self.median)
+
+
+def _as_array(values: Sequence[float] | np.ndarray, what: str = "values") -> np.ndarray:
+    array = np.asarray(values, dtype=float).ravel()
+    array = array[~np.isnan(array)]
+    if array.size == 0:
+        raise ValueError(f"{what}: no finite values to summarise")
+    return array
+
+
+def _bootstrap_medians(array: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    index = rng.integers(0, array.size, size=(resamples, array.size))
+    return np.median(array[index], axis=1)
+
+
+def _percentiles(samples: np.ndarray, confidence: float) -> tuple[float, float]:
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.nanpercentile(samples, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def summarize(
+    values: Sequence[float] | np.ndarray,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> Summary:
+    """Median, bootstrap interval of the median and coefficient of variation of `values`."""
+    array = _as_array(values)
+    median = float(np.median(array))
+    if array.size == 1:
+        return Summary(1, median, median, median, math.nan, confidence)
+    rng = np.random.default_rng(seed)
+    low, high = _percentiles(_bootstrap_medians(array, resamples, rng), confidence)
+    mean = float(np.mean(array))
+    cv = float(np.std(array, ddof=1) / abs(mean)) if mean != 0 else math.nan
+    return Summary(int(array.size), median, min(low, median), max(high, median), cv, confidence)
+
+
+class Outcome(enum.Enum):
+    """Which of two samples is better, if the difference is significant."""
+
+    A_BETTER = "a_better"
+    B_BETTER = "b_better"
+    NO_SIGNIFICANT_DIFFERENCE = "no_significant_difference"
+    DIFFERENT = "different"  # significant, but the metric has no better direction
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Sample A against sample B: ratio of medians, its interval, the test and the outcome."""
+
+    n_a: int
+    n_b: int
+    median_a: float
+    median_b: float
+    ratio: float  # median(a) / median(b)
+    ratio_ci_low: float
+    ratio_ci_high: float
+    p_value: float
+    significant: bool
+    outcome: Outcome
+    direction: Direction
+    note: str = ""  # why a comparison could not be significant, when that is known
+
+    @property
+    def underpowered(self) -> bool:
+        """True when too few repeats exist for the test to ever reach significance."""
+        return min(self.n_a, self.n_b) < MIN_REPEATS_FOR_SIGNIFICANCE
+
+
+def mann_whitney_p(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sided Mann-Whitney U p-value; 1.0 when every value is identical."""
+    if np.all(a == a[0]) and np.all(b == a[0]):
+        return 1.0
+    return float(scipy_stats.mannwhitneyu(a, b, alternative="two-sided").pvalue)
+
+
+def _ratio_interval(
+    a: np.ndarray, b: np.ndarray, confidence: float, resamples: int, seed: int
+) -> tuple[float, float]:
+    rng = np.random.default_rng(seed)
+    medians_a = _bootstrap_medians(a, resamples, rng)
+    medians_b = _bootstrap_medians(b, resamples, rng)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = medians_a / medians_b
+    ratios[~np.isfinite(ratios)] = np.nan
+    if np.all(np.isnan(ratios)):
+        return math.nan, math.nan
+    return _percentiles(ratios, confidence)
+
+
+def _outcome(significant: bool, ratio: float, direction: Direction) -> Outcome:
+    if not significant:
+        return Outcome.NO_SIGNIFICANT_DIFFERENCE
+    if direction is Direction.NEITHER:
+        return Outcome.DIFFERENT
+    a_higher = ratio > 1
+    a_better = a_higher if direction is Direction.HIGHER else not a_higher
+    return Outcome.A_BETTER if a_better else Outcome.B_BETTER
+
+
+def compare_samples(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    direction: Direction,
+    confidence: float = 0.95,
+    alpha: float = ALPHA,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> Comparison:
+    """Compare the repeats of A and B for a metric whose better side is `direction`."""
+    array_a, array_b = _as_array(a, "sample A"), _as_array(b, "sample B")
+    median_a, median_b = float(np.median(array_a)), float(np.median(array_b))
+    p_value = mann_whitney_p(array_a, array_b)
+    note = ""
+    if median_b == 0:
+        ratio, low, high = math.nan, math.nan, math.nan
+        note = "median of B is zero: no ratio"
+    else:
+        ratio = median_a / median_b
+        low, high = _ratio_interval(array_a, array_b, confidence, resamples, seed)
+        low, high = min(low, ratio), max(high, ratio)
+    excludes_one = not math.isnan(low) and (low > 1 or high < 1)
+    significant = bool(p_value < alpha and excludes_one)
+    if (min(array_a.size, array_b.size) < MIN_REPEATS_FOR_SIGNIFICANCE and not note
+            and not significant):
+        note = (f"underpowered: {min(array_a.size, array_b.size)} repeats; the test needs "
+                f"at least {MIN_REPEATS_FOR_SIGNIFICANCE} per side")
+    return Comparison(
+        n_a=int(array_a.size), n_b=int(array_b.size), median_a=median_a, median_b=median_b,
+        ratio=ratio, ratio_ci_low=low, ratio_ci_high=high, p_value=p_value,
+        significant=significant, outcome=_outcome(significant, ratio, direction),
+        direction=direction, note=note,
+    )
+
+
+class RepeatReason(enum.Enum):
+    """Why the adaptive repeat loop goes on or stops."""
+
+    BELOW_MINIMUM = "below_minimum"  # fewer repeats than the minimum: go on
+    INTERVAL_TOO_WIDE = "interval_too_wide"  # go on
+    TARGET_REACHED = "target_reached"  # stop: the interval is tight enough
+    CAP_REACHED = "cap_reached"  # stop: max_repeats done, interval may still be wide
+
+
+@dataclass(frozen=True)
+class RepeatDecision:
+    """Whether to measure another repeat, and why; recorded with the cell."""
+
+    more: bool
+    reason: RepeatReason
+    n: int
+    relative_half_width: float
+    target_relative_half_width: float
+
+
+def repeat_decision(
+    values: Sequence[float] | np.ndarray,
+    target_relative_half_width: float,
+    max_repeats: int,
+    min_repeats: int = MIN_REPEATS_FOR_SIGNIFICANCE + 1,
+) -> RepeatDecision:
+    """Decide whether another repeat is needed for a tight enough interval of the median."""
+    array = np.asarray(values, dtype=float).ravel()
+    array = array[~np.isnan(array)]
+    n = int(array.size)
+    width = summarize(array).relative_half_width if n else math.inf
+    if n >= max_repeats:
+        reason = RepeatReason.CAP_REACHED
+    elif n < min(min_repeats, max_repeats):
+        reason = RepeatReason.BELOW_MINIMUM
+    elif width <= target_relative_half_width:
+        reason = RepeatReason.TARGET_REACHED
+    else:
+        reason = RepeatReason.INTERVAL_TOO_WIDE
+    more = reason in (RepeatReason.BELOW_MINIMUM, RepeatReason.INTERVAL_TOO_WIDE)
+    return RepeatDecision(more, reason, n, width, target_relative_half_width)
+
+
+def needs_more_repeats(
+    values: Sequence[float] | np.ndarray,
+    target_relative_half_width: float,
+    max_repeats: int,
+    min_repeats: int = MIN_REPEATS_FOR_SIGNIFICANCE + 1,
+) -> bool:
+    """True while the interval is wider than the target and fewer than max_repeats exist."""
+    return repeat_decision(values, target_relative_half_width, max_repeats, min_repeats).more

@@ -1,0 +1,119 @@
+"""Statistics of repeats: intervals, ratios, significance and adaptive repeats."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dlbench.metrics import Direction
+from dlbench.stats import (
+    Outcome,
+    RepeatReason,
+    compare_samples,
+    needs_more_repeats,
+    repeat_decision,
+    summarize,
+)
+
+
+def test_summary_holds_the_median_inside_its_interval_and_is_deterministic():
+    values = [1.02, 0.98, 1.10, 1.00, 0.97, 1.05, 1.01]
+    first, second = summarize(values), summarize(values)
+    assert first == second
+    assert first.n == 7
+    assert first.median == pytest.approx(1.01)
+    assert first.ci_low <= first.median <= first.ci_high
+    assert min(values) <= first.ci_low and first.ci_high <= max(values)
+    assert first.cv == pytest.approx(np.std(values, ddof=1) / np.mean(values))
+    assert 0 < first.relative_half_width < 0.1
+
+
+def test_wider_spread_gives_a_wider_interval():
+    rng = np.random.default_rng(1)
+    tight = summarize(1 + rng.normal(0, 0.01, 20))
+    loose = summarize(1 + rng.normal(0, 0.2, 20))
+    assert loose.relative_half_width > 3 * tight.relative_half_width
+
+
+def test_single_value_is_flagged_with_a_point_interval():
+    summary = summarize([2.5])
+    assert summary.single
+    assert (summary.ci_low, summary.median, summary.ci_high) == (2.5, 2.5, 2.5)
+    assert math.isnan(summary.cv)
+
+
+def test_no_values_is_an_error():
+    with pytest.raises(ValueError, match="no finite values"):
+        summarize([])
+
+
+def test_clearly_faster_sample_wins_for_a_lower_is_better_metric():
+    rng = np.random.default_rng(2)
+    fast = 1.0 + rng.normal(0, 0.02, 8)
+    slow = 1.5 + rng.normal(0, 0.02, 8)
+    comparison = compare_samples(fast, slow, Direction.LOWER)
+    assert comparison.significant
+    assert comparison.outcome is Outcome.A_BETTER
+    assert comparison.ratio == pytest.approx(np.median(fast) / np.median(slow))
+    assert comparison.ratio_ci_low <= comparison.ratio <= comparison.ratio_ci_high < 1
+    assert comparison.p_value < 0.01
+    # the same data under the opposite direction: B is better
+    assert compare_samples(fast, slow, Direction.HIGHER).outcome is Outcome.B_BETTER
+
+
+def test_same_distribution_is_no_significant_difference():
+    rng = np.random.default_rng(3)
+    a, b = 1 + rng.normal(0, 0.05, 10), 1 + rng.normal(0, 0.05, 10)
+    comparison = compare_samples(a, b, Direction.LOWER)
+    assert not comparison.significant
+    assert comparison.outcome is Outcome.NO_SIGNIFICANT_DIFFERENCE
+    assert comparison.ratio_ci_low < 1 < comparison.ratio_ci_high
+
+
+def test_three_repeats_cannot_be_significant_and_say_why():
+    comparison = compare_samples([1.0, 1.1, 1.2], [2.0, 2.1, 2.2], Direction.LOWER)
+    assert comparison.p_value == pytest.approx(0.1)
+    assert comparison.outcome is Outcome.NO_SIGNIFICANT_DIFFERENCE
+    assert comparison.underpowered and "underpowered" in comparison.note
+
+
+def test_identical_samples_have_p_one():
+    comparison = compare_samples([0.9] * 5, [0.9] * 5, Direction.HIGHER)
+    assert comparison.p_value == 1.0
+    assert comparison.ratio == 1.0
+    assert comparison.outcome is Outcome.NO_SIGNIFICANT_DIFFERENCE
+
+
+def test_metric_without_direction_reports_a_difference_but_no_winner():
+    comparison = compare_samples([1.0] * 6, [2.0] * 6, Direction.NEITHER)
+    assert comparison.outcome is Outcome.DIFFERENT
+
+
+def test_zero_median_of_b_gives_no_ratio_and_no_verdict():
+    comparison = compare_samples([1.0, 1.1, 1.2, 1.3], [0.0] * 4, Direction.LOWER)
+    assert math.isnan(comparison.ratio)
+    assert comparison.outcome is Outcome.NO_SIGNIFICANT_DIFFERENCE
+    assert "zero" in comparison.note
+
+
+def test_repeats_stop_when_the_interval_is_tight():
+    decision = repeat_decision([1.0, 1.01, 0.99, 1.0, 1.02], 0.05, max_repeats=10)
+    assert not decision.more
+    assert decision.reason is RepeatReason.TARGET_REACHED
+    assert decision.relative_half_width <= 0.05
+
+
+def test_repeats_go_on_while_wide_and_stop_at_the_cap():
+    noisy = [1.0, 2.0, 0.5, 1.0, 3.0]
+    assert needs_more_repeats(noisy, 0.05, max_repeats=10)
+    assert repeat_decision(noisy, 0.05, 10).reason is RepeatReason.INTERVAL_TOO_WIDE
+    capped = repeat_decision(noisy, 0.05, max_repeats=5)
+    assert not capped.more and capped.reason is RepeatReason.CAP_REACHED
+
+
+def test_too_few_repeats_always_asks_for_more():
+    decision = repeat_decision([1.0, 1.0], 0.5, max_repeats=10, min_repeats=3)
+    assert decision.more and decision.reason is RepeatReason.BELOW_MINIMUM
+    assert not needs_more_repeats([1.0, 1.0, 1.0], 0.5, max_repeats=10, min_repeats=3)
