@@ -1,0 +1,128 @@
+"""`dlbench compare`: two runs, a release, two machines of a release."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from stats_fixtures import FRAMEWORKS, FakeCell, spec, training_cells, write_run
+
+from dlbench.cli import main
+from dlbench.compare import Change, CompareError, compare, load_side
+from dlbench.schema import CellStatus
+
+WORKLOADS = ["mlp-digits", "cnn-digits", "synthetic-images"]
+TIMES = {"pytorch": 1.0, "tensorflow": 1.2, "keras-tensorflow": 1.4, "keras-torch": 1.6}
+
+
+def _cells(seed: int, slow: str = "", factor: float = 1.0) -> list[FakeCell]:
+    rng = np.random.default_rng(seed)
+    cells = []
+    for workload in WORKLOADS:
+        times = {k: v * (factor if k == slow else 1.0) for k, v in TIMES.items()}
+        cells += training_cells(rng, times, accuracy=dict.fromkeys(TIMES, 0.95),
+                                workload=workload)
+    return cells
+
+
+@pytest.fixture()
+def results(tmp_path):
+    write_run(tmp_path, "run-a", _cells(seed=10))
+    write_run(tmp_path, "run-b", _cells(seed=11))
+    write_run(tmp_path, "run-slow", _cells(seed=12, slow="pytorch", factor=1.5),
+              environment={"python": "3.12.1", "frameworks": {"torch": "2.14.0"},
+                           "threads": {"OMP_NUM_THREADS": "2"}, "captured_at": "later"})
+    return tmp_path
+
+
+def test_same_distribution_shows_no_significant_difference_for_most_cells(results):
+    report = compare("run-a", "run-b", results)
+    assert len(report.metrics) == len(WORKLOADS) * len(FRAMEWORKS) * 2
+    unchanged = report.count(Change.NO_SIGNIFICANT_DIFFERENCE)
+    assert unchanged >= 0.8 * len(report.metrics)
+    assert report.environment.empty
+    assert report.only_in_a == () and report.only_in_b == ()
+
+
+def test_slowed_framework_is_reported_slower_with_significance(results):
+    report = compare("run-a", "run-slow", results, metrics=["steady_epoch_time"])
+    rows = report.metrics.set_index("cell_id")
+    for workload in WORKLOADS:
+        row = rows.loc[f"training:{workload}:pytorch:fp32-default-b32:cpu"]
+        assert row["change"] == Change.SLOWER.value
+        assert row["significant"]
+        assert row["p_value"] < 0.05
+        assert 1.3 < row["ratio_ci_low"] <= row["ratio"] <= row["ratio_ci_high"] < 1.7
+    others = report.metrics[report.metrics["system"] != "pytorch"]
+    assert (others["change"] == Change.NO_SIGNIFICANT_DIFFERENCE.value).mean() >= 0.75
+    # the significant rows come first
+    assert report.metrics["significant"].iloc[0]
+
+
+def test_environment_differences_name_what_changed(results):
+    report = compare("run-a", "run-slow", results)
+    env = report.environment.set_index("key")
+    assert env.loc["frameworks.torch"].tolist() == ["2.13.0", "2.14.0"]
+    assert env.loc["threads.OMP_NUM_THREADS"].tolist() == ["—", "2"]
+    assert "captured_at" not in env.index
+
+
+def test_step_metrics_are_not_compared_only_repeat_values(results):
+    report = compare("run-a", "run-b", results)
+    assert set(report.metrics["metric"]) == {"steady_epoch_time", "test_accuracy"}
+    assert set(report.metrics["n_a"]) == {6}
+
+
+def test_cells_missing_or_failing_on_one_side_are_listed(tmp_path):
+    rng = np.random.default_rng(0)
+    cells = training_cells(rng, {"pytorch": 1.0, "tensorflow": 1.0})
+    failed = FakeCell(cells[1].spec, status=CellStatus.FAILED,
+                      reason="timeout")
+    extra = FakeCell(spec("pytorch", "pytorch", workload="cnn-digits"),
+                     {"steady_epoch_time": [1.0, 1.1]})
+    write_run(tmp_path, "a", cells)
+    write_run(tmp_path, "b", [cells[0], failed, extra])
+    report = compare("a", "b", tmp_path)
+    assert report.only_in_b == (extra.spec.cell_id,)
+    assert report.status_changes.to_dict("records") == [
+        {"cell_id": cells[1].spec.cell_id, "status_a": "ok", "status_b": "failed"}]
+    assert list(report.metrics["cell_id"].unique()) == [cells[0].spec.cell_id]
+
+
+def test_release_with_two_machines_needs_one_named(tmp_path):
+    from report.release import freeze_release
+
+    write_run(tmp_path, "m1", _cells(seed=1), environment={"cpu": {"model": "Xeon"}})
+    write_run(tmp_path, "m2", _cells(seed=2, slow="tensorflow", factor=1.5),
+              environment={"cpu": {"model": "EPYC"}})
+    freeze_release(tmp_path, "2026.12", ["m1", "m2"], "2026-12-02", "Test", "cff-version: 1.2.0\n")
+    with pytest.raises(CompareError, match="2026.12@m1"):
+        load_side("2026.12", tmp_path)
+    report = compare("2026.12@m1", "2026.12@m2", tmp_path, metrics=["steady_epoch_time"])
+    slower = report.metrics[report.metrics["change"] == Change.SLOWER.value]
+    assert set(slower["system"]) == {"tensorflow"}
+    assert report.environment.to_dict("records") == [{"key": "cpu.model", "a": "Xeon",
+                                                      "b": "EPYC"}]
+    with pytest.raises(CompareError, match="its runs: m1, m2"):
+        load_side("2026.12@m3", tmp_path)
+
+
+def test_command_prints_the_table_and_exits_zero(results, capsys):
+    status = main(["compare", "run-a", "run-slow", "--results-dir", str(results)])
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "slower" in out and "frameworks.torch" in out and "2.14.0" in out
+
+
+def test_unknown_side_is_one_line_listing_what_exists(results, capsys):
+    status = main(["compare", "run-a", "nope", "--results-dir", str(results)])
+    err = capsys.readouterr().err.strip()
+    assert status == 2
+    assert len(err.splitlines()) == 1
+    assert "'nope'" in err and "run-a, run-b, run-slow" in err and "releases: none" in err
+
+
+def test_unknown_metric_is_a_usage_error(results, capsys):
+    status = main(["compare", "run-a", "run-b", "--metric", "speed", "--results-dir",
+                   str(results)])
+    assert status == 2
+    assert "unknown metric 'speed'" in capsys.readouterr().err
