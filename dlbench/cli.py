@@ -1,0 +1,105 @@
+"""The `dlbench` command: parse arguments, then call a function that tests can call too.
+
+Measuring (runner/) and presenting (report/) are imported only by the subcommand that
+needs them, so `dlbench run` never loads altair and `dlbench build` never loads a framework.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+
+class UsageError(Exception):
+    """Bad input from the user: reported as one line, exit status 2."""
+
+
+def _run(args: argparse.Namespace) -> int:
+    from runner.run import run_command
+
+    return run_command(args)
+
+
+def _list(args: argparse.Namespace) -> int:
+    from runner.listing import list_command
+
+    return list_command(args)
+
+
+def _results_show(args: argparse.Namespace) -> int:
+    from runner.show import show_command
+
+    return show_command(args)
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from dlbench.compare import compare_command
+
+    return compare_command(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dlbench",
+        description="Measure PyTorch, TensorFlow and Keras side by side and publish the results.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser("run", help="run a suite of experiments on this machine")
+    run.add_argument("--suite", default="quick", help="quick | standard | full")
+    run.add_argument("--experiment", action="append", default=[], metavar="E",
+                     help="only this experiment (repeatable)")
+    run.add_argument("--workload", action="append", default=[], metavar="W",
+                     help="only this workload (repeatable)")
+    run.add_argument("--framework", action="append", default=[], metavar="F",
+                     help="only this framework, e.g. pytorch, keras, keras-torch (repeatable)")
+    run.add_argument("--device", default="auto", help="auto | cpu | cuda")
+    run.add_argument("--repeats", type=int, default=None, help="repeats per cell")
+    run.add_argument("--threads", type=int, default=None,
+                     help="threads for every framework (default: all cores)")
+    run.add_argument("--timeout", type=float, default=None, help="seconds allowed per cell")
+    run.add_argument("--data-dir", default="", help="folder with mnist.npz or CIFAR-10 batches")
+    run.add_argument("--resume", default=None, metavar="RUN_ID", help="finish an earlier run")
+    run.add_argument("--results-dir", default="results", help="where results/ lives")
+    run.add_argument("--no-progress", action="store_true", help="plain log lines, no bar")
+    run.set_defaults(handler=_run)
+
+    listing = commands.add_parser("list", help="experiments, workloads, frameworks, suites")
+    listing.set_defaults(handler=_list)
+
+    results = commands.add_parser("results", help="inspect recorded runs")
+    results_commands = results.add_subparsers(dest="results_command", required=True)
+    show = results_commands.add_parser("show", help="summary of one run")
+    show.add_argument("run_id")
+    show.add_argument("--results-dir", default="results")
+    show.set_defaults(handler=_results_show)
+
+    comparing = commands.add_parser(
+        "compare", help="what got faster or slower between two runs, releases or machines")
+    comparing.add_argument("a", metavar="A", help="run ID, release name or RELEASE@RUN_ID")
+    comparing.add_argument("b", metavar="B", help="run ID, release name or RELEASE@RUN_ID")
+    comparing.add_argument("--metric", action="append", default=[], metavar="M",
+                           help="only this metric (repeatable)")
+    comparing.add_argument("--results-dir", default="results")
+    comparing.set_defaults(handler=_compare)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] = args.handler
+    try:
+        return handler(args)
+    except UsageError as error:
+        print(f"dlbench: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("dlbench: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""Columns of the results tables, their schema version and the cell status vocabulary."""
+
+from __future__ import annotations
+
+import enum
+
+SCHEMA_VERSION = 1
+
+#: Columns that identify a cell; shared by the cell table and the observation table.
+CELL_KEY_COLUMNS: list[str] = [
+    "run_id",
+    "cell_id",
+    "experiment",
+    "workload",
+    "framework",
+    "backend",
+    "precision",
+    "mode",
+    "batch_size",
+    "workers",
+    "export_format",
+    "device",
+]
+
+#: The variant columns: what distinguishes cells of one experiment, workload and framework.
+VARIANT_COLUMNS: list[str] = ["precision", "mode", "batch_size", "workers", "export_format"]
+
+#: One row per observation (long format).
+OBSERVATION_COLUMNS: list[str] = (
+    ["schema_version"] + CELL_KEY_COLUMNS + ["repeat", "step", "metric", "value", "unit"]
+)
+
+#: One row per cell: its configuration, status and fairness manifest.
+CELL_COLUMNS: list[str] = (
+    ["schema_version"]
+    + CELL_KEY_COLUMNS
+    + [
+        "status",
+        "reason",
+        "stderr_tail",
+        "repeats",
+        "wall_time_s",
+        "started_at",
+        "threads",
+        "code_path",
+        "code_sha256",
+        "config_json",
+        "fairness_json",
+    ]
+)
+
+INTEGER_COLUMNS = {"schema_version", "batch_size", "workers", "repeat", "step", "repeats", "threads"}
+FLOAT_COLUMNS = {"value", "wall_time_s"}
+
+
+class CellStatus(enum.Enum):
+    """How a cell ended."""
+
+    OK = "ok"
+    FAILED = "failed"  # raised, crashed or timed out: a fault of the harness or framework
+    SKIPPED = "skipped"  # could not be attempted here (framework not installed, no GPU)
+    UNSUPPORTED = "unsupported"  # attempted; the framework itself refused the combination
+

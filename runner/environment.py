@@ -1,0 +1,101 @@
+"""Capture the environment of a run: hardware, software versions, settings. Called explicitly,
+never as a side effect of building a record."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import psutil
+
+from runner.cellenv import PINNED_VARIABLES
+
+FRAMEWORK_PACKAGES = ("torch", "tensorflow", "keras", "jax", "jaxlib", "numpy", "onnx",
+                      "onnxruntime", "scikit-learn", "ai-edge-litert")
+
+
+def capture_environment(project_root: Path) -> dict:
+    """Everything a reader needs to know about the machine and software of a run."""
+    return {
+        "cpu": cpu_facts(),
+        "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
+        "gpus": gpu_facts(),
+        "os": f"{platform.system()} {platform.release()}",
+        "platform": platform.platform(),
+        "python": sys.version.split()[0],
+        "packages": package_versions(),
+        "git": git_state(project_root),
+        "environment_variables": {name: os.environ.get(name, "") for name in
+                                  PINNED_VARIABLES + ("CUDA_VERSION", "NVIDIA_DRIVER_VERSION")},
+        "hostname_sha256": hashlib.sha256(platform.node().encode()).hexdigest()[:12],
+    }
+
+
+def cpu_facts() -> dict:
+    import cpuinfo
+
+    info = cpuinfo.get_cpu_info()
+    flags = set(info.get("flags", []))
+    return {
+        "model": info.get("brand_raw", platform.processor()),
+        "arch": info.get("arch", platform.machine()),
+        "logical_cores": psutil.cpu_count(logical=True),
+        "physical_cores": psutil.cpu_count(logical=False),
+        "usable_cores": len(os.sched_getaffinity(0)),
+        "avx512_bf16": "avx512_bf16" in flags,
+        "avx512f": "avx512f" in flags,
+        "amx": any(f.startswith("amx") for f in flags),
+    }
+
+
+def gpu_facts() -> list[dict]:
+    """NVIDIA GPUs through NVML; an empty list where there are none."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+    except Exception:  # noqa: BLE001 - no driver, no library: no GPU to describe
+        return []
+    try:
+        driver = pynvml.nvmlSystemGetDriverVersion()
+        cuda = pynvml.nvmlSystemGetCudaDriverVersion()
+        gpus = []
+        for index in range(pynvml.nvmlDeviceGetCount()):
+            handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+            gpus.append({
+                "index": index,
+                "model": pynvml.nvmlDeviceGetName(handle),
+                "memory_gib": round(pynvml.nvmlDeviceGetMemoryInfo(handle).total / 2**30, 1),
+                "driver": driver,
+                "cuda_driver": f"{cuda // 1000}.{cuda % 1000 // 10}",
+            })
+        return gpus
+    finally:
+        pynvml.nvmlShutdown()
+
+
+def package_versions() -> dict[str, str]:
+    versions = {}
+    for name in FRAMEWORK_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def git_state(project_root: Path) -> dict:
+    """The project's commit and whether the working tree had uncommitted changes."""
+    def git(*args: str) -> str:
+        result = subprocess.run(["git", *args], cwd=project_root, capture_output=True,
+                                text=True, timeout=30)
+        return result.stdout.strip() if result.returncode == 0 else ""
+
+    commit = git("rev-parse", "HEAD")
+    return {"commit": commit or "unknown",
+            "dirty": bool(git("status", "--porcelain", "--untracked-files=no")) if commit else None}

@@ -1,0 +1,67 @@
+"""The experiments: each is a package whose __init__ declares its grid and metrics, with one
+sibling module per framework (pytorch.py, tensorflow.py, keras.py) holding the code that
+framework runs. Only the worker imports a framework module, so a process only ever imports
+the framework it measures."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from runner.spec import CellSpec, FrameworkId
+
+#: Experiment name -> package name under runner.experiments, in the order suites run them.
+EXPERIMENT_PACKAGES: dict[str, str] = {
+    "training": "training",
+}
+
+SUITES = ("quick", "standard", "full")
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """What the user asked for, resolved to concrete values."""
+
+    suite: str
+    workloads: list[str]  # empty: the experiment's own choice for the suite
+    frameworks: list[FrameworkId]
+    device: str
+    repeats: int | None
+    threads: int
+    timeout_s: float | None
+    data_dir: str
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One question, its metrics, and how it expands into cells."""
+
+    name: str
+    question: str
+    metrics: tuple[str, ...]
+    plan: Callable[[PlanRequest], list[CellSpec]]
+
+
+def experiment_names() -> list[str]:
+    return list(EXPERIMENT_PACKAGES)
+
+
+def get_experiment(name: str) -> Experiment:
+    """The experiment called `name`; ValueError listing valid names otherwise."""
+    if name not in EXPERIMENT_PACKAGES:
+        raise ValueError(f"unknown experiment {name!r}; valid: {', '.join(EXPERIMENT_PACKAGES)}")
+    module = importlib.import_module(f"runner.experiments.{EXPERIMENT_PACKAGES[name]}")
+    return module.EXPERIMENT
+
+
+def framework_module_name(spec: CellSpec) -> str:
+    """The module holding the code `spec`'s framework runs for its experiment."""
+    return f"runner.experiments.{EXPERIMENT_PACKAGES[spec.experiment]}.{spec.framework}"
+
+
+def framework_code_path(spec: CellSpec) -> Path:
+    """The source file of that module, relative to the project root."""
+    package = EXPERIMENT_PACKAGES[spec.experiment]
+    return Path("runner") / "experiments" / package / f"{spec.framework}.py"

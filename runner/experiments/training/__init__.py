@@ -1,0 +1,49 @@
+"""training: how long does each framework take to train the same model to the same accuracy?"""
+
+from __future__ import annotations
+
+from runner.experiments import Experiment, PlanRequest
+from runner.spec import CellSpec
+
+#: Per suite: workloads with their epoch counts, and repeats per cell.
+GRID: dict[str, dict] = {
+    "quick": {"epochs": {"mlp-digits": 10, "cnn-digits": 8}, "repeats": 3},
+    "standard": {"epochs": {"mlp-digits": 20, "cnn-digits": 15, "cnn-synthetic": 4},
+                 "repeats": 5},
+    "full": {"epochs": {"mlp-digits": 30, "cnn-digits": 20, "cnn-synthetic": 8},
+             "repeats": 10, "data_size": "large"},
+}
+DEFAULT_EPOCHS = 10
+
+
+def plan(request: PlanRequest) -> list[CellSpec]:
+    """One cell per workload and framework, fp32, the workload's batch size."""
+    from runner.workloads import get_workload
+
+    grid = GRID[request.suite]
+    names = request.workloads or list(grid["epochs"])
+    cells = []
+    for name in names:
+        workload = get_workload(name)
+        params = {"epochs": grid["epochs"].get(name, DEFAULT_EPOCHS)}
+        if workload.dataset == "synthetic-images" and "data_size" in grid:
+            params["data_size"] = grid["data_size"]
+        for framework in request.frameworks:
+            cells.append(CellSpec(
+                experiment="training", workload=name, framework=framework.framework,
+                backend=framework.backend, device=request.device,
+                batch_size=workload.batch_size,
+                repeats=request.repeats or grid["repeats"], threads=request.threads,
+                timeout_s=request.timeout_s or 600.0, data_dir=request.data_dir,
+                params=params,
+            ))
+    return cells
+
+
+EXPERIMENT = Experiment(
+    name="training",
+    question="Which framework trains the same model fastest, and do they reach the same accuracy?",
+    metrics=("first_epoch_time", "steady_epoch_time", "train_throughput", "time_to_target",
+             "test_accuracy", "epoch_loss", "epoch_time", "peak_memory"),
+    plan=plan,
+)

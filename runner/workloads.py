@@ -1,0 +1,120 @@
+"""Workloads: model x dataset x hyper-parameters, and the initial weights every framework shares.
+
+Weights are drawn once in NumPy in a canonical layout (dense kernels (in, out), conv
+kernels (height, width, in, out), images NHWC) and transferred into each framework, so
+every framework starts from the very same function.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from runner.datasets import Dataset, load_dataset
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A model on a dataset with fixed hyper-parameters."""
+
+    name: str
+    model: str  # mlp | cnn
+    dataset: str
+    batch_size: int
+    learning_rate: float
+    momentum: float
+    target_accuracy: float
+    description: str
+    hidden: tuple[int, ...] = ()  # dense widths (mlp)
+    channels: tuple[int, ...] = ()  # conv widths (cnn), each followed by 2x2 max-pool
+    seed: int = 0
+
+
+WORKLOADS: dict[str, Workload] = {
+    w.name: w
+    for w in [
+        Workload("mlp-digits", "mlp", "digits", 32, 0.02, 0.9, 0.95,
+                 "MLP 64-128-64-10 on scikit-learn's 8x8 digits", hidden=(128, 64)),
+        Workload("cnn-digits", "cnn", "digits", 32, 0.05, 0.9, 0.95,
+                 "CNN conv16-pool-conv32-pool-dense10 on 8x8 digits", channels=(16, 32)),
+        Workload("cnn-synthetic", "cnn", "synthetic-images", 64, 0.02, 0.9, 0.9,
+                 "CNN conv32-pool-conv64-pool-dense10 on synthetic learnable 32x32x3 images",
+                 channels=(32, 64)),
+        Workload("mlp-mnist", "mlp", "mnist", 128, 0.05, 0.9, 0.95,
+                 "MLP 784-256-128-10 on a local MNIST .npz (--data-dir)", hidden=(256, 128)),
+        Workload("cnn-cifar10", "cnn", "cifar10", 64, 0.02, 0.9, 0.5,
+                 "CNN conv32-pool-conv64-pool-dense10 on local CIFAR-10 batches (--data-dir)",
+                 channels=(32, 64)),
+    ]
+}
+
+#: Workloads that need files from the user (--data-dir); never in a suite by default.
+LOCAL_DATA_WORKLOADS = {"mlp-mnist", "cnn-cifar10"}
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One parameterised layer in canonical layout: kind is dense or conv."""
+
+    kind: str
+    kernel: np.ndarray
+    bias: np.ndarray
+
+
+def model_input(workload: Workload, dataset: Dataset, x: np.ndarray) -> np.ndarray:
+    """Flatten images for an MLP; keep NHWC for a CNN."""
+    if workload.model == "mlp":
+        return x.reshape(len(x), -1)
+    return x
+
+
+def initial_layers(workload: Workload, dataset: Dataset) -> list[Layer]:
+    """Glorot-uniform weights and zero biases, drawn from the workload's seed."""
+    rng = np.random.default_rng(workload.seed + 1000)
+    layers: list[Layer] = []
+    if workload.model == "mlp":
+        width = int(np.prod(dataset.input_shape))
+        for out in (*workload.hidden, dataset.classes):
+            layers.append(_dense(rng, width, out))
+            width = out
+        return layers
+    height, width, depth = dataset.input_shape
+    for out in workload.channels:
+        limit = np.sqrt(6.0 / (9 * depth + 9 * out))
+        kernel = rng.uniform(-limit, limit, size=(3, 3, depth, out)).astype(np.float32)
+        layers.append(Layer("conv", kernel, np.zeros(out, np.float32)))
+        depth, height, width = out, height // 2, width // 2
+    layers.append(_dense(rng, height * width * depth, dataset.classes))
+    return layers
+
+
+def _dense(rng: np.random.Generator, fan_in: int, fan_out: int) -> Layer:
+    limit = np.sqrt(6.0 / (fan_in + fan_out))
+    kernel = rng.uniform(-limit, limit, size=(fan_in, fan_out)).astype(np.float32)
+    return Layer("dense", kernel, np.zeros(fan_out, np.float32))
+
+
+def epoch_order(n: int, epoch: int, seed: int) -> np.ndarray:
+    """The sample order of one epoch: the same permutation for every framework."""
+    return np.random.default_rng([seed, epoch]).permutation(n)
+
+
+def batch_slices(n: int, batch_size: int) -> list[slice]:
+    """Consecutive batches covering all n samples; the last one may be smaller."""
+    return [slice(start, min(start + batch_size, n)) for start in range(0, n, batch_size)]
+
+
+def get_workload(name: str) -> Workload:
+    """The workload called `name`, or ValueError listing valid names."""
+    try:
+        return WORKLOADS[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown workload {name!r}; valid: {', '.join(WORKLOADS)}"
+        ) from None
+
+
+def load_workload_data(workload: Workload, data_dir: str = "", *, size: str = "") -> Dataset:
+    """The dataset a workload trains on (size selects the synthetic data's sample count)."""
+    return load_dataset(workload.dataset, data_dir=data_dir, size=size)
