@@ -46,6 +46,7 @@ CELL_COLUMNS: list[str] = (
         "code_sha256",
         "config_json",
         "fairness_json",
+        "details_json",
     ]
 )
 

@@ -139,6 +139,7 @@ def cells_frame(records: list[CellRecord], run_id: str) -> pd.DataFrame:
                 "code_sha256": record.code_sha256,
                 "config_json": spec.to_json(),
                 "fairness_json": fairness,
+                "details_json": json.dumps(outcome.details, sort_keys=True),
             }
         )
     return _frame(rows, "cells")
