@@ -1,0 +1,144 @@
+"""`dlbench build`: render one release (or draft) into site_src/, deterministically."""
+
+from __future__ import annotations
+
+import io
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import altair as alt
+import pandas as pd
+import vl_convert
+
+from dlbench.metrics import METRICS
+from dlbench.tables import atomic_write_bytes, write_table
+from report import experiment_page as ep
+from report.charts import static_spec
+from report.cite import Citation
+from report.home_page import experiment_links, load_questions, question_blocks
+from report.info_pages import TABLES, column_rows, environment_runs, manifest_blocks
+from report.render import ChartBlock, environment, render
+from report.source import Source
+from report.summary import summarize
+
+VEGA_BUNDLE = "assets/javascripts/vega-bundle.js"
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    """What a build wrote: files changed, files left as they were, files removed."""
+
+    written: tuple[str, ...]
+    unchanged: tuple[str, ...]
+    removed: tuple[str, ...]
+
+
+def vega_lite_version() -> str:
+    """The Vega-Lite major.minor version altair writes specs for, e.g. '6.4'."""
+    return ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+
+
+def vega_bundle() -> bytes:
+    """Vega, Vega-Lite and vega-embed as one script, wrapped in its own function scope."""
+    script = vl_convert.javascript_bundle(vl_version=vega_lite_version())
+    return f"(function () {{\n{script}\n}})();\n".encode()
+
+
+def chart_svg(block: ChartBlock) -> bytes:
+    """The static SVG of a chart; fails on any reference to an external URL."""
+    svg = vl_convert.vegalite_to_svg(static_spec(block.spec), vl_version=vega_lite_version(),
+                                     allowed_base_urls=[])
+    return svg.encode()
+
+
+def _tables(source: Source, summary: pd.DataFrame) -> dict[str, bytes]:
+    files = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind, frame in (("cells", source.cells), ("observations", source.observations)):
+            write_table(frame.drop(columns=["schema_version"]), Path(tmp) / kind, kind)
+            for suffix in (".csv", ".parquet"):
+                files[f"downloads/{kind}{suffix}"] = (Path(tmp) / kind).with_suffix(
+                    suffix).read_bytes()
+    buffer = io.BytesIO()
+    summary.to_parquet(buffer, index=False)
+    files["downloads/results.parquet"] = buffer.getvalue()
+    files["downloads/results.csv"] = summary.to_csv(index=False).encode()
+    return files
+
+
+def experiment_files(source: Source, summary: pd.DataFrame, env, experiment: str,
+                     templates_dir: Path) -> dict[str, bytes]:
+    """The page of one experiment and the static SVGs of its charts."""
+    questions = load_questions(templates_dir)
+    sections = ep.metric_sections(summary[summary["experiment"] == experiment], experiment)
+    curves = ep.curve_blocks(source, experiment)
+    machines = sorted(set(summary.loc[summary["experiment"] == experiment, "machine"]))
+    page = render(
+        env, "experiment.md.j2", title=ep.experiment_title(experiment),
+        question=(questions.get(experiment) or {}).get("question", ""),
+        machines=machines or ["(no results)"], anchor=f"fairness-{experiment}",
+        sections=sections, curves=curves, not_ok=ep.not_ok_rows(source, experiment),
+        code_tabs=ep.code_tabs(source, experiment),
+    )
+    files = {f"experiments/{experiment}.md": page.encode()}
+    for block in [c for s in sections for c in s["charts"]] + curves:
+        files[f"charts/{block.svg}"] = chart_svg(block)
+    return files
+
+
+def site_files(source: Source, templates_dir: Path, site_url: str) -> dict[str, bytes]:
+    """Every file of site_src/ for `source`, by relative path."""
+    env = environment(templates_dir)
+    summary = summarize(source)
+    cite = Citation(source.name, source.date, site_url)
+    common = {"source": source, "cite": cite}
+    pages = {
+        "index.md": render(env, "index.md.j2", questions=question_blocks(source, summary),
+                           experiments=experiment_links(summary, load_questions(templates_dir)),
+                           **common),
+        "environment.md": render(env, "environment.md.j2", runs=environment_runs(source),
+                                 **common),
+        "methodology.md": render(env, "methodology.md.j2", manifests=manifest_blocks(source),
+                                 **common),
+        "downloads.md": render(env, "downloads.md.j2", metrics=list(METRICS.values()),
+                               columns=column_rows(), tables=[
+                                   {"name": n, "row": r} for n, r in TABLES], **common),
+        "cite.md": render(env, "cite.md.j2", **common),
+    }
+    files = {path: text.encode() for path, text in pages.items()}
+    for experiment in sorted(set(source.cells["experiment"])):
+        files |= experiment_files(source, summary, env, str(experiment), templates_dir)
+    files |= _tables(source, summary)
+    files["downloads/CITATION.cff"] = cite.cff().encode()
+    assets = templates_dir / "assets"
+    for path in sorted(p for p in assets.rglob("*") if p.is_file()):
+        files[f"assets/{path.relative_to(assets).as_posix()}"] = path.read_bytes()
+    files[VEGA_BUNDLE] = vega_bundle()
+    return files
+
+
+def write_tree(out_dir: Path, files: dict[str, bytes]) -> BuildReport:
+    """Make `out_dir` hold exactly `files`, rewriting only those whose bytes changed."""
+    written, unchanged = [], []
+    for relative, data in sorted(files.items()):
+        path = out_dir / relative
+        if path.is_file() and path.read_bytes() == data:
+            unchanged.append(relative)
+            continue
+        atomic_write_bytes(path, data)
+        written.append(relative)
+    removed = []
+    for path in sorted(out_dir.rglob("*"), reverse=True):
+        relative = path.relative_to(out_dir).as_posix()
+        if path.is_file() and relative not in files and not relative.startswith("."):
+            path.unlink()
+            removed.append(relative)
+        elif path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
+    return BuildReport(tuple(written), tuple(unchanged), tuple(removed))
+
+
+def build_site(source: Source, out_dir: Path, templates_dir: Path, site_url: str) -> BuildReport:
+    """Render `source` into `out_dir` (site_src/)."""
+    return write_tree(out_dir, site_files(source, templates_dir, site_url))

@@ -1,0 +1,91 @@
+"""Chart builders: a DataFrame in, an altair chart out; no file I/O here."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from dlbench.metrics import get_metric
+
+#: A fixed colour per framework, so a framework looks the same in every chart.
+SYSTEM_COLOURS = {
+    "pytorch": "#c0392b",
+    "tensorflow": "#e67e22",
+    "keras-tensorflow": "#2471a3",
+    "keras-torch": "#7d3c98",
+    "keras-jax": "#1e8449",
+}
+CHART_WIDTH = 560  # used for the static SVG; the interactive chart fills its container
+
+
+def _colour(systems: list[str]) -> alt.Color:
+    domain = sorted(set(systems), key=lambda s: (s not in SYSTEM_COLOURS, s))
+    palette = [SYSTEM_COLOURS.get(s, "#7f8c8d") for s in domain]
+    return alt.Color("system:N", scale=alt.Scale(domain=domain, range=palette),
+                     legend=alt.Legend(title="framework", orient="bottom"))
+
+
+def series_labels(rows: pd.DataFrame) -> list[str]:
+    """Framework names, with the variant added where one framework has several variants."""
+    several = rows.groupby("system")["variant"].nunique()
+    return [s if several[s] == 1 else f"{s} · {v}"
+            for s, v in zip(rows["system"], rows["variant"], strict=True)]
+
+
+def result_chart(rows: pd.DataFrame, metric_name: str, title: str) -> alt.LayerChart:
+    """Median per framework as a bar, the range of the repeats as an error bar."""
+    metric = get_metric(metric_name)
+    data = rows.assign(series=series_labels(rows))[
+        ["series", "system", "median", "low", "high", "n", "result_id"]
+    ]
+    order = list(data.sort_values(["median", "series"])["series"])
+    if metric.direction.value == "higher":
+        order.reverse()
+    axis_x = alt.X("median:Q", title=metric.label, scale=alt.Scale(zero=True),
+                   axis=alt.Axis(tickCount=6, labelOverlap=True, format="~g"))
+    y = alt.Y("series:N", sort=order, title=None, axis=alt.Axis(labelLimit=260))
+    tooltip = [
+        alt.Tooltip("series:N", title="framework"),
+        alt.Tooltip("median:Q", title=f"median ({metric.unit})", format=".4~g"),
+        alt.Tooltip("low:Q", title="min", format=".4~g"),
+        alt.Tooltip("high:Q", title="max", format=".4~g"),
+        alt.Tooltip("n:Q", title="repeats"),
+        alt.Tooltip("result_id:N", title="result ID"),
+    ]
+    base = alt.Chart(data)
+    bars = base.mark_bar().encode(x=axis_x, y=y, color=_colour(list(data["system"])),
+                                  tooltip=tooltip)
+    spread = base.mark_rule(color="black", strokeWidth=1.5).encode(
+        x=alt.X("low:Q", title=metric.label), x2="high:Q", y=y
+    )
+    return (bars + spread).properties(
+        title=alt.TitleParams(title, subtitle=f"bar: median; line: min–max of repeats · "
+                              f"{metric.direction.phrase}"),
+        width="container", height=max(60, 26 * len(data)),
+    )
+
+
+def curve_chart(observations: pd.DataFrame, metric_name: str, title: str) -> alt.Chart:
+    """Median over repeats per step (epoch), one line per framework."""
+    metric = get_metric(metric_name)
+    data = (observations.groupby(["system", "step"])["value"].median().reset_index()
+            .rename(columns={"value": "median"}))
+    data["step"] = data["step"].astype(int)
+    return alt.Chart(data).mark_line(point=True).encode(
+        x=alt.X("step:Q", title="epoch (0 is the first)", axis=alt.Axis(tickMinStep=1)),
+        y=alt.Y("median:Q", title=metric.label),
+        color=_colour(list(data["system"])),
+        tooltip=[alt.Tooltip("system:N", title="framework"),
+                 alt.Tooltip("step:Q", title="epoch"),
+                 alt.Tooltip("median:Q", title=f"median ({metric.unit})", format=".4~g")],
+    ).properties(
+        title=alt.TitleParams(title, subtitle=f"median of repeats · {metric.direction.phrase}"),
+        width="container", height=240,
+    )
+
+
+def static_spec(spec: dict) -> dict:
+    """The same spec with a fixed width, for rendering to a static SVG."""
+    fixed = dict(spec)
+    fixed["width"] = CHART_WIDTH
+    return fixed

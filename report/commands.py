@@ -1,0 +1,131 @@
+"""The site's subcommands: parse-free functions the CLI and the tests both call."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import tempfile
+from pathlib import Path
+
+import yaml
+
+from dlbench.cli import UsageError
+from report.build import BuildReport, build_site
+from report.cite import Citation
+from report.publish import PublishError, deployed_versions, export_site, make_server, mike_deploy
+from report.release import ReleaseError, freeze_release
+from report.source import Source, SourceError, load_draft, load_release, release_names, run_ids
+
+
+def site_url(config: Path) -> str:
+    """The site's root address from mkdocs.yml, ending in '/'."""
+    try:
+        value = yaml.safe_load(config.read_text()).get("site_url") or ""
+    except (OSError, yaml.YAMLError) as error:
+        raise UsageError(f"cannot read {config}: {error}") from None
+    if not value.startswith(("http://", "https://")):
+        raise UsageError(f"{config}: site_url must be an http(s) address, found {value!r}")
+    return value if value.endswith("/") else value + "/"
+
+
+def pick_source(results_dir: Path, release: str | None, runs: list[str]) -> Source:
+    """The release asked for, a draft of the runs asked for, or else the newest release/run."""
+    try:
+        if release:
+            return load_release(results_dir, release)
+        known_runs = run_ids(results_dir)
+        if runs:
+            return load_draft(results_dir, [known_runs[-1] if r == "latest" and known_runs
+                                            else r for r in runs])
+        if releases := release_names(results_dir):
+            return load_release(results_dir, releases[-1])
+        if known_runs:
+            return load_draft(results_dir, known_runs[-1:])
+    except SourceError as error:
+        raise UsageError(str(error)) from None
+    raise UsageError(f"nothing to build: no release in {results_dir}/releases and no run in "
+                     f"{results_dir}/runs; run `dlbench run` first")
+
+
+def _describe(report: BuildReport, out: Path, source: Source) -> None:
+    print(f"built {source.name} into {out}/: {len(report.written)} written, "
+          f"{len(report.unchanged)} unchanged, {len(report.removed)} removed")
+
+
+def build_command(args: argparse.Namespace) -> int:
+    """`dlbench build`: render a release or draft into site_src/."""
+    source = pick_source(Path(args.results_dir), args.release, args.run)
+    out = Path(args.out)
+    report = build_site(source, out, Path(args.templates), site_url(Path(args.config)))
+    _describe(report, out, source)
+    return 0
+
+
+def _deploy(args: argparse.Namespace, name: str) -> None:
+    source = pick_source(Path(args.results_dir), name, [])
+    out = Path(args.out)
+    _describe(build_site(source, out, Path(args.templates), site_url(Path(args.config))),
+              out, source)
+    try:
+        mike_deploy(Path(args.config), Path(args.pages_repo), name, f"{name} ({source.date})")
+    except PublishError as error:
+        raise UsageError(str(error)) from None
+    print(f"deployed {name} as a site version in {args.pages_repo} (alias latest)")
+
+
+def publish_command(args: argparse.Namespace) -> int:
+    """`dlbench publish RELEASE --run ID...`: freeze the runs, then deploy the release."""
+    date = args.date or datetime.datetime.now(datetime.UTC).date().isoformat()
+    try:
+        datetime.date.fromisoformat(date)
+    except ValueError:
+        raise UsageError(f"invalid --date {date!r}; expected YYYY-MM-DD") from None
+    results_dir = Path(args.results_dir)
+    runs = [run_ids(results_dir)[-1] if r == "latest" and run_ids(results_dir) else r
+            for r in args.run]
+    cff = Citation(args.release, date, site_url(Path(args.config))).cff()
+    try:
+        path = freeze_release(results_dir, args.release, runs, date,
+                              args.title or f"dlbench release {args.release}", cff)
+    except ReleaseError as error:
+        raise UsageError(str(error)) from None
+    print(f"froze {len(runs)} run(s) into {path}")
+    _deploy(args, args.release)
+    return 0
+
+
+def deploy_command(args: argparse.Namespace) -> int:
+    """`dlbench deploy [RELEASE...]`: (re)build and deploy frozen releases, oldest first."""
+    names = args.releases or release_names(Path(args.results_dir))
+    if not names:
+        raise UsageError(f"no release in {args.results_dir}/releases: `dlbench publish` one")
+    for name in names:
+        _deploy(args, name)
+    return 0
+
+
+def export_command(args: argparse.Namespace) -> int:
+    """`dlbench export DIR`: the whole versioned site as plain files."""
+    try:
+        export_site(Path(args.pages_repo), Path(args.dir))
+    except PublishError as error:
+        raise UsageError(str(error)) from None
+    print(f"exported the versioned site to {args.dir}/")
+    return 0
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    """`dlbench serve`: the whole versioned site over HTTP on localhost."""
+    if not deployed_versions(Path(args.pages_repo)):
+        args.releases = []
+        deploy_command(args)
+    with tempfile.TemporaryDirectory(prefix="dlbench-site-") as tmp:
+        root = export_site(Path(args.pages_repo), Path(tmp))
+        server = make_server(root, args.port, args.host)
+        host, port = server.server_address[:2]
+        print(f"serving the versioned site at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
+        try:
+            server.serve_forever()
+        finally:
+            server.server_close()
+    return 0

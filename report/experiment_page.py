@@ -1,0 +1,119 @@
+"""The page of one experiment: charts and tables per metric, curves, failures, code tabs."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+
+import pandas as pd
+
+from dlbench.metrics import get_metric
+from dlbench.schema import CellStatus
+from report.charts import curve_chart, result_chart
+from report.render import ChartBlock, chart_block, slug
+from report.source import Source
+from report.summary import format_number, machine_label, system_name, variant_label
+
+
+def result_anchor(result_id: str) -> str:
+    """The HTML id of a result's row: 'r-' and the result ID."""
+    return f"r-{result_id}"
+
+
+def short_hash(text: str) -> str:
+    """Six hex digits naming a machine label in file names."""
+    return hashlib.sha256(text.encode()).hexdigest()[:6]
+
+
+def experiment_title(name: str) -> str:
+    """'execution-mode' -> 'Execution mode'."""
+    return name.replace("-", " ").capitalize()
+
+
+def _rows(rows: pd.DataFrame) -> list[dict]:
+    out = []
+    for row in rows.itertuples(index=False):
+        unit = "" if row.unit == "fraction" else f" {row.unit}"
+        out.append({
+            "result_id": row.result_id, "anchor": result_anchor(row.result_id),
+            "machine": row.machine, "workload": row.workload, "system": row.system,
+            "variant": row.variant, "median": f"{format_number(row.median)}{unit}",
+            "spread": f"{format_number(row.low)}–{format_number(row.high)}{unit}",
+            "n": row.n, "cv": "n/a" if math.isnan(row.cv) else f"{row.cv:.1%}",
+        })
+    return out
+
+
+def metric_sections(summary: pd.DataFrame, experiment: str) -> list[dict]:
+    """One section per scalar metric: a chart per machine and workload, then a table."""
+    sections = []
+    for metric_name in sorted(summary["metric"].unique()):
+        metric = get_metric(metric_name)
+        rows = summary[summary["metric"] == metric_name].sort_values(
+            ["machine", "workload", "median", "system"])
+        charts = []
+        for (machine, workload), group in rows.groupby(["machine", "workload"], sort=True):
+            title = f"{workload}: {metric.name} on {machine}"
+            chart = result_chart(group, metric_name, title)
+            charts.append(chart_block(f"{experiment}-{metric_name}-{workload}-{short_hash(machine)}", chart))
+        sections.append({
+            "heading": f"{metric.name} ({metric.unit}, {metric.direction.phrase})",
+            "description": metric.description, "charts": charts, "rows": _rows(rows),
+        })
+    return sections
+
+
+def curve_blocks(source: Source, experiment: str) -> list[ChartBlock]:
+    """Per-epoch curves (metrics recorded per step), one chart per metric, workload, machine."""
+    obs = source.observations
+    stepped = obs[(obs["experiment"] == experiment) & obs["step"].notna()].copy()
+    if stepped.empty:
+        return []
+    stepped["system"] = [system_name(f, b) for f, b in
+                         zip(stepped["framework"], stepped["backend"], strict=True)]
+    stepped["machine"] = [machine_label(source.run(r).environment, d)
+                          for r, d in zip(stepped["run_id"], stepped["device"], strict=True)]
+    blocks = []
+    keys = ["metric", "workload", "machine"]
+    for (metric_name, workload, machine), group in stepped.groupby(keys, sort=True):
+        title = f"{workload}: {metric_name} per epoch on {machine}"
+        blocks.append(chart_block(f"{experiment}-{metric_name}-{workload}-{short_hash(machine)}-curve",
+                                  curve_chart(group, str(metric_name), title)))
+    return blocks
+
+
+def not_ok_rows(source: Source, experiment: str) -> list[dict]:
+    """Cells that failed, were skipped or unsupported, with the recorded reason."""
+    cells = source.cells
+    cells = cells[(cells["experiment"] == experiment) & (cells["status"] != CellStatus.OK.value)]
+    rows = []
+    for _, cell in cells.sort_values(["workload", "framework", "backend"]).iterrows():
+        rows.append({
+            "machine": machine_label(source.run(cell["run_id"]).environment, cell["device"]),
+            "workload": cell["workload"], "system": system_name(cell["framework"],
+                                                                cell["backend"]),
+            "variant": variant_label(cell), "status": cell["status"],
+            "reason": cell["reason"] or "(none recorded)",
+        })
+    return rows
+
+
+def code_tabs(source: Source, experiment: str) -> list[dict]:
+    """One tab per code file the experiment's cells ran, from the run's snapshot."""
+    cells = source.cells[source.cells["experiment"] == experiment]
+    tabs: dict[str, dict] = {}
+    for _, cell in cells.sort_values(["framework", "run_id"]).iterrows():
+        path = cell["code_path"]
+        if not isinstance(path, str) or not path or path in tabs:
+            continue
+        code = source.run(cell["run_id"]).code_text(path)
+        if code is None:
+            continue
+        longest = max((len(m) for m in re.findall(r"`+", code)), default=0)
+        tabs[path] = {
+            "name": cell["framework"], "path": path, "code": code.rstrip("\n"),
+            "sha256": hashlib.sha256(code.encode()).hexdigest(),
+            "fence": "`" * max(3, longest + 1),
+        }
+    return list(tabs.values())

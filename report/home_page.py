@@ -1,0 +1,75 @@
+"""The home page: each question's verdicts (report/verdicts.py) per machine, with evidence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from dlbench.metrics import get_metric
+from report.experiment_page import experiment_title, result_anchor
+from report.source import Source
+from report.summary import format_number, machine_label
+from report.verdicts import QUESTIONS, Verdict, VerdictOutcome, verdicts
+
+
+def load_questions(templates_dir: Path) -> dict[str, dict]:
+    """The question each experiment answers, from templates/questions.yml."""
+    return yaml.safe_load((templates_dir / "questions.yml").read_text()) or {}
+
+
+def _evidence(verdict: Verdict, experiment: str, ids: dict[tuple, str]) -> str:
+    unit = "" if verdict.unit == "fraction" else f" {verdict.unit}"
+    parts = []
+    for standing in verdict.standings:
+        s = standing.summary
+        text = (f"{standing.contender}: {format_number(s.median)}{unit} (95% CI "
+                f"{format_number(s.ci_low)}–{format_number(s.ci_high)}, n={s.n})")
+        result_id = ids.get((verdict.run_id, standing.cell_id, verdict.metric))
+        if result_id:
+            text += f" [{result_id}](experiments/{experiment}.md#{result_anchor(result_id)})"
+        parts.append(text)
+    return "<br>".join(parts)
+
+
+def _row(verdict: Verdict, source: Source, experiment: str, ids: dict[tuple, str]) -> dict:
+    headline = {
+        VerdictOutcome.WINNER: f"**{verdict.winner}**",
+        VerdictOutcome.NO_SIGNIFICANT_DIFFERENCE: "**no significant difference**",
+        VerdictOutcome.INSUFFICIENT_DATA: "**insufficient data**",
+    }[verdict.outcome]
+    return {
+        "machine": machine_label(source.run(verdict.run_id).environment, verdict.device),
+        "group": ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in verdict.group),
+        "answer": f"{headline}: {verdict.sentence}",
+        "evidence": _evidence(verdict, experiment, ids),
+    }
+
+
+def question_blocks(source: Source, summary: pd.DataFrame) -> list[dict]:
+    """One block per question that has data in the release, one row per verdict."""
+    ids = {(r, c, m): i for r, c, m, i in zip(summary["run_id"], summary["cell_id"],
+                                             summary["metric"], summary["result_id"],
+                                             strict=True)}
+    found = verdicts(source.observations, source.cells)
+    blocks = []
+    for question in QUESTIONS:
+        mine = [v for v in found if v.question == question.key]
+        if not mine:
+            continue
+        metric = get_metric(question.metric)
+        blocks.append({
+            "title": question.title, "metric_label": metric.label,
+            "experiment": experiment_title(question.experiment),
+            "page": f"experiments/{question.experiment}.md",
+            "rows": [_row(v, source, question.experiment, ids) for v in mine],
+        })
+    return blocks
+
+
+def experiment_links(summary: pd.DataFrame, questions: dict[str, dict]) -> list[dict]:
+    """Every experiment of the release with its question and page."""
+    return [{"title": experiment_title(e), "page": f"experiments/{e}.md",
+             "question": (questions.get(e) or {}).get("question", "")}
+            for e in sorted(set(summary["experiment"]))]

@@ -1,0 +1,86 @@
+"""Versioned publication with mike: deploy releases, export and serve the whole site."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+BRANCH = "gh-pages"
+LATEST = "latest"
+#: A fixed identity for the commits mike makes, so a machine without one can publish.
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "dlbench", "GIT_AUTHOR_EMAIL": "dlbench@localhost",
+    "GIT_COMMITTER_NAME": "dlbench", "GIT_COMMITTER_EMAIL": "dlbench@localhost",
+}
+
+
+class PublishError(RuntimeError):
+    """mike or git failed; the message carries their output."""
+
+
+def _run(command: list[str], cwd: Path) -> str:
+    env = os.environ | GIT_IDENTITY | {"NO_MKDOCS_2_WARNING": "1"}
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
+                          check=False)
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-15:]
+        raise PublishError(f"{' '.join(command[:3])} failed:\n" + "\n".join(tail))
+    return done.stdout
+
+
+def ensure_repo(pages_repo: Path) -> None:
+    """Create the git repository the versioned site is committed to, if missing."""
+    if not (pages_repo / ".git").exists():
+        pages_repo.mkdir(parents=True, exist_ok=True)
+        _run(["git", "init", "--quiet", "--initial-branch=main"], pages_repo)
+
+
+def mike_deploy(config: Path, pages_repo: Path, release: str, title: str) -> None:
+    """Commit the built site_src/ as version `release` and point `latest` at it."""
+    ensure_repo(pages_repo)
+    mike = [sys.executable, "-m", "mike"]
+    common = ["--config-file", str(config.resolve()), "--branch", BRANCH]
+    _run(mike + ["deploy", *common, "--update-aliases", "--title", title, release, LATEST],
+         pages_repo)
+    _run(mike + ["set-default", *common, LATEST], pages_repo)
+
+
+def deployed_versions(pages_repo: Path) -> list[dict]:
+    """The versions the site lists (mike's versions.json), newest first."""
+    if not (pages_repo / ".git").exists():
+        return []
+    try:
+        text = _run(["git", "show", f"{BRANCH}:versions.json"], pages_repo)
+    except PublishError:
+        return []
+    return json.loads(text)
+
+
+def export_site(pages_repo: Path, target: Path) -> Path:
+    """Write the whole versioned site as plain files under `target`, for any static host."""
+    if not deployed_versions(pages_repo):
+        raise PublishError(f"nothing deployed in {pages_repo}: run `dlbench deploy` first")
+    archive = subprocess.run(["git", "archive", "--format=tar", BRANCH], cwd=pages_repo,
+                             capture_output=True, check=True).stdout
+    target.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(target, filter="data")
+    return target
+
+
+def make_server(root: Path, port: int, host: str = "127.0.0.1") -> http.server.HTTPServer:
+    """An HTTP server for the exported site (port 0 picks a free one)."""
+    handler = functools.partial(_QuietHandler, directory=str(root))
+    return http.server.ThreadingHTTPServer((host, port), handler)
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        pass
