@@ -39,6 +39,65 @@ def _compare(args: argparse.Namespace) -> int:
     return compare_command(args)
 
 
+def _site(name: str) -> Callable[[argparse.Namespace], int]:
+    """A handler that imports the site's command `name` only when it runs."""
+    def handler(args: argparse.Namespace) -> int:
+        from report import commands
+
+        return getattr(commands, f"{name}_command")(args)
+
+    return handler
+
+
+def _add_site_commands(commands: argparse._SubParsersAction) -> None:
+    """build, publish, deploy, export and serve: the comparison site (report/)."""
+    def site_options(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--results-dir", default="results", help="where results/ lives")
+        parser.add_argument("--out", default="site_src", help="generated Markdown goes here")
+        parser.add_argument("--templates", default="templates", help="page templates")
+        parser.add_argument("--config", default="mkdocs.yml", help="the mkdocs config")
+
+    def pages_option(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--pages-repo", default="build/pages",
+                            help="git repository holding the versioned site (branch gh-pages)")
+
+    build = commands.add_parser("build", help="render a release (or a draft of runs) into "
+                                "site_src/")
+    build.add_argument("--release", default=None, help="a frozen release (default: newest)")
+    build.add_argument("--run", action="append", default=[], metavar="RUN_ID",
+                       help="build a draft from this run instead ('latest' works; repeatable)")
+    site_options(build)
+    build.set_defaults(handler=_site("build"))
+
+    publish = commands.add_parser("publish", help="freeze runs as a release and deploy it")
+    publish.add_argument("release", metavar="RELEASE", help="new release name, e.g. 2026.12")
+    publish.add_argument("--run", action="append", default=[], metavar="RUN_ID", required=True,
+                         help="a run to include ('latest' works; repeatable)")
+    publish.add_argument("--title", default="", help="a title for the release")
+    publish.add_argument("--date", default="", help="release date YYYY-MM-DD (default today)")
+    site_options(publish)
+    pages_option(publish)
+    publish.set_defaults(handler=_site("publish"))
+
+    deploy = commands.add_parser("deploy", help="(re)deploy frozen releases as site versions")
+    deploy.add_argument("releases", nargs="*", metavar="RELEASE", help="default: all")
+    site_options(deploy)
+    pages_option(deploy)
+    deploy.set_defaults(handler=_site("deploy"))
+
+    export = commands.add_parser("export", help="write the versioned site as plain files")
+    export.add_argument("dir", metavar="DIR")
+    pages_option(export)
+    export.set_defaults(handler=_site("export"))
+
+    serve = commands.add_parser("serve", help="serve the versioned site on localhost")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--host", default="127.0.0.1")
+    site_options(serve)
+    pages_option(serve)
+    serve.set_defaults(handler=_site("serve"))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dlbench",
