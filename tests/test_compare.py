@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from stats_fixtures import FRAMEWORKS, FakeCell, spec, training_cells, write_run
+from tests.stats_fixtures import FRAMEWORKS, FakeCell, spec, training_cells, write_run
 
 from dlbench.cli import main
 from dlbench.compare import Change, CompareError, compare, load_side

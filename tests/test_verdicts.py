@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pandas as pd
-from stats_fixtures import FakeCell, noisy, spec, training_cells, write_run
+from tests.stats_fixtures import FakeCell, noisy, spec, training_cells, write_run
 
 from dlbench.schema import CellStatus
 from dlbench.tables import read_table

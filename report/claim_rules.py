@@ -1,0 +1,226 @@
+"""The evidence rule kinds of report/claims.py: each turns tables into findings per device.
+
+`evaluate(rule, observations, cells)` returns {(run_id, device): Finding}. Devices without
+any matching evidence are absent; check_claims reports them as inconclusive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+
+from dlbench.metrics import METRICS, Direction
+from dlbench.stats import Comparison, Outcome, compare_samples
+from report.claims import (
+    ClaimOutcome,
+    Expect,
+    Finding,
+    Rule,
+    RuleKind,
+    StatusCondition,
+    combine_findings,
+)
+from report.verdicts import Standing, repeat_rows, standings, with_system
+
+SUPPORTED, CONTRADICTED, INCONCLUSIVE = (ClaimOutcome.SUPPORTED, ClaimOutcome.CONTRADICTED,
+                                         ClaimOutcome.INCONCLUSIVE)
+DEFAULT_GROUPS = {RuleKind.ORDER: ("workload", "batch_size"),
+                  RuleKind.EQUIVALENT: ("workload", "batch_size"),
+                  RuleKind.EFFECT: ("workload", "batch_size", "system")}
+Key = tuple[str, str]
+
+
+def matches(system: str, name: str) -> bool:
+    """True if a system (e.g. keras-torch) is covered by a name (keras, keras-torch)."""
+    return system == name or system.startswith(f"{name}-")
+
+
+def _where(frame: pd.DataFrame, rule: Rule) -> pd.DataFrame:
+    frame = frame[frame["experiment"] == rule.experiment]
+    for column, allowed in rule.where:
+        frame = frame[frame[column].astype(str).isin(allowed)]
+    return frame
+
+
+def _label(columns: tuple[str, ...], key: object) -> str:
+    values = key if isinstance(key, tuple) else (key,)
+    return ", ".join(f"{c.replace('_', ' ')} {v}" for c, v in zip(columns, values, strict=True))
+
+
+def _values(rows: pd.DataFrame, standing: Standing) -> pd.Series:
+    return rows.loc[rows["cell_id"] == standing.cell_id, "value"]
+
+
+def _versus(rows: pd.DataFrame, a: Standing, b: Standing, direction: Direction) -> Comparison:
+    return compare_samples(_values(rows, a), _values(rows, b), direction)
+
+
+def _numbers(comparison: Comparison) -> str:
+    return (f"ratio {comparison.ratio:.2f}× (95% CI {comparison.ratio_ci_low:.2f}–"
+            f"{comparison.ratio_ci_high:.2f}×, p={comparison.p_value:.2g})")
+
+
+def _by_group(rule: Rule, rows: pd.DataFrame,
+              judge: Callable[[str, pd.DataFrame], Finding]) -> dict[Key, Finding]:
+    columns = rule.group_by or DEFAULT_GROUPS[rule.kind]
+    result = {}
+    for (run_id, device), device_rows in rows.groupby(["run_id", "device"], sort=True):
+        findings = [judge(_label(columns, key), group)
+                    for key, group in device_rows.groupby(list(columns), sort=True)]
+        result[(str(run_id), str(device))] = combine_findings(findings, rule.combine)
+    return result
+
+
+def _order(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> dict[Key, Finding]:
+    direction = METRICS[rule.metric].direction
+    rows = _where(repeat_rows(observations, cells), rule)
+    rows = rows[rows["metric"] == rule.metric]
+
+    def judge(label: str, group: pd.DataFrame) -> Finding:
+        best = []
+        for name in rule.order:
+            mine = group[group["system"].map(lambda s, n=name: matches(s, n))]
+            if mine.empty:
+                return Finding(INCONCLUSIVE, f"{label}: no {name} cell")
+            best.append(standings(mine, "system", direction)[0])
+        cells_used = tuple(s.cell_id for s in best)
+        texts, outcomes = [], []
+        for a, b in zip(best, best[1:], strict=False):
+            comparison = _versus(group, a, b, direction)
+            outcomes.append(comparison.outcome)
+            verdict = {Outcome.A_BETTER: f"{a.contender} beats {b.contender}",
+                       Outcome.B_BETTER: f"{b.contender} beats {a.contender}"}.get(
+                comparison.outcome, f"{a.contender} and {b.contender} do not differ significantly")
+            texts.append(f"{verdict} on {rule.metric}, {a.contender}/{b.contender} "
+                         f"{_numbers(comparison)}")
+        outcome = (CONTRADICTED if Outcome.B_BETTER in outcomes else
+                   SUPPORTED if all(o is Outcome.A_BETTER for o in outcomes) else INCONCLUSIVE)
+        return Finding(outcome, f"{label}: " + "; ".join(texts), cells_used)
+
+    return _by_group(rule, rows, judge)
+
+
+def _expected(rule: Rule, comparison: Comparison) -> ClaimOutcome:
+    if rule.expect is Expect.WITHIN:
+        low, high = rule.ratio_range
+        if low <= comparison.ratio_ci_low and comparison.ratio_ci_high <= high:
+            return SUPPORTED
+        if comparison.ratio_ci_high < low or comparison.ratio_ci_low > high:
+            return CONTRADICTED
+        return INCONCLUSIVE
+    wanted = Outcome.A_BETTER if rule.expect is Expect.BETTER else Outcome.B_BETTER
+    if comparison.outcome is wanted:
+        return SUPPORTED
+    if comparison.outcome in (Outcome.A_BETTER, Outcome.B_BETTER):
+        return CONTRADICTED
+    band = (1 / (1 + rule.margin), 1 + rule.margin)
+    if band[0] <= comparison.ratio_ci_low and comparison.ratio_ci_high <= band[1]:
+        return CONTRADICTED  # a tight interval around 1: no meaningful effect
+    return INCONCLUSIVE
+
+
+def _effect(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> dict[Key, Finding]:
+    direction = METRICS[rule.metric].direction
+    rows = _where(repeat_rows(observations, cells), rule)
+    rows = rows[rows["metric"] == rule.metric]
+    words = {SUPPORTED: "as claimed", CONTRADICTED: "against the claim",
+             INCONCLUSIVE: "undecided"}
+
+    def judge(label: str, group: pd.DataFrame) -> Finding:
+        contest = group[rule.contest].astype(str)
+        if not (contest == rule.baseline).any():
+            return Finding(INCONCLUSIVE, f"{label}: no {rule.baseline} cell")
+        base = standings(group[contest == rule.baseline], rule.contest, direction)[0]
+        variants = rule.variants or tuple(sorted(set(contest) - {rule.baseline}))
+        findings = []
+        for variant in (v for v in variants if (contest == v).any()):
+            mine = standings(group[contest == variant], rule.contest, direction)[0]
+            comparison = _versus(group, mine, base, direction)
+            outcome = _expected(rule, comparison)
+            findings.append(Finding(outcome, f"{label}: {variant}/{rule.baseline} {rule.metric} "
+                                    f"{_numbers(comparison)}, {words[outcome]}",
+                                    (mine.cell_id, base.cell_id)))
+        if not findings:
+            return Finding(INCONCLUSIVE, f"{label}: no {' or '.join(variants)} cell")
+        return combine_findings(findings, rule.combine)
+
+    return _by_group(rule, rows, judge)
+
+
+def _equivalent(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> dict[Key, Finding]:
+    direction = METRICS[rule.metric].direction
+    rows = _where(repeat_rows(observations, cells), rule)
+    rows = rows[rows["metric"] == rule.metric]
+
+    def judge(label: str, group: pd.DataFrame) -> Finding:
+        best = standings(group, "system", direction)
+        if len(best) < 2:
+            return Finding(INCONCLUSIVE, f"{label}: only {best[0].contender} measured")
+        lows = [s.summary.ci_low for s in best]
+        highs = [s.summary.ci_high for s in best]
+        medians = ", ".join(f"{s.contender} {s.summary.median:.4g}" for s in best)
+        floor = rule.min_value
+        text = (f"{label}: {rule.metric} medians {medians}; largest gap "
+                f"{max(s.summary.median for s in best) - min(s.summary.median for s in best):.3g}"
+                f" (tolerance {rule.tolerance:g}" + (f", minimum {floor:g})" if floor else ")"))
+        cells_used = tuple(s.cell_id for s in best)
+        if max(lows) - min(highs) > rule.tolerance or (floor is not None and min(highs) < floor):
+            return Finding(CONTRADICTED, text, cells_used)
+        if max(highs) - min(lows) <= rule.tolerance and (floor is None or min(lows) >= floor):
+            return Finding(SUPPORTED, text, cells_used)
+        return Finding(INCONCLUSIVE, text, cells_used)
+
+    return _by_group(rule, rows, judge)
+
+
+def _attempted(rule: Rule, cells: pd.DataFrame) -> pd.DataFrame:
+    frame = _where(with_system(cells), rule)
+    return frame[frame["status"] != "skipped"]
+
+
+def _status(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> dict[Key, Finding]:
+    result = {}
+    for (run_id, device), group in _attempted(rule, cells).groupby(["run_id", "device"]):
+        ok = group["status"] == "ok"
+        holds = {StatusCondition.ALL_OK: bool(ok.all()), StatusCondition.ANY_OK: bool(ok.any()),
+                 StatusCondition.NONE_OK: not ok.any(),
+                 StatusCondition.ANY_NOT_OK: not ok.all()}
+        failing = [f"{r.cell_id} {r.status} ({str(r.reason)[:80]})"
+                   for r in group[~ok].itertuples()]
+        text = f"{int(ok.sum())} of {len(group)} selected cells ran" + (
+            f"; not ok: {', '.join(failing)}" if failing else "")
+        outcome = (SUPPORTED if rule.supported_if and holds[rule.supported_if] else
+                   CONTRADICTED if rule.contradicted_if and holds[rule.contradicted_if] else
+                   INCONCLUSIVE)
+        result[(str(run_id), str(device))] = Finding(outcome, text, tuple(group["cell_id"]))
+    return result
+
+
+def _count_ok(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> dict[Key, Finding]:
+    result = {}
+    for (run_id, device), group in _attempted(rule, cells).groupby(["run_id", "device"]):
+        counts = []
+        for name in rule.order:
+            mine = group[group["system"].map(lambda s, n=name: matches(s, n))]
+            counts.append((name, int((mine["status"] == "ok").sum()), len(mine)))
+        text = "; ".join(f"{n}: {ok} of {total} {rule.experiment} cells work"
+                         for n, ok, total in counts)
+        if any(total == 0 for _, _, total in counts):
+            outcome = INCONCLUSIVE
+        else:
+            outcome = SUPPORTED if counts[0][1] > max(c[1] for c in counts[1:]) else CONTRADICTED
+        result[(str(run_id), str(device))] = Finding(outcome, text, tuple(group["cell_id"]))
+    return result
+
+
+HANDLERS = {RuleKind.ORDER: _order, RuleKind.EFFECT: _effect, RuleKind.EQUIVALENT: _equivalent,
+            RuleKind.STATUS: _status, RuleKind.COUNT_OK: _count_ok}
+
+
+def evaluate(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> dict[Key, Finding]:
+    """Findings of one rule per (run_id, device); a metric not registered gives none."""
+    if rule.metric and rule.metric not in METRICS:
+        return {}
+    return HANDLERS[rule.kind](rule, observations, cells)
+

@@ -1,0 +1,267 @@
+"""Common claims about the frameworks, checked against a release's measurements.
+
+The claims are data (report/claims.yaml); each names evidence rules of a kind this module
+knows (see report/claim_rules.py). `check_claims` gives one verdict per claim and machine
+device: supported, contradicted or inconclusive, with the numbers and the evidence cells.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+CLAIMS_FILE = Path(__file__).with_name("claims.yaml")
+
+
+class ClaimsFileError(ValueError):
+    """A claims file that is not valid: says which claim and field, and what is accepted."""
+
+
+class ClaimOutcome(enum.Enum):
+    """What the measurements say about a claim on one device."""
+
+    SUPPORTED = "supported"
+    CONTRADICTED = "contradicted"
+    INCONCLUSIVE = "inconclusive"
+
+
+class RuleKind(enum.Enum):
+    """The kinds of evidence rule a claim can use."""
+
+    ORDER = "order"
+    EFFECT = "effect"
+    EQUIVALENT = "equivalent"
+    STATUS = "status"
+    COUNT_OK = "count_ok"
+
+
+class Combine(enum.Enum):
+    """How a rule's groups (workloads, frameworks) add up to one finding."""
+
+    ALL = "all"  # a general claim: every group must support it; one contradiction refutes it
+    ANY = "any"  # an existence claim ("may", "some"): one supporting group suffices
+
+
+class Expect(enum.Enum):
+    """What an effect rule expects of the variant against the baseline."""
+
+    BETTER = "better"
+    WORSE = "worse"
+    WITHIN = "within"
+
+
+class StatusCondition(enum.Enum):
+    """Conditions on the statuses of the selected cells."""
+
+    ALL_OK = "all_ok"
+    ANY_OK = "any_ok"
+    NONE_OK = "none_ok"
+    ANY_NOT_OK = "any_not_ok"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One declarative evidence rule; which fields matter depends on its kind."""
+
+    kind: RuleKind
+    experiment: str
+    metric: str = ""
+    where: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    group_by: tuple[str, ...] = ()
+    combine: Combine = Combine.ALL
+    order: tuple[str, ...] = ()  # order, count_ok: framework names, best first
+    contest: str = "system"  # effect: the column whose values are compared
+    baseline: str = ""  # effect
+    variants: tuple[str, ...] = ()  # effect: empty means every value except the baseline
+    expect: Expect = Expect.BETTER  # effect
+    ratio_range: tuple[float, float] = (0.0, 0.0)  # effect with expect: within
+    margin: float = 0.05  # effect: |ratio - 1| below this is "no meaningful difference"
+    tolerance: float = 0.0  # equivalent
+    min_value: float | None = None  # equivalent
+    supported_if: StatusCondition | None = None  # status
+    contradicted_if: StatusCondition | None = None  # status
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim as it circulates, where it comes from, and the rules that decide it."""
+
+    id: str
+    claim: str
+    source: str
+    decides: str
+    evidence: tuple[Rule, ...]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What one rule (or one group of it) says, in a sentence, and on which cells."""
+
+    outcome: ClaimOutcome
+    sentence: str
+    cells: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    """A claim's verdict on one device of one run (machine) of a release."""
+
+    claim_id: str
+    claim: str
+    run_id: str
+    device: str
+    verdict: ClaimOutcome
+    explanation: str
+    evidence: tuple[str, ...]  # cell IDs
+
+
+REQUIRED: dict[RuleKind, tuple[str, ...]] = {
+    RuleKind.ORDER: ("experiment", "metric", "order"),
+    RuleKind.EFFECT: ("experiment", "metric", "contest", "baseline", "expect"),
+    RuleKind.EQUIVALENT: ("experiment", "metric", "tolerance"),
+    RuleKind.STATUS: ("experiment",),
+    RuleKind.COUNT_OK: ("experiment", "order"),
+}
+
+_ENUMS = {"kind": RuleKind, "combine": Combine, "expect": Expect,
+          "supported_if": StatusCondition, "contradicted_if": StatusCondition}
+
+
+def _enum_value(name: str, value: object, where: str) -> enum.Enum:
+    kind = _ENUMS[name]
+    try:
+        return kind(value)
+    except ValueError:
+        accepted = ", ".join(member.value for member in kind)
+        raise ClaimsFileError(f"{where}: {name} {value!r} is not one of: {accepted}") from None
+
+
+def _tuple(value: object) -> tuple:
+    return tuple(value) if isinstance(value, list | tuple) else (value,)
+
+
+def parse_rule(raw: dict, where: str) -> Rule:
+    """A rule from its YAML mapping, or a ClaimsFileError naming the bad field."""
+    if not isinstance(raw, dict) or "kind" not in raw:
+        raise ClaimsFileError(f"{where}: a rule must be a mapping with a 'kind'")
+    known = {f.name for f in fields(Rule)}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise ClaimsFileError(
+            f"{where}: unknown field {unknown[0]!r}; fields: {', '.join(sorted(known))}")
+    kind = _enum_value("kind", raw["kind"], where)
+    missing = [name for name in REQUIRED[kind] if name not in raw]
+    if missing:
+        raise ClaimsFileError(f"{where}: a {kind.value} rule needs {', '.join(missing)}")
+    values: dict = {}
+    for name, value in raw.items():
+        if name in _ENUMS:
+            values[name] = _enum_value(name, value, where)
+        elif name == "where":
+            values[name] = tuple((str(k), tuple(str(v) for v in _tuple(vs)))
+                                 for k, vs in sorted(value.items()))
+        elif name in ("group_by", "order", "variants"):
+            values[name] = tuple(str(v) for v in _tuple(value))
+        elif name == "ratio_range":
+            values[name] = (float(value[0]), float(value[1]))
+        else:
+            values[name] = value
+    rule = Rule(**values)
+    if kind is RuleKind.EFFECT and rule.expect is Expect.WITHIN and "ratio_range" not in raw:
+        raise ClaimsFileError(f"{where}: expect 'within' needs ratio_range: [low, high]")
+    if kind is RuleKind.STATUS and not (rule.supported_if or rule.contradicted_if):
+        raise ClaimsFileError(f"{where}: a status rule needs supported_if or contradicted_if")
+    return rule
+
+
+def parse_claims(data: object, origin: str = "claims") -> list[Claim]:
+    """Claims from the parsed YAML document."""
+    if not isinstance(data, dict) or not isinstance(data.get("claims"), list):
+        raise ClaimsFileError(f"{origin}: expected a mapping with a 'claims' list")
+    claims, seen = [], set()
+    for index, raw in enumerate(data["claims"]):
+        where = f"{origin}: claim {raw.get('id', index) if isinstance(raw, dict) else index}"
+        missing = [k for k in ("id", "claim", "source", "decides", "evidence")
+                   if not isinstance(raw, dict) or k not in raw]
+        if missing:
+            raise ClaimsFileError(f"{where}: missing {', '.join(missing)}")
+        if raw["id"] in seen:
+            raise ClaimsFileError(f"{where}: duplicate id")
+        seen.add(raw["id"])
+        rules = tuple(parse_rule(rule, f"{where} rule {i + 1}")
+                      for i, rule in enumerate(raw["evidence"]))
+        claims.append(Claim(str(raw["id"]), str(raw["claim"]), str(raw["source"]),
+                            str(raw["decides"]), rules))
+    return claims
+
+
+def load_claims(path: Path = CLAIMS_FILE) -> list[Claim]:
+    """The claims of a YAML file (by default the project's report/claims.yaml)."""
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as error:
+        raise ClaimsFileError(f"{path}: cannot read claims ({error})") from None
+    return parse_claims(data, str(path))
+
+
+def combine_findings(findings: list[Finding], combine: Combine) -> Finding:
+    """Several findings as one: a contradiction wins under ALL, a support under ANY."""
+    if not findings:
+        return Finding(ClaimOutcome.INCONCLUSIVE, "no evidence")
+    by = {o: [f for f in findings if f.outcome is o] for o in ClaimOutcome}
+    cells = tuple(dict.fromkeys(c for f in findings for c in f.cells))
+    supported, contradicted = by[ClaimOutcome.SUPPORTED], by[ClaimOutcome.CONTRADICTED]
+    if combine is Combine.ANY:
+        if supported:
+            return Finding(ClaimOutcome.SUPPORTED, _join(supported), cells)
+        if len(contradicted) == len(findings):
+            return Finding(ClaimOutcome.CONTRADICTED, _join(contradicted), cells)
+    else:
+        if contradicted:
+            return Finding(ClaimOutcome.CONTRADICTED, _join(contradicted), cells)
+        if len(supported) == len(findings):
+            return Finding(ClaimOutcome.SUPPORTED, _join(supported), cells)
+    return Finding(ClaimOutcome.INCONCLUSIVE, _join(findings), cells)
+
+
+def _join(findings: list[Finding]) -> str:
+    return "; ".join(dict.fromkeys(f.sentence for f in findings))
+
+
+def _devices(cells: pd.DataFrame) -> list[tuple[str, str]]:
+    pairs = cells[["run_id", "device"]].drop_duplicates().astype(str)
+    return sorted(map(tuple, pairs.to_numpy().tolist()))
+
+
+def check_claims(observations: pd.DataFrame, cells: pd.DataFrame,
+                 claims: list[Claim] | None = None) -> list[ClaimVerdict]:
+    """Every claim's verdict on every (run, device) of the release, claim order kept."""
+    from report.claim_rules import evaluate
+
+    claims = load_claims() if claims is None else claims
+    verdicts = []
+    for claim in claims:
+        per_rule = [evaluate(rule, observations, cells) for rule in claim.evidence]
+        for run_id, device in _devices(cells):
+            findings = [found.get((run_id, device)) or Finding(
+                ClaimOutcome.INCONCLUSIVE,
+                f"no {rule.experiment} cells{_metric_text(rule)} on this device")
+                for rule, found in zip(claim.evidence, per_rule, strict=True)]
+            total = combine_findings(findings, Combine.ALL)
+            verdicts.append(ClaimVerdict(claim.id, claim.claim, run_id, device, total.outcome,
+                                         total.sentence + ".", total.cells))
+    return verdicts
+
+
+def _metric_text(rule: Rule) -> str:
+    from dlbench.metrics import METRICS
+
+    if not rule.metric:
+        return ""
+    if rule.metric not in METRICS:
+        return f" with metric {rule.metric} (not measured by this dlbench version)"
+    return f" with metric {rule.metric}"
