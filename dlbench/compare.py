@@ -307,7 +307,10 @@ def print_report(report: ComparisonReport, console: object | None = None) -> Non
             f"{_number(row['ratio_ci_high'])}]",
             f"{row['p_value']:.2g}", f"[{_STYLES[change]}]{change.value}[/]",
         )
-    out.print(table)
+    if len(report.metrics):
+        out.print(table)
+    else:
+        out.print(f"no cell with per-repeat values is in both {report.a} and {report.b}")
     counts = ", ".join(f"{report.count(c)} {c.value}" for c in Change if report.count(c))
     out.print(f"{len(report.metrics)} comparisons: {counts or 'none'}")
     for label, cells in (("only in A", report.only_in_a), ("only in B", report.only_in_b)):

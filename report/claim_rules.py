@@ -1,6 +1,7 @@
 """The evidence rule kinds of report/claims.py: each turns tables into findings per device.
 
-`evaluate(rule, observations, cells)` returns {(run_id, device): Finding}. Devices without
+`evaluate(rule, observations, cells)` returns {(machine, device): Finding}; both tables
+need a `machine` column (check_claims adds it). Devices without
 any matching evidence are absent; check_claims reports them as inconclusive.
 """
 
@@ -65,10 +66,10 @@ def _by_group(rule: Rule, rows: pd.DataFrame,
               judge: Callable[[str, pd.DataFrame], Finding]) -> dict[Key, Finding]:
     columns = rule.group_by or DEFAULT_GROUPS[rule.kind]
     result = {}
-    for (run_id, device), device_rows in rows.groupby(["run_id", "device"], sort=True):
+    for (machine, device), device_rows in rows.groupby(["machine", "device"], sort=True):
         findings = [judge(_label(columns, key), group)
                     for key, group in device_rows.groupby(list(columns), sort=True)]
-        result[(str(run_id), str(device))] = combine_findings(findings, rule.combine)
+        result[(str(machine), str(device))] = combine_findings(findings, rule.combine)
     return result
 
 
@@ -181,7 +182,7 @@ def _attempted(rule: Rule, cells: pd.DataFrame) -> pd.DataFrame:
 
 def _status(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> dict[Key, Finding]:
     result = {}
-    for (run_id, device), group in _attempted(rule, cells).groupby(["run_id", "device"]):
+    for (machine, device), group in _attempted(rule, cells).groupby(["machine", "device"]):
         ok = group["status"] == "ok"
         holds = {StatusCondition.ALL_OK: bool(ok.all()), StatusCondition.ANY_OK: bool(ok.any()),
                  StatusCondition.NONE_OK: not ok.any(),
@@ -193,13 +194,13 @@ def _status(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> dict
         outcome = (SUPPORTED if rule.supported_if and holds[rule.supported_if] else
                    CONTRADICTED if rule.contradicted_if and holds[rule.contradicted_if] else
                    INCONCLUSIVE)
-        result[(str(run_id), str(device))] = Finding(outcome, text, tuple(group["cell_id"]))
+        result[(str(machine), str(device))] = Finding(outcome, text, tuple(group["cell_id"]))
     return result
 
 
 def _count_ok(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> dict[Key, Finding]:
     result = {}
-    for (run_id, device), group in _attempted(rule, cells).groupby(["run_id", "device"]):
+    for (machine, device), group in _attempted(rule, cells).groupby(["machine", "device"]):
         counts = []
         for name in rule.order:
             mine = group[group["system"].map(lambda s, n=name: matches(s, n))]
@@ -210,7 +211,7 @@ def _count_ok(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> di
             outcome = INCONCLUSIVE
         else:
             outcome = SUPPORTED if counts[0][1] > max(c[1] for c in counts[1:]) else CONTRADICTED
-        result[(str(run_id), str(device))] = Finding(outcome, text, tuple(group["cell_id"]))
+        result[(str(machine), str(device))] = Finding(outcome, text, tuple(group["cell_id"]))
     return result
 
 
@@ -219,7 +220,7 @@ HANDLERS = {RuleKind.ORDER: _order, RuleKind.EFFECT: _effect, RuleKind.EQUIVALEN
 
 
 def evaluate(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> dict[Key, Finding]:
-    """Findings of one rule per (run_id, device); a metric not registered gives none."""
+    """Findings of one rule per (machine, device); a metric not registered gives none."""
     if rule.metric and rule.metric not in METRICS:
         return {}
     return HANDLERS[rule.kind](rule, observations, cells)

@@ -8,6 +8,7 @@ device: supported, contradicted or inconclusive, with the numbers and the eviden
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -108,15 +109,16 @@ class Finding:
 
 @dataclass(frozen=True)
 class ClaimVerdict:
-    """A claim's verdict on one device of one run (machine) of a release."""
+    """A claim's verdict on one device of one machine of a release."""
 
     claim_id: str
     claim: str
-    run_id: str
+    machine: str  # the label passed in `machines`, or the run ID
     device: str
     verdict: ClaimOutcome
     explanation: str
     evidence: tuple[str, ...]  # cell IDs
+    evidence_runs: tuple[str, ...]  # the run ID of each evidence cell, same order
 
 
 REQUIRED: dict[RuleKind, tuple[str, ...]] = {
@@ -232,28 +234,45 @@ def _join(findings: list[Finding]) -> str:
     return "; ".join(dict.fromkeys(f.sentence for f in findings))
 
 
-def _devices(cells: pd.DataFrame) -> list[tuple[str, str]]:
-    pairs = cells[["run_id", "device"]].drop_duplicates().astype(str)
-    return sorted(map(tuple, pairs.to_numpy().tolist()))
+def latest_per_machine(cells: pd.DataFrame, machines: Mapping[str, str] | None) -> pd.DataFrame:
+    """Cells with a `machine` column, keeping a cell measured in several runs of one machine
+    only from its latest run (run IDs sort by time)."""
+    labels = [str((machines or {}).get(str(r), r)) for r in cells["run_id"]]
+    cells = cells.assign(machine=pd.Series(labels, index=cells.index, dtype="object"))
+    cells = cells.sort_values("run_id", kind="stable")
+    return cells.drop_duplicates(["machine", "cell_id"], keep="last").reset_index(drop=True)
 
 
 def check_claims(observations: pd.DataFrame, cells: pd.DataFrame,
-                 claims: list[Claim] | None = None) -> list[ClaimVerdict]:
-    """Every claim's verdict on every (run, device) of the release, claim order kept."""
+                 claims: list[Claim] | None = None,
+                 machines: Mapping[str, str] | None = None) -> list[ClaimVerdict]:
+    """Every claim's verdict on every machine and device of a release, claim order kept.
+
+    `machines` maps run IDs to a machine label, so runs of one machine are judged together;
+    by default every run is its own machine.
+    """
     from report.claim_rules import evaluate
 
     claims = load_claims() if claims is None else claims
+    cells = latest_per_machine(cells, machines)
+    observations = observations.merge(cells[["run_id", "cell_id", "machine"]],
+                                      on=["run_id", "cell_id"], how="inner")
+    run_of = {(m, c): r for m, c, r in zip(cells["machine"], cells["cell_id"], cells["run_id"],
+                                           strict=True)}
+    devices = sorted({(str(m), str(d)) for m, d in zip(cells["machine"], cells["device"],
+                                                       strict=True)})
     verdicts = []
     for claim in claims:
         per_rule = [evaluate(rule, observations, cells) for rule in claim.evidence]
-        for run_id, device in _devices(cells):
-            findings = [found.get((run_id, device)) or Finding(
+        for machine, device in devices:
+            findings = [found.get((machine, device)) or Finding(
                 ClaimOutcome.INCONCLUSIVE,
                 f"no {rule.experiment} cells{_metric_text(rule)} on this device")
                 for rule, found in zip(claim.evidence, per_rule, strict=True)]
             total = combine_findings(findings, Combine.ALL)
-            verdicts.append(ClaimVerdict(claim.id, claim.claim, run_id, device, total.outcome,
-                                         total.sentence + ".", total.cells))
+            verdicts.append(ClaimVerdict(
+                claim.id, claim.claim, machine, device, total.outcome, total.sentence + ".",
+                total.cells, tuple(str(run_of[(machine, c)]) for c in total.cells)))
     return verdicts
 
 

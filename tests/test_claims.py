@@ -97,7 +97,7 @@ def test_training_order_is_supported_or_contradicted_by_the_numbers(tmp_path):
     runs = {"as-claimed": training_cells(rng, times),
             "reversed": training_cells(rng, {**times, "tensorflow": 1.2})}
     observations, cells = tables(tmp_path, runs)
-    verdicts = {v.run_id: v for v in check_claims(observations, cells, claims)}
+    verdicts = {v.machine: v for v in check_claims(observations, cells, claims)}
     assert verdicts["as-claimed"].verdict is ClaimOutcome.SUPPORTED
     assert verdicts["reversed"].verdict is ClaimOutcome.CONTRADICTED
     explanation = verdicts["reversed"].explanation
@@ -121,7 +121,7 @@ def test_same_accuracy_claim(tmp_path):
     apart = training_cells(rng, {"pytorch": 1, "tensorflow": 1},
                            accuracy={"pytorch": 0.96, "tensorflow": 0.90})
     observations, cells = tables(tmp_path, {"same": same, "apart": apart})
-    verdicts = {v.run_id: v for v in check_claims(observations, cells,
+    verdicts = {v.machine: v for v in check_claims(observations, cells,
                                                   [PROJECT["accuracy-equal"]])}
     assert verdicts["same"].verdict is ClaimOutcome.SUPPORTED
     assert verdicts["apart"].verdict is ClaimOutcome.CONTRADICTED
@@ -138,7 +138,7 @@ def test_half_memory_claim_uses_the_ratio_range(tmp_path):
     runs = {"half": _precision(rng, {"fp32": 1.0, "fp16": 0.5, "bf16": 0.52}),
             "same": _precision(rng, {"fp32": 1.0, "bf16": 0.97})}
     observations, cells = tables(tmp_path, runs)
-    verdicts = {v.run_id: v for v in check_claims(observations, cells,
+    verdicts = {v.machine: v for v in check_claims(observations, cells,
                                                   [PROJECT["fp16-memory"]])}
     assert verdicts["half"].verdict is ClaimOutcome.SUPPORTED
     assert verdicts["same"].verdict is ClaimOutcome.CONTRADICTED
@@ -175,7 +175,7 @@ def _keras_precision(status: CellStatus) -> list[FakeCell]:
 def test_keras_fp16_claim_follows_the_cell_statuses(tmp_path):
     observations, cells = tables(tmp_path, {"works": _keras_precision(CellStatus.OK),
                                             "refused": _keras_precision(CellStatus.UNSUPPORTED)})
-    verdicts = {v.run_id: v for v in check_claims(observations, cells, [PROJECT["keras-fp16"]])}
+    verdicts = {v.machine: v for v in check_claims(observations, cells, [PROJECT["keras-fp16"]])}
     assert verdicts["works"].verdict is ClaimOutcome.CONTRADICTED
     assert verdicts["refused"].verdict is ClaimOutcome.SUPPORTED
     assert "0 of 2 selected cells ran" in verdicts["refused"].explanation
@@ -209,3 +209,21 @@ def test_missing_evidence_is_inconclusive_with_the_reason_per_device(tmp_path):
     assert "no keras cell" in by[("train-order", "cpu")].explanation
     assert "no data-parallel cells" in by[("dp-tf-scales", "cpu")].explanation
     assert "no tensorflow cell" in by[("train-order", "cuda")].explanation
+
+
+def test_runs_of_one_machine_are_judged_together_latest_cell_wins(tmp_path):
+    claims = one_claim({**TRAIN_ORDER, "order": ["tensorflow", "pytorch"]})
+    rng = np.random.default_rng(8)
+    old = training_cells(rng, {"tensorflow": 2.0, "pytorch": 1.0})
+    new = training_cells(rng, {"tensorflow": 0.5})
+    observations, cells = tables(tmp_path, {"20261201T1": old, "20261201T2": new})
+    machines = {"20261201T1": "box", "20261201T2": "box"}
+    [verdict] = check_claims(observations, cells, claims, machines=machines)
+    assert (verdict.machine, verdict.device) == ("box", "cpu")
+    assert verdict.verdict is ClaimOutcome.SUPPORTED
+    runs = dict(zip(verdict.evidence, verdict.evidence_runs, strict=True))
+    assert runs == {"training:mlp-digits:tensorflow:fp32-default-b32:cpu": "20261201T2",
+                    "training:mlp-digits:pytorch:fp32-default-b32:cpu": "20261201T1"}
+    separate = check_claims(observations, cells, claims)
+    assert {v.machine: v.verdict for v in separate} == {
+        "20261201T1": ClaimOutcome.CONTRADICTED, "20261201T2": ClaimOutcome.INCONCLUSIVE}
