@@ -39,6 +39,12 @@ def _compare(args: argparse.Namespace) -> int:
     return compare_command(args)
 
 
+def _reproduce(args: argparse.Namespace) -> int:
+    from runner.reproduce import reproduce_command
+
+    return reproduce_command(args)
+
+
 def _site(name: str) -> Callable[[argparse.Namespace], int]:
     """A handler that imports the site's command `name` only when it runs."""
     def handler(args: argparse.Namespace) -> int:
@@ -142,6 +148,12 @@ def build_parser() -> argparse.ArgumentParser:
                            help="only this metric (repeatable)")
     comparing.add_argument("--results-dir", default="results")
     comparing.set_defaults(handler=_compare)
+
+    again = commands.add_parser(
+        "reproduce", help="rerun one published result here and check it against its interval")
+    again.add_argument("result_id", metavar="RESULT_ID", help="e.g. 2026.12-0007")
+    again.add_argument("--results-dir", default="results")
+    again.set_defaults(handler=_reproduce)
     return parser
 
 

@@ -227,8 +227,8 @@ def flatten(value: object, prefix: str = "") -> dict[str, str]:
     return {prefix.rstrip("."): "" if value is None else str(value)}
 
 
-def _side_environment(side: Side) -> dict[str, str]:
-    flats = [flatten(env) for env in side.environments.values()]
+def _merged_environment(environments: list[dict]) -> dict[str, str]:
+    flats = [flatten(env) for env in environments]
     merged: dict[str, str] = {}
     for key in sorted(set().union(*flats)) if flats else []:
         values = sorted({flat.get(key, "—") for flat in flats})
@@ -236,9 +236,9 @@ def _side_environment(side: Side) -> dict[str, str]:
     return merged
 
 
-def environment_differences(a: Side, b: Side) -> pd.DataFrame:
-    """Environment keys (versions, hardware, threads, variables) whose values differ."""
-    env_a, env_b = _side_environment(a), _side_environment(b)
+def diff_environments(a: list[dict], b: list[dict]) -> pd.DataFrame:
+    """Keys (versions, hardware, threads, variables) whose values differ between A and B."""
+    env_a, env_b = _merged_environment(a), _merged_environment(b)
     rows = []
     for key in sorted(set(env_a) | set(env_b)):
         if any(part in key.lower() for part in VOLATILE_KEY_PARTS):
@@ -247,6 +247,11 @@ def environment_differences(a: Side, b: Side) -> pd.DataFrame:
         if value_a != value_b:
             rows.append({"key": key, "a": value_a, "b": value_b})
     return pd.DataFrame(rows, columns=["key", "a", "b"])
+
+
+def environment_differences(a: Side, b: Side) -> pd.DataFrame:
+    """Environment differences between the runs of two sides."""
+    return diff_environments(list(a.environments.values()), list(b.environments.values()))
 
 
 def _status_changes(a: Side, b: Side) -> pd.DataFrame:
