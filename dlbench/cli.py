@@ -10,6 +10,8 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from dlbench.tables import ResultsFileError
+
 
 class UsageError(Exception):
     """Bad input from the user: reported as one line, exit status 2."""
@@ -154,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     again.add_argument("result_id", metavar="RESULT_ID", help="e.g. 2026.12-0007")
     again.add_argument("--results-dir", default="results")
     again.set_defaults(handler=_reproduce)
+    _add_site_commands(commands)
     return parser
 
 
@@ -165,6 +168,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args)
     except UsageError as error:
+        print(f"dlbench: error: {error}", file=sys.stderr)
+        return 2
+    except ResultsFileError as error:
         print(f"dlbench: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from runner import frameworks
 from runner.experiments import SUITES, PlanRequest, experiment_names, get_experiment
 from runner.spec import CellSpec
-from runner.workloads import WORKLOADS
+from runner.workloads import LOCAL_DATA_WORKLOADS, WORKLOADS
 
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -49,8 +49,17 @@ def validate(request: RunRequest) -> None:
         raise PlanError(f"--repeats must be at least 1, got {request.repeats}")
     if request.threads is not None and not 1 <= request.threads <= os.cpu_count():
         raise PlanError(f"--threads must be between 1 and {os.cpu_count()}, got {request.threads}")
+    _check_data_dir(request)
     if request.timeout_s is not None and request.timeout_s <= 0:
         raise PlanError(f"--timeout must be positive, got {request.timeout_s}")
+
+
+def _check_data_dir(request: RunRequest) -> None:
+    local = [w for w in request.workloads if w in LOCAL_DATA_WORKLOADS]
+    if local and not request.data_dir:
+        raise PlanError(f"workload {local[0]!r} reads local files: pass --data-dir DIR")
+    if request.data_dir and not os.path.isdir(request.data_dir):
+        raise PlanError(f"--data-dir {request.data_dir!r} is not a directory")
 
 
 def resolve_device(device: str) -> str:

@@ -89,10 +89,12 @@ def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[Cel
                 _persist(store, execute_cell(cell))
                 bar.advance(task)
     except KeyboardInterrupt:
+        store.rebuild_tables()  # the records are the truth; a stop between them must not lag
         store.save_run_info(info | {"status": "interrupted"})
         console.print(f"interrupted: finished cells are kept; continue with "
                       f"`dlbench run --resume {store.run_id}`")
         raise
+    store.rebuild_tables()
     store.save_run_info(info | {"status": "complete",
                                 "finished_at": _now(),
                                 "wall_time_s": round(time.perf_counter() - started, 1)})

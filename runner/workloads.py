@@ -42,9 +42,9 @@ WORKLOADS: dict[str, Workload] = {
                  "CNN conv32-pool-conv64-pool-dense10 on synthetic learnable 32x32x3 images",
                  channels=(32, 64)),
         Workload("mlp-mnist", "mlp", "mnist", 128, 0.05, 0.9, 0.95,
-                 "MLP 784-256-128-10 on a local MNIST .npz (--data-dir)", hidden=(256, 128)),
+                 "MLP 784-256-128-10 on a local MNIST .npz", hidden=(256, 128)),
         Workload("cnn-cifar10", "cnn", "cifar10", 64, 0.02, 0.9, 0.5,
-                 "CNN conv32-pool-conv64-pool-dense10 on local CIFAR-10 batches (--data-dir)",
+                 "CNN conv32-pool-conv64-pool-dense10 on local CIFAR-10 batches",
                  channels=(32, 64)),
     ]
 }
@@ -98,11 +98,6 @@ def _dense(rng: np.random.Generator, fan_in: int, fan_out: int) -> Layer:
 def epoch_order(n: int, epoch: int, seed: int) -> np.ndarray:
     """The sample order of one epoch: the same permutation for every framework."""
     return np.random.default_rng([seed, epoch]).permutation(n)
-
-
-def batch_slices(n: int, batch_size: int) -> list[slice]:
-    """Consecutive batches covering all n samples; the last one may be smaller."""
-    return [slice(start, min(start + batch_size, n)) for start in range(0, n, batch_size)]
 
 
 def get_workload(name: str) -> Workload:

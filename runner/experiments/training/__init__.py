@@ -7,11 +7,11 @@ from runner.spec import CellSpec
 
 #: Per suite: workloads with their epoch counts, and repeats per cell.
 GRID: dict[str, dict] = {
-    "quick": {"epochs": {"mlp-digits": 10, "cnn-digits": 8}, "repeats": 3},
+    "quick": {"epochs": {"mlp-digits": 10, "cnn-digits": 8}, "repeats": 3, "max_repeats": 3},
     "standard": {"epochs": {"mlp-digits": 20, "cnn-digits": 15, "cnn-synthetic": 4},
-                 "repeats": 5},
+                 "repeats": 5, "max_repeats": 10},
     "full": {"epochs": {"mlp-digits": 30, "cnn-digits": 20, "cnn-synthetic": 8},
-             "repeats": 10, "data_size": "large"},
+             "repeats": 10, "max_repeats": 30, "data_size": "large"},
 }
 DEFAULT_EPOCHS = 10
 
@@ -25,7 +25,9 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     cells = []
     for name in names:
         workload = get_workload(name)
-        params = {"epochs": grid["epochs"].get(name, DEFAULT_EPOCHS)}
+        params = {"epochs": grid["epochs"].get(name, DEFAULT_EPOCHS),
+                  "max_repeats": request.repeats or grid["max_repeats"],
+                  "target_ci": 0.05}
         if workload.dataset == "synthetic-images" and "data_size" in grid:
             params["data_size"] = grid["data_size"]
         for framework in request.frameworks:

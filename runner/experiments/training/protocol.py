@@ -16,6 +16,7 @@ from dlbench.schema import CellStatus
 from runner.datasets import Dataset
 from runner.measure import NS_PER_S, PeakRss, clock_ns
 from runner.outcome import CellOutcome, Fairness, Observation
+from runner.repeats import adaptive_repeats, decision_details
 from runner.spec import CellSpec
 from runner.workloads import Layer, Workload, epoch_order, get_workload, initial_layers
 from runner.workloads import load_workload_data, model_input
@@ -57,13 +58,15 @@ def training_data(spec: CellSpec) -> TrainingData:
 
 def measure_training(spec: CellSpec, trainer: Trainer, data: TrainingData,
                      fairness: Fairness) -> CellOutcome:
-    """Train `spec.repeats` times from the same initial weights and record every epoch."""
+    """Train repeatedly from the same initial weights, recording every epoch, until the
+    steady epoch time's interval is tight enough (runner.repeats)."""
     epochs = int(spec.params["epochs"])
     layers = initial_layers(data.workload, data.dataset)
-    observations: list[Observation] = []
-    for repeat in range(spec.repeats):
-        observations += _one_training(trainer, data, layers, epochs, repeat)
-    return CellOutcome(CellStatus.OK, observations, fairness)
+    observations, decision = adaptive_repeats(
+        spec, lambda repeat: _one_training(trainer, data, layers, epochs, repeat),
+        key_metric="steady_epoch_time")
+    return CellOutcome(CellStatus.OK, observations, fairness,
+                       details=decision_details(decision, "steady_epoch_time"))
 
 
 def _one_training(trainer: Trainer, data: TrainingData, layers: list[Layer], epochs: int,

@@ -1,0 +1,59 @@
+"""Shared set-up of the site tests: the golden results, a mkdocs config, published releases."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import yaml
+
+from report.build import build_site
+from report.cite import Citation
+from report.publish import mike_deploy
+from report.release import freeze_release
+from report.source import load_release
+
+ROOT = Path(__file__).parent.parent
+GOLDEN = Path(__file__).parent / "data" / "golden"
+TEMPLATES = ROOT / "templates"
+RUN_A = "20261201T100000Z-fixture"  # training
+RUN_B = "20261201T110000Z-fixture"  # precision
+SITE_URL = "https://dlbench.example.org/"
+#: Two releases: the second adds a run, as a real project would publish them.
+RELEASES = (("2026.11", [RUN_A], "2026-11-30"), ("2026.12", [RUN_A, RUN_B], "2026-12-01"))
+
+
+def golden_results(tmp: Path) -> Path:
+    """A writable copy of the golden results directory."""
+    target = tmp / "results"
+    shutil.copytree(GOLDEN, target)
+    return target
+
+
+def site_config(tmp: Path, docs_dir: Path) -> Path:
+    """The project's mkdocs.yml, pointed at `docs_dir`, written under `tmp`."""
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    config["docs_dir"] = str(docs_dir)
+    config["site_dir"] = str(tmp / "site")
+    path = tmp / "mkdocs.yml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def freeze(results: Path, name: str, runs: list[str], date: str) -> Path:
+    """Freeze golden runs as a release."""
+    cff = Citation(name, date, SITE_URL).cff()
+    return freeze_release(results, name, runs, date, f"fixture release {name}", cff)
+
+
+def publish_golden(tmp: Path) -> Path:
+    """Freeze and deploy the golden releases; returns the pages repository."""
+    results = golden_results(tmp)
+    docs = tmp / "site_src"
+    config = site_config(tmp, docs)
+    pages = tmp / "pages"
+    for name, runs, date in RELEASES:
+        freeze(results, name, runs, date)
+        build_site(load_release(results, name), docs, TEMPLATES, SITE_URL)
+        mike_deploy(config, pages, name, f"{name} ({date})")
+    return pages

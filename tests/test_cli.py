@@ -1,0 +1,37 @@
+"""Bad input: one line naming what was wrong and what is accepted, exit status 2."""
+
+from __future__ import annotations
+
+import pytest
+
+from dlbench.cli import main
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["run", "--suite", "huge"], "unknown suite 'huge'; valid: quick, standard, full"),
+        (["run", "--experiment", "speed"], "unknown experiment 'speed'; valid: training"),
+        (["run", "--framework", "mxnet"], "unknown framework 'mxnet'; valid: pytorch"),
+        (["run", "--workload", "resnet"], "unknown workload 'resnet'; valid: mlp-digits"),
+        (["run", "--device", "tpu"], "unknown device 'tpu'; valid: auto, cpu, cuda"),
+        (["run", "--repeats", "0"], "--repeats must be at least 1"),
+        (["run", "--workload", "mlp-mnist"], "pass --data-dir DIR"),
+        (["run", "--resume", "no-such-run"], "no run 'no-such-run'"),
+    ],
+)
+def test_bad_run_arguments_exit_2_with_one_line(argv, expected, capsys, tmp_path):
+    code = main([*argv, "--results-dir", str(tmp_path)])
+    error = capsys.readouterr().err
+    assert code == 2
+    assert expected in error
+    assert len(error.strip().splitlines()) == 1
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def test_list_names_every_framework_and_whether_installed(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for name in ("pytorch", "tensorflow", "keras-tensorflow", "keras-torch", "keras-jax",
+                 "mlp-digits", "cnn-digits", "training"):
+        assert name in out

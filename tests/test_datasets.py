@@ -1,0 +1,88 @@
+"""Datasets: bundled digits, generated images, and users' local MNIST/CIFAR-10 files."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from runner.datasets import DatasetError, load_cifar10, load_digits, load_mnist_npz, synthetic_images
+from runner.workloads import WORKLOADS, epoch_order, initial_layers
+
+
+def test_digits_split_is_fixed_and_scaled():
+    first, second = load_digits(), load_digits()
+    assert first.x_train.shape == (1437, 8, 8, 1) and first.x_test.shape == (360, 8, 8, 1)
+    assert np.array_equal(first.y_test, second.y_test)
+    assert 0.0 <= first.x_train.min() and first.x_train.max() <= 1.0
+
+
+def test_synthetic_images_have_learnable_labels():
+    from sklearn.linear_model import LogisticRegression
+
+    data = synthetic_images(train=600)
+    model = LogisticRegression(max_iter=300).fit(data.x_train.reshape(600, -1), data.y_train)
+    accuracy = model.score(data.x_test.reshape(len(data.x_test), -1), data.y_test)
+    assert accuracy > 0.5  # chance is 0.1
+
+
+def write_mnist(folder, n=20):
+    rng = np.random.default_rng(0)
+    np.savez(folder / "mnist.npz",
+             x_train=rng.integers(0, 256, (n, 28, 28), dtype=np.uint8),
+             y_train=rng.integers(0, 10, n), x_test=rng.integers(0, 256, (5, 28, 28), dtype=np.uint8),
+             y_test=rng.integers(0, 10, 5))
+
+
+def test_mnist_npz_loads(tmp_path):
+    write_mnist(tmp_path)
+    data = load_mnist_npz(tmp_path)
+    assert data.x_train.shape == (20, 28, 28, 1) and data.x_train.dtype == np.float32
+    assert data.x_train.max() <= 1.0 and data.classes == 10
+
+
+def test_mnist_errors_name_the_problem(tmp_path):
+    with pytest.raises(DatasetError, match="mnist.npz in --data-dir"):
+        load_mnist_npz(tmp_path)
+    np.savez(tmp_path / "mnist.npz", x_train=np.zeros((2, 28, 28)))
+    with pytest.raises(DatasetError, match="missing array"):
+        load_mnist_npz(tmp_path)
+
+
+def write_cifar(folder, batches=2, n=6):
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(1)
+    for name in [f"data_batch_{i + 1}" for i in range(batches)] + ["test_batch"]:
+        batch = {b"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8),
+                 b"labels": list(rng.integers(0, 10, n))}
+        (folder / name).write_bytes(pickle.dumps(batch))
+
+
+def test_cifar10_batches_load_as_nhwc(tmp_path):
+    write_cifar(tmp_path / "cifar-10-batches-py")
+    data = load_cifar10(tmp_path)
+    assert data.x_train.shape == (12, 32, 32, 3) and data.x_test.shape == (6, 32, 32, 3)
+    raw = pickle.loads((tmp_path / "cifar-10-batches-py" / "test_batch").read_bytes())
+    red_first_pixel = raw[b"data"][0][0] / 255.0
+    assert data.x_test[0, 0, 0, 0] == pytest.approx(red_first_pixel)
+
+
+def test_cifar10_corrupt_batch_is_reported(tmp_path):
+    write_cifar(tmp_path)
+    (tmp_path / "test_batch").write_bytes(b"garbage")
+    with pytest.raises(DatasetError, match="not a CIFAR-10 python batch"):
+        load_cifar10(tmp_path)
+
+
+def test_epoch_order_is_shared_and_changes_per_epoch():
+    assert np.array_equal(epoch_order(100, 3, 0), epoch_order(100, 3, 0))
+    assert not np.array_equal(epoch_order(100, 3, 0), epoch_order(100, 4, 0))
+
+
+def test_initial_weights_are_deterministic_and_shaped():
+    workload, data = WORKLOADS["cnn-digits"], load_digits()
+    layers = initial_layers(workload, data)
+    again = initial_layers(workload, data)
+    assert [layer.kernel.shape for layer in layers] == [(3, 3, 1, 16), (3, 3, 16, 32), (128, 10)]
+    assert all(np.array_equal(a.kernel, b.kernel) for a, b in zip(layers, again))

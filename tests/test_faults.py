@@ -1,0 +1,106 @@
+"""Faults: a cell that raises or hangs is recorded as failed; an interrupted run resumes
+without losing or repeating a finished cell."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dlbench.schema import CellStatus
+from dlbench.tables import ResultsFileError, read_table
+from runner.execute import execute_cell
+from runner.spec import CellSpec
+from runner.store import RunStore
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def torch_cell(**overrides) -> CellSpec:
+    values = dict(experiment="training", workload="mlp-digits", framework="pytorch",
+                  backend="", device="cpu", batch_size=32, repeats=1, threads=1,
+                  params={"epochs": 2})
+    return CellSpec(**(values | overrides))
+
+
+def test_a_hanging_cell_times_out_as_failed():
+    record = execute_cell(torch_cell(timeout_s=0.5))
+    assert record.outcome.status is CellStatus.FAILED
+    assert record.outcome.reason == "timed out after 0.5 s"
+
+
+def test_a_raising_cell_is_failed_with_its_error_and_stderr(tmp_path):
+    (tmp_path / "mnist.npz").write_bytes(b"not an npz")
+    record = execute_cell(torch_cell(workload="mlp-mnist", data_dir=str(tmp_path)))
+    assert record.outcome.status is CellStatus.FAILED
+    assert record.outcome.reason.startswith("DatasetError:")
+    assert "Traceback" in record.stderr_tail
+
+
+def test_rebuilding_tables_never_overwrites_a_corrupt_table(tmp_path):
+    store = RunStore(tmp_path / "run")
+    (store.root).mkdir()
+    (store.root / "cells.parquet").write_bytes(b"garbage")
+    with pytest.raises(ResultsFileError):
+        store.rebuild_tables()
+    assert (store.root / "cells.parquet").read_bytes() == b"garbage"
+
+
+def start_run(results: Path, *extra: str) -> subprocess.Popen:
+    command = [sys.executable, "-m", "dlbench.cli", "run", "--experiment", "training",
+               "--workload", "mlp-digits", "--repeats", "1", "--no-progress",
+               "--results-dir", str(results), *extra]
+    return subprocess.Popen(command, cwd=ROOT, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def wait_for(condition, timeout=240.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.2)
+
+
+def test_killed_mid_cell_then_resumed_loses_and_repeats_nothing(tmp_path):
+    frameworks = ["--framework", "pytorch", "--framework", "keras-jax", "--framework", "tensorflow"]
+    process = start_run(tmp_path, *frameworks)
+    runs = tmp_path / "runs"
+    wait_for(lambda: len(list(runs.glob("*/cells/*.json"))) == 1)
+    time.sleep(1.0)  # the second cell's worker is now importing/running
+    os.killpg(process.pid, signal.SIGKILL)  # the harshest interruption: no cleanup at all
+    process.communicate()
+    (run_dir,) = runs.iterdir()
+    first = json.loads(next((run_dir / "cells").glob("*.json")).read_text())
+    assert len(list((run_dir / "cells").glob("*.json"))) == 1
+
+    resumed = subprocess.run([sys.executable, "-m", "dlbench.cli", "run", "--resume",
+                              run_dir.name, "--no-progress", "--results-dir", str(tmp_path)],
+                             cwd=ROOT, capture_output=True, text=True, timeout=400)
+    assert resumed.returncode == 0, resumed.stderr
+    cells = read_table(run_dir / "cells.parquet", "cells")
+    assert sorted(cells["framework"]) == ["keras", "pytorch", "tensorflow"]
+    assert cells["cell_id"].is_unique
+    kept = cells[cells["cell_id"] == first["spec"]["experiment"] + ":mlp-digits:pytorch:"
+                 "fp32-default-b32:cpu"]
+    assert kept["started_at"].item() == first["started_at"]  # not re-measured
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
+
+
+def test_ctrl_c_keeps_finished_cells_and_marks_the_run_interrupted(tmp_path):
+    process = start_run(tmp_path, "--framework", "pytorch", "--framework", "keras-jax")
+    runs = tmp_path / "runs"
+    wait_for(lambda: len(list(runs.glob("*/cells/*.json"))) == 1)
+    os.killpg(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert b"--resume" in stderr
+    (run_dir,) = runs.iterdir()
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
+    assert len(read_table(run_dir / "cells.parquet", "cells")) == 1

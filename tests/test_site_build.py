@@ -1,0 +1,164 @@
+"""The build step: deterministic pages from the golden results, labelled charts, IDs, code."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from dlbench.metrics import METRICS
+from report.build import build_site, site_files
+from report.source import load_draft, load_release
+from tests.site_fixtures import (
+    GOLDEN, RUN_A, RUN_B, SITE_URL, TEMPLATES, freeze, golden_results, site_config,
+)
+
+SPEC = re.compile(r'data-spec="([^"]*)"')
+
+
+@pytest.fixture(scope="module")
+def files() -> dict[str, bytes]:
+    """Every file of the site for a draft of both golden runs."""
+    return site_files(load_draft(GOLDEN, [RUN_A, RUN_B]), TEMPLATES, SITE_URL)
+
+
+def _specs(page: bytes) -> list[dict]:
+    return [json.loads(html.unescape(m)) for m in SPEC.findall(page.decode())]
+
+
+def test_same_results_give_byte_identical_pages(tmp_path: Path) -> None:
+    source = load_draft(GOLDEN, [RUN_A, RUN_B])
+    first = build_site(source, tmp_path / "a", TEMPLATES, SITE_URL)
+    again = build_site(source, tmp_path / "a", TEMPLATES, SITE_URL)
+    assert first.written and not again.written and not again.removed
+    build_site(source, tmp_path / "b", TEMPLATES, SITE_URL)
+    a = {p.relative_to(tmp_path / "a"): p.read_bytes() for p in (tmp_path / "a").rglob("*")
+         if p.is_file()}
+    b = {p.relative_to(tmp_path / "b"): p.read_bytes() for p in (tmp_path / "b").rglob("*")
+         if p.is_file()}
+    assert a == b
+
+
+def test_adding_a_run_changes_only_what_depends_on_it(tmp_path: Path) -> None:
+    out = tmp_path / "site_src"
+    build_site(load_draft(GOLDEN, [RUN_A]), out, TEMPLATES, SITE_URL)
+    report = build_site(load_draft(GOLDEN, [RUN_A, RUN_B]), out, TEMPLATES, SITE_URL)
+    changed = set(report.written) | set(report.removed)
+    assert "experiments/precision.md" in changed
+    assert "experiments/training.md" not in changed
+    assert not [p for p in changed if p.startswith("charts/training-")]
+    assert "assets/javascripts/vega-bundle.js" not in changed
+
+
+def test_every_chart_is_labelled_with_unit_and_direction(files: dict[str, bytes]) -> None:
+    specs = [s for path, data in files.items() if path.startswith("experiments/")
+             for s in _specs(data)]
+    assert len(specs) >= 10
+    for spec in specs:
+        layers = spec.get("layer", [spec])
+        titles = [enc["title"] for layer in layers for enc in layer["encoding"].values()
+                  if isinstance(enc, dict) and "title" in enc and enc["title"]]
+        assert any(re.search(r"\(.+, (lower|higher) is better\)", t) for t in titles), titles
+        assert "lower is better" in str(spec["title"]) or "higher is better" in str(
+            spec["title"])
+
+
+def test_every_chart_has_a_static_svg_without_external_urls(files: dict[str, bytes]) -> None:
+    pages = b"".join(d for p, d in files.items() if p.endswith(".md")).decode()
+    svgs = [p for p in files if p.startswith("charts/")]
+    assert len(svgs) == len(SPEC.findall(pages))
+    for path in svgs:
+        assert f"../{path}" in pages
+        text = files[path].decode()
+        assert text.startswith("<svg") and "<path" in text
+        assert "http" not in text.replace("http://www.w3.org", "")
+
+
+def test_every_result_has_an_anchored_permanent_id(files: dict[str, bytes]) -> None:
+    pages = files["experiments/training.md"].decode() + files["experiments/precision.md"].decode()
+    results = pd.read_csv(pd.io.common.BytesIO(files["downloads/results.csv"]))
+    assert results["result_id"].is_unique
+    assert all(re.fullmatch(r"draft-\d{4}", i) for i in results["result_id"])
+    for result_id in results["result_id"]:
+        assert f'<a id="r-{result_id}" href="#r-{result_id}">{result_id}</a>' in pages
+    home = files["index.md"].decode()
+    assert re.search(r"\[draft-\d{4}\]\(experiments/training\.md#r-draft-\d{4}\)", home)
+
+
+def test_every_number_states_spread_and_machine(files: dict[str, bytes]) -> None:
+    page = files["experiments/training.md"].decode()
+    rows = [line for line in page.splitlines() if line.startswith("| <a id=")]
+    assert rows
+    for row in rows:
+        cells = [c.strip() for c in row.split(" | ")]
+        assert cells[1].startswith("cpu: Fixture CPU")  # machine
+        assert re.fullmatch(r"[\d.,]+–[\d.,]+( \S+)?", cells[6]), cells[6]  # 95% CI
+        assert re.fullmatch(r"[\d.,]+–[\d.,]+( \S+)?", cells[7]), cells[7]  # min–max
+        assert re.fullmatch(r"\d+", cells[8])  # n
+    home = files["index.md"].decode()
+    assert "95% CI" in home and "cpu: Fixture CPU" in home
+
+
+def test_code_tabs_show_the_recorded_snapshot_exactly(files: dict[str, bytes]) -> None:
+    page = files["experiments/training.md"].decode()
+    for framework in ("pytorch", "tensorflow", "keras"):
+        assert f'=== "{framework}"' in page
+        snapshot = (GOLDEN / "runs" / RUN_A / "code" / "runner" / "experiments" / "training"
+                    / f"{framework}.py").read_text()
+        indented = "\n".join(("    " + line).rstrip() for line in snapshot.rstrip().splitlines())
+        assert indented in page
+    assert "    ````python" in page  # the snapshot holds ```, so the fence is longer
+
+
+def test_cells_without_results_are_listed_with_their_reason(files: dict[str, bytes]) -> None:
+    page = files["experiments/training.md"].decode()
+    assert "| cnn-digits | keras-torch |" in page and "fixture: not supported" in page
+
+
+def test_data_dictionary_covers_every_metric_and_column(files: dict[str, bytes]) -> None:
+    page = files["downloads.md"].decode()
+    for name, metric in METRICS.items():
+        assert f"| `{name}` | {metric.unit} | {metric.direction.phrase} |" in page
+    assert "(undocumented column)" not in page
+    for kind in ("results", "observations", "cells"):
+        assert f"downloads/{kind}.csv" in files and f"downloads/{kind}.parquet" in files
+    observations = pd.read_parquet(pd.io.common.BytesIO(files["downloads/observations.parquet"]))
+    assert set(observations["run_id"]) == {RUN_A, RUN_B}
+
+
+def test_nothing_is_fetched_from_another_host(files: dict[str, bytes]) -> None:
+    for path, data in files.items():
+        if path.endswith((".js", ".css")) and "vega-bundle" not in path:
+            assert not re.search(rb"https?://", data), path
+    bundle = files["assets/javascripts/vega-bundle.js"]
+    assert bundle.startswith(b"(function () {") and b"window.vegaEmbed=" in bundle
+
+
+def test_release_pages_are_built_from_the_frozen_copy(tmp_path: Path) -> None:
+    results = golden_results(tmp_path)
+    freeze(results, "2026.12", [RUN_A, RUN_B], "2026-12-01")
+    files = site_files(load_release(results, "2026.12"), TEMPLATES, SITE_URL)
+    assert "2026.12-0001" in files["experiments/training.md"].decode()
+    cite = files["cite.md"].decode()
+    assert "https://dlbench.example.org/2026.12/" in cite and "@misc{dlbench-2026-12," in cite
+    assert "released 2026-12-01" in cite
+
+
+def test_mkdocs_strict_build_passes_and_rejects_a_broken_anchor(tmp_path: Path) -> None:
+    docs = tmp_path / "site_src"
+    build_site(load_draft(GOLDEN, [RUN_A, RUN_B]), docs, TEMPLATES, SITE_URL)
+    config = site_config(tmp_path, docs)
+    command = [sys.executable, "-m", "mkdocs", "build", "-f", str(config)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (tmp_path / "site" / "experiments" / "training" / "index.html").is_file()
+    with (docs / "cite.md").open("a") as page:
+        page.write("\n[broken](experiments/training.md#r-no-such-result)\n")
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert done.returncode != 0 and "r-no-such-result" in done.stderr

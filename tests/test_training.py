@@ -1,0 +1,93 @@
+"""The training experiment end to end: real frameworks, real worker processes, real tables."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from dlbench.tables import read_table
+from runner.plan import RunRequest, plan_cells
+from runner.run import run_cells
+from runner.store import RunStore
+
+pytestmark = pytest.mark.slow
+
+FRAMEWORK_NAMES = ["pytorch", "tensorflow", "keras-tensorflow", "keras-torch", "keras-jax"]
+
+
+def training_run(tmp_path, workloads, frameworks, repeats=1, data_dir=""):
+    request = RunRequest(suite="quick", experiments=["training"], workloads=workloads,
+                         frameworks=frameworks, device="cpu", repeats=repeats, threads=None,
+                         timeout_s=None, data_dir=data_dir)
+    store = RunStore(tmp_path / "runs" / "test-run")
+    store.root.mkdir(parents=True)
+    run_cells(store, request, "cpu", plan_cells(request, "cpu"), progress=False)
+    return store
+
+
+@pytest.fixture(scope="module")
+def mlp_run(tmp_path_factory):
+    return training_run(tmp_path_factory.mktemp("training"), ["mlp-digits"], FRAMEWORK_NAMES)
+
+
+def final_accuracies(store) -> dict[str, float]:
+    observations = read_table(store.root / "observations.parquet", "observations")
+    accuracy = observations[observations["metric"] == "test_accuracy"]
+    names = accuracy["framework"] + np.where(accuracy["backend"] != "", "-" + accuracy["backend"], "")
+    return dict(zip(names, accuracy["value"]))
+
+
+def test_every_framework_reaches_95_percent_and_they_agree(mlp_run):
+    accuracies = final_accuracies(mlp_run)
+    assert sorted(accuracies) == sorted(FRAMEWORK_NAMES)
+    assert min(accuracies.values()) >= 0.95, accuracies
+    assert max(accuracies.values()) - min(accuracies.values()) <= 0.02, accuracies
+
+
+def test_cells_carry_fairness_manifest_settings_and_code(mlp_run):
+    cells = read_table(mlp_run.root / "cells.parquet", "cells")
+    assert set(cells["status"]) == {"ok"}
+    for row in cells.itertuples():
+        fairness = json.loads(row.fairness_json)
+        assert fairness["threads"] == row.threads and fairness["batch_size"] == 32
+        assert fairness["settings"]["OMP_NUM_THREADS"] == str(row.threads)
+        assert fairness["timer_includes"] and fairness["compile_mode"]
+        assert (mlp_run.root / "code" / row.code_path).is_file()
+        details = json.loads(row.details_json)
+        assert details["repeats"]["done"] == 1
+
+
+def test_epoch_rows_and_summaries_are_consistent(mlp_run):
+    observations = read_table(mlp_run.root / "observations.parquet", "observations")
+    torch_rows = observations[observations["framework"] == "pytorch"]
+    epochs = torch_rows[torch_rows["metric"] == "epoch_time"].sort_values("step")
+    assert list(epochs["step"]) == list(range(10))
+    steady = torch_rows[torch_rows["metric"] == "steady_epoch_time"]["value"].item()
+    assert steady == pytest.approx(np.median(epochs["value"].to_numpy()[1:]))
+    first = torch_rows[torch_rows["metric"] == "first_epoch_time"]["value"].item()
+    assert first == epochs["value"].iloc[0]
+
+
+def test_local_mnist_file_trains_through_data_dir(tmp_path):
+    from tests.test_datasets import write_mnist
+
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    write_mnist(data_dir, n=64)
+    store = training_run(tmp_path, ["mlp-mnist"], ["pytorch"], data_dir=str(data_dir))
+    cells = read_table(store.root / "cells.parquet", "cells")
+    assert list(cells["status"]) == ["ok"], cells["reason"].tolist()
+    assert final_accuracies(store)["pytorch"] >= 0.0
+
+
+def test_a_missing_framework_is_skipped_and_the_run_goes_on(tmp_path, monkeypatch):
+    from runner import frameworks
+
+    monkeypatch.setitem(frameworks.REQUIRED_MODULES, "keras-jax", ("keras", "no_such_module_jax"))
+    store = training_run(tmp_path, ["mlp-digits"], ["keras-jax", "pytorch"])
+    cells = read_table(store.root / "cells.parquet", "cells").set_index("framework")
+    assert cells.loc["keras", "status"] == "skipped"
+    assert "not installed: no_such_module_jax" in cells.loc["keras", "reason"]
+    assert cells.loc["pytorch", "status"] == "ok"
