@@ -59,7 +59,7 @@ class Citation:
             "authors:\n"
             f'  - name: "{AUTHOR}"\n'
             f'version: "{self.release}"\n'
-            f"date-released: {self.date}\n"
+            f'date-released: "{self.date}"\n'
             f'url: "{self.url}"\n'
             f"license: {LICENSE}\n"
             "keywords:\n  - benchmark\n  - pytorch\n  - tensorflow\n  - keras\n"

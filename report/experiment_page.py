@@ -39,6 +39,7 @@ def _rows(rows: pd.DataFrame) -> list[dict]:
             "result_id": row.result_id, "anchor": result_anchor(row.result_id),
             "machine": row.machine, "workload": row.workload, "system": row.system,
             "variant": row.variant, "median": f"{format_number(row.median)}{unit}",
+            "ci": f"{format_number(row.ci_low)}–{format_number(row.ci_high)}{unit}",
             "spread": f"{format_number(row.low)}–{format_number(row.high)}{unit}",
             "n": row.n, "cv": "n/a" if math.isnan(row.cv) else f"{row.cv:.1%}",
         })

@@ -40,12 +40,14 @@ def ensure_repo(pages_repo: Path) -> None:
     if not (pages_repo / ".git").exists():
         pages_repo.mkdir(parents=True, exist_ok=True)
         _run(["git", "init", "--quiet", "--initial-branch=main"], pages_repo)
+        _run(["git", "commit", "--quiet", "--allow-empty", "-m",
+              "dlbench versioned site: one version per release, on branch " + BRANCH], pages_repo)
 
 
 def mike_deploy(config: Path, pages_repo: Path, release: str, title: str) -> None:
     """Commit the built site_src/ as version `release` and point `latest` at it."""
     ensure_repo(pages_repo)
-    mike = [sys.executable, "-m", "mike"]
+    mike = [sys.executable, "-c", "import sys; from mike.driver import main; sys.exit(main())"]
     common = ["--config-file", str(config.resolve()), "--branch", BRANCH]
     _run(mike + ["deploy", *common, "--update-aliases", "--title", title, release, LATEST],
          pages_repo)

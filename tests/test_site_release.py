@@ -1,0 +1,100 @@
+"""Releases: frozen with checksums, never rewritten; citation files valid CFF 1.2.0."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from dlbench.cli import main
+from report.release import ReleaseError, freeze_release
+from report.source import SourceError, load_release, release_names
+from tests.site_fixtures import ROOT, RUN_A, RUN_B, freeze, golden_results
+
+SCHEMA = Path(__file__).parent / "data" / "cff-1.2.0.schema.json"
+
+
+def _validate_cff(path: Path) -> dict:
+    document = yaml.safe_load(path.read_text())
+    validator = jsonschema.Draft7Validator(json.loads(SCHEMA.read_text()),
+                                           format_checker=jsonschema.FormatChecker())
+    errors = [e.message for e in validator.iter_errors(document)]
+    assert not errors, errors
+    return document
+
+
+def test_release_freezes_runs_with_manifest_and_ids(tmp_path: Path) -> None:
+    results = golden_results(tmp_path)
+    root = freeze(results, "2026.12", [RUN_A, RUN_B], "2026-12-01")
+    manifest = json.loads((root / "MANIFEST.json").read_text())
+    assert f"runs/{RUN_A}/observations.parquet" in manifest["files"]
+    source = load_release(results, "2026.12")
+    ids = list(source.result_ids["result_id"])
+    assert ids[0] == "2026.12-0001" and len(ids) == len(set(ids))
+    # run A's results come first, so a release that adds run B renumbers none of them
+    first = freeze(results, "2026.11", [RUN_A], "2026-11-30")
+    assert (first / "result_ids.csv").read_text().replace("2026.11", "X") in (
+        root / "result_ids.csv").read_text().replace("2026.12", "X")
+    assert release_names(results) == ["2026.11", "2026.12"]
+
+
+def test_publishing_an_existing_release_again_is_refused(tmp_path: Path) -> None:
+    results = golden_results(tmp_path)
+    root = freeze(results, "2026.12", [RUN_A], "2026-12-01")
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    with pytest.raises(ReleaseError, match="already exists"):
+        freeze(results, "2026.12", [RUN_A, RUN_B], "2026-12-02")
+    assert before == {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_publish_command_refuses_bad_input_with_one_line(tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture) -> None:
+    results = golden_results(tmp_path)
+    base = ["--results-dir", str(results), "--config", str(ROOT / "mkdocs.yml"),
+            "--out", str(tmp_path / "site_src")]
+    pages = ["--pages-repo", str(tmp_path / "pages")]
+    for argv, message in (
+        (["publish", "bad/name", "--run", RUN_A, *pages], "invalid release name"),
+        (["publish", "2026.12", "--run", "nope", *pages], "unknown run 'nope'"),
+        (["publish", "2026.12", "--run", RUN_A, "--date", "December", *pages],
+         "invalid --date"),
+        (["build", "--release", "9999"], "unknown release '9999'"),
+        (["build", "--run", "nope"], "unknown run 'nope'"),
+    ):
+        assert main(argv + base) == 2
+        error = capsys.readouterr().err
+        assert message in error and error.count("\n") == 1, error
+    assert not (results / "releases").exists() or not any((results / "releases").iterdir())
+
+
+def test_a_changed_release_file_is_detected(tmp_path: Path) -> None:
+    results = golden_results(tmp_path)
+    root = freeze(results, "2026.12", [RUN_A], "2026-12-01")
+    with (root / "runs" / RUN_A / "observations.csv").open("a") as handle:
+        handle.write("tampered\n")
+    with pytest.raises(SourceError, match="differ from MANIFEST.json"):
+        load_release(results, "2026.12")
+
+
+def test_freeze_without_runs_writes_nothing(tmp_path: Path) -> None:
+    results = golden_results(tmp_path)
+    with pytest.raises(ReleaseError, match="at least one run"):
+        freeze_release(results, "2026.12", [], "2026-12-01", "t", "")
+    assert not (results / "releases" / "2026.12").exists()
+
+
+def test_release_citation_is_valid_cff(tmp_path: Path) -> None:
+    root = freeze(golden_results(tmp_path), "2026.12", [RUN_A], "2026-12-01")
+    document = _validate_cff(root / "CITATION.cff")
+    assert document["version"] == "2026.12"
+    assert document["url"] == "https://dlbench.example.org/2026.12/"
+
+
+def test_root_citation_is_valid_cff() -> None:
+    path = ROOT / "CITATION.cff"
+    if not path.exists():
+        pytest.fail("CITATION.cff is missing at the project root")
+    assert _validate_cff(path)["cff-version"] == "1.2.0"
