@@ -116,3 +116,26 @@ def test_each_rerun_is_kept_as_its_own_run(release):
     second = reproduce(result_id, results, measure=measuring(1.5), environment=PUBLISHED_ENV)
     assert first.new_run_id != second.new_run_id
     assert {first.new_run_id, second.new_run_id} <= {p.name for p in (results / "runs").iterdir()}
+
+
+@pytest.mark.slow
+def test_a_real_cell_published_here_is_reproduced_or_explained(tmp_path):
+    from runner.environment import capture_environment
+    from runner.execute import PROJECT_ROOT, execute_cell
+    from runner.store import RunStore
+
+    cell = CellSpec("training", "mlp-digits", "pytorch", "", "cpu", batch_size=32, repeats=2,
+                    threads=1, params={"epochs": 2, "max_repeats": 2, "target_ci": 0.05})
+    store = RunStore(tmp_path / "runs" / "20261202T000000Z-cpu")
+    store.save_run_info({"run_id": store.run_id})
+    store.save_environment(capture_environment(PROJECT_ROOT))
+    store.save_record(execute_cell(cell))
+    store.rebuild_tables()
+    freeze_release(tmp_path, "here", [store.run_id], "2026-12-02", "Here", "cff-version: 1.2.0\n")
+    ids = pd.read_csv(tmp_path / "releases" / "here" / "result_ids.csv", dtype=str)
+    result_id = ids.loc[ids["metric"] == "steady_epoch_time", "result_id"].iloc[0]
+    result = reproduce(result_id, tmp_path)
+    assert result.status is CellStatus.OK, result.reason
+    assert not result.code_changed
+    text = "\n".join(explain(result))
+    assert result.inside or "possible reasons" in text or "no recorded difference" in text
