@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from tests.stats_fixtures import FakeCell, noisy, spec, training_cells, write_run
 
 from dlbench.schema import CellStatus
+from dlbench.stats import compare_samples
 from dlbench.tables import read_table
 from report.verdicts import QUESTIONS, Question, VerdictOutcome, answer, verdicts
 
@@ -150,3 +153,74 @@ def test_questions_without_data_or_registered_metric_give_nothing(tmp_path):
                                                                        "tensorflow": 1.4})})
     found = verdicts(observations, cells)
     assert {v.question for v in found} == {"training-speed"}
+
+
+def committed_source():
+    """The newest committed release, or else the golden runs as a draft."""
+    from report.source import load_draft, load_release, release_names, run_ids
+
+    project = Path(__file__).resolve().parents[1]
+    releases = release_names(project / "results")
+    if releases:
+        return load_release(project / "results", releases[-1])
+    golden = project / "tests" / "data" / "golden"
+    return load_draft(golden, run_ids(golden))
+
+
+def _evidence_comparison(verdict, observations):
+    rows = observations[observations["step"].isna() & (observations["metric"] == verdict.metric)
+                        & (observations["run_id"] == verdict.run_id)]
+    values = {s.contender: rows.loc[rows["cell_id"] == s.cell_id, "value"].to_numpy()
+              for s in verdict.standings}
+    best, other = values[verdict.standings[0].contender], values[verdict.runner_up]
+    if verdict.direction.value == "lower":
+        return compare_samples(other, best, verdict.direction)
+    return compare_samples(best, other, verdict.direction)
+
+
+def test_committed_verdicts_match_their_statistics():
+    source = committed_source()
+    found = verdicts(source.observations, source.cells)
+    assert found, "the committed results give no verdict at all"
+    for verdict in found:
+        if verdict.outcome is VerdictOutcome.INSUFFICIENT_DATA:
+            continue
+        comparison = _evidence_comparison(verdict, source.observations)
+        assert comparison.ratio == pytest.approx(verdict.advantage)
+        assert comparison.significant is (verdict.outcome is VerdictOutcome.WINNER)
+        if verdict.winner:
+            assert verdict.winner == verdict.standings[0].contender
+            assert comparison.p_value < 0.05
+            assert not verdict.advantage_ci_low <= 1 <= verdict.advantage_ci_high
+
+
+def _scaled(observations: pd.DataFrame, run_id: str, cell_id: str, factor: float):
+    observations = observations.copy()
+    mask = (observations["run_id"] == run_id) & (observations["cell_id"] == cell_id)
+    observations.loc[mask, "value"] = observations.loc[mask, "value"] * factor
+    return observations
+
+
+def test_changing_committed_data_flips_or_removes_each_winner():
+    source = committed_source()
+    winners = [v for v in verdicts(source.observations, source.cells)
+               if v.outcome is VerdictOutcome.WINNER]
+    for verdict in winners:
+        best, runner_up = verdict.standings[0], next(
+            s for s in verdict.standings if s.contender == verdict.runner_up)
+        worse = 4.0 if verdict.direction.value == "lower" else 0.25
+        changed = _scaled(source.observations, verdict.run_id, best.cell_id, worse)
+        again = [v for v in verdicts(changed, source.cells)
+                 if (v.question, v.run_id, v.device, v.group) ==
+                 (verdict.question, verdict.run_id, verdict.device, verdict.group)]
+        assert len(again) == 1 and again[0].winner != verdict.winner
+        same = _scaled(source.observations, verdict.run_id, runner_up.cell_id,
+                       best.summary.median / runner_up.summary.median)
+        removed = [v for v in verdicts(same, source.cells)
+                   if (v.question, v.run_id, v.group) == (verdict.question, verdict.run_id,
+                                                          verdict.group)]
+        assert len(removed) == 1 and removed[0].outcome is not VerdictOutcome.WINNER
+    if not winners:  # repeats too few for significance: no data change can name a winner
+        assert all(v.note.startswith("underpowered") for v in
+                   verdicts(source.observations, source.cells)
+                   if v.outcome is VerdictOutcome.NO_SIGNIFICANT_DIFFERENCE)
