@@ -7,7 +7,8 @@ any matching evidence are absent; check_claims reports them as inconclusive.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import ast
+from collections.abc import Callable, Mapping
 
 import pandas as pd
 
@@ -215,13 +216,51 @@ def _count_ok(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> di
     return result
 
 
+def code_lines(text: str) -> int:
+    """Lines of code: not blank, not a comment, not a docstring."""
+    docstrings: set[int] = set()
+    for node in ast.walk(ast.parse(text)):
+        body = getattr(node, "body", None)
+        first = body[0] if isinstance(body, list) and body else None
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                and isinstance(first.value.value, str):
+            docstrings.update(range(first.lineno, first.end_lineno + 1))
+    return sum(1 for number, line in enumerate(text.splitlines(), 1)
+               if line.strip() and not line.lstrip().startswith("#") and number not in docstrings)
+
+
+def _code_size(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame,
+               code: Mapping[str, str] | None) -> dict[Key, Finding]:
+    result = {}
+    for (machine, device), group in _attempted(rule, cells).groupby(["machine", "device"]):
+        sizes, missing = [], []
+        for name in rule.order:
+            paths = sorted({str(p) for p, s in zip(group["code_path"], group["system"],
+                                                   strict=True) if matches(s, name)})
+            counted = [(code_lines(code[p]), p) for p in paths if code and p in code]
+            if counted:
+                sizes.append((name, *min(counted)))
+            else:
+                missing.append(name)
+        if missing:
+            outcome, text = INCONCLUSIVE, f"no code of {', '.join(missing)} to count"
+        else:
+            text = "; ".join(f"{n}: {lines} lines ({path})" for n, lines, path in sizes) + (
+                " (each framework's own file; the shared protocol is the same for all)")
+            outcome = SUPPORTED if all(sizes[0][1] < s[1] for s in sizes[1:]) else CONTRADICTED
+        result[(str(machine), str(device))] = Finding(outcome, text, tuple(group["cell_id"]))
+    return result
+
+
 HANDLERS = {RuleKind.ORDER: _order, RuleKind.EFFECT: _effect, RuleKind.EQUIVALENT: _equivalent,
             RuleKind.STATUS: _status, RuleKind.COUNT_OK: _count_ok}
 
 
-def evaluate(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> dict[Key, Finding]:
+def evaluate(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame,
+             code: Mapping[str, str] | None = None) -> dict[Key, Finding]:
     """Findings of one rule per (machine, device); a metric not registered gives none."""
     if rule.metric and rule.metric not in METRICS:
         return {}
+    if rule.kind is RuleKind.CODE_SIZE:
+        return _code_size(rule, observations, cells, code)
     return HANDLERS[rule.kind](rule, observations, cells)
-

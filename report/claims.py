@@ -38,6 +38,7 @@ class RuleKind(enum.Enum):
     EQUIVALENT = "equivalent"
     STATUS = "status"
     COUNT_OK = "count_ok"
+    CODE_SIZE = "code_size"
 
 
 class Combine(enum.Enum):
@@ -127,6 +128,7 @@ REQUIRED: dict[RuleKind, tuple[str, ...]] = {
     RuleKind.EQUIVALENT: ("experiment", "metric", "tolerance"),
     RuleKind.STATUS: ("experiment",),
     RuleKind.COUNT_OK: ("experiment", "order"),
+    RuleKind.CODE_SIZE: ("experiment", "order"),
 }
 
 _ENUMS = {"kind": RuleKind, "combine": Combine, "expect": Expect,
@@ -245,11 +247,13 @@ def latest_per_machine(cells: pd.DataFrame, machines: Mapping[str, str] | None) 
 
 def check_claims(observations: pd.DataFrame, cells: pd.DataFrame,
                  claims: list[Claim] | None = None,
-                 machines: Mapping[str, str] | None = None) -> list[ClaimVerdict]:
+                 machines: Mapping[str, str] | None = None,
+                 code: Mapping[str, str] | None = None) -> list[ClaimVerdict]:
     """Every claim's verdict on every machine and device of a release, claim order kept.
 
     `machines` maps run IDs to a machine label, so runs of one machine are judged together;
-    by default every run is its own machine.
+    by default every run is its own machine. `code` maps a cell's code_path to the code it
+    ran (the run's snapshot), for code_size rules.
     """
     from report.claim_rules import evaluate
 
@@ -263,7 +267,7 @@ def check_claims(observations: pd.DataFrame, cells: pd.DataFrame,
                                                        strict=True)})
     verdicts = []
     for claim in claims:
-        per_rule = [evaluate(rule, observations, cells) for rule in claim.evidence]
+        per_rule = [evaluate(rule, observations, cells, code) for rule in claim.evidence]
         for machine, device in devices:
             findings = [found.get((machine, device)) or Finding(
                 ClaimOutcome.INCONCLUSIVE,

@@ -25,6 +25,7 @@ class FakeCell:
     status: CellStatus = CellStatus.OK
     reason: str = ""
     steps: dict[str, list[list[float]]] = field(default_factory=dict)  # metric -> repeat -> steps
+    code_path: str = "runner/experiments/training/x.py"
 
 
 def spec(framework: str, backend: str, experiment: str = "training",
@@ -58,7 +59,7 @@ def write_run(results_dir: Path, run_id: str, cells: list[FakeCell],
     store.save_environment(environment or {"python": "3.12.1", "frameworks": {"torch": "2.13.0"}})
     for cell in cells:
         store.save_record(CellRecord(cell.spec, _outcome(cell), "2026-12-02T10:00:00", 1.0, "",
-                                     "runner/experiments/training/x.py", "0" * 64))
+                                     cell.code_path, "0" * 64))
     store.rebuild_tables()
     return store.root
 

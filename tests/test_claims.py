@@ -227,3 +227,30 @@ def test_runs_of_one_machine_are_judged_together_latest_cell_wins(tmp_path):
     separate = check_claims(observations, cells, claims)
     assert {v.machine: v.verdict for v in separate} == {
         "20261201T1": ClaimOutcome.CONTRADICTED, "20261201T2": ClaimOutcome.INCONCLUSIVE}
+
+
+def test_concise_code_claim_counts_lines_of_each_frameworks_own_code(tmp_path):
+    from report.claim_rules import code_lines
+
+    short = ('"""Doc."""\n\n# comment\nimport torch\n\n\ndef f():\n    """Doc\n    more."""\n'
+             "    return 1\n")
+    assert code_lines(short) == 3
+    longer = "import tensorflow\n" + "x = 1\n" * 10
+    paths = {"pytorch": "runner/experiments/training/pytorch.py",
+             "tensorflow": "runner/experiments/training/tensorflow.py",
+             "keras": "runner/experiments/training/keras.py"}
+    cells = [FakeCell(spec(f, b), {"steady_epoch_time": [1.0, 1.1]}, code_path=paths[f])
+             for f, b in (("pytorch", "pytorch"), ("tensorflow", "tensorflow"),
+                          ("keras", "torch"))]
+    observations, table = tables(tmp_path, {"r1": cells})
+    claim = [PROJECT["pytorch-concise"]]
+    code = {paths["pytorch"]: short, paths["tensorflow"]: longer, paths["keras"]: longer}
+    [verdict] = check_claims(observations, table, claim, code=code)
+    assert verdict.verdict is ClaimOutcome.SUPPORTED
+    assert "pytorch: 3 lines" in verdict.explanation
+    code[paths["keras"]] = "import keras\n"
+    [verdict] = check_claims(observations, table, claim, code=code)
+    assert verdict.verdict is ClaimOutcome.CONTRADICTED
+    [verdict] = check_claims(observations, table, claim)
+    assert verdict.verdict is ClaimOutcome.INCONCLUSIVE
+    assert "no code of pytorch, tensorflow, keras to count" in verdict.explanation
