@@ -15,6 +15,8 @@ from runner.spec import CellSpec, FrameworkId
 #: Experiment name -> package name under runner.experiments, in the order suites run them.
 EXPERIMENT_PACKAGES: dict[str, str] = {
     "training": "training",
+    "data-parallel": "data_parallel",
+    "export": "export",
 }
 
 SUITES = ("quick", "standard", "full")
