@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
-
-import psutil
+from pathlib import Path
 
 NS_PER_S = 1_000_000_000
 
@@ -25,30 +23,29 @@ def timed(work: Callable[[], object], sync: Callable[[], None]) -> float:
 
 
 class PeakRss:
-    """Samples this process's resident memory in a thread; `peak_mib` is the highest seen."""
+    """Peak resident memory of this process over a region, from the kernel's high-water mark.
 
-    def __init__(self, interval_s: float = 0.005) -> None:
-        self._process = psutil.Process()
-        self._interval_s = interval_s
-        self._peak = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
+    Linux keeps VmHWM per process; writing 5 to /proc/self/clear_refs resets it, so the
+    region is measured without a sampling thread competing with the timed work.
+    """
 
-    def _sample(self) -> None:
-        while not self._stop.is_set():
-            self._peak = max(self._peak, self._process.memory_info().rss)
-            self._stop.wait(self._interval_s)
+    def __init__(self) -> None:
+        self._peak_kib = 0
+
+    @staticmethod
+    def _high_water_kib() -> int:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+        raise RuntimeError("/proc/self/status has no VmHWM line")
 
     def __enter__(self) -> PeakRss:
-        self._peak = self._process.memory_info().rss
-        self._thread.start()
+        Path("/proc/self/clear_refs").write_text("5")
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._peak = max(self._peak, self._process.memory_info().rss)
+        self._peak_kib = self._high_water_kib()
 
     @property
     def peak_mib(self) -> float:
-        return self._peak / 2**20
+        return self._peak_kib / 1024
