@@ -28,7 +28,12 @@ def configure_torch(spec: CellSpec) -> dict[str, str]:
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.use_deterministic_algorithms(False)
-    return _base(spec) | {
+    accelerator = {}
+    if torch.cuda.is_available():
+        accelerator = {"torch.cuda": str(torch.version.cuda),
+                       "torch.cudnn": str(torch.backends.cudnn.version()),
+                       "torch.gpu": torch.cuda.get_device_name(0)}
+    return _base(spec) | accelerator | {
         "torch.num_threads": str(torch.get_num_threads()),
         "torch.allow_tf32": "False",
         "torch.version": torch.__version__,
@@ -42,7 +47,10 @@ def configure_tensorflow(spec: CellSpec) -> dict[str, str]:
     tf.config.threading.set_intra_op_parallelism_threads(spec.threads)
     tf.config.threading.set_inter_op_parallelism_threads(1)
     tf.config.experimental.enable_tensor_float_32_execution(False)
-    return _base(spec) | {
+    build = tf.sysconfig.get_build_info()
+    accelerator = {f"tf.build.{key}": str(build[key])
+                   for key in ("cuda_version", "cudnn_version") if key in build}
+    return _base(spec) | accelerator | {
         "tf.intra_op_threads": str(tf.config.threading.get_intra_op_parallelism_threads()),
         "tf.inter_op_threads": "1",
         "tf.tensor_float_32": "False",
