@@ -62,6 +62,52 @@ _ALL = [
        "Mean training loss over one epoch (step = epoch index)."),
     _m("peak_memory", "MiB", "lower",
        "Peak memory during the timed region: process RSS on CPU, allocator peak on GPU."),
+    # inference (latency and throughput are also measured by precision)
+    _m("inference_latency", "ms", "lower",
+       "Wall time of one batch-1 forward call, output synchronised to the host "
+       "(step = call index)."),
+    _m("latency_p50", "ms", "lower", "Median batch-1 forward latency of one repeat."),
+    _m("latency_p90", "ms", "lower", "90th percentile batch-1 forward latency of one repeat."),
+    _m("latency_p99", "ms", "lower", "99th percentile batch-1 forward latency of one repeat."),
+    _m("inference_throughput", "samples/s", "higher",
+       "Samples predicted per second at the large inference batch size, in steady state."),
+    _m("first_call_time", "s", "lower",
+       "Wall time of the very first forward call, including tracing/compilation."),
+    # precision
+    _m("accuracy_change_vs_fp32", "fraction", "higher",
+       "Test accuracy minus the fp32 test accuracy reached from the same weights and data "
+       "in the same framework (0 for fp32 itself)."),
+    _m("output_deviation_vs_fp32", "abs", "lower",
+       "Maximum absolute difference of the logits from the fp32 forward pass on the same "
+       "weights and test inputs."),
+    # execution-mode
+    _m("step_time", "ms", "lower",
+       "Wall time of one training step, synchronised (step = step index, 0 is the first)."),
+    _m("steady_step_time", "ms", "lower", "Median training step time after the first step."),
+    _m("compile_time", "s", "lower",
+       "One-off cost of the first training step beyond a steady step: tracing and "
+       "compilation for graph/compiled modes, first-use initialisation for eager ones."),
+    _m("eager_step_time", "ms", "lower",
+       "Steady training step time of the framework's eager mode, measured in the same "
+       "process as the baseline for break-even."),
+    _m("break_even_steps", "steps", "lower",
+       "Training steps after which a faster compiled mode has paid back its extra first-step "
+       "cost against the eager mode measured in the same process: 1 + ceil((compile_time - "
+       "eager compile_time) / (eager - compiled steady step time))."),
+    # parity
+    _m("parity_forward_max_abs", "abs", "lower",
+       "Maximum absolute difference of the logits from the float64 reference, same weights."),
+    _m("parity_forward_max_rel", "ratio", "lower",
+       "parity_forward_max_abs divided by the largest absolute reference logit."),
+    _m("parity_step_max_abs", "abs", "lower",
+       "Maximum absolute difference of the weight change made by one optimizer step from "
+       "the float64 reference's SGD step."),
+    _m("parity_step_max_rel", "ratio", "lower",
+       "parity_step_max_abs divided by the largest absolute reference weight change."),
+    _m("parity_tolerance", "ratio", "neither",
+       "The largest normalised difference (rel) parity accepts."),
+    _m("parity_pass", "bool", "higher",
+       "1 when forward and step differences from the reference are within tolerance, else 0."),
     # data-parallel (also uses train_throughput, steady_epoch_time, first_epoch_time,
     # test_accuracy)
     _m("scaling_efficiency", "fraction", "higher",

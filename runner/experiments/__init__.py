@@ -15,6 +15,7 @@ from runner.spec import CellSpec, FrameworkId
 #: Experiment name -> package name under runner.experiments, in the order suites run them.
 EXPERIMENT_PACKAGES: dict[str, str] = {
     "training": "training",
+    "parity": "parity",
     "data-parallel": "data_parallel",
     "export": "export",
 }

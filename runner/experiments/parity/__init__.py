@@ -1,0 +1,40 @@
+"""parity: do the frameworks compute the same function from the same transferred weights?"""
+
+from __future__ import annotations
+
+from runner.experiments import Experiment, PlanRequest
+from runner.spec import CellSpec
+
+#: Per suite: the workloads checked. Parity is deterministic: one repeat per cell.
+GRID: dict[str, dict] = {
+    "quick": {"workloads": ["mlp-digits", "cnn-digits"]},
+    "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"]},
+    "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"]},
+}
+
+
+def plan(request: PlanRequest) -> list[CellSpec]:
+    """One fp32 cell per workload and framework, the workload's batch size as step batch."""
+    from runner.workloads import get_workload
+
+    cells = []
+    for name in request.workloads or GRID[request.suite]["workloads"]:
+        workload = get_workload(name)
+        for framework in request.frameworks:
+            cells.append(CellSpec(
+                experiment="parity", workload=name, framework=framework.framework,
+                backend=framework.backend, device=request.device, mode="one-step",
+                batch_size=workload.batch_size, repeats=1, threads=request.threads,
+                timeout_s=request.timeout_s or 300.0, data_dir=request.data_dir,
+            ))
+    return cells
+
+
+EXPERIMENT = Experiment(
+    name="parity",
+    question="Do the frameworks compute the same function from the same weights, before and "
+             "after one optimizer step?",
+    metrics=("parity_forward_max_abs", "parity_forward_max_rel", "parity_step_max_abs",
+             "parity_step_max_rel", "parity_tolerance", "parity_pass"),
+    plan=plan,
+)

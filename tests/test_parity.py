@@ -1,0 +1,129 @@
+"""parity: the float64 reference, the pairwise comparison, and real cells in every framework."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dlbench.parity import pair_results
+from runner.experiments.parity import reference
+from runner.experiments.parity.protocol import TOLERANCE, inject_fault
+from runner.workloads import Layer
+
+
+def _tiny_cnn() -> tuple[list[Layer], np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(3)
+    layers = [Layer("conv", rng.normal(size=(3, 3, 2, 3)), rng.normal(size=3) * 0.1),
+              Layer("dense", rng.normal(size=(2 * 2 * 3, 4)), rng.normal(size=4) * 0.1)]
+    return layers, rng.uniform(size=(5, 4, 4, 2)), rng.integers(0, 4, size=5)
+
+
+def _loss(layers: list[Layer], x: np.ndarray, y: np.ndarray) -> float:
+    logits = reference.forward(layers, x)
+    logits = logits - logits.max(axis=1, keepdims=True)
+    log_probs = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+    return float(-log_probs[np.arange(len(y)), y].mean())
+
+
+def test_reference_gradients_match_finite_differences():
+    layers, x, y = _tiny_cnn()
+    grads = reference.gradients(layers, x, y)
+    for index in range(len(layers)):
+        for position in [(0,) * layers[index].kernel.ndim, (-1,) * layers[index].kernel.ndim]:
+            plus = [Layer(l.kind, l.kernel.copy(), l.bias) for l in layers]
+            minus = [Layer(l.kind, l.kernel.copy(), l.bias) for l in layers]
+            plus[index].kernel[position] += 1e-6
+            minus[index].kernel[position] -= 1e-6
+            numeric = (_loss(plus, x, y) - _loss(minus, x, y)) / 2e-6
+            assert grads[index].kernel[position] == pytest.approx(numeric, rel=1e-4, abs=1e-8)
+
+
+def test_sgd_update_is_minus_learning_rate_times_gradient():
+    layers, x, y = _tiny_cnn()
+    updates = reference.sgd_updates(layers, x, y, 0.5)
+    grads = reference.gradients(layers, x, y)
+    np.testing.assert_allclose(updates[1].bias, -0.5 * grads[1].bias)
+
+
+def test_fault_swaps_two_output_units_and_unknown_fault_is_refused():
+    layers, _, _ = _tiny_cnn()
+    faulty = inject_fault(layers, "swap-first-kernel-outputs")
+    np.testing.assert_array_equal(faulty[0].kernel[..., 0], layers[0].kernel[..., 1])
+    assert inject_fault(layers, "") is layers
+    with pytest.raises(ValueError, match="valid: swap-first-kernel-outputs"):
+        inject_fault(layers, "nonsense")
+
+
+def _cell(framework: str, backend: str, logits: list, updates: list, ok: bool = True) -> dict:
+    details = {"logits": logits, "updates": updates, "tolerance": TOLERANCE,
+               "reference_pass": ok}
+    return {"run_id": "r", "experiment": "parity", "workload": "w", "device": "cpu",
+            "framework": framework, "backend": backend, "status": "ok",
+            "details_json": json.dumps(details)}
+
+
+def test_pair_results_flags_the_pair_that_differs():
+    cells = pd.DataFrame([
+        _cell("pytorch", "", [[1.0, 2.0]], [0.1, 0.2]),
+        _cell("keras", "jax", [[1.0, 2.0 + 1e-7]], [0.1, 0.2]),
+        _cell("tensorflow", "", [[1.0, 2.1]], [0.1, 0.2]),
+    ])
+    pairs = pair_results(cells).set_index(["framework_a", "framework_b"])
+    assert len(pairs) == 3
+    assert bool(pairs.loc[("keras-jax", "pytorch"), "passed"])
+    assert not pairs.loc[("pytorch", "tensorflow"), "passed"]
+    assert pairs.loc[("pytorch", "tensorflow"), "forward_max_abs"] == pytest.approx(0.1)
+
+
+def test_pair_fails_when_a_cell_missed_the_reference_and_ignores_other_cells():
+    cells = pd.DataFrame([
+        _cell("pytorch", "", [[1.0]], [0.1]),
+        _cell("tensorflow", "", [[1.0]], [0.1], ok=False),
+        _cell("keras", "torch", [[1.0]], [0.1]) | {"status": "failed"},
+        _cell("keras", "jax", [[1.0]], [0.1]) | {"experiment": "training"},
+    ])
+    pairs = pair_results(cells)
+    assert len(pairs) == 1 and not pairs["passed"].iloc[0]
+    assert pair_results(cells.iloc[:0]).empty
+
+
+@pytest.mark.slow
+def test_every_framework_pair_agrees_and_a_mis_transferred_weight_fails():
+    from runner.execute import execute_cell
+    from runner.frameworks import FRAMEWORKS, missing_modules
+    from runner.spec import CellSpec
+    from runner.store import cells_frame
+
+    installed = [f for f in FRAMEWORKS if not missing_modules(f)]
+    assert len(installed) >= 3
+    specs = [CellSpec(experiment="parity", workload=workload, framework=f.framework,
+                      backend=f.backend, device="cpu", mode="one-step", batch_size=32,
+                      repeats=1, threads=1, timeout_s=240)
+             for workload in ("mlp-digits", "cnn-digits") for f in installed]
+    faulty = CellSpec(experiment="parity", workload="mlp-digits", framework="pytorch",
+                      backend="", device="cpu", mode="one-step-faulty", batch_size=32,
+                      repeats=1, threads=1, timeout_s=240,
+                      params={"fault": "swap-first-kernel-outputs"})
+    records = [execute_cell(spec) for spec in [*specs, faulty]]
+    assert [r.outcome.status.value for r in records] == ["ok"] * len(records), \
+        [r.outcome.reason for r in records]
+    cells = cells_frame(records, "r")
+    good = pair_results(cells[cells["mode"] == "one-step"])
+    assert len(good) == 2 * len(installed) * (len(installed) - 1) // 2
+    assert good["passed"].all(), good.to_string()
+    assert (good["forward_max_rel"] < TOLERANCE).all()
+
+    bad_cell = records[-1].outcome
+    metrics = {o.metric: o.value for o in bad_cell.observations}
+    assert metrics["parity_pass"] == 0.0 and metrics["parity_forward_max_rel"] > 100 * TOLERANCE
+    assert "DELIBERATE FAULT" in bad_cell.fairness.notes
+    mixed = cells[(cells["workload"] == "mlp-digits")
+                  & ((cells["mode"] == "one-step-faulty") | (cells["framework"] != "pytorch"))]
+    bad_pairs = pair_results(mixed)
+    with_faulty = bad_pairs[(bad_pairs["framework_a"] == "pytorch")
+                            | (bad_pairs["framework_b"] == "pytorch")]
+    assert len(with_faulty) == len(installed) - 1 and not with_faulty["passed"].any()
+    assert bad_pairs.drop(with_faulty.index)["passed"].all()
