@@ -131,16 +131,17 @@ def _effect(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> dict
 
     def judge(label: str, group: pd.DataFrame) -> Finding:
         contest = group[rule.contest].astype(str)
-        if not (contest == rule.baseline).any():
-            return Finding(INCONCLUSIVE, f"{label}: no {rule.baseline} cell")
-        base = standings(group[contest == rule.baseline], rule.contest, direction)[0]
-        variants = rule.variants or tuple(sorted(set(contest) - {rule.baseline}))
+        is_base = contest.isin(rule.baseline)
+        if not is_base.any():
+            return Finding(INCONCLUSIVE, f"{label}: no {' or '.join(rule.baseline)} cell")
+        base = standings(group[is_base], rule.contest, direction)[0]
+        variants = rule.variants or tuple(sorted(set(contest) - set(rule.baseline)))
         findings = []
         for variant in (v for v in variants if (contest == v).any()):
             mine = standings(group[contest == variant], rule.contest, direction)[0]
             comparison = _versus(group, mine, base, direction)
             outcome = _expected(rule, comparison)
-            findings.append(Finding(outcome, f"{label}: {variant}/{rule.baseline} {rule.metric} "
+            findings.append(Finding(outcome, f"{label}: {variant}/{base.contender} {rule.metric} "
                                     f"{_numbers(comparison)}, {words[outcome]}",
                                     (mine.cell_id, base.cell_id)))
         if not findings:

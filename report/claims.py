@@ -77,7 +77,7 @@ class Rule:
     combine: Combine = Combine.ALL
     order: tuple[str, ...] = ()  # order, count_ok: framework names, best first
     contest: str = "system"  # effect: the column whose values are compared
-    baseline: str = ""  # effect
+    baseline: tuple[str, ...] = ()  # effect: its name(s), e.g. [eager, run_eagerly]
     variants: tuple[str, ...] = ()  # effect: empty means every value except the baseline
     expect: Expect = Expect.BETTER  # effect
     ratio_range: tuple[float, float] = (0.0, 0.0)  # effect with expect: within
@@ -168,7 +168,7 @@ def parse_rule(raw: dict, where: str) -> Rule:
         elif name == "where":
             values[name] = tuple((str(k), tuple(str(v) for v in _tuple(vs)))
                                  for k, vs in sorted(value.items()))
-        elif name in ("group_by", "order", "variants"):
+        elif name in ("group_by", "order", "variants", "baseline"):
             values[name] = tuple(str(v) for v in _tuple(value))
         elif name == "ratio_range":
             values[name] = (float(value[0]), float(value[1]))

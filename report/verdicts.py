@@ -36,7 +36,9 @@ class Question:
     contest: str = "system"  # the column whose values compete: system, precision, mode
     group_by: tuple[str, ...] = ("workload", "batch_size")
     where: tuple[tuple[str, tuple[str, ...]], ...] = ()  # column -> allowed values
-    baseline: str = ""  # compare the best with this contender rather than the runner-up
+    #: compare the best with the baseline rather than the runner-up; several names when the
+    #: baseline is spelt differently per framework (eager, run_eagerly)
+    baseline: tuple[str, ...] = ()
 
 
 QUESTIONS: tuple[Question, ...] = (
@@ -54,13 +56,18 @@ QUESTIONS: tuple[Question, ...] = (
              "inference", "inference_throughput", where=(("precision", ("fp32",)),)),
     Question("precision-speedup", "Does reduced precision train faster than fp32?",
              "precision", "steady_epoch_time", contest="precision",
-             group_by=("workload", "batch_size", "system"), baseline="fp32"),
+             group_by=("workload", "batch_size", "system"), baseline=("fp32",)),
     Question("precision-memory", "Does reduced precision need less memory than fp32?",
              "precision", "peak_memory", contest="precision",
-             group_by=("workload", "batch_size", "system"), baseline="fp32"),
+             group_by=("workload", "batch_size", "system"), baseline=("fp32",)),
     Question("compile-speedup", "Does graph or compiled mode make training steps faster than "
              "eager?", "execution-mode", "steady_step_time", contest="mode",
-             group_by=("workload", "batch_size", "system"), baseline="eager"),
+             group_by=("workload", "batch_size", "system"), baseline=("eager", "run_eagerly")),
+    Question("scaling-efficiency", "Which framework's data parallelism scales best?",
+             "data-parallel", "scaling_efficiency",
+             group_by=("workload", "batch_size", "workers")),
+    Question("export-latency", "Which framework's exported model answers fastest in its own "
+             "runtime?", "export", "artifact_latency"),
 )
 
 
@@ -158,13 +165,13 @@ def _where(run_id: str, device: str, group: tuple[tuple[str, str], ...]) -> str:
     return f"On {device} (run {run_id}; {details})"
 
 
-def _opponent(ranked: list[Standing], baseline: str) -> Standing | None:
+def _opponent(ranked: list[Standing], baseline: tuple[str, ...]) -> Standing | None:
     """The runner-up; for a question with a baseline, the baseline unless it is the best."""
     if len(ranked) < 2:
         return None
-    if not baseline or ranked[0].contender == baseline:
+    if not baseline or ranked[0].contender in baseline:
         return ranked[1]
-    return next((s for s in ranked if s.contender == baseline), None)
+    return next((s for s in ranked if s.contender in baseline), None)
 
 
 def _decide(question: Question, key: tuple, group_rows: pd.DataFrame) -> Verdict:
@@ -179,7 +186,7 @@ def _decide(question: Question, key: tuple, group_rows: pd.DataFrame) -> Verdict
     best, other = ranked[0], _opponent(ranked, question.baseline)
     if other is None:
         names = ", ".join(s.contender for s in ranked)
-        missing = f" (no {question.baseline} cell)" if question.baseline else ""
+        missing = f" (no {' or '.join(question.baseline)} cell)" if question.baseline else ""
         return Verdict(**base, outcome=VerdictOutcome.INSUFFICIENT_DATA, winner=None,
                        runner_up=None, advantage=math.nan, advantage_ci_low=math.nan,
                        advantage_ci_high=math.nan, p_value=math.nan,

@@ -254,3 +254,22 @@ def test_concise_code_claim_counts_lines_of_each_frameworks_own_code(tmp_path):
     [verdict] = check_claims(observations, table, claim)
     assert verdict.verdict is ClaimOutcome.INCONCLUSIVE
     assert "no code of pytorch, tensorflow, keras to count" in verdict.explanation
+
+
+def test_static_graph_claim_compares_graph_modes_with_each_frameworks_eager_mode(tmp_path):
+    rng = np.random.default_rng(9)
+
+    def cells(keras_jit: float) -> list[FakeCell]:
+        modes = {("pytorch", "pytorch"): {"eager": 1.0, "compiled": 0.5},
+                 ("keras", "torch"): {"run_eagerly": 1.0, "default": 1.0, "jit_compile": keras_jit}}
+        return [FakeCell(spec(f, b, experiment="execution-mode", mode=m),
+                         {"steady_step_time": noisy(rng, t, spread=0.01)})
+                for (f, b), times in modes.items() for m, t in times.items()]
+
+    observations, table = tables(tmp_path, {"faster": cells(0.6), "same": cells(1.0)})
+    verdicts = {v.machine: v for v in check_claims(observations, table,
+                                                   [PROJECT["static-graph-fast"]])}
+    assert verdicts["faster"].verdict is ClaimOutcome.SUPPORTED
+    assert verdicts["same"].verdict is ClaimOutcome.CONTRADICTED
+    assert "jit_compile/run_eagerly" in verdicts["same"].explanation
+    assert "default/" not in verdicts["faster"].explanation

@@ -224,3 +224,18 @@ def test_changing_committed_data_flips_or_removes_each_winner():
         assert all(v.note.startswith("underpowered") for v in
                    verdicts(source.observations, source.cells)
                    if v.outcome is VerdictOutcome.NO_SIGNIFICANT_DIFFERENCE)
+
+
+def test_compile_speedup_finds_each_frameworks_own_eager_baseline(tmp_path):
+    rng = np.random.default_rng(9)
+    question = next(q for q in QUESTIONS if q.key == "compile-speedup")
+    modes = {("pytorch", "pytorch"): {"eager": 1.0, "compiled": 0.5},
+             ("keras", "torch"): {"run_eagerly": 1.0, "jit_compile": 1.0}}
+    cells = [FakeCell(spec(f, b, experiment="execution-mode", mode=m),
+                      {"steady_step_time": noisy(rng, t)})
+             for (f, b), times in modes.items() for m, t in times.items()]
+    found = {dict(v.group)["system"]: v for v in answer(question, *tables(tmp_path, {"r": cells}))}
+    assert (found["pytorch"].winner, found["pytorch"].runner_up) == ("compiled", "eager")
+    assert found["keras-torch"].outcome is VerdictOutcome.NO_SIGNIFICANT_DIFFERENCE
+    assert {found["keras-torch"].runner_up, found["keras-torch"].standings[0].contender} == {
+        "run_eagerly", "jit_compile"}
