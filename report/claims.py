@@ -237,8 +237,7 @@ def _join(findings: list[Finding]) -> str:
 
 
 def latest_per_machine(cells: pd.DataFrame, machines: Mapping[str, str] | None) -> pd.DataFrame:
-    """Cells with a `machine` column, keeping a cell measured in several runs of one machine
-    only from its latest run (run IDs sort by time)."""
+    """Cells with a `machine` column; a cell in several runs of one machine kept from the latest."""
     labels = [str((machines or {}).get(str(r), r)) for r in cells["run_id"]]
     cells = cells.assign(machine=pd.Series(labels, index=cells.index, dtype="object"))
     cells = cells.sort_values("run_id", kind="stable")

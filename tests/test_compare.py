@@ -126,3 +126,13 @@ def test_unknown_metric_is_a_usage_error(results, capsys):
                    str(results)])
     assert status == 2
     assert "unknown metric 'speed'" in capsys.readouterr().err
+
+
+def test_a_release_of_one_machine_compares_with_a_run(results):
+    from report.release import freeze_release
+
+    freeze_release(results, "2026.11", ["run-a"], "2026-11-30", "Old", "cff-version: 1.2.0\n")
+    report = compare("2026.11", "run-slow", results, metrics=["steady_epoch_time"])
+    slower = report.metrics[report.metrics["change"] == Change.SLOWER.value]
+    assert set(slower["system"]) == {"pytorch"}
+    assert "frameworks.torch" in set(report.environment["key"])
