@@ -30,9 +30,10 @@ def golden_results(tmp: Path) -> Path:
     return target
 
 
-def site_config(tmp: Path, docs_dir: Path) -> Path:
-    """The project's mkdocs.yml, pointed at `docs_dir`, written under `tmp`."""
+def site_config(tmp: Path, docs_dir: Path, site_url: str = SITE_URL) -> Path:
+    """The project's mkdocs.yml, pointed at `docs_dir` and `site_url`, written under `tmp`."""
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    config["site_url"] = site_url
     config["docs_dir"] = str(docs_dir)
     config["site_dir"] = str(tmp / "site")
     path = tmp / "mkdocs.yml"
@@ -40,20 +41,21 @@ def site_config(tmp: Path, docs_dir: Path) -> Path:
     return path
 
 
-def freeze(results: Path, name: str, runs: list[str], date: str) -> Path:
+def freeze(results: Path, name: str, runs: list[str], date: str,
+           site_url: str = SITE_URL) -> Path:
     """Freeze golden runs as a release."""
-    cff = Citation(name, date, SITE_URL).cff()
+    cff = Citation(name, date, site_url).cff()
     return freeze_release(results, name, runs, date, f"fixture release {name}", cff)
 
 
-def publish_golden(tmp: Path) -> Path:
+def publish_golden(tmp: Path, site_url: str = SITE_URL) -> Path:
     """Freeze and deploy the golden releases; returns the pages repository."""
     results = golden_results(tmp)
     docs = tmp / "site_src"
-    config = site_config(tmp, docs)
+    config = site_config(tmp, docs, site_url)
     pages = tmp / "pages"
     for name, runs, date in RELEASES:
-        freeze(results, name, runs, date)
-        build_site(load_release(results, name), docs, TEMPLATES, SITE_URL)
+        freeze(results, name, runs, date, site_url)
+        build_site(load_release(results, name), docs, TEMPLATES, site_url)
         mike_deploy(config, pages, name, f"{name} ({date})")
     return pages

@@ -1,0 +1,152 @@
+"""The versioned site in headless Chromium: offline, charts drawn, selector, tabs, anchors."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from report.publish import export_site, make_server
+from tests.site_fixtures import publish_golden
+
+pytestmark = pytest.mark.browser
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+PAGES = ("", "experiments/training/", "experiments/precision/", "environment/",
+         "methodology/", "downloads/", "cite/")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The golden releases deployed with mike, exported, served on localhost.
+
+    The site is built for the address it is served at: Material's instant navigation only
+    takes over links that its sitemap (written from site_url) lists.
+    """
+    if not Path(CHROMIUM).exists():
+        pytest.fail("chromium is not installed (apt-get install chromium)")
+    tmp = tmp_path_factory.mktemp("site")
+    root = tmp / "export"
+    root.mkdir()
+    server = make_server(root, 0)
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    export_site(publish_golden(tmp, url), root)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, site: str) -> Iterator[object]:
+    """A page that records page errors and aborts (and records) any request off localhost."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on("console", lambda m: problems.append(f"console: {m.text}") if m.type == "error"
+            else None)
+
+    def guard(route) -> None:
+        host = urlparse(route.request.url).hostname
+        if host != "127.0.0.1":
+            problems.append(f"request to another host: {route.request.url}")
+            route.abort()
+        else:
+            route.continue_()
+
+    context.route("**/*", guard)
+    page.problems = problems
+    yield page
+    context.close()
+    assert not problems, problems
+
+
+def _charts_drawn(page) -> None:
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('div.dlbench-chart')].every("
+        "d => d.dataset.state === 'drawn' || d.dataset.state === 'failed')", timeout=20000)
+    charts = page.locator("div.dlbench-chart")
+    for index in range(charts.count()):
+        chart = charts.nth(index)
+        assert chart.get_attribute("data-state") == "drawn", chart.get_attribute("id")
+        marks = chart.locator("svg g[class*='mark-'] path, svg g[class*='mark-'] line")
+        assert marks.count() > 0, f"{chart.get_attribute('id')} drew no marks"
+        box = chart.locator("svg").first.bounding_box()
+        assert box and box["width"] > 200 and box["height"] > 50
+
+
+def test_every_page_renders_offline_with_its_charts(page, site: str) -> None:
+    total = 0
+    for path in PAGES:
+        page.goto(f"{site}latest/{path}")
+        page.wait_for_load_state("networkidle")
+        _charts_drawn(page)
+        total += page.locator("div.dlbench-chart").count()
+        assert page.locator("article h1").count() == 1
+    assert total >= 10
+
+
+def test_version_selector_lists_every_release(page, site: str) -> None:
+    page.goto(site)  # the root redirects to latest
+    page.wait_for_url("**/latest/**")
+    page.wait_for_selector(".md-version__list", state="attached")
+    versions = page.locator(".md-version__list .md-version__link").all_text_contents()
+    assert any("2026.12" in v for v in versions) and any("2026.11" in v for v in versions)
+    assert "2026.12" in page.locator(".md-version__current").inner_text()
+
+
+def test_code_tabs_switch(page, site: str) -> None:
+    page.goto(f"{site}latest/experiments/training/")
+    tabs = page.locator(".tabbed-set").first
+    labels = tabs.locator(".tabbed-labels label")
+    assert labels.count() == 3
+    blocks = tabs.locator(".tabbed-block")
+    assert blocks.nth(0).is_visible() and not blocks.nth(1).is_visible()
+    labels.nth(1).click()
+    assert blocks.nth(1).is_visible() and not blocks.nth(0).is_visible()
+    assert "def train" in blocks.nth(1).inner_text()
+
+
+def test_result_id_anchor_resolves_to_its_row(page, site: str) -> None:
+    page.goto(f"{site}2026.12/")
+    link = page.locator("a[href*='#r-2026.12-']").first
+    target = link.get_attribute("href").split("#")[1]
+    link.click()
+    page.wait_for_url(f"**#{target}")
+    row_anchor = page.locator(f"[id='{target}']")
+    assert row_anchor.count() == 1
+    row_anchor.evaluate("e => e.scrollIntoView()")
+    assert row_anchor.is_visible() and row_anchor.inner_text() == target.removeprefix("r-")
+
+
+def test_instant_navigation_away_and_back_still_draws_charts(page, site: str) -> None:
+    page.goto(f"{site}2026.12/experiments/training/")
+    _charts_drawn(page)
+    page.evaluate("window.dlbenchSamePage = true")  # survives only an instant navigation
+    page.locator("nav.md-nav--primary a", has_text="Environment").first.click()
+    page.wait_for_url("**/2026.12/environment/")
+    page.locator("nav.md-nav--primary a", has_text="Training").first.click()
+    page.wait_for_url("**/2026.12/experiments/training/")
+    _charts_drawn(page)
+    page.go_back()
+    page.wait_for_url("**/2026.12/environment/")
+    page.go_back()
+    page.wait_for_url("**/2026.12/experiments/training/")
+    _charts_drawn(page)
+    assert page.evaluate("window.dlbenchSamePage === true"), "navigation reloaded the page"
+    assert page.locator("div.dlbench-chart").count() >= 10
