@@ -318,6 +318,10 @@ def print_report(report: ComparisonReport, console: object | None = None) -> Non
         out.print(f"no cell with per-repeat values is in both {report.a} and {report.b}")
     counts = ", ".join(f"{report.count(c)} {c.value}" for c in Change if report.count(c))
     out.print(f"{len(report.metrics)} comparisons: {counts or 'none'}")
+    if len(report.metrics) >= 20:
+        out.print(f"note: each test uses p < 0.05 without correction for multiple comparisons; "
+                  f"even with no real change, about {0.05 * len(report.metrics):.0f} of "
+                  f"{len(report.metrics)} may show as significant by chance")
     for label, cells in (("only in A", report.only_in_a), ("only in B", report.only_in_b)):
         if cells:
             out.print(f"cells {label}: {', '.join(cells)}")
