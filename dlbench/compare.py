@@ -29,9 +29,12 @@ RELEASES = Path("releases")
 VOLATILE_KEY_PARTS = ("captured_at", "started_at", "finished_at", "timestamp", "run_id",
                       "available", "boot_time", "pid")
 
+#: What identifies a compared cell, beside its ID.
+IDENTITY_COLUMNS = ["experiment", "workload", "system", "framework", "backend", "precision",
+                    "mode", "batch_size", "workers", "export_format", "device"]
+
 COMPARISON_COLUMNS = [
-    "cell_id", "experiment", "workload", "system", "framework", "backend", "precision", "mode",
-    "batch_size", "workers", "export_format", "device", "metric", "unit", "direction",
+    "cell_id", *IDENTITY_COLUMNS, "metric", "unit", "direction",
     "n_a", "n_b", "median_a", "median_b", "ratio", "ratio_ci_low", "ratio_ci_high",
     "change_pct", "p_value", "significant", "change", "note",
 ]
@@ -179,7 +182,7 @@ def _row(keys: pd.Series, cell_id: str, metric: str, a: pd.Series, b: pd.Series)
     unit = registered.unit if registered else ""
     ratio = comparison.ratio
     return {
-        "cell_id": cell_id, **{k: keys[k] for k in COMPARISON_COLUMNS[1:12]},
+        "cell_id": cell_id, **{k: keys[k] for k in IDENTITY_COLUMNS},
         "metric": metric, "unit": unit, "direction": direction.value,
         "n_a": comparison.n_b, "n_b": comparison.n_a,
         "median_a": comparison.median_b, "median_b": comparison.median_a,
