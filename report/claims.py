@@ -8,7 +8,7 @@ device: supported, contradicted or inconclusive, with the numbers and the eviden
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -287,3 +287,33 @@ def _metric_text(rule: Rule) -> str:
     if rule.metric not in METRICS:
         return f" with metric {rule.metric} (not measured by this dlbench version)"
     return f" with metric {rule.metric}"
+
+
+def machines_of(runs: Sequence[object]) -> dict[str, str]:
+    """A machine label per run (CPU and GPUs); runs from one host share it."""
+    from report.summary import machine_label
+
+    labels, hosts = {}, {}
+    for run in runs:
+        env = run.environment
+        label = machine_label(env, "cpu").removeprefix("cpu: ")
+        if env.get("gpus"):
+            label += " + " + machine_label(env, "cuda").removeprefix("cuda: ")
+        labels[run.run_id] = label
+        hosts[run.run_id] = str(env.get("hostname_sha256") or "")
+    named = dict(labels)
+    for run_id, label in labels.items():
+        if len({hosts[r] for r, other in labels.items() if other == label}) > 1:
+            named[run_id] = f"{label} [host {hosts[run_id][:6] or 'unknown'}]"
+    return named
+
+
+def check_source_claims(source: object, claims: list[Claim] | None = None) -> list[ClaimVerdict]:
+    """check_claims for a loaded release (report.source.Source): machines and code from its runs."""
+    code = {}
+    for run in source.runs:
+        for path in source.cells.loc[source.cells["run_id"] == run.run_id, "code_path"].dropna():
+            text = run.code_text(str(path))
+            if text is not None:
+                code.setdefault(str(path), text)
+    return check_claims(source.observations, source.cells, claims, machines_of(source.runs), code)

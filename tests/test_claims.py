@@ -273,3 +273,23 @@ def test_static_graph_claim_compares_graph_modes_with_each_frameworks_eager_mode
     assert verdicts["same"].verdict is ClaimOutcome.CONTRADICTED
     assert "jit_compile/run_eagerly" in verdicts["same"].explanation
     assert "default/" not in verdicts["faster"].explanation
+
+
+def test_a_loaded_release_is_checked_per_machine_with_its_code(tmp_path):
+    from report.claims import check_source_claims, machines_of
+    from report.source import load_draft
+
+    rng = np.random.default_rng(10)
+    box = {"cpu": {"model": "Box CPU", "logical_cores": 2}, "hostname_sha256": "aaaaaa"}
+    other = {"cpu": {"model": "Box CPU", "logical_cores": 2}, "hostname_sha256": "bbbbbb"}
+    write_run(tmp_path, "r1", training_cells(rng, {"pytorch": 1.0, "tensorflow": 0.5}),
+              environment=box)
+    write_run(tmp_path, "r2", training_cells(rng, {"pytorch": 1.0}, workload="cnn-digits"),
+              environment=box)
+    write_run(tmp_path, "r3", training_cells(rng, {"pytorch": 1.0}), environment=other)
+    source = load_draft(tmp_path, ["r1", "r2", "r3"])
+    machines = machines_of(source.runs)
+    assert machines["r1"] == machines["r2"] == "Box CPU (2 cores) [host aaaaaa]"
+    assert machines["r3"] == "Box CPU (2 cores) [host bbbbbb]"
+    found = check_source_claims(source, [PROJECT["train-order"]])
+    assert sorted(v.machine for v in found) == sorted(set(machines.values()))
