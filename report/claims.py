@@ -233,7 +233,22 @@ def combine_findings(findings: list[Finding], combine: Combine) -> Finding:
 
 
 def _join(findings: list[Finding]) -> str:
-    return "; ".join(dict.fromkeys(f.sentence for f in findings))
+    """Sentences joined; 'label: reason' sentences with one reason are said once."""
+    labels: dict[str, list[str]] = {}
+    for finding in findings:
+        label, colon, reason = finding.sentence.partition(": ")
+        key, value = (reason, label) if colon else (finding.sentence, "")
+        labels.setdefault(key, []).append(value)
+    parts = []
+    for reason, where in labels.items():
+        where = [w for w in dict.fromkeys(where) if w]
+        if not where:
+            parts.append(reason)
+        elif len(where) == 1:
+            parts.append(f"{where[0]}: {reason}")
+        else:
+            parts.append(f"{reason} ({' / '.join(where)})")
+    return "; ".join(parts)
 
 
 def latest_per_machine(cells: pd.DataFrame, machines: Mapping[str, str] | None) -> pd.DataFrame:
