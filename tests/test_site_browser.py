@@ -123,15 +123,20 @@ def test_code_tabs_switch(page, site: str) -> None:
 
 
 def test_result_id_anchor_resolves_to_its_row(page, site: str) -> None:
+    from playwright.sync_api import expect
+
     page.goto(f"{site}2026.12/")
     link = page.locator("a[href*='#r-2026.12-']").first
     target = link.get_attribute("href").split("#")[1]
     link.click()
     page.wait_for_url(f"**#{target}")
     row_anchor = page.locator(f"[id='{target}']")
+    row_anchor.wait_for(state="attached")  # instant navigation swaps the content in later
     assert row_anchor.count() == 1
-    row_anchor.evaluate("e => e.scrollIntoView()")
-    assert row_anchor.is_visible() and row_anchor.inner_text() == target.removeprefix("r-")
+    expect(row_anchor).to_be_in_viewport()  # the page scrolled to the row
+    assert row_anchor.inner_text() == target.removeprefix("r-")
+    row = page.locator("tr", has=row_anchor)
+    assert "cpu: Fixture CPU" in row.inner_text() and " s" in row.inner_text()
 
 
 def test_instant_navigation_away_and_back_still_draws_charts(page, site: str) -> None:
