@@ -148,6 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
     comparing.add_argument("b", metavar="B", help="run ID, release name or RELEASE@RUN_ID")
     comparing.add_argument("--metric", action="append", default=[], metavar="M",
                            help="only this metric (repeatable)")
+    comparing.add_argument("--significant", action="store_true",
+                           help="list only the significant changes")
     comparing.add_argument("--results-dir", default="results")
     comparing.set_defaults(handler=_compare)
 

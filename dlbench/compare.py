@@ -297,7 +297,8 @@ def change_text(row: pd.Series) -> str:
     return f"{change.value}: {stats}"
 
 
-def print_report(report: ComparisonReport, console: object | None = None) -> None:
+def print_report(report: ComparisonReport, console: object | None = None,
+                 significant_only: bool = False) -> None:
     """Print the comparison as rich tables: metric changes, cell changes, environment."""
     from rich.console import Console
     from rich.table import Table
@@ -306,7 +307,9 @@ def print_report(report: ComparisonReport, console: object | None = None) -> Non
     table = Table(title=f"{report.b} compared with {report.a} (ratio = B / A)")
     for column in ("cell", "metric", "A median", "B median", "ratio [95% CI]", "p", "change"):
         table.add_column(column, overflow="fold")
-    for _, row in report.metrics.iterrows():
+    shown = report.metrics[report.metrics["significant"].astype(bool)] if significant_only \
+        else report.metrics
+    for _, row in shown.iterrows():
         change = Change(row["change"])
         table.add_row(
             str(row["cell_id"]), f"{row['metric']} ({row['unit']})", _number(row["median_a"]),
@@ -315,10 +318,11 @@ def print_report(report: ComparisonReport, console: object | None = None) -> Non
             f"{_number(row['ratio_ci_high'])}]",
             f"{row['p_value']:.2g}", f"[{_STYLES[change]}]{change.value}[/]",
         )
-    if len(report.metrics):
+    if len(shown):
         out.print(table)
     else:
-        out.print(f"no cell with per-repeat values is in both {report.a} and {report.b}")
+        out.print("no significant change" if len(report.metrics) else
+                  f"no cell with per-repeat values is in both {report.a} and {report.b}")
     counts = ", ".join(f"{report.count(c)} {c.value}" for c in Change if report.count(c))
     out.print(f"{len(report.metrics)} comparisons: {counts or 'none'}")
     if len(report.metrics) >= 20:
@@ -350,5 +354,5 @@ def compare_command(args: object) -> int:
         report = compare(args.a, args.b, Path(args.results_dir), args.metric or None)
     except (CompareError, UnknownMetricError) as error:
         raise UsageError(str(error)) from None
-    print_report(report)
+    print_report(report, significant_only=args.significant)
     return 0

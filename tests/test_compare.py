@@ -137,3 +137,20 @@ def test_a_release_of_one_machine_compares_with_a_run(results):
     assert len(pytorch) == len(WORKLOADS)
     assert (pytorch["change"] == Change.SLOWER.value).all()
     assert "frameworks.torch" in set(report.environment["key"])
+
+
+def test_significant_only_lists_just_the_significant_rows(results):
+    import io
+
+    from rich.console import Console
+
+    from dlbench.compare import print_report
+
+    report = compare("run-a", "run-slow", results)
+    buffer = io.StringIO()
+    print_report(report, Console(file=buffer, width=400), significant_only=True)
+    lines = [line for line in buffer.getvalue().splitlines() if line.startswith("│ training:")]
+    assert len(lines) == int(report.metrics["significant"].sum()) >= len(WORKLOADS)
+    assert all("no significant difference" not in line for line in lines)
+    assert main(["compare", "run-a", "run-b", "--significant", "--results-dir",
+                 str(results)]) == 0
