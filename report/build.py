@@ -110,7 +110,8 @@ def site_files(source: Source, templates_dir: Path, site_url: str) -> dict[str, 
     for experiment in sorted(set(source.cells["experiment"])):
         files |= experiment_files(source, summary, env, str(experiment), templates_dir)
     files |= _tables(source, summary)
-    files["downloads/CITATION.cff"] = cite.cff().encode()
+    if not source.draft:
+        files["downloads/CITATION.cff"] = cite.cff().encode()
     assets = templates_dir / "assets"
     for path in sorted(p for p in assets.rglob("*") if p.is_file()):
         files[f"assets/{path.relative_to(assets).as_posix()}"] = path.read_bytes()
