@@ -1,13 +1,70 @@
-"""export: which export paths work in each framework (work in progress)."""
+"""export: what can each framework ship, does the artifact compute the same function, and
+how fast does it run in its own runtime?
+
+One cell per framework and export path (`export_format`): export to a temporary
+directory, load back, compare with the eager model on the same inputs, time the artifact's
+runtime. A path that fails at any stage is recorded as unsupported with "fails: <error>",
+so the pages can show a works/fails matrix. Artifacts are measured on the CPU, the runtime
+every one of them has.
+"""
 
 from __future__ import annotations
 
 from runner.experiments import Experiment, PlanRequest
 from runner.spec import CellSpec
 
+#: Every export path per framework. Keras: the formats model.export offers on that backend
+#: (Keras itself refuses litert on jax and torch on anything but torch).
+FORMATS: dict[str, tuple[str, ...]] = {
+    "pytorch": ("torch.export", "onnx-dynamo", "torchscript"),
+    "tensorflow": ("savedmodel", "tflite", "onnx-tf2onnx"),
+    "keras-tensorflow": ("tf_saved_model", "onnx", "litert", "openvino"),
+    "keras-torch": ("tf_saved_model", "onnx", "litert", "torch", "openvino"),
+    "keras-jax": ("tf_saved_model", "onnx", "openvino"),
+}
+
+#: The quick suite's subset: each framework's main artifact, and ONNX wherever offered.
+QUICK_FORMATS: dict[str, tuple[str, ...]] = {
+    "pytorch": ("torch.export", "onnx-dynamo", "torchscript"),
+    "tensorflow": ("savedmodel", "tflite", "onnx-tf2onnx"),
+    "keras-tensorflow": ("onnx", "litert"),
+    "keras-torch": ("onnx", "torch"),
+    "keras-jax": ("tf_saved_model", "onnx"),
+}
+
+GRID: dict[str, dict] = {
+    "quick": {"workloads": ("mlp-digits",), "repeats": 2, "formats": QUICK_FORMATS},
+    "standard": {"workloads": ("mlp-digits", "cnn-digits"), "repeats": 5, "formats": FORMATS},
+    "full": {"workloads": ("mlp-digits", "cnn-digits", "cnn-synthetic"), "repeats": 10,
+             "formats": FORMATS},
+}
+
 
 def plan(request: PlanRequest) -> list[CellSpec]:
-    return []
+    """One CPU cell per workload, framework and export path."""
+    from runner.workloads import get_workload
+
+    grid = GRID[request.suite]
+    cells = []
+    for name in request.workloads or list(grid["workloads"]):
+        workload = get_workload(name)
+        for framework in request.frameworks:
+            for export_format in grid["formats"][framework.name]:
+                cells.append(CellSpec(
+                    experiment="export", workload=name, framework=framework.framework,
+                    backend=framework.backend, device="cpu", export_format=export_format,
+                    batch_size=workload.batch_size,
+                    repeats=request.repeats or grid["repeats"], threads=request.threads,
+                    timeout_s=request.timeout_s or 300.0, data_dir=request.data_dir,
+                ))
+    return cells
 
 
-EXPERIMENT = Experiment(name="export", question="", metrics=(), plan=plan)
+EXPERIMENT = Experiment(
+    name="export",
+    question="Which export formats work in each framework, do the artifacts compute the same "
+             "function, and how fast do they run in their own runtimes?",
+    metrics=("export_time", "artifact_size", "artifact_load_time", "artifact_max_abs_diff",
+             "artifact_latency", "artifact_throughput"),
+    plan=plan,
+)
