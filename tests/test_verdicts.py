@@ -201,24 +201,29 @@ def _scaled(observations: pd.DataFrame, run_id: str, cell_id: str, factor: float
     return observations
 
 
+def _same_group(found, verdict):
+    key = (verdict.question, verdict.run_id, verdict.device, verdict.group)
+    return [v for v in found if (v.question, v.run_id, v.device, v.group) == key]
+
+
 def test_changing_committed_data_flips_or_removes_each_winner():
     source = committed_source()
+    questions = {q.key: q for q in QUESTIONS}
     winners = [v for v in verdicts(source.observations, source.cells)
                if v.outcome is VerdictOutcome.WINNER]
     for verdict in winners:
+        question = questions[verdict.question]
+        mine = source.observations[(source.observations["run_id"] == verdict.run_id)
+                                   & (source.observations["metric"] == verdict.metric)]
         best, runner_up = verdict.standings[0], next(
             s for s in verdict.standings if s.contender == verdict.runner_up)
         worse = 4.0 if verdict.direction.value == "lower" else 0.25
-        changed = _scaled(source.observations, verdict.run_id, best.cell_id, worse)
-        again = [v for v in verdicts(changed, source.cells)
-                 if (v.question, v.run_id, v.device, v.group) ==
-                 (verdict.question, verdict.run_id, verdict.device, verdict.group)]
-        assert len(again) == 1 and again[0].winner != verdict.winner
-        same = _scaled(source.observations, verdict.run_id, runner_up.cell_id,
-                       best.summary.median / runner_up.summary.median)
-        removed = [v for v in verdicts(same, source.cells)
-                   if (v.question, v.run_id, v.group) == (verdict.question, verdict.run_id,
-                                                          verdict.group)]
+        flipped = _same_group(answer(question, _scaled(mine, verdict.run_id, best.cell_id,
+                                                       worse), source.cells), verdict)
+        assert len(flipped) == 1 and flipped[0].winner != verdict.winner
+        level = best.summary.median / runner_up.summary.median
+        removed = _same_group(answer(question, _scaled(mine, verdict.run_id, runner_up.cell_id,
+                                                       level), source.cells), verdict)
         assert len(removed) == 1 and removed[0].outcome is not VerdictOutcome.WINNER
     if not winners:  # repeats too few for significance: no data change can name a winner
         assert all(v.note.startswith("underpowered") for v in
