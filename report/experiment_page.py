@@ -11,7 +11,7 @@ import pandas as pd
 from dlbench.metrics import get_metric
 from dlbench.schema import CellStatus
 from report.charts import curve_chart, result_chart
-from report.render import ChartBlock, chart_block, slug
+from report.render import ChartBlock, chart_block
 from report.source import Source
 from report.summary import format_number, machine_label, system_name, variant_label
 
@@ -57,7 +57,8 @@ def metric_sections(summary: pd.DataFrame, experiment: str) -> list[dict]:
         for (machine, workload), group in rows.groupby(["machine", "workload"], sort=True):
             title = f"{workload}: {metric.name} on {machine}"
             chart = result_chart(group, metric_name, title)
-            charts.append(chart_block(f"{experiment}-{metric_name}-{workload}-{short_hash(machine)}", chart))
+            chart_id = f"{experiment}-{metric_name}-{workload}-{short_hash(machine)}"
+            charts.append(chart_block(chart_id, chart))
         sections.append({
             "heading": f"{metric.name} ({metric.unit}, {metric.direction.phrase})",
             "description": metric.description, "charts": charts, "rows": _rows(rows),
@@ -79,8 +80,8 @@ def curve_blocks(source: Source, experiment: str) -> list[ChartBlock]:
     keys = ["metric", "workload", "machine"]
     for (metric_name, workload, machine), group in stepped.groupby(keys, sort=True):
         title = f"{workload}: {metric_name} per epoch on {machine}"
-        blocks.append(chart_block(f"{experiment}-{metric_name}-{workload}-{short_hash(machine)}-curve",
-                                  curve_chart(group, str(metric_name), title)))
+        chart_id = f"{experiment}-{metric_name}-{workload}-{short_hash(machine)}-curve"
+        blocks.append(chart_block(chart_id, curve_chart(group, str(metric_name), title)))
     return blocks
 
 

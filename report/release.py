@@ -13,7 +13,9 @@ from pathlib import Path
 import pandas as pd
 
 from dlbench.tables import atomic_write_bytes, atomic_write_json, read_json
-from report.source import RELEASES, RUNS, SourceError, load_run, release_names, run_ids
+from report.source import (
+    RELEASES, RUNS, SourceError, load_run, release_names, run_ids, run_tables,
+)
 
 MANIFEST = "MANIFEST.json"
 RELEASE_NAME = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,39}$")
@@ -104,8 +106,6 @@ def freeze_release(
 def _fill(
     staging: Path, results_dir: Path, name: str, ids: list[str], date: str, title: str, cff: str
 ) -> None:
-    from report.source import run_tables
-
     for run_id in ids:
         shutil.copytree(results_dir / RUNS / run_id, staging / RUNS / run_id)
     runs = [load_run(staging / RUNS / run_id) for run_id in ids]

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
+import subprocess
+import sys
 import threading
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlparse
@@ -33,7 +38,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root.mkdir()
     server = make_server(root, 0)
     url = f"http://127.0.0.1:{server.server_address[1]}/"
-    export_site(publish_golden(tmp, url), root)
+    pages = publish_golden(tmp, url)
+    export_site(pages, root)
+    (tmp_path_factory.getbasetemp() / "pages-repo").write_text(str(pages))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield url
@@ -76,10 +83,13 @@ def page(browser, site: str) -> Iterator[object]:
     assert not problems, problems
 
 
-def _charts_drawn(page) -> None:
+def _charts_drawn(page, at_least: int = 1) -> None:
+    """Wait until the page's charts (at least `at_least`) are drawn; check their marks."""
     page.wait_for_function(
-        "() => [...document.querySelectorAll('div.dlbench-chart')].every("
-        "d => d.dataset.state === 'drawn' || d.dataset.state === 'failed')", timeout=20000)
+        "n => { const charts = [...document.querySelectorAll('div.dlbench-chart')];"
+        " return charts.length >= n && charts.every("
+        "d => d.dataset.state === 'drawn' || d.dataset.state === 'failed'); }",
+        arg=at_least, timeout=20000)
     charts = page.locator("div.dlbench-chart")
     for index in range(charts.count()):
         chart = charts.nth(index)
@@ -95,7 +105,7 @@ def test_every_page_renders_offline_with_its_charts(page, site: str) -> None:
     for path in PAGES:
         page.goto(f"{site}latest/{path}")
         page.wait_for_load_state("networkidle")
-        _charts_drawn(page)
+        _charts_drawn(page, at_least=1 if path.startswith("experiments/") else 0)
         total += page.locator("div.dlbench-chart").count()
         assert page.locator("article h1").count() == 1
     assert total >= 10
@@ -155,3 +165,23 @@ def test_instant_navigation_away_and_back_still_draws_charts(page, site: str) ->
     _charts_drawn(page)
     assert page.evaluate("window.dlbenchSamePage === true"), "navigation reloaded the page"
     assert page.locator("div.dlbench-chart").count() >= 10
+
+
+def test_serve_command_serves_the_versioned_site(site: str,
+                                                 tmp_path_factory: pytest.TempPathFactory) -> None:
+    pages = (tmp_path_factory.getbasetemp() / "pages-repo").read_text()
+    command = [sys.executable, "-m", "dlbench.cli", "serve", "--port", "0", "--pages-repo", pages]
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        line = server.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+/", line).group(0)
+        for path in ("", "2026.11/", "2026.12/experiments/training/", "versions.json"):
+            with urllib.request.urlopen(url + path, timeout=10) as response:
+                assert response.status == 200
+        with urllib.request.urlopen(url + "versions.json", timeout=10) as response:
+            versions = [v["version"] for v in json.loads(response.read())]
+        assert versions == ["2026.12", "2026.11"]
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        server.stdout.close()

@@ -30,7 +30,8 @@ ENVIRONMENT = {
 }
 
 
-def _observations(name: str, workload: str, epochs: int, rng: random.Random) -> list[Observation]:
+def _observations(name: str, workload: str, epochs: int,
+                  rng: random.Random) -> list[Observation]:
     base = {"mlp-digits": 0.05, "cnn-digits": 0.4}
     obs = []
     for repeat in range(3):
@@ -72,7 +73,8 @@ def write_run(run_id: str, experiment: str, workloads: list[str], seed: int) -> 
             if workload == "cnn-digits" and name == "keras-torch":
                 outcome = CellOutcome(CellStatus.UNSUPPORTED, reason="fixture: not supported")
             else:
-                outcome = CellOutcome(CellStatus.OK, _observations(name, workload, 3, rng), fairness)
+                observations = _observations(name, workload, 3, rng)
+                outcome = CellOutcome(CellStatus.OK, observations, fairness)
             store.save_record(_record(spec, outcome))
             store.save_code(f"runner/experiments/{experiment}/{framework}.py",
                             f'"""{framework} code of the {experiment} fixture."""\n\n'
