@@ -1,0 +1,109 @@
+"""inference: the plan, the timing protocol on a NumPy model, and a real PyTorch cell."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from runner.experiments import PlanRequest
+from runner.experiments.inference import EXPERIMENT, MODES
+from runner.experiments.inference.protocol import large_batch, measure_inference
+from runner.experiments.parity import reference
+from runner.experiments.training.protocol import training_data
+from runner.frameworks import FRAMEWORKS
+from runner.outcome import Fairness
+from runner.spec import CellSpec
+from runner.workloads import initial_layers
+
+
+def _request(suite: str = "quick") -> PlanRequest:
+    return PlanRequest(suite=suite, workloads=[], frameworks=list(FRAMEWORKS), device="cpu",
+                       repeats=None, threads=1, timeout_s=None, data_dir="")
+
+
+def test_quick_plan_has_a_plain_and_a_fast_path_per_framework_at_batch_one():
+    cells = EXPERIMENT.plan(_request())
+    assert len(cells) == 2 * len(FRAMEWORKS)
+    assert len({c.cell_id for c in cells}) == len(cells)
+    assert {c.batch_size for c in cells} == {1}
+    for cell in cells:
+        assert cell.mode in MODES[cell.framework]
+        assert cell.params["latency_calls"] >= 200
+
+
+class NumpyPredictor:
+    """The workload's model evaluated by the float64 reference: a real, framework-free model."""
+
+    def __init__(self, layers) -> None:
+        self.layers, self.calls = layers, 0
+
+    def prepare(self, x: np.ndarray) -> np.ndarray:
+        return x
+
+    def predict(self, prepared: np.ndarray) -> np.ndarray:
+        self.calls += 1
+        return reference.forward(self.layers, prepared)
+
+
+def _spec(**params) -> CellSpec:
+    base = {"warmup_calls": 2, "latency_calls": 200, "throughput_batch": 64,
+            "throughput_calls": 2}
+    return CellSpec(experiment="inference", workload="mlp-digits", framework="pytorch",
+                    backend="", device="cpu", mode="inference_mode", batch_size=1, repeats=2,
+                    params=base | params)
+
+
+def _fairness() -> Fairness:
+    return Fairness("a call", "fp32", "eager", "arrays", 1, 1)
+
+
+def test_protocol_keeps_every_latency_and_its_percentiles_per_repeat():
+    spec = _spec()
+    data = training_data(spec)
+    predictor = NumpyPredictor(initial_layers(data.workload, data.dataset))
+    outcome = measure_inference(spec, predictor, data, _fairness())
+    raw = [o for o in outcome.observations if o.metric == "inference_latency"]
+    assert len(raw) == 2 * 200 and sorted({o.step for o in raw}) == list(range(200))
+    for repeat in (0, 1):
+        values = sorted(o.value for o in raw if o.repeat == repeat)
+        summary = {o.metric: o.value for o in outcome.observations
+                   if o.repeat == repeat and o.step is None}
+        assert summary["latency_p50"] == pytest.approx(np.percentile(values, 50))
+        assert summary["latency_p50"] <= summary["latency_p90"] <= summary["latency_p99"]
+        assert summary["inference_throughput"] > 0
+    assert [o.metric for o in outcome.observations].count("first_call_time") == 1
+    assert outcome.details["repeats_done"] == 2
+
+
+def test_time_budget_stops_new_repeats_but_always_runs_one():
+    spec = _spec(time_budget_s=0)
+    data = training_data(spec)
+    outcome = measure_inference(spec, NumpyPredictor(initial_layers(data.workload, data.dataset)),
+                                data, _fairness())
+    assert outcome.details["repeats_done"] == 1
+    assert {o.repeat for o in outcome.observations} == {0}
+
+
+def test_large_batch_repeats_the_inputs():
+    x = np.arange(6).reshape(3, 2)
+    assert large_batch(x, 7).shape == (7, 2)
+    np.testing.assert_array_equal(large_batch(x, 7)[3], x[0])
+
+
+@pytest.mark.slow
+def test_real_pytorch_compiled_cell_separates_first_call_from_latency():
+    from runner.execute import execute_cell
+
+    spec = CellSpec(experiment="inference", workload="mlp-digits", framework="pytorch",
+                    backend="", device="cpu", mode="compiled", batch_size=1, repeats=1,
+                    threads=1, timeout_s=240,
+                    params={"warmup_calls": 3, "latency_calls": 200, "throughput_batch": 128,
+                            "throughput_calls": 3})
+    record = execute_cell(spec)
+    assert record.outcome.status.value == "ok", record.outcome.reason + record.stderr_tail
+    values = {o.metric: o.value for o in record.outcome.observations if o.step is None}
+    raw = [o for o in record.outcome.observations if o.metric == "inference_latency"]
+    assert len(raw) == 200
+    assert values["first_call_time"] * 1000 > values["latency_p50"]  # compilation is in there
+    assert "torch.compile" in record.outcome.fairness.compile_mode
+    assert "torch.inductor_cache" in record.outcome.fairness.settings
