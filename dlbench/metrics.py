@@ -92,7 +92,7 @@ _ALL = [
        "process as the baseline for break-even."),
     _m("break_even_steps", "steps", "lower",
        "Training steps after which a faster compiled mode has paid back its extra first-step "
-       "cost against the eager mode measured in the same process: 1 + ceil((compile_time - "
+       "cost against the eager mode measured in the same process: ceil((compile_time - "
        "eager compile_time) / (eager - compiled steady step time))."),
     # parity
     _m("parity_forward_max_abs", "abs", "lower",
@@ -117,8 +117,8 @@ _ALL = [
        "Time to create the process group/strategy/distribution and place the model on it "
        "(in the first training process)."),
     _m("dp_launch_time", "s", "lower",
-       "Multi-process strategies: from starting the worker processes until all of them joined "
-       "the process group (includes interpreter start and framework import)."),
+       "Multi-process strategies: from starting the worker processes until every one is up "
+       "and ready to join the group (interpreter start, framework import, data transfer)."),
     _m("accuracy_delta", "fraction", "lower",
        "Absolute difference between this cell's final test accuracy and the 1-worker run's "
        "in the same cell, same data and weights."),

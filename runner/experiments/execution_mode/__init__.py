@@ -1,0 +1,70 @@
+"""execution-mode: do graphs and compilers train faster than eager execution, and when has
+the compilation paid for itself?"""
+
+from __future__ import annotations
+
+from runner.experiments import Experiment, PlanRequest
+from runner.spec import CellSpec, FrameworkId
+
+#: Each framework's eager mode first, then its graph/compiled modes.
+MODES: dict[str, tuple[str, ...]] = {
+    "pytorch": ("eager", "compiled"),
+    "tensorflow": ("eager", "tf.function", "xla"),
+    "keras": ("run_eagerly", "default", "jit_compile"),
+}
+
+#: Modes the quick suite leaves out because another quick cell measures the same thing: every
+#: graph/compiled cell times its framework's eager mode in the same process (eager_step_time);
+#: on torch Keras' default is eager (jit_compile="auto" is False on torch), and on JAX the
+#: default is jit_compile=True. Standard and full suites run every mode as its own cell.
+QUICK_DUPLICATES = {("pytorch", "eager"), ("tensorflow", "eager"), ("keras", "run_eagerly"),
+                    ("torch", "default"), ("jax", "jit_compile")}
+
+#: Per suite: workloads, repeats and timed training steps per repeat.
+GRID: dict[str, dict] = {
+    "quick": {"workloads": ["mlp-digits"], "repeats": 3, "steps": 20, "time_budget_s": 4},
+    "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "repeats": 5,
+                 "steps": 100},
+    "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "repeats": 10,
+             "steps": 200},
+}
+
+
+def modes(suite: str, framework: FrameworkId) -> list[str]:
+    """The modes a suite measures for one framework."""
+    if suite != "quick":
+        return list(MODES[framework.framework])
+    return [mode for mode in MODES[framework.framework]
+            if (framework.framework, mode) not in QUICK_DUPLICATES
+            and (framework.backend, mode) not in QUICK_DUPLICATES]
+
+
+def plan(request: PlanRequest) -> list[CellSpec]:
+    """One cell per workload, framework and mode, at the workload's batch size."""
+    from runner.workloads import get_workload
+
+    grid = GRID[request.suite]
+    cells = []
+    for name in request.workloads or grid["workloads"]:
+        workload = get_workload(name)
+        for framework in request.frameworks:
+            for mode in modes(request.suite, framework):
+                cells.append(CellSpec(
+                    experiment="execution-mode", workload=name, framework=framework.framework,
+                    backend=framework.backend, device=request.device, mode=mode,
+                    batch_size=workload.batch_size, repeats=request.repeats or grid["repeats"],
+                    threads=request.threads, timeout_s=request.timeout_s or 600.0,
+                    data_dir=request.data_dir,
+                    params={k: grid[k] for k in ("steps", "time_budget_s") if k in grid},
+                ))
+    return cells
+
+
+EXPERIMENT = Experiment(
+    name="execution-mode",
+    question="Do graph and compiled modes train faster than eager execution, and after how "
+             "many steps has compilation paid for itself?",
+    metrics=("steady_step_time", "compile_time", "eager_step_time", "break_even_steps",
+             "step_time"),
+    plan=plan,
+)
