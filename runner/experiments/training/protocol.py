@@ -63,14 +63,15 @@ def measure_training(spec: CellSpec, trainer: Trainer, data: TrainingData,
     epochs = int(spec.params["epochs"])
     layers = initial_layers(data.workload, data.dataset)
     observations, decision = adaptive_repeats(
-        spec, lambda repeat: _one_training(trainer, data, layers, epochs, repeat),
+        spec, lambda repeat: one_training(trainer, data, layers, epochs, repeat),
         key_metric="steady_epoch_time")
     return CellOutcome(CellStatus.OK, observations, fairness,
                        details=decision_details(decision, "steady_epoch_time"))
 
 
-def _one_training(trainer: Trainer, data: TrainingData, layers: list[Layer], epochs: int,
-                  repeat: int) -> list[Observation]:
+def one_training(trainer: Trainer, data: TrainingData, layers: list[Layer], epochs: int,
+                 repeat: int) -> list[Observation]:
+    """One repeat: train `epochs` epochs from `layers`, timing each; returns its observations."""
     trainer.reset(layers)
     workload, dataset = data.workload, data.dataset
     times, observations = [], []

@@ -13,17 +13,25 @@ from runner.workloads import Layer
 
 
 class TfModel(tf.Module):
-    """The workload's model as plain variables; canonical layouts are TF's own (NHWC, HWIO)."""
+    """The workload's model as plain variables; canonical layouts are TF's own (NHWC, HWIO).
 
-    def __init__(self, layers: list[Layer]) -> None:
+    Variables are float32; a `compute_dtype` other than float32 (mixed precision) casts
+    inputs and weights to it for the computation and returns float32 logits.
+    """
+
+    def __init__(self, layers: list[Layer], compute_dtype: tf.DType = tf.float32) -> None:
         super().__init__()
         self.kinds = [layer.kind for layer in layers]
         self.kernels = [tf.Variable(layer.kernel) for layer in layers]
         self.biases = [tf.Variable(layer.bias) for layer in layers]
+        self.compute_dtype = compute_dtype
 
     def __call__(self, x: tf.Tensor) -> tf.Tensor:
         last = len(self.kinds) - 1
+        dtype = self.compute_dtype
+        x = tf.cast(x, dtype)  # tf.cast to the same dtype is the identity: fp32 is untouched
         for index, (kind, kernel, bias) in enumerate(zip(self.kinds, self.kernels, self.biases)):
+            kernel, bias = tf.cast(kernel, dtype), tf.cast(bias, dtype)
             if kind == "conv":
                 x = tf.nn.relu(tf.nn.conv2d(x, kernel, strides=1, padding="SAME") + bias)
                 x = tf.nn.max_pool2d(x, ksize=2, strides=2, padding="VALID")
@@ -33,7 +41,7 @@ class TfModel(tf.Module):
             x = tf.matmul(x, kernel) + bias
             if index != last:
                 x = tf.nn.relu(x)
-        return x
+        return tf.cast(x, tf.float32)
 
 
 def mean_cross_entropy(logits: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:

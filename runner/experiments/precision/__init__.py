@@ -1,0 +1,60 @@
+"""precision: what do bf16 and fp16 mixed precision change in speed, memory and accuracy, in
+each framework's own API, and does the framework accept them at all?"""
+
+from __future__ import annotations
+
+from runner.experiments import Experiment, PlanRequest
+from runner.spec import CellSpec
+
+PRECISIONS = ("fp32", "bf16", "fp16")
+
+#: Per suite: workloads with epochs, repeats, and the inference calls per repeat. The quick
+#: suite is tiny: half precision matmuls on a CPU without native support are very slow.
+GRID: dict[str, dict] = {
+    "quick": {"workloads": ["mlp-digits"], "epochs": 2, "repeats": 3,
+              "params": {"warmup_calls": 5, "latency_calls": 50, "throughput_batch": 256,
+                         "throughput_calls": 3, "time_budget_s": 4, "train_samples": 640}},
+    "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "epochs": 5,
+                 "repeats": 5,
+                 "params": {"warmup_calls": 20, "latency_calls": 200, "throughput_batch": 1024,
+                            "throughput_calls": 20}},
+    "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "epochs": 10,
+             "repeats": 10, "data_size": "large",
+             "params": {"warmup_calls": 50, "latency_calls": 500, "throughput_batch": 4096,
+                        "throughput_calls": 50}},
+}
+
+
+def plan(request: PlanRequest) -> list[CellSpec]:
+    """One cell per workload, framework and precision, at the workload's batch size."""
+    from runner.workloads import get_workload
+
+    grid = GRID[request.suite]
+    cells = []
+    for name in request.workloads or grid["workloads"]:
+        workload = get_workload(name)
+        params = dict(grid["params"], epochs=grid["epochs"])
+        if workload.dataset == "synthetic-images" and "data_size" in grid:
+            params["data_size"] = grid["data_size"]
+        for framework in request.frameworks:
+            for precision in PRECISIONS:
+                cells.append(CellSpec(
+                    experiment="precision", workload=name, framework=framework.framework,
+                    backend=framework.backend, device=request.device, precision=precision,
+                    mode="mixed" if precision != "fp32" else "default",
+                    batch_size=workload.batch_size, repeats=request.repeats or grid["repeats"],
+                    threads=request.threads, timeout_s=request.timeout_s or 600.0,
+                    data_dir=request.data_dir, params=params,
+                ))
+    return cells
+
+
+EXPERIMENT = Experiment(
+    name="precision",
+    question="Does mixed precision (bf16, fp16) make training and inference faster or leaner, "
+             "what does it cost in accuracy, and does each framework support it?",
+    metrics=("steady_epoch_time", "first_epoch_time", "train_throughput", "peak_memory",
+             "test_accuracy", "accuracy_change_vs_fp32", "output_deviation_vs_fp32",
+             "inference_throughput", "latency_p50", "latency_p90", "latency_p99"),
+    plan=plan,
+)

@@ -1,0 +1,83 @@
+"""precision: the plan, the refusal probe with a real framework error, and a real fp16 cell."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from runner.experiments import PlanRequest
+from runner.experiments.precision import EXPERIMENT, PRECISIONS
+from runner.experiments.precision.protocol import measure_precision
+from runner.experiments.training.protocol import training_data
+from runner.frameworks import FRAMEWORKS
+from runner.outcome import Fairness
+from runner.spec import CellSpec
+
+
+def test_quick_plan_has_every_precision_for_every_framework():
+    request = PlanRequest(suite="quick", workloads=[], frameworks=list(FRAMEWORKS),
+                          device="cpu", repeats=None, threads=1, timeout_s=None, data_dir="")
+    cells = EXPERIMENT.plan(request)
+    assert len(cells) == len(PRECISIONS) * len(FRAMEWORKS)
+    assert len({c.cell_id for c in cells}) == len(cells)
+    assert {(c.framework_id.name, c.precision) for c in cells} == {
+        (f.name, p) for f in FRAMEWORKS for p in PRECISIONS}
+
+
+class HalfInverseTrainer:
+    """A trainer whose step needs an op PyTorch does not implement in half precision."""
+
+    def reset(self, layers) -> None:
+        pass
+
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        return np.zeros((len(x), 10), np.float32)
+
+    def train_epoch(self, x: np.ndarray, y: np.ndarray) -> float:
+        import torch
+
+        torch.linalg.inv(torch.eye(2, dtype=torch.float16))
+        return 0.0
+
+
+def test_a_framework_refusal_becomes_unsupported_with_its_own_message():
+    spec = CellSpec(experiment="precision", workload="mlp-digits", framework="pytorch",
+                    backend="", device="cpu", precision="fp16", mode="mixed", batch_size=32,
+                    params={"epochs": 1})
+    fairness = Fairness("epochs", "fp16", "eager", "arrays", 1, 32)
+    outcome = measure_precision(spec, lambda precision: HalfInverseTrainer(),
+                                training_data(spec), fairness, refusals=(RuntimeError,))
+    assert outcome.status.value == "unsupported"
+    assert outcome.reason.startswith("RuntimeError: ")
+    assert "Half" in outcome.reason and "\n" not in outcome.reason
+    assert not outcome.observations and outcome.fairness is fairness
+
+
+def test_an_error_that_is_not_a_refusal_still_raises():
+    spec = CellSpec(experiment="precision", workload="mlp-digits", framework="pytorch",
+                    backend="", device="cpu", precision="fp16", mode="mixed", batch_size=32,
+                    params={"epochs": 1})
+    with pytest.raises(RuntimeError):
+        measure_precision(spec, lambda precision: HalfInverseTrainer(), training_data(spec),
+                          Fairness("e", "fp16", "eager", "arrays", 1, 32), refusals=(KeyError,))
+
+
+@pytest.mark.slow
+def test_real_pytorch_fp16_cell_compares_with_fp32_from_the_same_weights():
+    from runner.execute import execute_cell
+
+    spec = CellSpec(experiment="precision", workload="mlp-digits", framework="pytorch",
+                    backend="", device="cpu", precision="fp16", mode="mixed", batch_size=32,
+                    repeats=1, threads=1, timeout_s=240,
+                    params={"epochs": 2, "warmup_calls": 2, "latency_calls": 20,
+                            "throughput_batch": 64, "throughput_calls": 2})
+    record = execute_cell(spec)
+    outcome = record.outcome
+    assert outcome.status.value == "ok", outcome.reason + record.stderr_tail
+    values = {o.metric: o.value for o in outcome.observations if o.step is None}
+    assert 0 < values["output_deviation_vs_fp32"] < 0.05  # half precision rounds, a little
+    assert abs(values["accuracy_change_vs_fp32"]) < 0.1
+    assert values["test_accuracy"] > 0.8
+    for metric in ("steady_epoch_time", "peak_memory", "inference_throughput", "latency_p50"):
+        assert values[metric] > 0
+    assert "GradScaler" in outcome.fairness.precision_policy
