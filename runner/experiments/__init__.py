@@ -15,6 +15,9 @@ from runner.spec import CellSpec, FrameworkId
 #: Experiment name -> package name under runner.experiments, in the order suites run them.
 EXPERIMENT_PACKAGES: dict[str, str] = {
     "training": "training",
+    "inference": "inference",
+    "precision": "precision",
+    "execution-mode": "execution_mode",
     "parity": "parity",
     "data-parallel": "data_parallel",
     "export": "export",
