@@ -8,6 +8,7 @@ tolerance, so every strategy is measured alike.
 
 from __future__ import annotations
 
+import queue
 import socket
 import statistics
 from collections.abc import Callable
@@ -84,6 +85,19 @@ def shard(batch: np.ndarray, rank: int, workers: int) -> np.ndarray:
     """Replica `rank`'s contiguous equal share of one global batch."""
     size = len(batch) // workers
     return batch[rank * size:(rank + 1) * size]
+
+
+def first_report(results, processes: list, poll_s: float = 0.5):
+    """The first item a worker process puts on `results`; raises if a worker dies first."""
+    while True:
+        try:
+            return results.get(timeout=poll_s)
+        except queue.Empty:
+            dead = [p.exitcode for p in processes if p.exitcode not in (None, 0)]
+            if dead:
+                for process in processes:
+                    process.kill()
+                raise RuntimeError(f"a worker process exited with status {dead[0]}") from None
 
 
 def free_port() -> int:

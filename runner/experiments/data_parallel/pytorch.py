@@ -31,19 +31,16 @@ from runner.workloads import Layer, initial_layers
 
 
 def train_replica(rank: int, workers: int, port: int, spec: CellSpec, layers: list[Layer],
-                  data: TrainingData, plan: EpochPlan, results) -> None:
+                  data: TrainingData, plan: EpochPlan, started, results) -> None:
     """One DDP replica: join the group, train every repeat, rank 0 reports the runs."""
     torch.set_num_threads(replica_threads(spec, workers))
     cuda = spec.device == "cuda"
     device = torch.device(f"cuda:{rank}" if cuda else "cpu")
+    started.wait()  # every replica is up: the group's setup is timed from here
     start = clock_ns()
     dist.init_process_group("nccl" if cuda else "gloo", init_method=f"tcp://127.0.0.1:{port}",
                             rank=rank, world_size=workers)
-    ready = clock_ns()
-    # init blocks until the last replica arrives: the least waiting replica's time is the setup
-    group_times = [None] * workers
-    dist.all_gather_object(group_times, (ready - start) / NS_PER_S)
-    group_s = min(group_times)
+    group_s = (clock_ns() - start) / NS_PER_S
     x_train, y_train = to_tensor(data.x_train, device), torch.from_numpy(data.dataset.y_train)
     y_train = y_train.to(device)
     runs = []
@@ -60,7 +57,7 @@ def train_replica(rank: int, workers: int, port: int, spec: CellSpec, layers: li
                                     _accuracy(model.module, data, device), loss,
                                     setup_s if repeat == 0 else None))
     if rank == 0:
-        results.put(([asdict(run) for run in runs], ready))
+        results.put(([asdict(run) for run in runs], start))
     dist.destroy_process_group()
 
 
@@ -97,7 +94,7 @@ def train(spec: CellSpec, data: TrainingData, workers: int) -> list[TrainingRun]
                       data.workload.seed)
     context = mp.get_context("spawn")
     results = context.SimpleQueue()
-    args = (workers, free_port(), spec, layers, data, plan, results)
+    args = (workers, free_port(), spec, layers, data, plan, context.Barrier(workers), results)
     start = clock_ns()
     if workers == 1:
         train_replica(0, *args)

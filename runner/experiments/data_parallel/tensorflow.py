@@ -16,7 +16,7 @@ import numpy as np
 import tensorflow as tf
 
 from runner.experiments.data_parallel.protocol import (EpochPlan, TrainingRun, dp_fairness,
-                                                       epoch_plan, free_port,
+                                                       epoch_plan, first_report, free_port,
                                                        measure_data_parallel, replica_threads)
 from runner.experiments.training.protocol import TrainingData, training_data
 from runner.experiments.training.tensorflow import TfModel
@@ -114,7 +114,7 @@ def mirrored(spec: CellSpec, data: TrainingData, plan: EpochPlan,
 
 
 def multi_worker_replica(rank: int, ports: list[int], spec: CellSpec, data: TrainingData,
-                         plan: EpochPlan, results) -> None:
+                         plan: EpochPlan, started, results) -> None:
     """One MultiWorkerMirroredStrategy worker process (rank 0 reports the runs)."""
     workers = len(ports)
     os.environ["TF_CONFIG"] = json.dumps({
@@ -124,12 +124,12 @@ def multi_worker_replica(rank: int, ports: list[int], spec: CellSpec, data: Trai
     tf.config.threading.set_inter_op_parallelism_threads(1)
     if spec.device == "cuda":
         tf.config.set_visible_devices(tf.config.list_physical_devices("GPU")[rank], "GPU")
+    started.wait()  # every worker is up: the strategy's setup is timed from here
     start = clock_ns()
     strategy = tf.distribute.MultiWorkerMirroredStrategy()
-    ready = clock_ns()
-    strategy_s = (ready - start) / NS_PER_S
-    runs = train_repeats(strategy, spec, data, plan, workers, strategy_s)
-    results.put((rank, runs if rank == 0 else None, ready, strategy_s))
+    runs = train_repeats(strategy, spec, data, plan, workers, (clock_ns() - start) / NS_PER_S)
+    if rank == 0:
+        results.put((runs, start))
 
 
 def multi_worker(spec: CellSpec, data: TrainingData, plan: EpochPlan,
@@ -140,23 +140,22 @@ def multi_worker(spec: CellSpec, data: TrainingData, plan: EpochPlan,
         strategy = tf.distribute.MultiWorkerMirroredStrategy()
         return train_repeats(strategy, spec, data, plan, 1, (clock_ns() - start) / NS_PER_S)
     context = multiprocessing.get_context("spawn")
-    results = context.SimpleQueue()
+    results = context.Queue()
     ports = [free_port() for _ in range(workers)]
     start = clock_ns()
+    started = context.Barrier(workers)
     processes = [context.Process(target=multi_worker_replica,
-                                 args=(rank, ports, spec, data, plan, results))
+                                 args=(rank, ports, spec, data, plan, started, results),
+                                 daemon=True)
                  for rank in range(workers)]
     for process in processes:
         process.start()
-    reports = [results.get() for _ in processes]
+    runs, ready = first_report(results, processes)
     for process in processes:
         process.join()
-    rank0 = next(report for report in reports if report[0] == 0)
-    launch_s = (max(report[2] for report in reports) - start) / NS_PER_S
-    # the strategy waits for its peers: the least waiting worker's time is the setup
-    waited = rank0[3] - min(report[3] for report in reports)
-    return [replace(run, launch_s=launch_s, setup_s=run.setup_s - waited) if index == 0
-            else run for index, run in enumerate(rank0[1])]
+    launch_s = (ready - start) / NS_PER_S
+    return [replace(run, launch_s=launch_s) if index == 0 else run
+            for index, run in enumerate(runs)]
 
 
 def run(spec: CellSpec) -> CellOutcome:

@@ -1,0 +1,88 @@
+"""The data-parallel experiment: its batch plan and grid, and real DDP / MirroredStrategy
+cells in worker processes reaching the 1-worker accuracy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dlbench.metrics import get_metric
+from dlbench.schema import CellStatus
+from runner.execute import execute_cell
+from runner.experiments import PlanRequest, get_experiment
+from runner.experiments.data_parallel import STRATEGIES, global_batch, worker_counts
+from runner.experiments.data_parallel.protocol import (ACCURACY_TOLERANCE, TrainingRun,
+                                                       epoch_plan, run_observations, shard)
+from runner.frameworks import FRAMEWORKS
+from runner.spec import CellSpec
+
+
+def test_epoch_plan_keeps_whole_global_batches_in_the_shared_order():
+    plan = epoch_plan(n=100, global_batch=32, epochs=2, seed=0)
+    assert plan.batches.shape == (2, 3, 32) and plan.samples_per_epoch == 96
+    for epoch in plan.batches:
+        assert len(set(epoch.ravel())) == 96  # no sample twice within an epoch
+    assert not np.array_equal(plan.batches[0], plan.batches[1])  # a new order each epoch
+
+
+def test_shards_are_equal_and_cover_the_global_batch_in_order():
+    batch = np.arange(32)
+    shards = [shard(batch, rank, 4) for rank in range(4)]
+    assert [len(s) for s in shards] == [8] * 4
+    assert np.array_equal(np.concatenate(shards), batch)
+
+
+def test_global_batch_divides_by_every_worker_count():
+    assert global_batch(32, [1, 2, 4]) == 32
+    assert global_batch(32, [1, 2, 3]) == 36
+
+
+def test_quick_plans_two_workers_per_strategy_and_every_framework():
+    request = PlanRequest("quick", [], list(FRAMEWORKS), "cpu", None, 2, None, "")
+    cells = get_experiment("data-parallel").plan(request)
+    assert {c.framework_id.name for c in cells} == set(STRATEGIES)
+    assert {c.workers for c in cells} == {2}
+    assert len({c.cell_id for c in cells}) == len(cells)
+    for metric in get_experiment("data-parallel").metrics:
+        get_metric(metric)
+
+
+def test_standard_scales_from_one_worker():
+    assert worker_counts("standard", "cpu")[0] == 1
+    assert worker_counts("standard", "cpu")[-1] >= 2
+
+
+def test_efficiency_and_accuracy_delta_pair_a_run_with_its_baseline():
+    baseline = TrainingRun(1, (2.0, 1.0, 1.0), 1000, 0.90, 0.3)
+    run = TrainingRun(2, (2.0, 0.8, 0.8), 1000, 0.91, 0.3, setup_s=0.5, launch_s=3.0)
+    values = {o.metric: o.value for o in run_observations(run, 0, baseline)}
+    assert values["scaling_efficiency"] == pytest.approx(1000 / 0.8 / (2 * 1000))
+    assert values["accuracy_delta"] == pytest.approx(0.01)
+    assert values["dp_setup_time"] == 0.5 and values["dp_launch_time"] == 3.0
+
+
+def dp_cell(framework: str, backend: str, mode: str, workers: int = 2) -> CellSpec:
+    return CellSpec(experiment="data-parallel", workload="mlp-digits", framework=framework,
+                    backend=backend, device="cpu", mode=mode, workers=workers,
+                    batch_size=32, repeats=1, threads=2, timeout_s=240,
+                    params={"epochs": 2})
+
+
+def values(record, metric: str) -> list[float]:
+    return [o.value for o in record.outcome.observations if o.metric == metric]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("framework,backend,mode", [("pytorch", "", "ddp"),
+                                                    ("tensorflow", "", "mirrored")])
+def test_two_workers_reach_the_one_worker_accuracy(framework, backend, mode):
+    record = execute_cell(dp_cell(framework, backend, mode))
+    outcome = record.outcome
+    assert outcome.status is CellStatus.OK, (outcome.reason, record.stderr_tail)
+    accuracy = values(record, "test_accuracy")[0]
+    assert accuracy > 0.8  # it learned
+    assert abs(accuracy - outcome.details["baseline_accuracy"][0]) <= ACCURACY_TOLERANCE
+    assert values(record, "accuracy_delta")[0] <= ACCURACY_TOLERANCE
+    assert values(record, "scaling_efficiency")[0] > 0
+    assert outcome.details["per_replica_batch"] == 16
+    assert "2 " in outcome.fairness.notes and "overhead" in outcome.fairness.notes
