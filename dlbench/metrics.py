@@ -62,32 +62,6 @@ _ALL = [
        "Mean training loss over one epoch (step = epoch index)."),
     _m("peak_memory", "MiB", "lower",
        "Peak memory during the timed region: process RSS on CPU, allocator peak on GPU."),
-    # data-parallel (also uses train_throughput, steady_epoch_time, first_epoch_time,
-    # test_accuracy)
-    _m("scaling_efficiency", "fraction", "higher",
-       "Throughput with N workers divided by N times the 1-worker throughput measured in the "
-       "same cell just before (1.0 is perfect linear scaling)."),
-    _m("dp_setup_time", "s", "lower",
-       "Time to create the process group/strategy/distribution and place the model on it "
-       "(in the first training process)."),
-    _m("dp_launch_time", "s", "lower",
-       "Multi-process strategies: from starting the worker processes until every one is up "
-       "and ready to join the group (interpreter start, framework import, data transfer)."),
-    _m("accuracy_delta", "fraction", "lower",
-       "Absolute difference between this cell's final test accuracy and the 1-worker run's "
-       "in the same cell, same data and weights."),
-    # export
-    _m("export_time", "s", "lower", "Time to export the model to the artifact on disk."),
-    _m("artifact_size", "MiB", "lower", "Size of the exported artifact on disk (all its files)."),
-    _m("artifact_load_time", "s", "lower",
-       "Time to load the artifact back into its runtime, ready to run."),
-    _m("artifact_max_abs_diff", "abs", "lower",
-       "Largest absolute difference between the artifact's outputs and the eager model's on "
-       "the same test inputs."),
-    _m("artifact_latency", "ms", "lower",
-       "Median time of one batch-1 inference call in the artifact's own runtime."),
-    _m("artifact_throughput", "samples/s", "higher",
-       "Samples per second in the artifact's own runtime, batch = the workload's batch size."),
     # inference (latency and throughput are also measured by precision)
     _m("inference_latency", "ms", "lower",
        "Wall time of one batch-1 forward call, output synchronised to the host "
