@@ -16,6 +16,7 @@ SYSTEM_COLOURS = {
     "keras-jax": "#1e8449",
 }
 CHART_WIDTH = 560  # used for the static SVG; the interactive chart fills its container
+MAX_CURVE_POINTS = 100  # per series: keeps pages small for per-call latencies
 
 
 def _colour(systems: list[str]) -> alt.Color:
@@ -65,23 +66,40 @@ def result_chart(rows: pd.DataFrame, metric_name: str, title: str) -> alt.LayerC
     )
 
 
+def curve_points(observations: pd.DataFrame, max_points: int = MAX_CURVE_POINTS) -> pd.DataFrame:
+    """Median over repeats per step and series; long curves are cut into at most
+    `max_points` equal buckets of steps, each shown at its first step with its median."""
+    frame = observations.assign(series=series_labels(observations),
+                                step=observations["step"].astype(int))
+    span = int(frame["step"].max()) + 1
+    width = max(1, -(-span // max_points))  # ceiling division
+    frame = frame.assign(step=frame["step"] // width * width)
+    data = frame.groupby(["series", "system", "variant", "step"])["value"].median().reset_index()
+    return data.rename(columns={"value": "median"})
+
+
 def curve_chart(observations: pd.DataFrame, metric_name: str, title: str) -> alt.Chart:
-    """Median over repeats per step (epoch), one line per framework."""
+    """Median over repeats per step (epoch, call or training step), one line per series."""
     metric = get_metric(metric_name)
-    data = (observations.groupby(["system", "step"])["value"].median().reset_index()
-            .rename(columns={"value": "median"}))
-    data["step"] = data["step"].astype(int)
+    data = curve_points(observations)
+    unit = "epoch" if metric_name.startswith("epoch_") else "step"
+    bucket = int(data["step"].drop_duplicates().sort_values().diff().max() or 1) \
+        if data["step"].nunique() > 1 else 1
+    subtitle = f"median of repeats · {metric.direction.phrase}"
+    if bucket > 1:
+        subtitle += f" · each point: median of {bucket} {unit}s"
     return alt.Chart(data).mark_line(point=True).encode(
-        x=alt.X("step:Q", title="epoch (0 is the first)", axis=alt.Axis(tickMinStep=1)),
+        x=alt.X("step:Q", title=f"{unit} (0 is the first)", axis=alt.Axis(tickMinStep=1)),
         y=alt.Y("median:Q", title=metric.label),
         color=_colour(list(data["system"])),
-        tooltip=[alt.Tooltip("system:N", title="framework"),
-                 alt.Tooltip("step:Q", title="epoch"),
+        strokeDash=alt.StrokeDash("variant:N", legend=alt.Legend(title="variant",
+                                                                 orient="bottom"))
+        if data["series"].ne(data["system"]).any() else alt.Undefined,
+        detail="series:N",
+        tooltip=[alt.Tooltip("series:N", title="framework"),
+                 alt.Tooltip("step:Q", title=unit),
                  alt.Tooltip("median:Q", title=f"median ({metric.unit})", format=".4~g")],
-    ).properties(
-        title=alt.TitleParams(title, subtitle=f"median of repeats · {metric.direction.phrase}"),
-        width="container", height=240,
-    )
+    ).properties(title=alt.TitleParams(title, subtitle=subtitle), width="container", height=240)
 
 
 def static_spec(spec: dict) -> dict:

@@ -74,6 +74,12 @@ def curve_blocks(source: Source, experiment: str) -> list[ChartBlock]:
         return []
     stepped["system"] = [system_name(f, b) for f, b in
                          zip(stepped["framework"], stepped["backend"], strict=True)]
+    cells = source.cells.drop_duplicates(["run_id", "cell_id"])
+    labels = {(r, c): variant_label(row) for (r, c), row in
+              zip(zip(cells["run_id"], cells["cell_id"], strict=True), cells.to_dict("records"),
+                  strict=True)}
+    stepped["variant"] = [labels[key] for key in
+                          zip(stepped["run_id"], stepped["cell_id"], strict=True)]
     stepped["machine"] = [machine_label(source.run(r).environment, d)
                           for r, d in zip(stepped["run_id"], stepped["device"], strict=True)]
     blocks = []
