@@ -1,0 +1,122 @@
+"""The export experiment: the protocol on a real (NumPy) artifact, the grid, and real
+framework export paths in worker processes, loaded back and checked for parity."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dlbench.metrics import get_metric
+from dlbench.schema import CellStatus
+from runner.execute import execute_cell
+from runner.experiments import PlanRequest, get_experiment
+from runner.experiments.export import FORMATS, QUICK_FORMATS
+from runner.experiments.export.protocol import (PARITY_TOLERANCE, ExportPath, export_fairness,
+                                                measure_export)
+from runner.experiments.export.runtimes import artifact_size_mib
+from runner.experiments.training.protocol import training_data
+from runner.frameworks import FRAMEWORKS
+from runner.spec import CellSpec
+
+SPEC = CellSpec(experiment="export", workload="mlp-digits", framework="pytorch", backend="",
+                device="cpu", export_format="npz", batch_size=32, repeats=1, threads=1)
+WEIGHTS = np.random.default_rng(0).normal(size=(64, 10)).astype(np.float32)
+
+
+def npz_path(shift: float = 0.0, fail_at: str = "") -> ExportPath:
+    """A real file artifact: the weights of a linear model saved with NumPy."""
+
+    def export(directory: Path) -> Path:
+        if fail_at == "export":
+            raise ValueError("this exporter refuses the model\nsecond line")
+        np.savez(directory / "model.npz", w=WEIGHTS)
+        return directory / "model.npz"
+
+    def load(path: Path):
+        w = np.load(path)["w"]
+        return lambda x: x @ w + np.float32(shift)
+
+    return ExportPath("numpy", export, load)
+
+
+def measure(path: ExportPath):
+    data = training_data(SPEC)
+    fairness = export_fairness(SPEC, path.runtime, "numpy.savez", {})
+    return measure_export(SPEC, data, lambda x: x @ WEIGHTS, path, fairness)
+
+
+def test_a_working_path_reports_every_metric_and_passes_parity():
+    outcome = measure(npz_path())
+    assert outcome.status is CellStatus.OK
+    metrics = {o.metric: o.value for o in outcome.observations}
+    assert metrics["artifact_max_abs_diff"] <= PARITY_TOLERANCE
+    assert metrics["artifact_size"] > 64 * 10 * 4 / 2**20
+    assert metrics["artifact_latency"] > 0 and metrics["artifact_throughput"] > 0
+    assert set(metrics) == set(get_experiment("export").metrics)
+
+
+def test_a_failing_export_is_a_result_with_its_first_error_line():
+    outcome = measure(npz_path(fail_at="export"))
+    assert outcome.status is CellStatus.UNSUPPORTED
+    assert outcome.reason == "fails: export: ValueError: this exporter refuses the model"
+
+
+def test_an_artifact_computing_another_function_fails_parity():
+    outcome = measure(npz_path(shift=0.01))
+    assert outcome.status is CellStatus.UNSUPPORTED
+    assert "differ" in outcome.reason
+    diff = [o.value for o in outcome.observations if o.metric == "artifact_max_abs_diff"]
+    assert diff == [pytest.approx(0.01, rel=1e-3)]
+
+
+def test_artifact_size_counts_every_file_of_a_directory(tmp_path):
+    (tmp_path / "a").write_bytes(b"x" * 2**20)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b").write_bytes(b"x" * 2**19)
+    assert artifact_size_mib(tmp_path) == pytest.approx(1.5)
+
+
+def test_plan_covers_every_framework_and_quick_is_a_subset():
+    request = PlanRequest("standard", ["mlp-digits"], list(FRAMEWORKS), "cuda", None, 2, None, "")
+    cells = get_experiment("export").plan(request)
+    assert {(c.framework_id.name, c.export_format) for c in cells} == {
+        (name, fmt) for name, formats in FORMATS.items() for fmt in formats}
+    assert {c.device for c in cells} == {"cpu"}
+    for name, formats in QUICK_FORMATS.items():
+        assert set(formats) <= set(FORMATS[name]) and formats
+    for metric in get_experiment("export").metrics:
+        get_metric(metric)
+
+
+def export_cell(framework: str, backend: str, export_format: str) -> CellSpec:
+    return CellSpec(experiment="export", workload="mlp-digits", framework=framework,
+                    backend=backend, device="cpu", export_format=export_format,
+                    batch_size=32, repeats=1, threads=2, timeout_s=240)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("framework,backend,export_format", [
+    ("pytorch", "", "onnx-dynamo"),
+    ("pytorch", "", "torch.export"),
+    ("tensorflow", "", "onnx-tf2onnx"),
+    ("tensorflow", "", "tflite"),
+    ("keras", "torch", "onnx"),
+])
+def test_artifacts_load_back_and_match_the_eager_model(framework, backend, export_format):
+    record = execute_cell(export_cell(framework, backend, export_format))
+    outcome = record.outcome
+    assert outcome.status is CellStatus.OK, (outcome.reason, record.stderr_tail)
+    metrics = {o.metric: o.value for o in outcome.observations}
+    assert metrics["artifact_max_abs_diff"] <= outcome.details["parity_tolerance"]
+    assert metrics["artifact_size"] > 0 and metrics["artifact_load_time"] > 0
+    if "onnx" in export_format:
+        assert outcome.details["runtime"].startswith("onnxruntime")
+
+
+@pytest.mark.slow
+def test_a_missing_exporter_package_is_recorded_not_raised():
+    record = execute_cell(export_cell("keras", "jax", "openvino"))
+    assert record.outcome.status is CellStatus.UNSUPPORTED
+    assert record.outcome.reason.startswith("fails: ") and "openvino" in record.outcome.reason
