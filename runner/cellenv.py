@@ -51,12 +51,13 @@ def cell_environment(spec: CellSpec, base: dict[str, str] | None = None) -> dict
     if spec.device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""  # no framework may quietly use a GPU in a CPU cell
     else:
-        env.setdefault("CUDA_VISIBLE_DEVICES", base_visible_devices(env))
+        env.setdefault("CUDA_VISIBLE_DEVICES", base_visible_devices(env, spec.workers))
     return env
 
 
-def base_visible_devices(env: dict[str, str]) -> str:
-    return env.get("CUDA_VISIBLE_DEVICES", "0")
+def base_visible_devices(env: dict[str, str], workers: int = 1) -> str:
+    """The caller's GPUs if it named them, else the first `workers` GPUs (data-parallel)."""
+    return env.get("CUDA_VISIBLE_DEVICES", ",".join(str(i) for i in range(max(1, workers))))
 
 
 def affinity_cores(threads: int) -> list[int]:
