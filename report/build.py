@@ -10,6 +10,7 @@ from pathlib import Path
 import altair as alt
 import pandas as pd
 import vl_convert
+import yaml
 
 from dlbench.metrics import METRICS
 from dlbench.stats import METHOD_MARKDOWN
@@ -19,6 +20,7 @@ from report.charts import static_spec
 from report.cite import Citation
 from report.home_page import experiment_links, load_questions, question_blocks
 from report.info_pages import TABLES, column_rows, environment_runs, manifest_blocks
+from report.mkdocs_nav import NAV_FILE
 from report.render import ChartBlock, environment, render
 from report.source import Source
 from report.summary import summarize
@@ -117,7 +119,33 @@ def site_files(source: Source, templates_dir: Path, site_url: str) -> dict[str, 
     for path in sorted(p for p in assets.rglob("*") if p.is_file()):
         files[f"assets/{path.relative_to(assets).as_posix()}"] = path.read_bytes()
     files[VEGA_BUNDLE] = vega_bundle()
+    order = list(load_questions(templates_dir))
+    files[NAV_FILE] = yaml.safe_dump(navigation(files, order), sort_keys=False).encode()
     return files
+
+
+#: Pages after the experiments, in reading order; any other page follows alphabetically.
+TAIL_PAGES = ("methodology.md", "environment.md", "downloads.md", "cite.md")
+
+
+def _title(page: bytes) -> str:
+    first = page.decode().split("\n", 1)[0]
+    return first.removeprefix("# ").strip() if first.startswith("# ") else "Untitled"
+
+
+def navigation(files: dict[str, bytes], experiment_order: list[str]) -> list:
+    """The site's navigation: home, the experiments, then the other pages."""
+    pages = sorted(p for p in files if p.endswith(".md"))
+    experiments = sorted(
+        (p for p in pages if p.startswith("experiments/")),
+        key=lambda p: (experiment_order.index(Path(p).stem) if Path(p).stem in
+                       experiment_order else len(experiment_order), p))
+    others = [p for p in pages if p != "index.md" and p not in experiments]
+    others.sort(key=lambda p: (TAIL_PAGES.index(p) if p in TAIL_PAGES else -1, p))
+    nav: list = [{"Home": "index.md"}] if "index.md" in files else []
+    if experiments:
+        nav.append({"Experiments": [{_title(files[p]): p} for p in experiments]})
+    return nav + [{_title(files[p]): p} for p in others]
 
 
 def write_tree(out_dir: Path, files: dict[str, bytes]) -> BuildReport:
@@ -133,7 +161,7 @@ def write_tree(out_dir: Path, files: dict[str, bytes]) -> BuildReport:
     removed = []
     for path in sorted(out_dir.rglob("*"), reverse=True):
         relative = path.relative_to(out_dir).as_posix()
-        if path.is_file() and relative not in files and not relative.startswith("."):
+        if path.is_file() and relative not in files and relative != ".gitkeep":
             path.unlink()
             removed.append(relative)
         elif path.is_dir() and not any(path.iterdir()):
