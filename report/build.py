@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import altair as alt
+import jinja2
 import pandas as pd
 import vl_convert
 import yaml
@@ -70,16 +71,15 @@ def _tables(source: Source, summary: pd.DataFrame) -> dict[str, bytes]:
     return files
 
 
-def experiment_files(source: Source, summary: pd.DataFrame, env, experiment: str,
-                     templates_dir: Path) -> dict[str, bytes]:
+def experiment_files(source: Source, summary: pd.DataFrame, env: jinja2.Environment,
+                     experiment: str, question: str) -> dict[str, bytes]:
     """The page of one experiment and the static SVGs of its charts."""
-    questions = load_questions(templates_dir)
     sections = ep.metric_sections(summary[summary["experiment"] == experiment], experiment)
     curves = ep.curve_blocks(source, experiment)
     machines = sorted(set(summary.loc[summary["experiment"] == experiment, "machine"]))
     page = render(
         env, "experiment.md.j2", title=ep.experiment_title(experiment),
-        question=(questions.get(experiment) or {}).get("question", ""),
+        question=question,
         machines=machines or ["(no results)"], anchor=f"fairness-{experiment}",
         sections=sections, curves=curves, not_ok=ep.not_ok_rows(source, experiment),
         code_tabs=ep.code_tabs(source, experiment),
@@ -93,12 +93,13 @@ def experiment_files(source: Source, summary: pd.DataFrame, env, experiment: str
 def site_files(source: Source, templates_dir: Path, site_url: str) -> dict[str, bytes]:
     """Every file of site_src/ for `source`, by relative path."""
     env = environment(templates_dir)
+    questions = load_questions(templates_dir)
     summary = summarize(source)
     cite = Citation(source.name, source.date, site_url)
     common = {"source": source, "cite": cite}
     pages = {
         "index.md": render(env, "index.md.j2", questions=question_blocks(source, summary),
-                           experiments=experiment_links(summary, load_questions(templates_dir)),
+                           experiments=experiment_links(summary, questions),
                            **common),
         "environment.md": render(env, "environment.md.j2", runs=environment_runs(source),
                                  **common),
@@ -111,7 +112,8 @@ def site_files(source: Source, templates_dir: Path, site_url: str) -> dict[str, 
     }
     files = {path: text.encode() for path, text in pages.items()}
     for experiment in sorted(set(source.cells["experiment"])):
-        files |= experiment_files(source, summary, env, str(experiment), templates_dir)
+        question = (questions.get(experiment) or {}).get("question", "")
+        files |= experiment_files(source, summary, env, str(experiment), question)
     files |= _tables(source, summary)
     if not source.draft:
         files["downloads/CITATION.cff"] = cite.cff().encode()
@@ -119,8 +121,8 @@ def site_files(source: Source, templates_dir: Path, site_url: str) -> dict[str, 
     for path in sorted(p for p in assets.rglob("*") if p.is_file()):
         files[f"assets/{path.relative_to(assets).as_posix()}"] = path.read_bytes()
     files[VEGA_BUNDLE] = vega_bundle()
-    order = list(load_questions(templates_dir))
-    files[NAV_FILE] = yaml.safe_dump(navigation(files, order), sort_keys=False).encode()
+    files[NAV_FILE] = yaml.safe_dump(navigation(files, list(questions)),
+                                     sort_keys=False).encode()
     return files
 
 

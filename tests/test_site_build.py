@@ -162,3 +162,13 @@ def test_mkdocs_strict_build_passes_and_rejects_a_broken_anchor(tmp_path: Path) 
         page.write("\n[broken](experiments/training.md#r-no-such-result)\n")
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     assert done.returncode != 0 and "r-no-such-result" in done.stderr
+
+
+def test_experiment_questions_match_the_runner() -> None:
+    from report.home_page import load_questions
+    from runner.experiments import experiment_names, get_experiment
+
+    questions = load_questions(TEMPLATES)
+    assert list(questions) == experiment_names()
+    for name in experiment_names():
+        assert questions[name]["question"] == get_experiment(name).question
