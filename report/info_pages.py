@@ -54,6 +54,8 @@ COLUMN_DESCRIPTIONS = {
     "cv": "Coefficient of variation of the repeats (standard deviation / mean).",
 }
 
+LONG_LIST = 8  # longer lists are shortened on the environment page (downloads keep them)
+
 TABLES = [
     ("results", "one result: a metric of a cell in a run, summarised over repeats"),
     ("observations", "one measured value: a metric of a cell in one repeat (and epoch)"),
@@ -72,18 +74,32 @@ def _flatten(value: object, prefix: str = "") -> list[tuple[str, str]]:
         for index, item in enumerate(value):
             rows += _flatten(item, f"{prefix}[{index}]")
         return rows
+    if isinstance(value, list) and len(value) > LONG_LIST:
+        value = [f"{len(value)} entries:", *value[:3], "…", value[-1]]
     text = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
-    return [(prefix, text if text else "(empty)")]
+    return [(prefix or "value", text if text else "(empty)")]
+
+
+def _groups(value: dict, general: str) -> list[dict]:
+    """Top-level scalars as one group, then one group per nested section."""
+    scalars = {k: v for k, v in value.items() if not isinstance(v, (dict, list))
+               or (isinstance(v, list) and not any(isinstance(i, dict) for i in v))}
+    groups = [{"title": general, "rows": _flatten(scalars)}] if scalars else []
+    for key in sorted(k for k in value if k not in scalars):
+        rows = _flatten(value[key])
+        groups.append({"title": key.replace("_", " "),
+                       "rows": rows or [("(none)", "(empty)")]})
+    return groups
 
 
 def environment_runs(source: Source) -> list[dict]:
-    """Each run's environment, flattened to setting/value rows."""
+    """Each run's environment and run settings, as titled groups of setting/value rows."""
     runs = []
     for run in source.runs:
         devices = sorted(set(source.cells.loc[source.cells["run_id"] == run.run_id, "device"]))
         machine = "; ".join(machine_label(run.environment, d) for d in devices or ["cpu"])
-        rows = _flatten({"environment": run.environment, "run": run.info})
-        runs.append({"run_id": run.run_id, "machine": machine, "rows": rows})
+        groups = _groups(run.environment, "machine") + _groups(run.info, "run")
+        runs.append({"run_id": run.run_id, "machine": machine, "groups": groups})
     return runs
 
 
