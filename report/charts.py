@@ -43,7 +43,7 @@ def result_chart(rows: pd.DataFrame, metric_name: str, title: str) -> alt.LayerC
     if metric.direction.value == "higher":
         order.reverse()
     axis_x = alt.X("median:Q", title=metric.label, scale=alt.Scale(zero=True),
-                   axis=alt.Axis(tickCount=6, labelOverlap=True, format="~g"))
+                   axis=alt.Axis(tickCount=6, labelOverlap=True))
     y = alt.Y("series:N", sort=order, title=None, axis=alt.Axis(labelLimit=260))
     tooltip = [
         alt.Tooltip("series:N", title="framework"),

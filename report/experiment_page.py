@@ -46,6 +46,24 @@ def _rows(rows: pd.DataFrame) -> list[dict]:
     return out
 
 
+#: Columns of a result table: header, row key, right-aligned?
+RESULT_COLUMNS = [("Machine", "machine", False), ("Workload", "workload", False),
+                  ("Framework", "system", False), ("Variant", "variant", False),
+                  ("Median", "median", True), ("95% CI", "ci", False),
+                  ("Min–max", "spread", False), ("n", "n", True), ("CV", "cv", True)]
+#: Columns that are left out when every row has the same value (said once above the table).
+CONSTANT_COLUMNS = ("machine", "variant")
+
+
+def table_columns(rows: list[dict]) -> tuple[list[tuple[str, str, bool]], str]:
+    """The columns worth showing, and a sentence naming the values they all share."""
+    shared = {key: rows[0][key] for key in CONSTANT_COLUMNS
+              if rows and len({row[key] for row in rows}) == 1}
+    columns = [c for c in RESULT_COLUMNS if c[1] not in shared]
+    common = "; ".join(f"{key}: {value}" for key, value in shared.items())
+    return columns, (f"Every row: {common}." if common else "")
+
+
 def metric_sections(summary: pd.DataFrame, experiment: str) -> list[dict]:
     """One section per scalar metric: a chart per machine and workload, then a table."""
     sections = []
@@ -59,9 +77,12 @@ def metric_sections(summary: pd.DataFrame, experiment: str) -> list[dict]:
             chart = result_chart(group, metric_name, title)
             chart_id = f"{experiment}-{metric_name}-{workload}-{short_hash(machine)}"
             charts.append(chart_block(chart_id, chart))
+        table = _rows(rows)
+        columns, common = table_columns(table)
         sections.append({
             "heading": f"{metric.name} ({metric.unit}, {metric.direction.phrase})",
-            "description": metric.description, "charts": charts, "rows": _rows(rows),
+            "description": metric.description, "charts": charts, "rows": table,
+            "columns": columns, "common": common,
         })
     return sections
 

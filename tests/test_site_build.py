@@ -91,16 +91,34 @@ def test_every_result_has_an_anchored_permanent_id(files: dict[str, bytes]) -> N
     assert re.search(r"\[draft-\d{4}\]\(experiments/training\.md#r-draft-\d{4}\)", home)
 
 
+def _result_tables(page: str) -> list[tuple[str, list[dict]]]:
+    """Each result table of a page with the sentence above it, rows keyed by header."""
+    tables, lines = [], page.splitlines()
+    for index, line in enumerate(lines):
+        if line.startswith("| Result ID |"):
+            headers = [h.strip() for h in line.strip("|").split("|")]
+            rows = []
+            for row in lines[index + 2:]:
+                if not row.startswith("| <a id="):
+                    break
+                rows.append(dict(zip(headers, [c.strip() for c in row.strip("|").split(" | ")],
+                                     strict=True)))
+            tables.append((lines[index - 2], rows))
+    return tables
+
+
 def test_every_number_states_spread_and_machine(files: dict[str, bytes]) -> None:
-    page = files["experiments/training.md"].decode()
-    rows = [line for line in page.splitlines() if line.startswith("| <a id=")]
-    assert rows
-    for row in rows:
-        cells = [c.strip() for c in row.split(" | ")]
-        assert cells[1].startswith("cpu: Fixture CPU")  # machine
-        assert re.fullmatch(r"[\d.,]+–[\d.,]+( \S+)?", cells[6]), cells[6]  # 95% CI
-        assert re.fullmatch(r"[\d.,]+–[\d.,]+( \S+)?", cells[7]), cells[7]  # min–max
-        assert re.fullmatch(r"\d+", cells[8])  # n
+    tables = _result_tables(files["experiments/training.md"].decode())
+    assert len(tables) == 5  # one per scalar metric
+    interval = r"[\d.,]+–[\d.,]+( \S+)?"
+    for above, rows in tables:
+        assert rows
+        for row in rows:
+            machine = row.get("Machine") or above
+            assert "cpu: Fixture CPU @ 2.0GHz (2 cores)" in machine
+            assert re.fullmatch(interval, row["95% CI"]), row
+            assert re.fullmatch(interval, row["Min–max"]), row
+            assert re.fullmatch(r"\d+", row["n"])
     home = files["index.md"].decode()
     assert "95% CI" in home and "cpu: Fixture CPU" in home
 
