@@ -36,6 +36,8 @@ def train_replica(rank: int, workers: int, port: int, spec: CellSpec, layers: li
     torch.set_num_threads(replica_threads(spec, workers))
     cuda = spec.device == "cuda"
     device = torch.device(f"cuda:{rank}" if cuda else "cpu")
+    if cuda:
+        torch.cuda.set_device(device)  # nccl's collectives run on the current device
     started.wait()  # every replica is up: the group's setup is timed from here
     start = clock_ns()
     dist.init_process_group("nccl" if cuda else "gloo", init_method=f"tcp://127.0.0.1:{port}",

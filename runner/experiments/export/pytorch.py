@@ -27,6 +27,11 @@ def eager_predict(model: torch.nn.Module) -> Predict:
     return predict
 
 
+def nchw(predict: Predict) -> Predict:
+    """The artifact takes PyTorch's NCHW images: convert the NHWC inputs as eager does."""
+    return lambda x: predict(np.ascontiguousarray(x.transpose(0, 3, 1, 2)) if x.ndim == 4 else x)
+
+
 def export_paths(model: torch.nn.Module, example: torch.Tensor, threads: int) -> dict:
     """Every export path PyTorch offers for this model, by export_format."""
     batch = torch.export.Dim.DYNAMIC
@@ -50,9 +55,9 @@ def export_paths(model: torch.nn.Module, example: torch.Tensor, threads: int) ->
 
     return {
         "torch.export": ExportPath("torch.export.load(...).module()", program,
-                                   torch_program_predict),
+                                   lambda path: nchw(torch_program_predict(path))),
         "onnx-dynamo": ExportPath(f"onnxruntime CPU, {threads} thread(s)", onnx,
-                                  lambda path: onnxruntime_predict(path, threads)),
+                                  lambda path: nchw(onnxruntime_predict(path, threads))),
         "torchscript": ExportPath("torch.jit.load (TorchScript, legacy)", torchscript,
                                   load_torchscript),
     }
