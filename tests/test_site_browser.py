@@ -185,3 +185,28 @@ def test_serve_command_serves_the_versioned_site(site: str,
         server.terminate()
         server.wait(timeout=10)
         server.stdout.close()
+
+
+def test_tables_sort_by_a_clicked_column(page, site: str) -> None:
+    page.goto(f"{site}2026.12/experiments/training/")
+    table = page.locator("article table", has=page.locator("th", has_text="Median")).first
+    header = table.locator("th", has_text="Median")
+    column = [h.strip() for h in table.locator("th").all_inner_texts()].index("Median")
+
+    def values() -> list[float]:
+        cells = table.locator(f"tbody tr td:nth-child({column + 1})").all_inner_texts()
+        return [float(c.split()[0].replace(",", "")) for c in cells]
+
+    header.click()
+    assert values() == sorted(values())
+    header.click()
+    assert values() == sorted(values(), reverse=True)
+
+
+def test_search_runs_from_the_site_itself(page, site: str) -> None:
+    page.goto(f"{site}2026.12/")
+    page.wait_for_load_state("networkidle")
+    page.keyboard.press("/")  # Material's shortcut to the search box
+    page.keyboard.type("fairness")
+    page.wait_for_selector(".md-search-result__item", timeout=20000)
+    assert page.locator(".md-search-result__item").count() > 0
