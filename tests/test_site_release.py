@@ -98,3 +98,15 @@ def test_root_citation_is_valid_cff() -> None:
     if not path.exists():
         pytest.fail("CITATION.cff is missing at the project root")
     assert _validate_cff(path)["cff-version"] == "1.2.0"
+
+
+def test_build_and_deploy_say_when_there_is_nothing_to_show(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    empty = ["--results-dir", str(tmp_path / "results"), "--out", str(tmp_path / "out")]
+    assert main(["build", *empty]) == 2
+    assert "nothing to build" in capsys.readouterr().err
+    assert main(["deploy", *empty, "--pages-repo", str(tmp_path / "pages")]) == 2
+    assert "no release" in capsys.readouterr().err
+    assert main(["export", str(tmp_path / "x"), "--pages-repo", str(tmp_path / "pages")]) == 2
+    assert "nothing deployed" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists() and not (tmp_path / "x").exists()
