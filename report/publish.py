@@ -7,6 +7,7 @@ import http.server
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -66,7 +67,8 @@ def deployed_versions(pages_repo: Path) -> list[dict]:
 
 
 def export_site(pages_repo: Path, target: Path) -> Path:
-    """Write the whole versioned site as plain files under `target`, for any static host."""
+    """Write the whole versioned site as plain files under `target`, for any static host;
+    aliases such as `latest` become copies of their version."""
     if not deployed_versions(pages_repo):
         raise PublishError(f"nothing deployed in {pages_repo}: run `dlbench deploy` first")
     archive = subprocess.run(["git", "archive", "--format=tar", BRANCH], cwd=pages_repo,
@@ -74,6 +76,10 @@ def export_site(pages_repo: Path, target: Path) -> Path:
     target.mkdir(parents=True, exist_ok=True)
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(target, filter="data")
+    for alias in [p for p in target.iterdir() if p.is_symlink()]:
+        version = alias.resolve()
+        alias.unlink()
+        shutil.copytree(version, alias)  # a plain copy: not every static host follows links
     return target
 
 

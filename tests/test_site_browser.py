@@ -40,6 +40,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     url = f"http://127.0.0.1:{server.server_address[1]}/"
     pages = publish_golden(tmp, url)
     export_site(pages, root)
+    assert not any(p.is_symlink() for p in root.rglob("*"))  # plain files for any host
     (tmp_path_factory.getbasetemp() / "pages-repo").write_text(str(pages))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
