@@ -28,18 +28,22 @@ def site_url(config: Path) -> str:
     return value if value.endswith("/") else value + "/"
 
 
+def resolve_runs(results_dir: Path, runs: list[str]) -> list[str]:
+    """Run IDs as given, with 'latest' meaning the newest run under results/runs."""
+    known = run_ids(results_dir)
+    return [known[-1] if run == "latest" and known else run for run in runs]
+
+
 def pick_source(results_dir: Path, release: str | None, runs: list[str]) -> Source:
     """The release asked for, a draft of the runs asked for, or else the newest release/run."""
     try:
         if release:
             return load_release(results_dir, release)
-        known_runs = run_ids(results_dir)
         if runs:
-            return load_draft(results_dir, [known_runs[-1] if r == "latest" and known_runs
-                                            else r for r in runs])
+            return load_draft(results_dir, resolve_runs(results_dir, runs))
         if releases := release_names(results_dir):
             return load_release(results_dir, releases[-1])
-        if known_runs:
+        if known_runs := run_ids(results_dir):
             return load_draft(results_dir, known_runs[-1:])
     except SourceError as error:
         raise UsageError(str(error)) from None
@@ -81,8 +85,7 @@ def publish_command(args: argparse.Namespace) -> int:
     except ValueError:
         raise UsageError(f"invalid --date {date!r}; expected YYYY-MM-DD") from None
     results_dir = Path(args.results_dir)
-    runs = [run_ids(results_dir)[-1] if r == "latest" and run_ids(results_dir) else r
-            for r in args.run]
+    runs = resolve_runs(results_dir, args.run)
     cff = Citation(args.release, date, site_url(Path(args.config))).cff()
     try:
         path = freeze_release(results_dir, args.release, runs, date,
