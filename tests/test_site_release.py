@@ -110,3 +110,13 @@ def test_build_and_deploy_say_when_there_is_nothing_to_show(
     assert main(["export", str(tmp_path / "x"), "--pages-repo", str(tmp_path / "pages")]) == 2
     assert "nothing deployed" in capsys.readouterr().err
     assert not (tmp_path / "out").exists() and not (tmp_path / "x").exists()
+
+
+def test_build_command_takes_the_newest_run_as_latest(tmp_path: Path) -> None:
+    results = golden_results(tmp_path)
+    out = tmp_path / "site_src"
+    argv = ["build", "--run", "latest", "--results-dir", str(results), "--out", str(out),
+            "--config", str(ROOT / "mkdocs.yml"), "--templates", str(ROOT / "templates")]
+    assert main(argv) == 0
+    assert sorted(p.name for p in (out / "experiments").iterdir()) == ["precision.md"]
+    assert RUN_B in (out / "environment.md").read_text()
