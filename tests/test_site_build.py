@@ -190,3 +190,19 @@ def test_experiment_questions_match_the_runner() -> None:
     assert list(questions) == experiment_names()
     for name in experiment_names():
         assert questions[name]["question"] == get_experiment(name).question
+
+
+def test_committed_releases_verify_and_build_strictly(tmp_path: Path) -> None:
+    from report.source import release_names
+    from tests.site_fixtures import ROOT
+
+    releases = release_names(ROOT / "results")
+    if not releases:
+        pytest.skip("no release committed under results/releases yet")
+    for name in releases:
+        docs = tmp_path / name / "site_src"
+        build_site(load_release(ROOT / "results", name), docs, TEMPLATES, SITE_URL)
+        config = site_config(tmp_path / name, docs)
+        done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-f", str(config)],
+                              capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr[-2000:]
