@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import torch
 
@@ -18,8 +20,6 @@ def inductor_cache_state() -> str:
     """Whether torch.compile's on-disk cache already holds compiled code (it shortens
     compilation), for the fairness manifest."""
     from torch._inductor.runtime.cache_dir_utils import cache_dir
-
-    from pathlib import Path
 
     path = Path(cache_dir())
     entries = sum(1 for _ in path.rglob("*")) if path.is_dir() else 0

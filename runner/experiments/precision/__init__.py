@@ -13,7 +13,7 @@ PRECISIONS = ("fp32", "bf16", "fp16")
 GRID: dict[str, dict] = {
     "quick": {"workloads": ["mlp-digits"], "epochs": 2, "repeats": 3,
               "params": {"warmup_calls": 5, "latency_calls": 50, "throughput_batch": 256,
-                         "throughput_calls": 3, "time_budget_s": 4, "train_samples": 640}},
+                         "throughput_calls": 10, "time_budget_s": 4, "train_samples": 640}},
     "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "epochs": 5,
                  "repeats": 5,
                  "params": {"warmup_calls": 20, "latency_calls": 200, "throughput_batch": 1024,

@@ -3,8 +3,11 @@ optimizer in a LossScaleOptimizer for mixed_float16), on any backend."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
+from dlbench.schema import CellStatus
 from runner.experiments.precision.protocol import measure_precision, precision_fairness
 from runner.experiments.training.keras import KerasTrainer
 from runner.experiments.training.protocol import training_data
@@ -57,8 +60,10 @@ def run(spec: CellSpec) -> CellOutcome:
         return skipped(reason)
     data = training_data(spec)
     workload, shape = data.workload, data.x_train.shape[1:]
-    make = lambda precision: PolicyTrainer(spec, workload.learning_rate,  # noqa: E731
-                                           workload.momentum, shape, precision)
+
+    def make(precision: str) -> PolicyTrainer:
+        return PolicyTrainer(spec, workload.learning_rate, workload.momentum, shape, precision)
+
     fairness = precision_fairness(
         spec, data,
         policy=f"Keras dtype policy {POLICIES[spec.precision]} (float32 variables)"
@@ -70,7 +75,21 @@ def run(spec: CellSpec) -> CellOutcome:
                      f"calls on backend tensors",
         settings=settings,
     )
-    return measure_precision(spec, make, data, fairness, refusals=_refusals(spec.backend))
+    outcome = measure_precision(spec, make, data, fairness, refusals=_refusals(spec.backend))
+    if outcome.status is not CellStatus.OK:
+        return outcome
+    return replace(outcome, details=outcome.details | policy_facts(make(spec.precision), data))
+
+
+def policy_facts(trainer: PolicyTrainer, data) -> dict:
+    """What Keras made of the policy: compute/variable dtypes and the optimizer it used."""
+    from runner.workloads import initial_layers
+
+    trainer.reset(initial_layers(data.workload, data.dataset))
+    model = trainer.model
+    return {"keras_compute_dtype": model.layers[0].compute_dtype,
+            "keras_variable_dtype": model.layers[0].variable_dtype,
+            "keras_optimizer": type(model.optimizer).__name__}
 
 
 def _refusals(backend: str) -> tuple[type[BaseException], ...]:

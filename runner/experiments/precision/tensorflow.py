@@ -35,6 +35,8 @@ class MixedTfTrainer(TfTrainer):
             self.loss_scale = tf.Variable(INITIAL_LOSS_SCALE if self.dtype == tf.float16 else 1.0)
         self.train_step = tf.function(self._train_step, input_signature=self.signature)
         self.forward = tf.function(self.model.__call__, input_signature=self.signature[:1])
+        if self.device.startswith("/GPU"):
+            tf.config.experimental.reset_memory_stats("GPU:0")
 
     def _train_step(self, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
         with tf.GradientTape() as tape:
