@@ -167,7 +167,9 @@ def dp_fairness(spec: CellSpec, data: TrainingData, *, strategy: str, replicas: 
                        f"tail of each epoch that does not fill a global batch is dropped"),
         threads=spec.threads,
         batch_size=spec.batch_size,
-        notes=(f"{replicas}. SGD lr={workload.learning_rate} momentum={workload.momentum}, "
+        notes=(f"{replicas}. The 1-worker run gets all {spec.threads} thread(s) in one "
+               f"process; N workers share the same cores. "
+               f"SGD lr={workload.learning_rate} momentum={workload.momentum}, "
                f"softmax cross-entropy averaged over the global batch, same initial weights "
                f"and data as the 1-worker run; {spec.params['epochs']} epochs. Scaling "
                f"efficiency and accuracy delta compare with a 1-worker run measured in the "
