@@ -27,10 +27,10 @@ def _colour(systems: list[str]) -> alt.Color:
 
 
 def series_labels(rows: pd.DataFrame) -> list[str]:
-    """Framework names, with the variant added where one framework has several variants."""
-    several = rows.groupby("system")["variant"].nunique()
-    return [s if several[s] == 1 else f"{s} · {v}"
-            for s, v in zip(rows["system"], rows["variant"], strict=True)]
+    """Framework names; with the variant added to all when a framework has several."""
+    if rows.groupby("system")["variant"].nunique().max() <= 1:
+        return list(rows["system"])
+    return [f"{s} · {v}" for s, v in zip(rows["system"], rows["variant"], strict=True)]
 
 
 def result_chart(rows: pd.DataFrame, metric_name: str, title: str) -> alt.LayerChart:

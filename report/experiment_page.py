@@ -34,13 +34,12 @@ def experiment_title(name: str) -> str:
 def _rows(rows: pd.DataFrame) -> list[dict]:
     out = []
     for row in rows.itertuples(index=False):
-        unit = "" if row.unit == "fraction" else f" {row.unit}"
-        out.append({
+        out.append({  # values without unit: the unit stands in the column header
             "result_id": row.result_id, "anchor": result_anchor(row.result_id),
             "machine": row.machine, "workload": row.workload, "system": row.system,
-            "variant": row.variant, "median": f"{format_number(row.median)}{unit}",
-            "ci": f"{format_number(row.ci_low)}–{format_number(row.ci_high)}{unit}",
-            "spread": f"{format_number(row.low)}–{format_number(row.high)}{unit}",
+            "variant": row.variant, "median": format_number(row.median),
+            "ci": f"{format_number(row.ci_low)}–{format_number(row.ci_high)}",
+            "spread": f"{format_number(row.low)}–{format_number(row.high)}",
             "n": row.n, "cv": "n/a" if math.isnan(row.cv) else f"{row.cv:.1%}",
         })
     return out
@@ -53,13 +52,16 @@ RESULT_COLUMNS = [("Machine", "machine", False), ("Workload", "workload", False)
                   ("Min–max", "spread", False), ("n", "n", True), ("CV", "cv", True)]
 #: Columns that are left out when every row has the same value (said once above the table).
 CONSTANT_COLUMNS = ("machine", "variant")
+UNIT_COLUMNS = ("median", "ci", "spread")
 
 
-def table_columns(rows: list[dict]) -> tuple[list[tuple[str, str, bool]], str]:
-    """The columns worth showing, and a sentence naming the values they all share."""
+def table_columns(rows: list[dict], unit: str) -> tuple[list[tuple[str, str, bool]], str]:
+    """The columns worth showing (value headers carry `unit`), and a sentence naming the
+    values every row shares."""
     shared = {key: rows[0][key] for key in CONSTANT_COLUMNS
               if rows and len({row[key] for row in rows}) == 1}
-    columns = [c for c in RESULT_COLUMNS if c[1] not in shared]
+    columns = [(f"{header} ({unit})" if key in UNIT_COLUMNS else header, key, right)
+               for header, key, right in RESULT_COLUMNS if key not in shared]
     common = "; ".join(f"{key}: {value}" for key, value in shared.items())
     return columns, (f"Every row: {common}." if common else "")
 
@@ -78,7 +80,7 @@ def metric_sections(summary: pd.DataFrame, experiment: str) -> list[dict]:
             chart_id = f"{experiment}-{metric_name}-{workload}-{short_hash(machine)}"
             charts.append(chart_block(chart_id, chart))
         table = _rows(rows)
-        columns, common = table_columns(table)
+        columns, common = table_columns(table, metric.unit)
         sections.append({
             "heading": f"{metric.name} ({metric.unit}, {metric.direction.phrase})",
             "description": metric.description, "charts": charts, "rows": table,

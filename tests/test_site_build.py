@@ -110,15 +110,21 @@ def _result_tables(page: str) -> list[tuple[str, list[dict]]]:
 def test_every_number_states_spread_and_machine(files: dict[str, bytes]) -> None:
     tables = _result_tables(files["experiments/training.md"].decode())
     assert len(tables) == 5  # one per scalar metric
-    interval = r"[\d.,]+–[\d.,]+( \S+)?"
+    interval = r"[\d.,]+–[\d.,]+"
+    units = set()
     for above, rows in tables:
         assert rows
         for row in rows:
             machine = row.get("Machine") or above
             assert "cpu: Fixture CPU @ 2.0GHz (2 cores)" in machine
-            assert re.fullmatch(interval, row["95% CI"]), row
-            assert re.fullmatch(interval, row["Min–max"]), row
+            median, ci, spread = (next(k for k in row if k.startswith(p))
+                                  for p in ("Median (", "95% CI (", "Min–max ("))
+            units.add(median.removeprefix("Median (").rstrip(")"))
+            assert re.fullmatch(r"[\d.,]+", row[median]), row
+            assert re.fullmatch(interval, row[ci]), row
+            assert re.fullmatch(interval, row[spread]), row
             assert re.fullmatch(r"\d+", row["n"])
+    assert units == {"s", "MiB", "fraction", "samples/s"}
     home = files["index.md"].decode()
     assert "95% CI" in home and "cpu: Fixture CPU" in home
 
