@@ -76,10 +76,10 @@ _ALL = [
     # precision
     _m("accuracy_change_vs_fp32", "fraction", "higher",
        "Test accuracy minus the fp32 test accuracy reached from the same weights and data "
-       "in the same framework (0 for fp32 itself)."),
+       "in the same framework (fp32 cells: against their first repeat)."),
     _m("output_deviation_vs_fp32", "abs", "lower",
        "Maximum absolute difference of the logits from the fp32 forward pass on the same "
-       "weights and test inputs."),
+       "weights and test inputs, before training."),
     # execution-mode
     _m("step_time", "ms", "lower",
        "Wall time of one training step, synchronised (step = step index, 0 is the first)."),
