@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import time
 from dataclasses import asdict
 from datetime import datetime, timezone
@@ -57,8 +58,17 @@ def open_run(results_dir: Path, args: argparse.Namespace) -> tuple[RunStore, Run
     return store, request, device
 
 
+def _stop_on_sigterm() -> None:
+    """Treat SIGTERM like Ctrl-C: stop the worker, keep every finished cell, say how to resume."""
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Entry point of `dlbench run`."""
+    _stop_on_sigterm()
     store, request, device = open_run(Path(args.results_dir), args)
     try:
         cells = plan_cells(request, device)

@@ -93,11 +93,12 @@ def test_killed_mid_cell_then_resumed_loses_and_repeats_nothing(tmp_path):
     assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
 
 
-def test_ctrl_c_keeps_finished_cells_and_marks_the_run_interrupted(tmp_path):
+@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_keeps_finished_cells_and_marks_the_run_interrupted(tmp_path, stop_signal):
     process = start_run(tmp_path, "--framework", "pytorch", "--framework", "keras-jax")
     runs = tmp_path / "runs"
     wait_for(lambda: len(list(runs.glob("*/cells/*.json"))) == 1)
-    os.killpg(process.pid, signal.SIGINT)
+    os.kill(process.pid, stop_signal)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130
     assert b"--resume" in stderr
