@@ -123,7 +123,9 @@ def run(spec: CellSpec) -> CellOutcome:
         strategy=f"DistributedDataParallel over {backend}, eager",
         replicas=(f"{spec.workers} process(es) spawned with torch.multiprocessing on loopback "
                   f"TCP, each with {replica_threads(spec, spec.workers)} thread(s)"
-                  + (", one GPU each" if spec.device == "cuda" else " on the CPU")),
+                  + (", one GPU each" if spec.device == "cuda" else " on the CPU")
+                  + "; dp_setup_time includes the first DistributedDataParallel "
+                    "construction, which imports torch._dynamo and sympy once per process"),
         timer_includes="every replica's forward/backward (with DDP's gradient all-reduce) "
                        "and SGD step over its shard of each global batch, timed on rank 0 "
                        "from a barrier at the epoch start to reading the epoch loss",
