@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from dataclasses import asdict
 
-import numpy as np
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp

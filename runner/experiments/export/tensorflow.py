@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from runner.experiments.export.protocol import (ExportPath, export_fairness, measure_export,
                                                 unsupported)
-from runner.experiments.export.runtimes import (Predict, litert_predict, litert_runtime_name,
+from runner.experiments.export.runtimes import (litert_predict, litert_runtime_name,
                                                 onnxruntime_predict, saved_model_predict)
 from runner.experiments.training.protocol import training_data
 from runner.experiments.training.tensorflow import TfModel
