@@ -131,8 +131,10 @@ TAIL_PAGES = ("methodology.md", "environment.md", "downloads.md", "cite.md")
 
 
 def _title(page: bytes) -> str:
-    first = page.decode().split("\n", 1)[0]
-    return first.removeprefix("# ").strip() if first.startswith("# ") else "Untitled"
+    """The page's first level-1 heading."""
+    heading = next((line for line in page.decode().splitlines() if line.startswith("# ")),
+                   "# Untitled")
+    return heading.removeprefix("# ").strip()
 
 
 def navigation(files: dict[str, bytes], experiment_order: list[str]) -> list:

@@ -83,6 +83,7 @@ def metric_sections(summary: pd.DataFrame, experiment: str) -> list[dict]:
         columns, common = table_columns(table, metric.unit)
         sections.append({
             "heading": f"{metric.name} ({metric.unit}, {metric.direction.phrase})",
+            "anchor": f"metric-{metric.name}",
             "description": metric.description, "charts": charts, "rows": table,
             "columns": columns, "common": common,
         })
