@@ -119,9 +119,3 @@ def format_number(value: float) -> str:
     decimals = max(0, 2 - int(math.floor(math.log10(magnitude))))
     return f"{value:.{decimals}f}"
 
-
-def format_result(row: pd.Series) -> str:
-    """A value with its unit and spread, e.g. '0.412 s (95% CI 0.401–0.430, n=5)'."""
-    unit = "" if row["unit"] == "fraction" else f" {row['unit']}"
-    interval = f"{format_number(row['ci_low'])}–{format_number(row['ci_high'])}"
-    return f"{format_number(row['median'])}{unit} (95% CI {interval}, n={row['n']})"

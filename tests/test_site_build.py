@@ -212,3 +212,11 @@ def test_committed_releases_verify_and_build_strictly(tmp_path: Path) -> None:
         done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-f", str(config)],
                               capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_numbers_show_three_significant_digits() -> None:
+    from report.summary import format_number
+
+    assert [format_number(v) for v in (0.012345, 4.567, 123.4, 1234.6, 0.0, -0.5)] == [
+        "0.0123", "4.57", "123", "1,235", "0", "-0.500"]
+    assert format_number(float("nan")) == "n/a"
