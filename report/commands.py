@@ -10,11 +10,11 @@ from pathlib import Path
 import yaml
 
 from dlbench.cli import UsageError
+from dlbench.releases import ReleaseError, freeze_release, release_names, run_ids
 from report.build import BuildReport, build_site
 from report.cite import Citation
 from report.publish import PublishError, deployed_versions, export_site, make_server, mike_deploy
-from report.release import ReleaseError, freeze_release
-from report.source import Source, SourceError, load_draft, load_release, release_names, run_ids
+from report.source import Source, SourceError, load_draft, load_release
 
 
 def site_url(config: Path) -> str:

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from dlbench.releases import (
+    RELEASES, RUNS, assign_result_ids, read_result_ids, release_names, run_ids, verify_manifest,
+)
 from dlbench.tables import ResultsFileError, read_json, read_table
-
-RELEASES = Path("releases")
-RUNS = Path("runs")
-
 
 class SourceError(ValueError):
     """A release or run that cannot be found or read."""
@@ -71,44 +70,25 @@ def run_tables(runs: list[RunData]) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.concat(cells, ignore_index=True), pd.concat(observations, ignore_index=True)
 
 
-def release_names(results_dir: Path) -> list[str]:
-    """Names of the frozen releases under results/, oldest first (by date, then name)."""
-    root = results_dir / RELEASES
-    if not root.is_dir():
-        return []
-    metas = [(read_json(p / "release.json"), p.name) for p in root.iterdir()
-             if (p / "release.json").is_file()]
-    return [name for meta, name in sorted(metas, key=lambda m: (str(m[0].get("date")), m[1]))]
-
-
-def run_ids(results_dir: Path) -> list[str]:
-    """IDs of the runs under results/runs, oldest first (run IDs sort by time)."""
-    root = results_dir / RUNS
-    if not root.is_dir():
-        return []
-    return sorted(p.name for p in root.iterdir() if (p / "run.json").is_file())
-
-
 def load_release(results_dir: Path, name: str) -> Source:
     """A frozen release, after checking its manifest of checksums."""
-    from report.release import verify_manifest
-
     root = results_dir / RELEASES / name
     if not (root / "release.json").is_file():
         known = ", ".join(release_names(results_dir)) or "none yet"
         raise SourceError(f"unknown release {name!r}; releases: {known}")
-    verify_manifest(root)
+    try:
+        verify_manifest(root)
+    except ResultsFileError as error:
+        raise SourceError(str(error)) from None
     meta = read_json(root / "release.json")
     runs = [load_run(root / RUNS / run_id) for run_id in meta["runs"]]
     cells, observations = run_tables(runs)
-    ids = pd.read_csv(root / "result_ids.csv", dtype=str, keep_default_na=False)
+    ids = read_result_ids(root)
     return Source(name, meta["title"], meta["date"], False, tuple(runs), cells, observations, ids)
 
 
 def load_draft(results_dir: Path, ids: list[str]) -> Source:
     """An unreleased preview of some runs, with provisional result IDs."""
-    from report.release import assign_result_ids
-
     known = run_ids(results_dir)
     unknown = [i for i in ids if i not in known]
     if unknown:

@@ -10,7 +10,7 @@ import yaml
 from report.build import build_site
 from report.cite import Citation
 from report.publish import mike_deploy
-from report.release import freeze_release
+from dlbench.releases import freeze_release
 from report.source import load_release
 
 ROOT = Path(__file__).parent.parent

@@ -199,7 +199,7 @@ def test_experiment_questions_match_the_runner() -> None:
 
 
 def test_committed_releases_verify_and_build_strictly(tmp_path: Path) -> None:
-    from report.source import release_names
+    from dlbench.releases import release_names
     from tests.site_fixtures import ROOT
 
     releases = release_names(ROOT / "results")

@@ -10,8 +10,9 @@ import pytest
 import yaml
 
 from dlbench.cli import main
-from report.release import ReleaseError, freeze_release
-from report.source import SourceError, load_release, release_names
+from dlbench.releases import ReleaseError, freeze_release
+from dlbench.releases import release_names
+from report.source import SourceError, load_release
 from tests.site_fixtures import ROOT, RUN_A, RUN_B, freeze, golden_results
 
 SCHEMA = Path(__file__).parent / "data" / "cff-1.2.0.schema.json"

@@ -1,0 +1,153 @@
+"""The release layout: frozen, checksummed copies of runs under results/releases/<RELEASE>/.
+
+    results/releases/<RELEASE>/
+        release.json       name, title, date, runs (in release order)
+        result_ids.csv     result_id, run_id, cell_id, metric: the permanent IDs
+        CITATION.cff       how to cite this release (CFF 1.2.0)
+        runs/<run_id>/     each run copied whole: run.json, environment.json, tables, code/
+        MANIFEST.json      SHA-256 of every other file
+
+Shared by the site (report/), `dlbench compare` and `dlbench reproduce`; a release's data
+never changes once written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from dlbench.tables import (
+    ResultsFileError, atomic_write_bytes, atomic_write_json, read_json, read_table,
+)
+
+RELEASES = Path("releases")
+RUNS = Path("runs")
+MANIFEST = "MANIFEST.json"
+RESULT_IDS = "result_ids.csv"
+RELEASE_NAME = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,39}$")
+RESULT_ID_COLUMNS = ["result_id", "run_id", "cell_id", "metric"]
+
+
+class ReleaseError(ValueError):
+    """A release that may not be written: bad name, existing name, unknown or no runs."""
+
+
+def release_names(results_dir: Path) -> list[str]:
+    """Names of the frozen releases under results/, oldest first (by date, then name)."""
+    root = results_dir / RELEASES
+    if not root.is_dir():
+        return []
+    metas = [(read_json(p / "release.json"), p.name) for p in root.iterdir()
+             if (p / "release.json").is_file()]
+    return [name for meta, name in sorted(metas, key=lambda m: (str(m[0].get("date")), m[1]))]
+
+
+def run_ids(results_dir: Path) -> list[str]:
+    """IDs of the runs under results/runs, oldest first (run IDs sort by time)."""
+    root = results_dir / RUNS
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / "run.json").is_file())
+
+
+def scalar_results(observations: pd.DataFrame) -> pd.DataFrame:
+    """Distinct (run, cell, metric) of per-repeat values, i.e. rows without a step."""
+    scalar = observations[observations["step"].isna()]
+    return scalar[["run_id", "cell_id", "metric"]].drop_duplicates()
+
+
+def assign_result_ids(
+    release: str, observations: pd.DataFrame, run_order: list[str]
+) -> pd.DataFrame:
+    """Number every result `<release>-NNNN`, run by run, so adding a run renumbers nothing."""
+    keys = scalar_results(observations)
+    rows = []
+    for run_id in run_order:
+        mine = keys[keys["run_id"] == run_id].sort_values(["cell_id", "metric"])
+        for cell_id, metric in zip(mine["cell_id"], mine["metric"], strict=True):
+            rows.append((f"{release}-{len(rows) + 1:04d}", run_id, str(cell_id), str(metric)))
+    return pd.DataFrame(rows, columns=RESULT_ID_COLUMNS)
+
+
+def read_result_ids(root: Path) -> pd.DataFrame:
+    """The permanent result IDs of the release at `root`."""
+    return pd.read_csv(root / RESULT_IDS, dtype=str, keep_default_na=False)
+
+
+def checksums(root: Path) -> dict[str, str]:
+    """SHA-256 of every file under `root` except the manifest, by relative path."""
+    sums = {}
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        relative = path.relative_to(root).as_posix()
+        if relative != MANIFEST:
+            sums[relative] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return sums
+
+
+def verify_manifest(root: Path) -> None:
+    """Raise ResultsFileError unless the release's files are exactly those its manifest lists."""
+    manifest_path = root / MANIFEST
+    if not manifest_path.is_file():
+        raise ResultsFileError(f"{root}: release has no {MANIFEST}")
+    expected = read_json(manifest_path)["files"]
+    actual = checksums(root)
+    changed = sorted(set(expected) ^ set(actual) | {
+        p for p in set(expected) & set(actual) if expected[p] != actual[p]
+    })
+    if changed:
+        raise ResultsFileError(
+            f"{root}: release files differ from {MANIFEST} ({', '.join(changed[:3])}); "
+            "a published release never changes"
+        )
+
+
+def _check_new(results_dir: Path, name: str, ids: list[str]) -> Path:
+    if not RELEASE_NAME.match(name):
+        raise ReleaseError(
+            f"invalid release name {name!r}; use letters, digits, '.', '_' or '-', e.g. 2026.12"
+        )
+    target = results_dir / RELEASES / name
+    if target.exists():
+        raise ReleaseError(
+            f"release {name!r} already exists in {target.parent}; a release's data never "
+            f"changes: choose a new name (existing: {', '.join(release_names(results_dir))})"
+        )
+    known = run_ids(results_dir)
+    if not ids:
+        raise ReleaseError("a release needs at least one run: pass --run RUN_ID")
+    if missing := [i for i in ids if i not in known]:
+        raise ReleaseError(f"unknown run {missing[0]!r}; runs: {', '.join(known) or 'none yet'}")
+    return target
+
+
+def freeze_release(
+    results_dir: Path, name: str, ids: list[str], date: str, title: str, cff: str
+) -> Path:
+    """Copy runs into results/releases/<name>/ with result IDs and a manifest, atomically."""
+    target = _check_new(results_dir, name, ids)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=target.parent))
+    try:
+        for run_id in ids:
+            shutil.copytree(results_dir / RUNS / run_id, staging / RUNS / run_id)
+        observations = pd.concat(
+            [read_table(staging / RUNS / i / "observations.parquet", "observations")
+             for i in ids], ignore_index=True)
+        result_ids = assign_result_ids(name, observations, ids)
+        atomic_write_bytes(staging / RESULT_IDS, result_ids.to_csv(index=False).encode())
+        atomic_write_json(staging / "release.json",
+                          {"name": name, "title": title, "date": date, "runs": ids})
+        atomic_write_bytes(staging / "CITATION.cff", cff.encode())
+        manifest = {"release": name, "files": checksums(staging)}
+        atomic_write_json(staging / MANIFEST, manifest)
+        os.rename(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
