@@ -19,6 +19,7 @@ from dlbench.tables import atomic_write_bytes, write_table
 from report import experiment_page as ep
 from report.charts import static_spec
 from report.cite import Citation
+from report.claims_page import claim_blocks
 from report.home_page import experiment_links, load_questions, question_blocks
 from report.info_pages import TABLES, column_rows, environment_runs, manifest_blocks
 from report.mkdocs_nav import NAV_FILE
@@ -109,6 +110,8 @@ def site_files(source: Source, templates_dir: Path, site_url: str) -> dict[str, 
                                columns=column_rows(), tables=[
                                    {"name": n, "row": r} for n, r in TABLES], **common),
         "cite.md": render(env, "cite.md.j2", **common),
+        "claims.md": render(env, "claims.md.j2", claims=claim_blocks(source, summary),
+                            **common),
     }
     files = {path: text.encode() for path, text in pages.items()}
     for experiment in sorted(set(source.cells["experiment"])):
@@ -127,7 +130,7 @@ def site_files(source: Source, templates_dir: Path, site_url: str) -> dict[str, 
 
 
 #: Pages after the experiments, in reading order; any other page follows alphabetically.
-TAIL_PAGES = ("methodology.md", "environment.md", "downloads.md", "cite.md")
+TAIL_PAGES = ("claims.md", "methodology.md", "environment.md", "downloads.md", "cite.md")
 
 
 def _title(page: bytes) -> str:

@@ -220,3 +220,14 @@ def test_numbers_show_three_significant_digits() -> None:
     assert [format_number(v) for v in (0.012345, 4.567, 123.4, 1234.6, 0.0, -0.5)] == [
         "0.0123", "4.57", "123", "1,235", "0", "-0.500"]
     assert format_number(float("nan")) == "n/a"
+
+
+def test_claims_page_gives_each_claim_a_verdict_with_evidence(files: dict[str, bytes]) -> None:
+    from report.claims import load_claims
+
+    page = files["claims.md"].decode()
+    for claim in load_claims():
+        assert f"{{ #claim-{claim.id} }}" in page
+    verdicts = re.findall(r"\| \*\*(supported|contradicted|inconclusive)\*\* \|", page)
+    assert len(verdicts) >= len(load_claims()) - 2  # claims without any cell say so instead
+    assert re.search(r"\[draft-\d{4}\]\(experiments/training\.md#r-draft-\d{4}\)", page)
