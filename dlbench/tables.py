@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,6 +11,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from dlbench.atomic import atomic_write_bytes
 from dlbench.metrics import get_metric
 from dlbench.schema import (
     CELL_COLUMNS,
@@ -36,32 +35,6 @@ MIGRATIONS: dict[int, Callable[[pd.DataFrame, str], pd.DataFrame]] = {}
 
 class ResultsFileError(ValueError):
     """A results file that is corrupt, not ours, or of a schema we cannot read."""
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so readers see the old file or the whole new one, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-
-
-def atomic_write_json(path: Path, value: object) -> None:
-    """Write `value` as indented, key-sorted JSON, atomically."""
-    text = json.dumps(value, indent=2, sort_keys=True, default=str) + "\n"
-    atomic_write_bytes(path, text.encode())
 
 
 def read_json(path: Path) -> dict:

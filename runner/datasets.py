@@ -6,11 +6,15 @@ Images are float32 NHWC in [0, 1]; labels int64.
 
 from __future__ import annotations
 
+import io
+import os
 import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from dlbench.atomic import atomic_write_bytes
 
 DATASETS = ("digits", "synthetic-images", "mnist", "cifar10")
 
@@ -48,8 +52,39 @@ def load_dataset(name: str, data_dir: str = "", size: str = "") -> Dataset:
     raise DatasetError(f"unknown dataset {name!r}; valid: {', '.join(DATASETS)}")
 
 
+def cache_dir() -> Path:
+    """Where derived copies of bundled data are kept ($XDG_CACHE_HOME/dlbench)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "dlbench"
+
+
 def load_digits() -> Dataset:
-    """scikit-learn's 8x8 digits, pixel values scaled to [0, 1], stratified 80/20 split."""
+    """scikit-learn's 8x8 digits, pixel values scaled to [0, 1], stratified 80/20 split.
+
+    The split is cached as .npz: every cell is a fresh process, and importing scikit-learn
+    costs each of them more than a second.
+    """
+    cached = cache_dir() / f"digits-split-sklearn-{sklearn_version()}.npz"
+    if cached.is_file():
+        with np.load(cached) as arrays:
+            return Dataset("digits", *(arrays[k] for k in _SPLIT_KEYS), classes=10)
+    dataset = _split_digits()
+    buffer = io.BytesIO()
+    np.savez(buffer, **{key: getattr(dataset, key) for key in _SPLIT_KEYS})
+    atomic_write_bytes(cached, buffer.getvalue())
+    return dataset
+
+
+_SPLIT_KEYS = ("x_train", "y_train", "x_test", "y_test")
+
+
+def sklearn_version() -> str:
+    from importlib.metadata import version
+
+    return version("scikit-learn")
+
+
+def _split_digits() -> Dataset:
     from sklearn.datasets import load_digits as sk_load_digits
     from sklearn.model_selection import train_test_split
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import pandas as pd
 
 from dlbench.schema import CellStatus
-from dlbench.tables import ResultsFileError, atomic_write_json, read_json, read_table, write_table
+from dlbench.atomic import atomic_write_bytes, atomic_write_json
+from dlbench.tables import ResultsFileError, read_json, read_table, write_table
 from runner.outcome import CellOutcome
 from runner.spec import CellSpec
 
@@ -101,8 +102,6 @@ class RunStore:
         """Keep a copy of the code a cell ran, so the site shows exactly that code."""
         target = self.root / "code" / relative_path
         if not target.exists():
-            from dlbench.tables import atomic_write_bytes
-
             atomic_write_bytes(target, text.encode())
 
     def rebuild_tables(self) -> None:

@@ -13,7 +13,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from dlbench.tables import atomic_write_bytes
+from dlbench.atomic import atomic_write_bytes
 from runner.experiments import framework_module_name
 from runner.outcome import CellOutcome, failed
 from runner.spec import CellSpec
