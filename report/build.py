@@ -19,6 +19,7 @@ from dlbench.tables import atomic_write_bytes, write_table
 from report import experiment_page as ep
 from report.charts import static_spec
 from report.cite import Citation
+from report.compare_page import compare_blocks
 from report.claims_page import claim_blocks
 from report.home_page import experiment_links, load_questions, question_blocks
 from report.info_pages import TABLES, column_rows, environment_runs, manifest_blocks
@@ -91,8 +92,10 @@ def experiment_files(source: Source, summary: pd.DataFrame, env: jinja2.Environm
     return files
 
 
-def site_files(source: Source, templates_dir: Path, site_url: str) -> dict[str, bytes]:
-    """Every file of site_src/ for `source`, by relative path."""
+def site_files(source: Source, templates_dir: Path, site_url: str,
+               results_dir: Path | None = None) -> dict[str, bytes]:
+    """Every file of site_src/ for `source`, by relative path; `results_dir` (where the other
+    releases are) adds the comparison page."""
     env = environment(templates_dir)
     questions = load_questions(templates_dir)
     summary = summarize(source)
@@ -113,6 +116,9 @@ def site_files(source: Source, templates_dir: Path, site_url: str) -> dict[str, 
         "claims.md": render(env, "claims.md.j2", claims=claim_blocks(source, summary),
                             **common),
     }
+    if results_dir is not None:
+        pages["compare.md"] = render(env, "compare.md.j2",
+                                     comparisons=compare_blocks(source, results_dir), **common)
     files = {path: text.encode() for path, text in pages.items()}
     for experiment in sorted(set(source.cells["experiment"])):
         question = (questions.get(experiment) or {}).get("question", "")
@@ -130,7 +136,7 @@ def site_files(source: Source, templates_dir: Path, site_url: str) -> dict[str, 
 
 
 #: Pages after the experiments, in reading order; any other page follows alphabetically.
-TAIL_PAGES = ("claims.md", "methodology.md", "environment.md", "downloads.md", "cite.md")
+TAIL_PAGES = ("claims.md", "compare.md", "methodology.md", "environment.md", "downloads.md", "cite.md")
 
 
 def _title(page: bytes) -> str:
@@ -176,6 +182,7 @@ def write_tree(out_dir: Path, files: dict[str, bytes]) -> BuildReport:
     return BuildReport(tuple(written), tuple(unchanged), tuple(removed))
 
 
-def build_site(source: Source, out_dir: Path, templates_dir: Path, site_url: str) -> BuildReport:
+def build_site(source: Source, out_dir: Path, templates_dir: Path, site_url: str,
+               results_dir: Path | None = None) -> BuildReport:
     """Render `source` into `out_dir` (site_src/)."""
-    return write_tree(out_dir, site_files(source, templates_dir, site_url))
+    return write_tree(out_dir, site_files(source, templates_dir, site_url, results_dir))

@@ -60,7 +60,8 @@ def build_command(args: argparse.Namespace) -> int:
     """`dlbench build`: render a release or draft into site_src/."""
     source = pick_source(Path(args.results_dir), args.release, args.run)
     out = Path(args.out)
-    report = build_site(source, out, Path(args.templates), site_url(Path(args.config)))
+    report = build_site(source, out, Path(args.templates), site_url(Path(args.config)),
+                        Path(args.results_dir))
     _describe(report, out, source)
     return 0
 
@@ -68,8 +69,8 @@ def build_command(args: argparse.Namespace) -> int:
 def _deploy(args: argparse.Namespace, name: str) -> None:
     source = pick_source(Path(args.results_dir), name, [])
     out = Path(args.out)
-    _describe(build_site(source, out, Path(args.templates), site_url(Path(args.config))),
-              out, source)
+    _describe(build_site(source, out, Path(args.templates), site_url(Path(args.config)),
+                         Path(args.results_dir)), out, source)
     try:
         mike_deploy(Path(args.config), Path(args.pages_repo), name, f"{name} ({source.date})")
     except PublishError as error:

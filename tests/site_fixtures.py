@@ -57,6 +57,6 @@ def publish_golden(tmp: Path, site_url: str = SITE_URL) -> Path:
     pages = tmp / "pages"
     for name, runs, date in RELEASES:
         freeze(results, name, runs, date, site_url)
-        build_site(load_release(results, name), docs, TEMPLATES, site_url)
+        build_site(load_release(results, name), docs, TEMPLATES, site_url, results)
         mike_deploy(config, pages, name, f"{name} ({date})")
     return pages

@@ -20,8 +20,8 @@ from tests.site_fixtures import publish_golden
 
 pytestmark = pytest.mark.browser
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-PAGES = ("", "experiments/training/", "experiments/precision/", "environment/",
-         "methodology/", "downloads/", "cite/")
+PAGES = ("", "experiments/training/", "experiments/precision/", "environment/", "claims/",
+         "compare/", "methodology/", "downloads/", "cite/")
 
 
 @pytest.fixture(scope="module")

@@ -231,3 +231,18 @@ def test_claims_page_gives_each_claim_a_verdict_with_evidence(files: dict[str, b
     verdicts = re.findall(r"\| \*\*(supported|contradicted|inconclusive)\*\* \|", page)
     assert len(verdicts) >= len(load_claims()) - 2  # claims without any cell say so instead
     assert re.search(r"\[draft-\d{4}\]\(experiments/training\.md#r-draft-\d{4}\)", page)
+
+
+def test_compare_page_sets_a_release_against_the_previous_one(tmp_path: Path) -> None:
+    results = golden_results(tmp_path)
+    freeze(results, "2026.11", [RUN_A], "2026-11-30")
+    freeze(results, "2026.12", [RUN_A, RUN_B], "2026-12-01")
+    first = site_files(load_release(results, "2026.11"), TEMPLATES, SITE_URL, results)
+    assert "Nothing to compare yet" in first["compare.md"].decode()
+    page = site_files(load_release(results, "2026.12"), TEMPLATES, SITE_URL, results)[
+        "compare.md"].decode()
+    assert "## Release 2026.11 → release 2026.12" in page
+    # the same run in both releases: every shared (cell, metric) is unchanged
+    assert re.search(r"(\d+) \(cell, metric\) pairs measured on both sides: \1 no significant "
+                     r"difference", page)
+    assert f"## Run {RUN_A} → run {RUN_B} of this release" in page
