@@ -22,9 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench.tables import (
-    ResultsFileError, atomic_write_bytes, atomic_write_json, read_json, read_table,
-)
+from dlbench.atomic import atomic_write_bytes, atomic_write_json
+from dlbench.tables import ResultsFileError, read_json, read_table
 
 RELEASES = Path("releases")
 RUNS = Path("runs")

@@ -13,9 +13,10 @@ import pandas as pd
 import vl_convert
 import yaml
 
+from dlbench.atomic import atomic_write_bytes
 from dlbench.metrics import METRICS
 from dlbench.stats import METHOD_MARKDOWN
-from dlbench.tables import atomic_write_bytes, write_table
+from dlbench.tables import write_table
 from report import experiment_page as ep
 from report.charts import static_spec
 from report.cite import Citation
