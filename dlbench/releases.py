@@ -3,6 +3,7 @@
     results/releases/<RELEASE>/
         release.json       name, title, date, runs (in release order)
         result_ids.csv     result_id, run_id, cell_id, metric: the permanent IDs
+        cells.*, observations.*   the tables of all its runs together (Parquet and CSV)
         CITATION.cff       how to cite this release (CFF 1.2.0)
         runs/<run_id>/     each run copied whole: run.json, environment.json, tables, code/
         MANIFEST.json      SHA-256 of every other file
@@ -23,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from dlbench.atomic import atomic_write_bytes, atomic_write_json
-from dlbench.tables import ResultsFileError, read_json, read_table
+from dlbench.tables import ResultsFileError, read_json, read_table, write_table
 
 RELEASES = Path("releases")
 RUNS = Path("runs")
@@ -31,6 +32,7 @@ MANIFEST = "MANIFEST.json"
 RESULT_IDS = "result_ids.csv"
 RELEASE_NAME = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,39}$")
 RESULT_ID_COLUMNS = ["result_id", "run_id", "cell_id", "metric"]
+TABLES = ("cells", "observations")
 
 
 class ReleaseError(ValueError):
@@ -135,10 +137,12 @@ def freeze_release(
     try:
         for run_id in ids:
             shutil.copytree(results_dir / RUNS / run_id, staging / RUNS / run_id)
-        observations = pd.concat(
-            [read_table(staging / RUNS / i / "observations.parquet", "observations")
-             for i in ids], ignore_index=True)
-        result_ids = assign_result_ids(name, observations, ids)
+        tables = {kind: pd.concat([read_table(staging / RUNS / i / f"{kind}.parquet", kind)
+                                   for i in ids], ignore_index=True)
+                  for kind in TABLES}
+        for kind, frame in tables.items():
+            write_table(frame, staging / kind, kind)  # the release's tables, all runs together
+        result_ids = assign_result_ids(name, tables["observations"], ids)
         atomic_write_bytes(staging / RESULT_IDS, result_ids.to_csv(index=False).encode())
         atomic_write_json(staging / "release.json",
                           {"name": name, "title": title, "date": date, "runs": ids})

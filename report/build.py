@@ -63,10 +63,11 @@ def _tables(source: Source, summary: pd.DataFrame) -> dict[str, bytes]:
     files = {}
     with tempfile.TemporaryDirectory() as tmp:
         for kind, frame in (("cells", source.cells), ("observations", source.observations)):
-            write_table(frame.drop(columns=["schema_version"]), Path(tmp) / kind, kind)
+            stem = (source.root / kind) if source.root else Path(tmp) / kind
+            if not source.root:  # a draft: its runs' tables, together
+                write_table(frame.drop(columns=["schema_version"]), stem, kind)
             for suffix in (".csv", ".parquet"):
-                files[f"downloads/{kind}{suffix}"] = (Path(tmp) / kind).with_suffix(
-                    suffix).read_bytes()
+                files[f"downloads/{kind}{suffix}"] = stem.with_suffix(suffix).read_bytes()
     buffer = io.BytesIO()
     summary.to_parquet(buffer, index=False)
     files["downloads/results.parquet"] = buffer.getvalue()

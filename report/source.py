@@ -43,6 +43,7 @@ class Source:
     cells: pd.DataFrame
     observations: pd.DataFrame
     result_ids: pd.DataFrame  # result_id, run_id, cell_id, metric
+    root: Path | None = None  # a frozen release's directory; None for a draft
 
     def run(self, run_id: str) -> RunData:
         """The run called `run_id`."""
@@ -84,7 +85,8 @@ def load_release(results_dir: Path, name: str) -> Source:
     runs = [load_run(root / RUNS / run_id) for run_id in meta["runs"]]
     cells, observations = run_tables(runs)
     ids = read_result_ids(root)
-    return Source(name, meta["title"], meta["date"], False, tuple(runs), cells, observations, ids)
+    return Source(name, meta["title"], meta["date"], False, tuple(runs), cells, observations, ids,
+                  root)
 
 
 def load_draft(results_dir: Path, ids: list[str]) -> Source:

@@ -166,8 +166,10 @@ def test_nothing_is_fetched_from_another_host(files: dict[str, bytes]) -> None:
 
 def test_release_pages_are_built_from_the_frozen_copy(tmp_path: Path) -> None:
     results = golden_results(tmp_path)
-    freeze(results, "2026.12", [RUN_A, RUN_B], "2026-12-01")
+    root = freeze(results, "2026.12", [RUN_A, RUN_B], "2026-12-01")
     files = site_files(load_release(results, "2026.12"), TEMPLATES, SITE_URL)
+    for name in ("observations.parquet", "cells.csv"):  # downloads are the frozen tables
+        assert files[f"downloads/{name}"] == (root / name).read_bytes()
     assert "2026.12-0001" in files["experiments/training.md"].decode()
     cite = files["cite.md"].decode()
     assert "https://dlbench.example.org/2026.12/" in cite and "@misc{dlbench-2026-12," in cite

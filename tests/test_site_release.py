@@ -32,6 +32,8 @@ def test_release_freezes_runs_with_manifest_and_ids(tmp_path: Path) -> None:
     root = freeze(results, "2026.12", [RUN_A, RUN_B], "2026-12-01")
     manifest = json.loads((root / "MANIFEST.json").read_text())
     assert f"runs/{RUN_A}/observations.parquet" in manifest["files"]
+    assert {"observations.parquet", "observations.csv", "cells.parquet", "cells.csv"} <= set(
+        manifest["files"])  # the release's tables, all runs together
     source = load_release(results, "2026.12")
     ids = list(source.result_ids["result_id"])
     assert ids[0] == "2026.12-0001" and len(ids) == len(set(ids))
