@@ -100,6 +100,9 @@ def _charts_drawn(page, at_least: int = 1) -> None:
         chart.locator("svg").first.wait_for(state="visible")
         box = chart.locator("svg").first.bounding_box()
         assert box and box["width"] > 200 and box["height"] > 50
+        frame = chart.bounding_box()  # nothing sticks out of the chart's place in the page
+        assert box["x"] >= frame["x"] - 1 and box["x"] + box["width"] <= frame["x"] + frame[
+            "width"] + 1, (chart.get_attribute("id"), box, frame)
 
 
 def test_every_page_renders_offline_with_its_charts(page, site: str) -> None:
