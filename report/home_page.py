@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -12,6 +13,9 @@ from report.experiment_page import experiment_title, result_anchor
 from report.source import Source
 from report.summary import format_number, machine_label
 from report.verdicts import QUESTIONS, Verdict, VerdictOutcome, verdicts
+
+
+WHERE_PREFIX = re.compile(r"^On \S+ \(run [^;()]+;[^()]*\)(: |, )")
 
 
 def load_questions(templates_dir: Path) -> dict[str, dict]:
@@ -33,16 +37,23 @@ def _evidence(verdict: Verdict, experiment: str, ids: dict[tuple, str]) -> str:
     return "<br>".join(parts)
 
 
+def _answer(verdict: Verdict) -> str:
+    """The verdict's sentence, without the place it holds (the machine and group columns say
+    it), with its outcome in bold."""
+    sentence = WHERE_PREFIX.sub("", verdict.sentence, count=1)
+    lead = {VerdictOutcome.WINNER: verdict.winner or "",
+            VerdictOutcome.NO_SIGNIFICANT_DIFFERENCE: "no significant difference"}.get(
+                verdict.outcome, "")
+    if lead and sentence.startswith(lead):
+        return f"**{lead}**{sentence[len(lead):]}"
+    return f"**{verdict.outcome.value}**: {sentence}"
+
+
 def _row(verdict: Verdict, source: Source, experiment: str, ids: dict[tuple, str]) -> dict:
-    headline = {
-        VerdictOutcome.WINNER: f"**{verdict.winner}**",
-        VerdictOutcome.NO_SIGNIFICANT_DIFFERENCE: "**no significant difference**",
-        VerdictOutcome.INSUFFICIENT_DATA: "**insufficient data**",
-    }[verdict.outcome]
     return {
         "machine": machine_label(source.run(verdict.run_id).environment, verdict.device),
         "group": ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in verdict.group),
-        "answer": f"{headline}: {verdict.sentence}",
+        "answer": _answer(verdict),
         "evidence": _evidence(verdict, experiment, ids),
     }
 

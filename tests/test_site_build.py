@@ -248,3 +248,12 @@ def test_compare_page_sets_a_release_against_the_previous_one(tmp_path: Path) ->
     assert re.search(r"(\d+) \(cell, metric\) pairs measured on both sides: \1 no significant "
                      r"difference", page)
     assert f"## Run {RUN_A} → run {RUN_B} of this release" in page
+
+
+def test_home_page_names_a_winner_only_when_significant(files: dict[str, bytes]) -> None:
+    rows = [line for line in files["index.md"].decode().splitlines()
+            if line.startswith("| cpu: Fixture CPU")]
+    winners = [r for r in rows if re.search(r"\| \*\*(pytorch|tensorflow|keras-\w+)\*\* ", r)]
+    assert winners
+    assert all(float(re.search(r"p=([\d.e-]+)", r).group(1)) < 0.05 for r in winners)
+    assert any("**no significant difference**" in r for r in rows)

@@ -34,7 +34,7 @@ def _observations(name: str, workload: str, epochs: int,
                   rng: random.Random) -> list[Observation]:
     base = {"mlp-digits": 0.05, "cnn-digits": 0.4}
     obs = []
-    for repeat in range(3):
+    for repeat in range(5):
         steady = base_time = base[workload] * SPEED[name] * rng.uniform(0.95, 1.05)
         obs += [
             Observation("first_epoch_time", round(steady * 3.0, 6), repeat),
