@@ -94,7 +94,11 @@ def publish_command(args: argparse.Namespace) -> int:
     except ReleaseError as error:
         raise UsageError(str(error)) from None
     print(f"froze {len(runs)} run(s) into {path}")
-    _deploy(args, args.release)
+    try:
+        _deploy(args, args.release)
+    except UsageError as error:
+        raise UsageError(f"{error}\nthe release is frozen; deploy it again with "
+                         f"`dlbench deploy {args.release}`") from None
     return 0
 
 
@@ -125,7 +129,11 @@ def serve_command(args: argparse.Namespace) -> int:
         deploy_command(args)
     with tempfile.TemporaryDirectory(prefix="dlbench-site-") as tmp:
         root = export_site(Path(args.pages_repo), Path(tmp))
-        server = make_server(root, args.port, args.host)
+        try:
+            server = make_server(root, args.port, args.host)
+        except OSError as error:
+            raise UsageError(f"cannot serve on {args.host}:{args.port} ({error.strerror}); "
+                             "pass a free --port") from None
         host, port = server.server_address[:2]
         print(f"serving the versioned site at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
         try:
