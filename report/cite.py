@@ -24,10 +24,12 @@ class Citation:
 
     @property
     def title(self) -> str:
+        """The cited title, naming the release."""
         return f"{PROJECT_TITLE} (release {self.release})"
 
     @property
     def key(self) -> str:
+        """The BibTeX key, e.g. dlbench-2026-12."""
         return "dlbench-" + "".join(c if c.isalnum() else "-" for c in self.release)
 
     def bibtex(self) -> str:
