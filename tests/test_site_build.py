@@ -257,3 +257,12 @@ def test_home_page_names_a_winner_only_when_significant(files: dict[str, bytes])
     assert winners
     assert all(float(re.search(r"p=([\d.e-]+)", r).group(1)) < 0.05 for r in winners)
     assert any("**no significant difference**" in r for r in rows)
+
+
+def test_the_build_step_imports_no_measurement_code() -> None:
+    code = ("import sys, report.build, report.commands; "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & "
+            "{'runner', 'torch', 'tensorflow', 'keras', 'jax'}))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "[]"
