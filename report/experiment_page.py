@@ -8,7 +8,7 @@ import re
 
 import pandas as pd
 
-from dlbench.metrics import get_metric
+from dlbench.metrics import Direction, get_metric
 from dlbench.schema import CellStatus
 from report.charts import curve_chart, result_chart
 from report.render import ChartBlock, chart_block
@@ -71,8 +71,9 @@ def metric_sections(summary: pd.DataFrame, experiment: str) -> list[dict]:
     sections = []
     for metric_name in sorted(summary["metric"].unique()):
         metric = get_metric(metric_name)
+        best_first = metric.direction is not Direction.HIGHER
         rows = summary[summary["metric"] == metric_name].sort_values(
-            ["machine", "workload", "median", "system"])
+            ["machine", "workload", "median", "system"], ascending=[True, True, best_first, True])
         charts = []
         for (machine, workload), group in rows.groupby(["machine", "workload"], sort=True):
             title = f"{workload}: {metric.name} on {machine}"
