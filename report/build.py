@@ -81,11 +81,16 @@ def experiment_files(source: Source, summary: pd.DataFrame, env: jinja2.Environm
     sections = ep.metric_sections(summary[summary["experiment"] == experiment], experiment)
     curves = ep.curve_blocks(source, experiment)
     machines = sorted(set(summary.loc[summary["experiment"] == experiment, "machine"]))
+    not_ok = ep.not_ok_rows(source, experiment)
+    index = [(s["heading"], s["anchor"]) for s in sections]
+    index += [("curves per epoch or step", "curves")] if curves else []
+    index += [("cells without results", "not-ok")] if not_ok else []
+    index += [("code", "code")]
     page = render(
         env, "experiment.md.j2", title=ep.experiment_title(experiment),
         question=question,
         machines=machines or ["(no results)"], anchor=f"fairness-{experiment}",
-        sections=sections, curves=curves, not_ok=ep.not_ok_rows(source, experiment),
+        sections=sections, curves=curves, not_ok=not_ok, index=index,
         code_tabs=ep.code_tabs(source, experiment),
     )
     files = {f"experiments/{experiment}.md": page.encode()}
