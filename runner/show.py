@@ -11,6 +11,7 @@ from rich.table import Table
 
 from dlbench.cli import UsageError
 from dlbench.metrics import get_metric
+from dlbench.parity import pair_results
 from dlbench.stats import summarize
 from dlbench.tables import ResultsFileError, read_json, read_table
 
@@ -52,7 +53,22 @@ def show_command(args: argparse.Namespace) -> int:
                   f"{info['device']} · status {info.get('status', '?')}")
     console.print(status_table(cells))
     console.print(summary_table(cell_summaries(observations)))
+    pairs = pair_results(cells)
+    if len(pairs):
+        console.print(parity_table(pairs))
     return 0
+
+
+def parity_table(pairs: pd.DataFrame) -> Table:
+    """Do two frameworks compute the same function? One row per pair and workload."""
+    table = Table(title="parity: same weights, same function? (max relative difference)")
+    for column in ("workload", "pair", "forward", "after one step", "tolerance", "pass"):
+        table.add_column(column)
+    for row in pairs.itertuples():
+        table.add_row(row.workload, f"{row.framework_a} vs {row.framework_b}",
+                      f"{row.forward_max_rel:.2g}", f"{row.step_max_rel:.2g}",
+                      f"{row.tolerance:.0e}", "yes" if row.passed else "NO")
+    return table
 
 
 def status_table(cells: pd.DataFrame) -> Table:
