@@ -13,7 +13,9 @@ from dlbench.cli import UsageError
 from dlbench.releases import ReleaseError, freeze_release, release_names, run_ids
 from report.build import BuildReport, build_site
 from report.cite import Citation
-from report.publish import PublishError, deployed_versions, export_site, make_server, mike_deploy
+from report.publish import (
+    PublishError, build_mkdocs, deployed_versions, export_site, make_server, mike_deploy,
+)
 from report.source import Source, SourceError, load_draft, load_release
 
 
@@ -122,20 +124,40 @@ def export_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _draft_site(args: argparse.Namespace, target: Path) -> Path:
+    """site_src/ (a draft: no release yet) built with mkdocs into `target`."""
+    config = Path(args.config)
+    docs = config.parent / str(yaml.safe_load(config.read_text()).get("docs_dir", "docs"))
+    if not (docs / "index.md").is_file():
+        raise UsageError(f"no release to serve and no draft in {docs}/: run `dlbench build` "
+                         "(or `make`) first")
+    try:
+        build_mkdocs(config, target)
+    except PublishError as error:
+        raise UsageError(str(error)) from None
+    return target
+
+
 def serve_command(args: argparse.Namespace) -> int:
-    """`dlbench serve`: the whole versioned site over HTTP on localhost."""
+    """`dlbench serve`: the whole versioned site over HTTP on localhost (before the first
+    release: the draft in site_src/)."""
+    draft = False
     if not deployed_versions(Path(args.pages_repo)):
-        args.releases = []
-        deploy_command(args)
+        draft = not release_names(Path(args.results_dir))
+        if not draft:
+            args.releases = []
+            deploy_command(args)
     with tempfile.TemporaryDirectory(prefix="dlbench-site-") as tmp:
-        root = export_site(Path(args.pages_repo), Path(tmp))
+        root = (_draft_site(args, Path(tmp)) if draft
+                else export_site(Path(args.pages_repo), Path(tmp)))
         try:
             server = make_server(root, args.port, args.host)
         except OSError as error:
             raise UsageError(f"cannot serve on {args.host}:{args.port} ({error.strerror}); "
                              "pass a free --port") from None
         host, port = server.server_address[:2]
-        print(f"serving the versioned site at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
+        what = "the draft site (no release yet)" if draft else "the versioned site"
+        print(f"serving {what} at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
         try:
             server.serve_forever()
         finally:

@@ -55,6 +55,12 @@ def mike_deploy(config: Path, pages_repo: Path, release: str, title: str) -> Non
     _run(mike + ["set-default", *common, LATEST], pages_repo)
 
 
+def build_mkdocs(config: Path, target: Path) -> None:
+    """Build the config's docs (strict, as configured) into `target`, unversioned."""
+    _run([sys.executable, "-m", "mkdocs", "build", "--config-file", str(config.resolve()),
+          "--site-dir", str(target.resolve())], config.resolve().parent)
+
+
 def deployed_versions(pages_repo: Path) -> list[dict]:
     """The versions the site lists (mike's versions.json), newest first."""
     if not (pages_repo / ".git").exists():

@@ -123,3 +123,31 @@ def test_build_command_takes_the_newest_run_as_latest(tmp_path: Path) -> None:
     assert main(argv) == 0
     assert sorted(p.name for p in (out / "experiments").iterdir()) == ["precision.md"]
     assert RUN_B in (out / "environment.md").read_text()
+
+
+def test_before_the_first_release_serve_shows_the_draft(tmp_path: Path) -> None:
+    import re
+    import subprocess
+    import sys
+    import urllib.request
+
+    from report.build import build_site
+    from report.source import load_draft
+    from tests.site_fixtures import GOLDEN, SITE_URL, TEMPLATES, site_config
+
+    docs = tmp_path / "site_src"
+    build_site(load_draft(GOLDEN, [RUN_A]), docs, TEMPLATES, SITE_URL)
+    command = [sys.executable, "-m", "dlbench.cli", "serve", "--port", "0",
+               "--results-dir", str(tmp_path / "results"), "--pages-repo", str(tmp_path / "p"),
+               "--config", str(site_config(tmp_path, docs))]
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        line = server.stdout.readline()
+        assert "the draft site (no release yet)" in line
+        url = re.search(r"http://127\.0\.0\.1:\d+/", line).group(0)
+        with urllib.request.urlopen(url + "experiments/training/", timeout=10) as response:
+            assert response.status == 200 and b"dlbench-chart" in response.read()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        server.stdout.close()
