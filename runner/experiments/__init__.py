@@ -50,6 +50,22 @@ class Experiment:
     plan: Callable[[PlanRequest], list[CellSpec]]
 
 
+def suite_grid(grids: dict[str, dict], request: PlanRequest) -> dict:
+    """An experiment's grid for the requested suite, with its CPU overrides on a CPU.
+
+    A grid may hold a "cpu" entry: the sizes that keep a suite within its time on a
+    2-core CPU (realistic sizes are meant for a GPU). Its "params" merge into the grid's.
+    """
+    grid = dict(grids[request.suite])
+    overrides = grid.pop("cpu", {})
+    if request.device != "cpu":
+        return grid
+    merged = grid | overrides
+    if "params" in grid and "params" in overrides:
+        merged["params"] = grid["params"] | overrides["params"]
+    return merged
+
+
 def experiment_names() -> list[str]:
     return list(EXPERIMENT_PACKAGES)
 

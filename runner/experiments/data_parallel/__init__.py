@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from runner.experiments import Experiment, PlanRequest
+from runner.experiments import Experiment, PlanRequest, suite_grid
 from runner.spec import CellSpec, FrameworkId
 
 #: The data-parallel strategies each framework offers, as cell modes.
@@ -29,7 +29,8 @@ STRATEGIES: dict[str, tuple[str, ...]] = {
 #: MultiWorkerMirroredStrategy, whose worker processes each pay TensorFlow's import.
 GRID: dict[str, dict] = {
     "quick": {"epochs": {"mlp-digits": 5}, "repeats": 1, "skip": ("multi-worker-mirrored",)},
-    "standard": {"epochs": {"mlp-digits": 8, "cnn-synthetic": 3}, "repeats": 3, "skip": ()},
+    "standard": {"epochs": {"mlp-digits": 8, "cnn-synthetic": 3}, "repeats": 3, "skip": (),
+                 "cpu": {"epochs": {"mlp-digits": 8}}},
     "full": {"epochs": {"mlp-digits": 15, "cnn-synthetic": 5}, "repeats": 5, "skip": ()},
 }
 MAX_CPU_WORKERS = 8
@@ -66,7 +67,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     """One cell per workload, framework, strategy and worker count."""
     from runner.workloads import get_workload
 
-    grid = GRID[request.suite]
+    grid = suite_grid(GRID, request)
     counts = worker_counts(request.suite, request.device)
     cells = []
     for name in request.workloads or list(grid["epochs"]):
@@ -75,17 +76,18 @@ def plan(request: PlanRequest) -> list[CellSpec]:
         for framework in request.frameworks:
             for mode in (m for m in STRATEGIES[framework.name] if m not in grid["skip"]):
                 cells += [_cell(request, name, framework, mode, workers,
-                                global_batch(workload.batch_size, counts), params)
+                                global_batch(workload.batch_size, counts), params,
+                                grid["repeats"])
                           for workers in counts]
     return cells
 
 
 def _cell(request: PlanRequest, workload: str, framework: FrameworkId, mode: str,
-          workers: int, batch_size: int, params: dict) -> CellSpec:
+          workers: int, batch_size: int, params: dict, repeats: int) -> CellSpec:
     return CellSpec(
         experiment="data-parallel", workload=workload, framework=framework.framework,
         backend=framework.backend, device=request.device, mode=mode, workers=workers,
-        batch_size=batch_size, repeats=request.repeats or GRID[request.suite]["repeats"],
+        batch_size=batch_size, repeats=request.repeats or repeats,
         threads=request.threads, timeout_s=request.timeout_s or 300.0,
         data_dir=request.data_dir, params=params,
     )

@@ -3,7 +3,7 @@ the compilation paid for itself?"""
 
 from __future__ import annotations
 
-from runner.experiments import Experiment, PlanRequest
+from runner.experiments import Experiment, PlanRequest, suite_grid
 from runner.spec import CellSpec, FrameworkId
 
 #: Each framework's eager mode first, then its graph/compiled modes.
@@ -24,7 +24,8 @@ QUICK_DUPLICATES = {("pytorch", "eager"), ("tensorflow", "eager"), ("keras", "ru
 GRID: dict[str, dict] = {
     "quick": {"workloads": ["mlp-digits"], "repeats": 3, "steps": 20, "time_budget_s": 4},
     "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "repeats": 5,
-                 "steps": 100},
+                 "steps": 100,
+                 "cpu": {"workloads": ["mlp-digits", "cnn-digits"], "time_budget_s": 8}},
     "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "repeats": 10,
              "steps": 200},
 }
@@ -43,7 +44,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     """One cell per workload, framework and mode, at the workload's batch size."""
     from runner.workloads import get_workload
 
-    grid = GRID[request.suite]
+    grid = suite_grid(GRID, request)
     cells = []
     for name in request.workloads or grid["workloads"]:
         workload = get_workload(name)

@@ -10,7 +10,7 @@ every one of them has.
 
 from __future__ import annotations
 
-from runner.experiments import Experiment, PlanRequest
+from runner.experiments import Experiment, PlanRequest, suite_grid
 from runner.spec import CellSpec
 
 #: Every export path per framework. Keras: the formats model.export offers on that backend
@@ -35,7 +35,8 @@ QUICK_FORMATS: dict[str, tuple[str, ...]] = {
 
 GRID: dict[str, dict] = {
     "quick": {"workloads": ("mlp-digits",), "repeats": 2, "formats": QUICK_FORMATS},
-    "standard": {"workloads": ("mlp-digits", "cnn-digits"), "repeats": 5, "formats": FORMATS},
+    "standard": {"workloads": ("mlp-digits", "cnn-digits"), "repeats": 5, "formats": FORMATS,
+                 "cpu": {"workloads": ("cnn-digits",)}},
     "full": {"workloads": ("mlp-digits", "cnn-digits", "cnn-synthetic"), "repeats": 10,
              "formats": FORMATS},
 }
@@ -45,7 +46,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     """One CPU cell per workload, framework and export path."""
     from runner.workloads import get_workload
 
-    grid = GRID[request.suite]
+    grid = suite_grid(GRID, request)
     cells = []
     for name in request.workloads or list(grid["workloads"]):
         workload = get_workload(name)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runner.experiments import Experiment, PlanRequest
+from runner.experiments import Experiment, PlanRequest, suite_grid
 from runner.spec import CellSpec
 
 #: Each framework's plain path and its idiomatic fast path.
@@ -19,7 +19,8 @@ GRID: dict[str, dict] = {
                          "throughput_calls": 10, "time_budget_s": 4}},
     "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "repeats": 5,
                  "params": {"warmup_calls": 50, "latency_calls": 500, "throughput_batch": 1024,
-                            "throughput_calls": 20}},
+                            "throughput_calls": 20},
+                 "cpu": {"workloads": ["mlp-digits", "cnn-digits"], "params": {"time_budget_s": 8}}},
     "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "repeats": 10,
              "params": {"warmup_calls": 100, "latency_calls": 1000, "throughput_batch": 4096,
                         "throughput_calls": 50}},
@@ -28,7 +29,7 @@ GRID: dict[str, dict] = {
 
 def plan(request: PlanRequest) -> list[CellSpec]:
     """One cell per workload, framework and mode; batch_size 1 is the latency batch."""
-    grid = GRID[request.suite]
+    grid = suite_grid(GRID, request)
     cells = []
     for name in request.workloads or grid["workloads"]:
         for framework in request.frameworks:

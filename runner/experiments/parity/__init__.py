@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from runner.experiments import Experiment, PlanRequest
+from runner.experiments import Experiment, PlanRequest, suite_grid
 from runner.spec import CellSpec
 
 #: Per suite: the workloads checked. Parity is deterministic: one repeat per cell.
 GRID: dict[str, dict] = {
     "quick": {"workloads": ["mlp-digits", "cnn-digits"]},
-    "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"]},
+    "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"],
+                 "cpu": {"workloads": ["mlp-digits", "cnn-digits"]}},
     "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"]},
 }
 
@@ -18,7 +19,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     from runner.workloads import get_workload
 
     cells = []
-    for name in request.workloads or GRID[request.suite]["workloads"]:
+    for name in request.workloads or suite_grid(GRID, request)["workloads"]:
         workload = get_workload(name)
         for framework in request.frameworks:
             cells.append(CellSpec(

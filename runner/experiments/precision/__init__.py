@@ -3,7 +3,7 @@ each framework's own API, and does the framework accept them at all?"""
 
 from __future__ import annotations
 
-from runner.experiments import Experiment, PlanRequest
+from runner.experiments import Experiment, PlanRequest, suite_grid
 from runner.spec import CellSpec
 
 PRECISIONS = ("fp32", "bf16", "fp16")
@@ -17,7 +17,8 @@ GRID: dict[str, dict] = {
     "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "epochs": 5,
                  "repeats": 5,
                  "params": {"warmup_calls": 20, "latency_calls": 200, "throughput_batch": 1024,
-                            "throughput_calls": 20}},
+                            "throughput_calls": 20},
+                 "cpu": {"workloads": ["mlp-digits", "cnn-digits"], "params": {"time_budget_s": 8}}},
     "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "epochs": 10,
              "repeats": 10, "data_size": "large",
              "params": {"warmup_calls": 50, "latency_calls": 500, "throughput_batch": 4096,
@@ -29,7 +30,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     """One cell per workload, framework and precision, at the workload's batch size."""
     from runner.workloads import get_workload
 
-    grid = GRID[request.suite]
+    grid = suite_grid(GRID, request)
     cells = []
     for name in request.workloads or grid["workloads"]:
         workload = get_workload(name)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from runner.experiments import Experiment, PlanRequest
+from runner.experiments import Experiment, PlanRequest, suite_grid
 from runner.spec import CellSpec
 
 #: Per suite: workloads with their epoch counts, and repeats per cell.
 GRID: dict[str, dict] = {
     "quick": {"epochs": {"mlp-digits": 10, "cnn-digits": 8}, "repeats": 3, "max_repeats": 3},
     "standard": {"epochs": {"mlp-digits": 20, "cnn-digits": 15, "cnn-synthetic": 4},
-                 "repeats": 5, "max_repeats": 10},
+                 "repeats": 5, "max_repeats": 10, "cpu": {"max_repeats": 6}},
     "full": {"epochs": {"mlp-digits": 30, "cnn-digits": 20, "cnn-synthetic": 8},
              "repeats": 10, "max_repeats": 30, "data_size": "large"},
 }
@@ -20,7 +20,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     """One cell per workload and framework, fp32, the workload's batch size."""
     from runner.workloads import get_workload
 
-    grid = GRID[request.suite]
+    grid = suite_grid(GRID, request)
     names = request.workloads or list(grid["epochs"])
     cells = []
     for name in names:
