@@ -89,13 +89,21 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
+#: What decides a measurement: a change here, uncommitted, makes a run irreproducible.
+MEASUREMENT_CODE = ("runner", "dlbench", "pyproject.toml")
+
+
 def git_state(project_root: Path) -> dict:
-    """The project's commit and whether the working tree had uncommitted changes."""
+    """The project's commit, whether the tree had uncommitted changes, and whether the
+    measuring code itself did (report/ edits do not change a measurement)."""
     def git(*args: str) -> str:
         result = subprocess.run(["git", *args], cwd=project_root, capture_output=True,
                                 text=True, timeout=30)
         return result.stdout.strip() if result.returncode == 0 else ""
 
     commit = git("rev-parse", "HEAD")
-    return {"commit": commit or "unknown",
-            "dirty": bool(git("status", "--porcelain", "--untracked-files=no")) if commit else None}
+    if not commit:
+        return {"commit": "unknown", "dirty": None, "measurement_code_dirty": None}
+    return {"commit": commit,
+            "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+            "measurement_code_dirty": bool(git("status", "--porcelain", "--", *MEASUREMENT_CODE))}
