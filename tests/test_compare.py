@@ -89,7 +89,7 @@ def test_cells_missing_or_failing_on_one_side_are_listed(tmp_path):
 
 
 def test_release_with_two_machines_needs_one_named(tmp_path):
-    from report.release import freeze_release
+    from dlbench.releases import freeze_release
 
     write_run(tmp_path, "m1", _cells(seed=1), environment={"cpu": {"model": "Xeon"}})
     write_run(tmp_path, "m2", _cells(seed=2, slow="tensorflow", factor=1.5),
@@ -129,7 +129,7 @@ def test_unknown_metric_is_a_usage_error(results, capsys):
 
 
 def test_a_release_of_one_machine_compares_with_a_run(results):
-    from report.release import freeze_release
+    from dlbench.releases import freeze_release
 
     freeze_release(results, "2026.11", ["run-a"], "2026-11-30", "Old", "cff-version: 1.2.0\n")
     report = compare("2026.11", "run-slow", results, metrics=["steady_epoch_time"])

@@ -11,7 +11,7 @@ import pytest
 from dlbench.cli import main
 from dlbench.schema import CellStatus
 from dlbench.tables import read_json
-from report.release import freeze_release
+from dlbench.releases import freeze_release
 from runner.outcome import CellOutcome, Observation
 from runner.reproduce import ReproduceError, explain, load_published, reproduce
 from runner.spec import CellSpec
