@@ -186,7 +186,9 @@ def _decide(question: Question, key: tuple, group_rows: pd.DataFrame) -> Verdict
     best, other = ranked[0], _opponent(ranked, question.baseline)
     if other is None:
         names = ", ".join(s.contender for s in ranked)
-        missing = f" (no {' or '.join(question.baseline)} cell)" if question.baseline else ""
+        has_baseline = any(s.contender in question.baseline for s in ranked)
+        missing = (f" (no {' or '.join(question.baseline)} cell)"
+                   if question.baseline and not has_baseline else "")
         return Verdict(**base, outcome=VerdictOutcome.INSUFFICIENT_DATA, winner=None,
                        runner_up=None, advantage=math.nan, advantage_ci_low=math.nan,
                        advantage_ci_high=math.nan, p_value=math.nan,
