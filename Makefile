@@ -1,6 +1,6 @@
 # Two commands on a fresh clone:
 #   make        create the environment if missing, run the quick suite on this machine's
-#               best device, and build the site from the results
+#               best device, and build the site of that run (a draft) into site/
 #   make test   the test suite (what CI runs)
 PYTHON ?= python3
 VENV := .venv
@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SUITE ?= quick
 
-.PHONY: all env run site test serve clean-site
+.PHONY: all env run site test serve preview
 
 all: run site
 
@@ -24,10 +24,14 @@ run: $(STAMP)
 	$(BIN)/dlbench run --suite $(SUITE)
 
 site: $(STAMP)
-	$(BIN)/dlbench build
+	$(BIN)/dlbench build --run latest
+	$(BIN)/mkdocs build
 
 serve: $(STAMP)
 	$(BIN)/dlbench serve
+
+preview: $(STAMP)
+	$(BIN)/python -m http.server --bind 127.0.0.1 --directory site 8001
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
