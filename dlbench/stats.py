@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 from dlbench.metrics import Direction
 
@@ -148,6 +147,8 @@ def mann_whitney_p(a: np.ndarray, b: np.ndarray) -> float:
     """Two-sided Mann-Whitney U p-value; 1.0 when every value is identical."""
     if np.all(a == a[0]) and np.all(b == a[0]):
         return 1.0
+    from scipy import stats as scipy_stats  # here, not at the top: every worker imports this module
+
     return float(scipy_stats.mannwhitneyu(a, b, alternative="two-sided").pvalue)
 
 

@@ -7,7 +7,7 @@ from runner.spec import CellSpec
 
 #: Per suite: the workloads checked. Parity is deterministic: one repeat per cell.
 GRID: dict[str, dict] = {
-    "quick": {"workloads": ["mlp-digits", "cnn-digits"]},
+    "quick": {"workloads": ["mlp-digits"]},  # CNN parity: standard suite and tests
     "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"],
                  "cpu": {"workloads": ["mlp-digits", "cnn-digits"]}},
     "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"]},
