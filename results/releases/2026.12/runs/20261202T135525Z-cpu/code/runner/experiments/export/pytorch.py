@@ -1,0 +1,73 @@
+"""export in PyTorch: torch.export (.pt2), ONNX through the dynamo exporter, TorchScript
+(legacy), each loaded back into its own runtime."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from runner.experiments.export.protocol import ExportPath, export_fairness, measure_export
+from runner.experiments.export.runtimes import (Predict, onnxruntime_predict,
+                                                torch_program_predict)
+from runner.experiments.training.protocol import training_data
+from runner.experiments.training.pytorch import build_model, to_tensor
+from runner.framework_setup import configure_torch
+from runner.outcome import CellOutcome
+from runner.spec import CellSpec
+from runner.workloads import initial_layers
+
+
+def eager_predict(model: torch.nn.Module) -> Predict:
+    def predict(x: np.ndarray) -> np.ndarray:
+        with torch.inference_mode():
+            return model(to_tensor(x, torch.device("cpu"))).numpy()
+
+    return predict
+
+
+def nchw(predict: Predict) -> Predict:
+    """The artifact takes PyTorch's NCHW images: convert the NHWC inputs as eager does."""
+    return lambda x: predict(np.ascontiguousarray(x.transpose(0, 3, 1, 2)) if x.ndim == 4 else x)
+
+
+def export_paths(model: torch.nn.Module, example: torch.Tensor, threads: int) -> dict:
+    """Every export path PyTorch offers for this model, by export_format."""
+    batch = torch.export.Dim.DYNAMIC
+
+    def program(directory: Path) -> Path:
+        exported = torch.export.export(model, (example,), dynamic_shapes=({0: batch},))
+        torch.export.save(exported, directory / "model.pt2")
+        return directory / "model.pt2"
+
+    def onnx(directory: Path) -> Path:
+        torch.onnx.export(model, (example,), directory / "model.onnx", dynamo=True,
+                          dynamic_shapes=({0: batch},), input_names=["x"])
+        return directory / "model.onnx"
+
+    def torchscript(directory: Path) -> Path:
+        torch.jit.save(torch.jit.script(model), directory / "model.ts")
+        return directory / "model.ts"
+
+    def load_torchscript(path: Path) -> Predict:
+        return eager_predict(torch.jit.load(str(path)))
+
+    return {
+        "torch.export": ExportPath("torch.export.load(...).module()", program,
+                                   lambda path: nchw(torch_program_predict(path))),
+        "onnx-dynamo": ExportPath(f"onnxruntime CPU, {threads} thread(s)", onnx,
+                                  lambda path: nchw(onnxruntime_predict(path, threads))),
+        "torchscript": ExportPath("torch.jit.load (TorchScript, legacy)", torchscript,
+                                  load_torchscript),
+    }
+
+
+def run(spec: CellSpec) -> CellOutcome:
+    settings = configure_torch(spec)
+    data = training_data(spec)
+    model = build_model(initial_layers(data.workload, data.dataset)).eval()
+    example = to_tensor(data.x_test[: spec.batch_size], torch.device("cpu"))
+    path = export_paths(model, example, spec.threads)[spec.export_format]
+    fairness = export_fairness(spec, path.runtime, f"PyTorch {spec.export_format}", settings)
+    return measure_export(spec, data, eager_predict(model), path, fairness)

@@ -1,0 +1,46 @@
+"""parity in PyTorch: the training model's forward pass and one torch.optim.SGD step."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from runner.experiments.parity.protocol import (FrameworkResult, parity_case, parity_fairness,
+                                                parity_outcome)
+from runner.experiments.training.pytorch import TorchTrainer, to_tensor
+from runner.framework_setup import configure_torch
+from runner.outcome import CellOutcome, skipped
+from runner.spec import CellSpec
+from runner.workloads import Layer
+
+
+def canonical_layers(model: nn.Module) -> list[Layer]:
+    """The model's weights in canonical layouts (conv HWIO, dense (in, out))."""
+    layers = []
+    for module in model.modules():
+        if isinstance(module, nn.Conv2d):
+            kernel = module.weight.detach().cpu().numpy().transpose(2, 3, 1, 0)
+            layers.append(Layer("conv", kernel.copy(), module.bias.detach().cpu().numpy().copy()))
+        elif isinstance(module, nn.Linear):
+            kernel = module.weight.detach().cpu().numpy().T
+            layers.append(Layer("dense", kernel.copy(), module.bias.detach().cpu().numpy().copy()))
+    return layers
+
+
+def run(spec: CellSpec) -> CellOutcome:
+    settings = configure_torch(spec)
+    if spec.device == "cuda" and not torch.cuda.is_available():
+        return skipped("PyTorch sees no CUDA device")
+    case = parity_case(spec)
+    workload = case.data.workload
+    trainer = TorchTrainer(spec, workload.learning_rate, workload.momentum)
+    trainer.reset(case.framework_layers)
+    trainer.model.eval()
+    with torch.inference_mode():
+        logits = trainer.model(to_tensor(case.x_forward, trainer.device)).cpu().numpy()
+    before = canonical_layers(trainer.model)
+    trainer.train_epoch(case.x_step, case.y_step)  # one batch: exactly one SGD step
+    result = FrameworkResult(np.asarray(logits), before, canonical_layers(trainer.model))
+    fairness = parity_fairness(spec, compile_mode="eager", settings=settings)
+    return parity_outcome(spec, case, result, fairness)
