@@ -27,7 +27,11 @@ class PublishError(RuntimeError):
 
 
 def _run(command: list[str], cwd: Path) -> str:
-    env = os.environ | GIT_IDENTITY | {"NO_MKDOCS_2_WARNING": "1"}
+    # mike runs `mkdocs` from PATH: put this interpreter's scripts first, so an environment
+    # that was never activated (make, CI) still finds its own mkdocs.
+    scripts = str(Path(sys.executable).parent)
+    env = os.environ | GIT_IDENTITY | {"NO_MKDOCS_2_WARNING": "1",
+                                       "PATH": scripts + os.pathsep + os.environ.get("PATH", "")}
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
                           check=False)
     if done.returncode != 0:
