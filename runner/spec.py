@@ -36,7 +36,8 @@ class CellSpec:
     batch_size: int = 0
     workers: int = 1
     export_format: str = ""
-    repeats: int = 3
+    repeats: int = 3  # how many independent worker processes measure this cell
+    repeat_index: int = 0  # which of those processes this spec is for (not part of cell_id)
     threads: int = 1
     timeout_s: float = 300.0
     data_dir: str = ""
