@@ -122,7 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--framework", action="append", default=[], metavar="F",
                      help="only this framework, e.g. pytorch, keras, keras-torch (repeatable)")
     run.add_argument("--device", default="auto", help="auto | cpu | cuda")
-    run.add_argument("--repeats", type=int, default=None, help="repeats per cell")
+    run.add_argument("--repeats", type=int, default=None,
+                     help="worker processes per cell (default: the suite's)")
     run.add_argument("--threads", type=int, default=None,
                      help="threads for every framework (default: all cores)")
     run.add_argument("--timeout", type=float, default=None, help="seconds allowed per cell")
@@ -130,6 +131,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--resume", default=None, metavar="RUN_ID", help="finish an earlier run")
     run.add_argument("--results-dir", default="results", help="where results/ lives")
     run.add_argument("--no-progress", action="store_true", help="plain log lines, no bar")
+    run.add_argument("--remeasure", default=None, metavar="RUN_ID",
+                     help="measure --cell cells of an earlier run again (old processes kept as "
+                     "superseded)")
+    run.add_argument("--cell", action="append", default=[], metavar="CELL_ID",
+                     help="a cell to re-measure (with --remeasure; repeatable)")
+    run.add_argument("--reason", default="", help="why the cells are re-measured")
+    run.add_argument("--busy-retries", type=int, default=None, metavar="N",
+                     help="re-runs of a process measured on a busy machine (default 2)")
+    run.add_argument("--seed", type=int, default=None,
+                     help="seed of the interleaved process order (default: random, recorded)")
     run.set_defaults(handler=_run)
 
     listing = commands.add_parser("list", help="experiments, workloads, frameworks, suites")

@@ -50,8 +50,20 @@ CELL_COLUMNS: list[str] = (
     ]
 )
 
-INTEGER_COLUMNS = {"schema_version", "batch_size", "workers", "repeat", "step", "repeats", "threads"}
-FLOAT_COLUMNS = {"value", "wall_time_s"}
+#: One row per worker process of a run: its order, times and the quiet-machine readings
+#: taken before and after it (written by the runner; older runs have no such table).
+PROCESS_COLUMNS: list[str] = [
+    "schema_version", "run_id", "cell_id", "repeat", "order_index", "attempt", "status",
+    "started_at", "ended_at", "wall_time_s", "load_before", "load_after", "runnable_before",
+    "runnable_after", "steal_share", "other_cpu_cores", "gpu_util_before", "gpu_util_after",
+    "busy", "code_files_json",
+]
+
+INTEGER_COLUMNS = {"schema_version", "batch_size", "workers", "repeat", "step", "repeats",
+                   "threads", "order_index", "attempt"}
+FLOAT_COLUMNS = {"value", "wall_time_s", "load_before", "load_after", "runnable_before",
+                 "runnable_after", "steal_share", "other_cpu_cores", "gpu_util_before",
+                 "gpu_util_after"}
 
 
 class CellStatus(enum.Enum):

@@ -18,12 +18,14 @@ from dlbench.schema import (
     FLOAT_COLUMNS,
     INTEGER_COLUMNS,
     OBSERVATION_COLUMNS,
+    PROCESS_COLUMNS,
     SCHEMA_VERSION,
 )
 
 TABLE_COLUMNS: dict[str, list[str]] = {
     "observations": OBSERVATION_COLUMNS,
     "cells": CELL_COLUMNS,
+    "processes": PROCESS_COLUMNS,
 }
 
 _META_TABLE = b"dlbench.table"

@@ -1,8 +1,12 @@
-"""Run one cell in its own worker process, with a timeout, and turn whatever happens into a
-CellRecord: a cell that raises, crashes or hangs becomes a failed record, never a lost run."""
+"""Run one process of a cell in its own worker process, with a timeout, and turn whatever
+happens into a CellRecord: a process that raises, crashes or hangs becomes a failed record,
+never a lost run. The machine is read before and after (runner.machine_load), and the worker
+is started so that it dies with its parent (PR_SET_PDEATHSIG on Linux).
+"""
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import os
 import signal
@@ -10,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -17,6 +22,7 @@ from dlbench.schema import CellStatus
 from runner.cellenv import cell_environment
 from runner.experiments import framework_code_path
 from runner.frameworks import missing_modules
+from runner.machine_load import assess, read_load
 from runner.outcome import CellOutcome, failed, skipped
 from runner.spec import CellSpec
 from runner.store import CellRecord
@@ -32,18 +38,45 @@ def code_of(spec: CellSpec) -> tuple[str, str, str]:
     return str(relative), text, hashlib.sha256(text.encode()).hexdigest()
 
 
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
 def execute_cell(spec: CellSpec) -> CellRecord:
-    """Measure `spec` in a fresh worker process (or record why it could not run)."""
-    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    """Measure process `spec.repeat_index` of `spec` in a fresh worker process (or record why
+    it could not run), with the machine's readings before and after."""
     relative, _, digest = code_of(spec)
     missing = missing_modules(spec.framework_id)
-    begin = time.perf_counter()
+    gpu = spec.device == "cuda"
+    before = read_load(gpu)
+    started, begin = _now(), time.perf_counter()
     if missing:
         outcome, tail = skipped(f"not installed: {', '.join(missing)}"), ""
     else:
         outcome, tail = _run_worker(spec)
-    return CellRecord(spec, outcome, started, round(time.perf_counter() - begin, 3), tail,
-                      relative, digest)
+    wall, ended = round(time.perf_counter() - begin, 3), _now()
+    machine = assess(before, read_load(gpu), spec.threads)
+    code_files = dict(outcome.details.get("code_files") or {relative: digest})
+    return CellRecord(spec, outcome, started, wall, tail, relative, digest, ended_at=ended,
+                      machine=machine, code_files=code_files)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent_pid: int) -> Callable[[], None] | None:
+    """A preexec_fn: the worker gets SIGKILL the moment the runner dies, however it dies."""
+    if not sys.platform.startswith("linux"):
+        return None
+    libc = ctypes.CDLL(None, use_errno=True)  # resolved here, not in the forked child
+    prctl = libc.prctl
+
+    def set_death_signal() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent_pid:  # the runner died before prctl took effect
+            os._exit(1)
+
+    return set_death_signal
 
 
 def _run_worker(spec: CellSpec) -> tuple[CellOutcome, str]:
@@ -55,7 +88,8 @@ def _run_worker(spec: CellSpec) -> tuple[CellOutcome, str]:
         with stderr_path.open("wb") as stderr:
             process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=cell_environment(spec),
                                        stdout=stderr, stderr=subprocess.STDOUT,
-                                       start_new_session=True)
+                                       start_new_session=True,
+                                       preexec_fn=_die_with_parent(os.getpid()))
             try:
                 code = process.wait(timeout=spec.timeout_s)
             except subprocess.TimeoutExpired:
@@ -90,6 +124,6 @@ def _tail(path: Path) -> str:
 
 
 def status_counts(records: list[CellRecord]) -> dict[str, int]:
-    """How many cells ended in each status."""
+    """How many records ended in each status."""
     return {status.value: sum(r.outcome.status is status for r in records)
             for status in CellStatus}

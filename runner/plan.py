@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from runner import frameworks
 from runner.experiments import SUITES, PlanRequest, experiment_names, get_experiment
+from runner.repeats import process_count
 from runner.spec import CellSpec
 from runner.workloads import LOCAL_DATA_WORKLOADS, WORKLOADS
 
@@ -72,7 +73,8 @@ def resolve_device(device: str) -> str:
 
 
 def plan_cells(request: RunRequest, device: str) -> list[CellSpec]:
-    """Every cell of the requested experiments, in suite order."""
+    """Every cell of the requested experiments, in suite order, with the number of processes
+    the harness's repeat policy gives it."""
     validate(request)
     plan_request = PlanRequest(
         suite=request.suite,
@@ -89,4 +91,5 @@ def plan_cells(request: RunRequest, device: str) -> list[CellSpec]:
     for name in experiment_names():
         if name in names:
             cells.extend(get_experiment(name).plan(plan_request))
-    return cells
+    return [replace(cell, repeats=process_count(request.suite, cell.experiment,
+                                                request.repeats)) for cell in cells]

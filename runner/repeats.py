@@ -1,4 +1,13 @@
-"""Adaptive repeats: measure until the key metric's confidence interval is tight enough.
+"""Repeats: how many independent worker processes measure a cell (the harness's policy,
+one per suite), and, inside a process, adaptive repeats until an interval is tight enough.
+
+Processes per cell: quick 2 (a preview: enough to see a spread, not to cite), standard 3,
+full 5; `--repeats N` sets N for every cell. Parity is measured by one process whatever the
+suite: whether two frameworks compute the same function does not vary between processes.
+A run is citable when its suite is standard or full and every cell has at least that
+suite's number of processes; run.json records the policy and whether the run is citable.
+
+Adaptive repeats inside a process:
 
 A cell runs at least `spec.repeats` repeats and, where its grid asks for it
 (params `max_repeats`, `target_ci`), more until the 95% CI of the key metric's median has a
@@ -14,6 +23,32 @@ from runner.outcome import Observation
 from runner.spec import CellSpec
 
 DEFAULT_TARGET_CI = 0.05
+
+#: Worker processes per cell for each suite.
+SUITE_PROCESSES: dict[str, int] = {"quick": 2, "standard": 3, "full": 5}
+#: Suites whose results may be cited (quick is a preview).
+CITABLE_SUITES = ("standard", "full")
+#: Experiments one process measures whatever the suite, and why.
+SINGLE_PROCESS_EXPERIMENTS: dict[str, str] = {
+    "parity": "agreement between frameworks does not vary between processes",
+}
+
+
+def process_count(suite: str, experiment: str, override: int | None = None) -> int:
+    """How many independent worker processes measure a cell of `experiment` in `suite`."""
+    if experiment in SINGLE_PROCESS_EXPERIMENTS:
+        return 1
+    return override or SUITE_PROCESSES[suite]
+
+
+def policy_record(suite: str, override: int | None = None) -> dict:
+    """The process-count policy of a run, as run.json records it."""
+    processes = override or SUITE_PROCESSES[suite]
+    citable = suite in CITABLE_SUITES and processes >= SUITE_PROCESSES[suite]
+    return {"suite": suite, "processes_per_cell": processes, "override": override is not None,
+            "suite_processes": SUITE_PROCESSES[suite],
+            "single_process_experiments": SINGLE_PROCESS_EXPERIMENTS,
+            "citable": citable, "preview": not citable}
 
 
 def adaptive_repeats(spec: CellSpec, measure_one: Callable[[int], list[Observation]],

@@ -1,11 +1,12 @@
-"""`dlbench run`: plan the cells, measure each in its own process, persist each as it ends."""
+"""`dlbench run`: plan the cells, measure each cell in several independent worker processes
+(interleaved in a seeded random order), persist each process as it ends."""
 
 from __future__ import annotations
 
 import argparse
 import signal
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -15,14 +16,25 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
 from rich.table import Table
 
 from dlbench.cli import UsageError
+from dlbench.schema import CellStatus
 from dlbench.tables import ResultsFileError
 from runner.environment import capture_environment
-from runner.execute import PROJECT_ROOT, code_of, execute_cell, status_counts
+from runner.execute import PROJECT_ROOT, execute_cell
+from runner.lock import MachineLockedError, measurement_lock
 from runner.plan import PlanError, RunRequest, plan_cells, resolve_device
+from runner.remeasure import cells_to_remeasure
+from runner.repeats import policy_record
+from runner.schedule import new_seed, process_label, process_order
 from runner.spec import CellSpec
 from runner.store import CellRecord, RunStore
+from runner.store_tables import by_cell, cell_status
 
 console = Console(stderr=True)
+
+#: How many times a process measured on a busy machine is measured again at the end.
+DEFAULT_BUSY_RETRIES = 2
+#: Statuses a framework gives every process of a cell alike: the others are not started.
+SAME_FOR_EVERY_PROCESS = (CellStatus.SKIPPED, CellStatus.UNSUPPORTED)
 
 
 def new_run_id(device: str) -> str:
@@ -35,14 +47,20 @@ def request_from_args(args: argparse.Namespace) -> RunRequest:
                       threads=args.threads, timeout_s=args.timeout, data_dir=args.data_dir)
 
 
+def existing_run(results_dir: Path, run_id: str) -> RunStore:
+    """The store of an earlier run, or a UsageError listing the runs there are."""
+    runs = results_dir / "runs"
+    store = RunStore(runs / run_id)
+    if not (store.root / "run.json").exists():
+        known = sorted(p.name for p in runs.glob("*") if (p / "run.json").exists())
+        raise UsageError(f"no run {run_id!r} under {runs}; runs: {', '.join(known) or 'none'}")
+    return store
+
+
 def open_run(results_dir: Path, args: argparse.Namespace) -> tuple[RunStore, RunRequest, str]:
     """A new run directory, or the existing one named by --resume with its original request."""
-    runs = results_dir / "runs"
     if args.resume:
-        store = RunStore(runs / args.resume)
-        if not (store.root / "run.json").exists():
-            known = sorted(p.name for p in runs.glob("*") if (p / "run.json").exists())
-            raise UsageError(f"no run {args.resume!r} under {runs}; runs: {', '.join(known) or 'none'}")
+        store = existing_run(results_dir, args.resume)
         info = store.load_run_info()
         return store, RunRequest(**info["request"]), info["device"]
     request = request_from_args(args)
@@ -53,13 +71,14 @@ def open_run(results_dir: Path, args: argparse.Namespace) -> tuple[RunStore, Run
     except PlanError as error:
         raise UsageError(str(error)) from None
     device = resolve_device(request.device)
-    store = RunStore(runs / new_run_id(device))
+    store = RunStore(results_dir / "runs" / new_run_id(device))
     store.root.mkdir(parents=True, exist_ok=False)
     return store, request, device
 
 
 def _stop_on_sigterm() -> None:
-    """Treat SIGTERM like Ctrl-C: stop the worker, keep every finished cell, say how to resume."""
+    """Treat SIGTERM like Ctrl-C: stop the worker, keep every finished process, say how to
+    resume."""
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
@@ -67,62 +86,159 @@ def _stop_on_sigterm() -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """Entry point of `dlbench run`."""
+    """Entry point of `dlbench run`: holds the machine's measurement lock while it measures."""
     _stop_on_sigterm()
+    if getattr(args, "remeasure", None) is None and getattr(args, "cell", None):
+        raise UsageError("--cell names a cell to re-measure: use it with --remeasure RUN_ID")
+    try:
+        with measurement_lock():
+            if getattr(args, "remeasure", None):
+                return _remeasure(args)
+            return _measure(args)
+    except MachineLockedError as error:
+        raise UsageError(str(error)) from None
+
+
+def _measure(args: argparse.Namespace) -> int:
     store, request, device = open_run(Path(args.results_dir), args)
     try:
         cells = plan_cells(request, device)
     except (PlanError, ValueError) as error:
         raise UsageError(str(error)) from None
     try:
-        records = run_cells(store, request, device, cells, progress=not args.no_progress)
+        records = run_cells(store, request, device, cells, progress=not args.no_progress,
+                            busy_retries=_busy_retries(args), seed=getattr(args, "seed", None))
     except ResultsFileError as error:
         raise UsageError(str(error)) from None
     print_summary(store, records)
     return 0
 
 
+def _remeasure(args: argparse.Namespace) -> int:
+    """--remeasure RUN_ID --cell ...: the cells' earlier processes become superseded, and the
+    cells are measured again under the run's original request."""
+    store = existing_run(Path(args.results_dir), args.remeasure)
+    retries = _busy_retries(args)
+    cells = cells_to_remeasure(store, args.cell, args.reason)
+    info = store.load_run_info()
+    records = run_cells(store, RunRequest(**info["request"]), info["device"], cells,
+                        progress=not args.no_progress, busy_retries=retries, record_plan=False)
+    print_summary(store, records)
+    return 0
+
+
+def _busy_retries(args: argparse.Namespace) -> int:
+    retries = getattr(args, "busy_retries", None)
+    if retries is None:
+        return DEFAULT_BUSY_RETRIES
+    if retries < 0:
+        raise UsageError(f"--busy-retries must be 0 or more, got {retries}")
+    return retries
+
+
 def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[CellSpec],
-              progress: bool = True) -> list[CellRecord]:
-    """Measure every cell not yet finished in `store`; each is persisted as soon as it ends."""
-    info = _start_info(store, request, device, cells)
+              progress: bool = True, busy_retries: int = DEFAULT_BUSY_RETRIES,
+              seed: int | None = None, record_plan: bool = True) -> list[CellRecord]:
+    """Measure every process of `cells` not yet recorded in `store`, in the run's interleaved
+    order; each is persisted as soon as it ends. Busy processes are measured again at the end."""
+    info = _start_info(store, request, device, cells, seed, record_plan)
     if not (store.root / "environment.json").exists():
         store.save_environment(capture_environment(PROJECT_ROOT))
-    done = store.finished_cell_ids()
-    todo = [cell for cell in cells if cell.cell_id not in done]
+    order = process_order(cells, info["order_seed"])
+    done = store.finished_processes()
+    todo = [spec for spec in order if (spec.cell_id, spec.repeat_index) not in done]
     started = time.perf_counter()
     try:
         with _progress(progress) as bar:
-            task = bar.add_task("starting", total=len(cells), completed=len(cells) - len(todo))
-            for cell in todo:
-                bar.update(task, description=cell.cell_id)
-                _persist(store, execute_cell(cell))
+            task = bar.add_task("starting", total=len(order), completed=len(order) - len(todo))
+            for spec in todo:
+                bar.update(task, description=process_label(spec))
+                _persist(store, _measure_process(store, spec))
                 bar.advance(task)
+            _rerun_busy(store, {cell.cell_id for cell in cells}, busy_retries, bar)
     except KeyboardInterrupt:
         store.rebuild_tables()  # the records are the truth; a stop between them must not lag
-        store.save_run_info(info | {"status": "interrupted"})
-        console.print(f"interrupted: finished cells are kept; continue with "
+        store.save_run_info(store.load_run_info() | {"status": "interrupted"})
+        console.print(f"interrupted: finished processes are kept; continue with "
                       f"`dlbench run --resume {store.run_id}`")
         raise
     store.rebuild_tables()
-    store.save_run_info(info | {"status": "complete",
-                                "finished_at": _now(),
-                                "wall_time_s": round(time.perf_counter() - started, 1)})
+    store.save_run_info(store.load_run_info() | {
+        "status": "complete", "finished_at": _now(),
+        "wall_time_s": round(time.perf_counter() - started, 1)})
     return store.load_records()
 
 
+def _measure_process(store: RunStore, spec: CellSpec, attempt: int = 0) -> CellRecord:
+    """Measure one process, labelled with its place in the run's order and its index."""
+    order_index = 1 + max((r.order_index for r in store.load_records()), default=-1)
+    sibling = _same_for_every_process(store, spec)
+    if sibling is not None:
+        outcome = replace(sibling.outcome, reason=f"{sibling.outcome.reason} (not started: "
+                          f"process {sibling.spec.repeat_index} ended {sibling.outcome.status.value})")
+        return replace(sibling, spec=spec, outcome=outcome, order_index=order_index,
+                       attempt=attempt, wall_time_s=0.0, machine={})
+    record = execute_cell(spec)
+    observations = [replace(o, repeat=spec.repeat_index) for o in record.outcome.observations]
+    return replace(record, outcome=replace(record.outcome, observations=observations),
+                   order_index=order_index, attempt=attempt)
+
+
+def _same_for_every_process(store: RunStore, spec: CellSpec) -> CellRecord | None:
+    """An earlier process of the same cell that the framework refused or could not start."""
+    for record in store.load_records():
+        if (record.spec.cell_id == spec.cell_id and record.spec.repeat_index != spec.repeat_index
+                and record.outcome.status in SAME_FOR_EVERY_PROCESS):
+            return record
+    return None
+
+
+def _rerun_busy(store: RunStore, cell_ids: set[str], retries: int, bar: Progress) -> None:
+    """Measure again, up to `retries` times, each process flagged as measured on a busy
+    machine; the earlier record is kept in superseded/ with the reason."""
+    for attempt in range(1, retries + 1):
+        flagged = [r for r in store.load_records() if r.busy_reasons
+                   and r.spec.cell_id in cell_ids and r.attempt == attempt - 1
+                   and r.outcome.status not in SAME_FOR_EVERY_PROCESS]
+        if not flagged:
+            return
+        task = bar.add_task(f"busy re-run {attempt}", total=len(flagged))
+        for record in flagged:
+            bar.update(task, description=f"busy re-run {attempt}: {process_label(record.spec)}")
+            store.supersede(record, "machine busy: " + "; ".join(record.busy_reasons))
+            _persist(store, _measure_process(store, record.spec, attempt))
+            bar.advance(task)
+
+
 def _persist(store: RunStore, record: CellRecord) -> None:
-    relative, text, _ = code_of(record.spec)
-    store.save_code(relative, text)
+    """Keep the code files the process imported, then its record, then rebuild the tables."""
+    for relative, digest in record.code_files.items():
+        path = PROJECT_ROOT / relative
+        data = path.read_bytes() if path.is_file() else b""
+        if data and _sha256(data) == digest:  # a file edited since is not stored as if run
+            store.save_code_file(relative, data)
     store.save_record(record)
     store.rebuild_tables()
 
 
-def _start_info(store: RunStore, request: RunRequest, device: str, cells: list[CellSpec]) -> dict:
+def _sha256(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def _start_info(store: RunStore, request: RunRequest, device: str, cells: list[CellSpec],
+                seed: int | None, record_plan: bool) -> dict:
     existing = store.load_run_info() if (store.root / "run.json").exists() else {}
     info = existing or {"run_id": store.run_id, "started_at": _now(), "device": device,
                         "request": asdict(request)}
-    info = info | {"status": "running", "planned_cells": [c.cell_id for c in cells]}
+    info.setdefault("order_seed", new_seed() if seed is None else seed)
+    info["status"] = "running"
+    if record_plan:
+        info |= {"planned_cells": [c.cell_id for c in cells],
+                 "processes_policy": policy_record(request.suite, request.repeats),
+                 "process_order": [process_label(s)
+                                   for s in process_order(cells, info["order_seed"])]}
     store.save_run_info(info)
     return info
 
@@ -139,15 +255,22 @@ def _progress(enabled: bool) -> Progress:
 
 def print_summary(store: RunStore, records: list[CellRecord]) -> None:
     """Cells ok / failed / skipped / unsupported, wall time, and where the results are."""
-    counts = status_counts(records)
+    statuses = {cell_id: cell_status(group) for cell_id, group in by_cell(records).items()}
     table = Table(title=f"run {store.run_id}")
-    for status in counts:
-        table.add_column(status, justify="right")
+    for status in CellStatus:
+        table.add_column(status.value, justify="right")
+    table.add_column("processes", justify="right")
+    table.add_column("busy", justify="right")
     table.add_column("wall time", justify="right")
     info = store.load_run_info()
-    table.add_row(*(str(n) for n in counts.values()), f"{info.get('wall_time_s', 0):.0f} s")
+    table.add_row(*(str(sum(s[0] is status for s in statuses.values())) for status in CellStatus),
+                  str(len(records)), str(sum(bool(r.busy_reasons) for r in records)),
+                  f"{info.get('wall_time_s', 0):.0f} s")
     console.print(table)
-    for record in records:
-        if record.outcome.status.value in ("failed",):
-            console.print(f"[red]failed[/red] {record.spec.cell_id}: {record.outcome.reason}")
+    for cell_id, (status, reason, _) in statuses.items():
+        if status is CellStatus.FAILED:
+            console.print(f"[red]failed[/red] {cell_id}: {reason}")
+    if not info.get("processes_policy", {}).get("citable", True):
+        console.print("preview: too few processes per cell to cite (standard or full suite "
+                      "for citable results)")
     console.print(f"results: {store.root}")

@@ -1,30 +1,37 @@
-"""The run directory: one JSON record per finished cell, and the tables built from them.
+"""The run directory: one JSON record per finished worker process, and the tables built
+from them.
 
-Each finished cell is written as its own atomic record the moment it ends, so an
-interrupted run loses at most the cell in progress; the Parquet/CSV tables are rebuilt
-from the records after every cell.
+Each process of a cell writes its own atomic record the moment it ends
+(`processes/<cell>__p<k>.json`), so an interrupted run loses at most the process in
+progress. The tables are rebuilt from the records after every process:
+`cells` (one row per cell, its status combined from its processes), `observations`
+(repeat = the process index) and `processes` (when and in what order each process ran, and
+how quiet the machine was around it). A re-measured or busy process's earlier record moves
+to `superseded/` with the reason. Code files are kept once each, by content
+(`code-objects/<sha256>`), with the readable `code/<path>` view the site shows.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
-import pandas as pd
-
-from dlbench.schema import CellStatus
 from dlbench.atomic import atomic_write_bytes, atomic_write_json
 from dlbench.tables import ResultsFileError, read_json, read_table, write_table
 from runner.outcome import CellOutcome
 from runner.spec import CellSpec
+from runner.store_tables import cells_frame, observations_frame, processes_frame
 
-RUNS_DIR = Path("results") / "runs"
+__all__ = ["CellRecord", "RunStore", "cells_frame", "observations_frame", "processes_frame"]
 
 
 @dataclass(frozen=True)
 class CellRecord:
-    """A finished cell: what was asked, what came back, and how long it took."""
+    """One finished worker process of a cell: what was asked, what came back, when, and how
+    quiet the machine was."""
 
     spec: CellSpec
     outcome: CellOutcome
@@ -33,16 +40,31 @@ class CellRecord:
     stderr_tail: str
     code_path: str
     code_sha256: str
+    ended_at: str = ""
+    order_index: int = -1  # position in the run's interleaved order; -1: not run by the loop
+    attempt: int = 0  # 0, or how many times a busy-machine re-run preceded it
+    machine: dict = field(default_factory=dict)  # readings before/after and busy reasons
+    code_files: dict[str, str] = field(default_factory=dict)  # project path -> sha256
+
+    @property
+    def busy_reasons(self) -> list[str]:
+        """Why the machine was not quiet around this process; empty when it was."""
+        return list(self.machine.get("busy", []))
 
     def to_dict(self) -> dict:
         return {
             "spec": json.loads(self.spec.to_json()),
             "outcome": json.loads(self.outcome.to_json()),
             "started_at": self.started_at,
+            "ended_at": self.ended_at,
             "wall_time_s": self.wall_time_s,
             "stderr_tail": self.stderr_tail,
             "code_path": self.code_path,
             "code_sha256": self.code_sha256,
+            "order_index": self.order_index,
+            "attempt": self.attempt,
+            "machine": self.machine,
+            "code_files": self.code_files,
         }
 
     @classmethod
@@ -55,12 +77,22 @@ class CellRecord:
             stderr_tail=value["stderr_tail"],
             code_path=value["code_path"],
             code_sha256=value["code_sha256"],
+            ended_at=value.get("ended_at", ""),
+            order_index=int(value.get("order_index", -1)),
+            attempt=int(value.get("attempt", 0)),
+            machine=dict(value.get("machine", {})),
+            code_files=dict(value.get("code_files", {})),
         )
 
 
-def record_filename(cell_id: str) -> str:
-    """A file name for a cell ID (which contains ':')."""
-    return cell_id.replace(":", "__") + ".json"
+def record_filename(cell_id: str, repeat_index: int = 0) -> str:
+    """A file name for one process of a cell (cell IDs contain ':')."""
+    return f"{cell_id.replace(':', '__')}__p{repeat_index}.json"
+
+
+def process_key(spec: CellSpec) -> tuple[str, int]:
+    """(cell ID, process index): what identifies one process within a run."""
+    return spec.cell_id, spec.repeat_index
 
 
 class RunStore:
@@ -71,8 +103,12 @@ class RunStore:
         self.run_id = root.name
 
     @property
-    def cells_dir(self) -> Path:
-        return self.root / "cells"
+    def processes_dir(self) -> Path:
+        return self.root / "processes"
+
+    @property
+    def superseded_dir(self) -> Path:
+        return self.root / "superseded"
 
     def save_run_info(self, info: dict) -> None:
         atomic_write_json(self.root / "run.json", info)
@@ -83,30 +119,64 @@ class RunStore:
     def save_environment(self, environment: dict) -> None:
         atomic_write_json(self.root / "environment.json", environment)
 
+    def record_path(self, spec: CellSpec) -> Path:
+        return self.processes_dir / record_filename(spec.cell_id, spec.repeat_index)
+
     def save_record(self, record: CellRecord) -> None:
-        atomic_write_json(self.cells_dir / record_filename(record.spec.cell_id), record.to_dict())
+        atomic_write_json(self.record_path(record.spec), record.to_dict())
 
     def load_records(self) -> list[CellRecord]:
-        records = []
-        for path in sorted(self.cells_dir.glob("*.json")):
-            try:
-                records.append(CellRecord.from_dict(read_json(path)))
-            except (KeyError, TypeError, ValueError) as error:
-                raise ResultsFileError(f"{path}: not a dlbench cell record ({error})") from None
-        return records
+        """Every current process record, in cell then process order."""
+        records = [_read_record(path) for path in self.processes_dir.glob("*.json")]
+        return sorted(records, key=lambda r: process_key(r.spec))
+
+    def finished_processes(self) -> set[tuple[str, int]]:
+        """(cell ID, process index) of every process with a current record."""
+        return {process_key(record.spec) for record in self.load_records()}
 
     def finished_cell_ids(self) -> set[str]:
-        return {record.spec.cell_id for record in self.load_records()}
+        return {cell_id for cell_id, _ in self.finished_processes()}
+
+    def supersede(self, record: CellRecord, reason: str) -> Path:
+        """Move a process record to superseded/, with why and when; return its new path."""
+        now = datetime.now(timezone.utc)
+        source = self.record_path(record.spec)
+        target = self.superseded_dir / f"{source.stem}__{now:%Y%m%dT%H%M%S%fZ}.json"
+        atomic_write_json(target, {"reason": reason,
+                                   "superseded_at": now.isoformat(timespec="seconds"),
+                                   "record": record.to_dict()})
+        source.unlink()
+        return target
+
+    def load_superseded(self) -> list[dict]:
+        """Every superseded process record with its reason and time, oldest first."""
+        entries = [read_json(path) for path in sorted(self.superseded_dir.glob("*.json"))]
+        return sorted(entries, key=lambda e: e["superseded_at"])
 
     def save_code(self, relative_path: str, text: str) -> None:
         """Keep a copy of the code a cell ran, so the site shows exactly that code."""
-        target = self.root / "code" / relative_path
-        if not target.exists():
-            atomic_write_bytes(target, text.encode())
+        self.save_code_file(relative_path, text.encode())
+
+    def save_code_file(self, relative_path: str, data: bytes) -> str:
+        """Keep one copy of `data` by content; `code/<relative_path>` shows the first seen."""
+        import hashlib
+
+        digest = hashlib.sha256(data).hexdigest()
+        blob = self.root / "code-objects" / digest
+        if not blob.exists():
+            atomic_write_bytes(blob, data)
+        view = self.root / "code" / relative_path
+        if not view.exists():
+            view.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(blob, view)  # the same bytes, not a second copy
+            except OSError:
+                atomic_write_bytes(view, data)
+        return digest
 
     def rebuild_tables(self) -> None:
-        """Rewrite cells and observations tables from the records; never clobber a bad file."""
-        for stem in ("cells", "observations"):
+        """Rewrite the tables from the records; never clobber a corrupt or foreign file."""
+        for stem in ("cells", "observations", "processes"):
             existing = self.root / f"{stem}.parquet"
             if existing.exists():
                 read_table(existing, stem)  # raises on a corrupt or foreign file
@@ -114,61 +184,11 @@ class RunStore:
         write_table(cells_frame(records, self.run_id), self.root / "cells", "cells")
         write_table(observations_frame(records, self.run_id), self.root / "observations",
                     "observations")
+        write_table(processes_frame(records, self.run_id), self.root / "processes", "processes")
 
 
-def cells_frame(records: list[CellRecord], run_id: str) -> pd.DataFrame:
-    """One row per cell."""
-    rows = []
-    for record in records:
-        spec, outcome = record.spec, record.outcome
-        fairness = json.dumps(
-            json.loads(outcome.to_json())["fairness"] or {}, sort_keys=True
-        )
-        rows.append(
-            spec.key_columns(run_id)
-            | {
-                "status": outcome.status.value,
-                "reason": outcome.reason,
-                "stderr_tail": record.stderr_tail,
-                "repeats": spec.repeats,
-                "wall_time_s": record.wall_time_s,
-                "started_at": record.started_at,
-                "threads": spec.threads,
-                "code_path": record.code_path,
-                "code_sha256": record.code_sha256,
-                "config_json": spec.to_json(),
-                "fairness_json": fairness,
-                "details_json": json.dumps(outcome.details, sort_keys=True),
-            }
-        )
-    return _frame(rows, "cells")
-
-
-def observations_frame(records: list[CellRecord], run_id: str) -> pd.DataFrame:
-    """One row per observation, for cells that produced any."""
-    from dlbench.metrics import get_metric
-
-    rows = []
-    for record in records:
-        if record.outcome.status is not CellStatus.OK:
-            continue
-        keys = record.spec.key_columns(run_id)
-        for obs in record.outcome.observations:
-            rows.append(
-                keys
-                | {
-                    "repeat": obs.repeat,
-                    "step": obs.step,
-                    "metric": obs.metric,
-                    "value": obs.value,
-                    "unit": get_metric(obs.metric).unit,
-                }
-            )
-    return _frame(rows, "observations")
-
-
-def _frame(rows: list[dict], kind: str) -> pd.DataFrame:
-    from dlbench.tables import TABLE_COLUMNS
-
-    columns = [c for c in TABLE_COLUMNS[kind] if c != "schema_version"]
-    return pd.DataFrame(rows, columns=columns)
+def _read_record(path: Path) -> CellRecord:
+    try:
+        return CellRecord.from_dict(read_json(path))
+    except (KeyError, TypeError, ValueError) as error:
+        raise ResultsFileError(f"{path}: not a dlbench process record ({error})") from None

@@ -56,6 +56,7 @@ def test_rebuilding_tables_never_overwrites_a_corrupt_table(tmp_path):
 def start_run(results: Path, *extra: str) -> subprocess.Popen:
     command = [sys.executable, "-m", "dlbench.cli", "run", "--experiment", "training",
                "--workload", "mlp-digits", "--repeats", "1", "--no-progress",
+               "--busy-retries", "0",
                "--results-dir", str(results), *extra]
     return subprocess.Popen(command, cwd=ROOT, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -72,16 +73,17 @@ def test_killed_mid_cell_then_resumed_loses_and_repeats_nothing(tmp_path):
     frameworks = ["--framework", "pytorch", "--framework", "keras-jax", "--framework", "tensorflow"]
     process = start_run(tmp_path, *frameworks)
     runs = tmp_path / "runs"
-    wait_for(lambda: len(list(runs.glob("*/cells/*.json"))) == 1)
+    wait_for(lambda: len(list(runs.glob("*/processes/*.json"))) == 1)
     time.sleep(1.0)  # the second cell's worker is now importing/running
     os.killpg(process.pid, signal.SIGKILL)  # the harshest interruption: no cleanup at all
     process.communicate()
     (run_dir,) = runs.iterdir()
-    first = json.loads(next((run_dir / "cells").glob("*.json")).read_text())
-    assert len(list((run_dir / "cells").glob("*.json"))) == 1
+    first = json.loads(next((run_dir / "processes").glob("*.json")).read_text())
+    assert len(list((run_dir / "processes").glob("*.json"))) == 1
 
     resumed = subprocess.run([sys.executable, "-m", "dlbench.cli", "run", "--resume",
-                              run_dir.name, "--no-progress", "--results-dir", str(tmp_path)],
+                              run_dir.name, "--no-progress", "--busy-retries", "0",
+                              "--results-dir", str(tmp_path)],
                              cwd=ROOT, capture_output=True, text=True, timeout=400)
     assert resumed.returncode == 0, resumed.stderr
     cells = read_table(run_dir / "cells.parquet", "cells")
@@ -97,7 +99,7 @@ def test_killed_mid_cell_then_resumed_loses_and_repeats_nothing(tmp_path):
 def test_ctrl_c_keeps_finished_cells_and_marks_the_run_interrupted(tmp_path, stop_signal):
     process = start_run(tmp_path, "--framework", "pytorch", "--framework", "keras-jax")
     runs = tmp_path / "runs"
-    wait_for(lambda: len(list(runs.glob("*/cells/*.json"))) == 1)
+    wait_for(lambda: len(list(runs.glob("*/processes/*.json"))) == 1)
     os.kill(process.pid, stop_signal)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130

@@ -1,0 +1,145 @@
+"""Is the machine quiet? Readings taken before and after every worker process, and the rule
+that flags a process measured while something else was using the machine.
+
+Readings (Linux /proc, NVML on a GPU):
+- loadavg_1min: /proc/loadavg (recorded only: it lags, and our own previous process raises it).
+- other_runnable: runnable tasks besides the reader itself (/proc/stat procs_running, the
+  median of a few samples 20 ms apart, minus 1).
+- steal_share: CPU steal ticks / all ticks over the process's lifetime (/proc/stat deltas).
+- other_cpu_cores: CPU time the whole machine spent busy during the process, minus what the
+  runner and its worker (with the worker's children) used, per second of wall time: the
+  number of cores other programs kept busy on average.
+- gpu_utilization: percent busy of the busiest GPU (NVML), on a GPU run only.
+
+A process is flagged busy, with the reason, when (C = cores, T = the cell's threads):
+- other runnable tasks before or after exceed C - T (no core left for them), or
+- other_cpu_cores exceeds C - T + 0.25 (others took more than a quarter core from the cell), or
+- steal_share exceeds 5% (the hypervisor took the CPU), or
+- on a GPU, utilisation before the process started exceeds 10% (someone else's kernels).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import statistics
+import time
+from dataclasses import asdict, dataclass
+
+MAX_STEAL_SHARE = 0.05
+CPU_SHARE_TOLERANCE_CORES = 0.25
+MAX_IDLE_GPU_UTILIZATION = 10.0
+RUNNABLE_SAMPLES = 5
+RUNNABLE_SAMPLE_INTERVAL_S = 0.02
+
+
+@dataclass(frozen=True)
+class LoadReading:
+    """One reading of how busy the machine is."""
+
+    monotonic_s: float
+    loadavg_1min: float
+    other_runnable: float
+    busy_ticks: int
+    steal_ticks: int
+    total_ticks: int
+    own_cpu_s: float  # this process and its reaped children, user + system
+    gpu_utilization: float | None
+
+    def public(self) -> dict:
+        """The fields a record keeps (the raw counters only make sense as differences)."""
+        value = asdict(self)
+        return {k: value[k] for k in ("loadavg_1min", "other_runnable", "gpu_utilization")}
+
+
+def _cpu_ticks() -> tuple[int, int, int]:
+    """(busy, steal, total) jiffies of all CPUs from /proc/stat's first line."""
+    with open("/proc/stat") as handle:
+        fields = [int(v) for v in handle.readline().split()[1:]]
+    user, nice, system, idle, iowait, irq, softirq, steal = (fields + [0] * 8)[:8]
+    busy = user + nice + system + irq + softirq
+    return busy, steal, busy + idle + iowait + steal
+
+
+def _procs_running() -> int:
+    with open("/proc/stat") as handle:
+        for line in handle:
+            if line.startswith("procs_running"):
+                return int(line.split()[1])
+    return 1
+
+
+def _own_cpu_s() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def read_load(gpu: bool = False) -> LoadReading:
+    """Sample the machine now (about 0.1 s)."""
+    samples = []
+    for _ in range(RUNNABLE_SAMPLES):
+        samples.append(_procs_running() - 1)
+        time.sleep(RUNNABLE_SAMPLE_INTERVAL_S)
+    busy, steal, total = _cpu_ticks()
+    with open("/proc/loadavg") as handle:
+        loadavg = float(handle.read().split()[0])
+    return LoadReading(time.monotonic(), loadavg, float(statistics.median(samples)), busy,
+                       steal, total, _own_cpu_s(), gpu_utilization() if gpu else None)
+
+
+def assess(before: LoadReading, after: LoadReading, threads: int,
+           cores: int | None = None) -> dict:
+    """The readings a process record keeps, with `busy`: the reasons it was not quiet."""
+    cores = cores or os.cpu_count() or 1
+    free_cores = max(cores - threads, 0)
+    ticks = max(after.total_ticks - before.total_ticks, 1)
+    steal_share = (after.steal_ticks - before.steal_ticks) / ticks
+    wall = max(after.monotonic_s - before.monotonic_s, 1e-6)
+    busy_s = (after.busy_ticks - before.busy_ticks) / os.sysconf("SC_CLK_TCK")
+    other_cores = max(busy_s - (after.own_cpu_s - before.own_cpu_s), 0.0) / wall
+    reasons = []
+    for name, reading in (("before", before), ("after", after)):
+        if reading.other_runnable > free_cores:
+            reasons.append(f"{reading.other_runnable:g} other runnable tasks {name} "
+                           f"(cell uses {threads} of {cores} cores)")
+    if other_cores > free_cores + CPU_SHARE_TOLERANCE_CORES:
+        reasons.append(f"other programs kept {other_cores:.2f} cores busy "
+                       f"(cell uses {threads} of {cores} cores)")
+    if steal_share > MAX_STEAL_SHARE:
+        reasons.append(f"CPU steal {steal_share:.0%} (limit {MAX_STEAL_SHARE:.0%})")
+    gpu_before = before.gpu_utilization
+    if gpu_before is not None and gpu_before > MAX_IDLE_GPU_UTILIZATION:
+        reasons.append(f"GPU {gpu_before:.0f}% busy before the process started")
+    return {"before": before.public(), "after": after.public(),
+            "steal_share": round(steal_share, 4), "other_cpu_cores": round(other_cores, 3),
+            "wall_s": round(wall, 3), "busy": reasons}
+
+
+class _Utilization(ctypes.Structure):
+    _fields_ = [("gpu", ctypes.c_uint), ("memory", ctypes.c_uint)]
+
+
+def gpu_utilization() -> float | None:
+    """Percent busy of the busiest visible NVIDIA GPU via NVML; None without NVML or a GPU."""
+    try:
+        nvml = ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError:
+        return None
+    if nvml.nvmlInit_v2() != 0:
+        return None
+    try:
+        count = ctypes.c_uint()
+        if nvml.nvmlDeviceGetCount_v2(ctypes.byref(count)) != 0:
+            return None
+        busiest = None
+        for index in range(count.value):
+            handle, rates = ctypes.c_void_p(), _Utilization()
+            if nvml.nvmlDeviceGetHandleByIndex_v2(index, ctypes.byref(handle)) != 0:
+                continue
+            if nvml.nvmlDeviceGetUtilizationRates(handle, ctypes.byref(rates)) == 0:
+                busiest = max(busiest or 0.0, float(rates.gpu))
+        return busiest
+    finally:
+        nvml.nvmlShutdown()

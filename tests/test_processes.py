@@ -1,0 +1,200 @@
+"""Repeats as processes, without a framework: the interleaved order, the repeat policy, the
+process records and the tables built from them, the machine lock and the quiet-machine rule."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dlbench.schema import CellStatus
+from dlbench.tables import read_table
+from runner.lock import MachineLockedError, lock_file, measurement_lock
+from runner.machine_load import LoadReading, assess, gpu_utilization, read_load
+from runner.outcome import CellOutcome, Observation
+from runner.repeats import SUITE_PROCESSES, policy_record, process_count
+from runner.schedule import process_order
+from runner.spec import CellSpec
+from runner.store import CellRecord, RunStore
+
+ROOT = Path(__file__).resolve().parent.parent
+#: The `dlbench` console script (`python -m dlbench.cli` would load the CLI module twice).
+DLBENCH = [sys.executable, "-c", "import sys; from dlbench.cli import main; sys.exit(main())"]
+
+
+def cell(batch_size: int = 32, repeats: int = 3, experiment: str = "training") -> CellSpec:
+    return CellSpec(experiment, "mlp-digits", "pytorch", "pytorch", "cpu",
+                    batch_size=batch_size, repeats=repeats)
+
+
+def test_order_interleaves_every_cells_processes_in_seeded_rounds():
+    cells = [cell(16), cell(32), cell(64), cell(128, repeats=2)]
+    order = process_order(cells, seed=11)
+    assert sorted((s.cell_id, s.repeat_index) for s in order) == sorted(
+        (c.cell_id, k) for c in cells for k in range(c.repeats))
+    assert [s.repeat_index for s in order] == [0] * 4 + [1] * 4 + [2] * 3
+    assert process_order(cells, seed=11) == order
+    shuffles = {tuple(s.cell_id for s in process_order(cells, seed)[:4]) for seed in range(20)}
+    assert len(shuffles) > 1  # the seed changes the order within a round
+
+
+def test_order_keeps_experiments_in_suite_order():
+    cells = [cell(16, experiment="training"), cell(32, experiment="inference")]
+    order = process_order(cells, seed=3)
+    assert [s.experiment for s in order] == ["training"] * 3 + ["inference"] * 3
+
+
+@pytest.mark.parametrize("suite, expected", sorted(SUITE_PROCESSES.items()))
+def test_the_suite_sets_the_number_of_processes(suite, expected):
+    assert process_count(suite, "training") == expected
+    assert process_count(suite, "training", override=7) == 7
+    assert process_count(suite, "parity", override=7) == 1
+    assert process_count("standard", "training") >= 3 and process_count("full", "inference") >= 5
+
+
+def test_quick_is_a_preview_and_too_few_processes_are_not_citable():
+    assert policy_record("quick") | {} == policy_record("quick")
+    assert policy_record("quick")["citable"] is False and policy_record("quick")["preview"]
+    assert policy_record("standard")["citable"] is True
+    assert policy_record("full", override=5)["citable"] is True
+    assert policy_record("standard", override=2)["citable"] is False
+
+
+def record(spec: CellSpec, index: int, status: CellStatus = CellStatus.OK,
+           busy: list[str] | None = None, order_index: int = 0) -> CellRecord:
+    process = CellSpec(**(json.loads(spec.to_json()) | {"repeat_index": index}))
+    observations = [Observation("steady_epoch_time", 0.1 + index / 100, index)]
+    outcome = CellOutcome(status, observations if status is CellStatus.OK else [],
+                          reason="" if status is CellStatus.OK else f"{status.value} here")
+    return CellRecord(process, outcome, f"2026-12-02T10:00:0{index}", 1.0, "", "x.py", "0" * 64,
+                      ended_at=f"2026-12-02T10:00:0{index}", order_index=order_index,
+                      machine={"busy": busy or []}, code_files={"x.py": "0" * 64})
+
+
+def test_tables_have_one_row_per_cell_and_per_process(tmp_path):
+    store = RunStore(tmp_path / "run")
+    good, broken = cell(32), cell(64)
+    for index in range(3):
+        store.save_record(record(good, index, busy=["loud"] if index == 1 else None,
+                                 order_index=2 * index))
+        status = CellStatus.FAILED if index == 2 else CellStatus.OK
+        store.save_record(record(broken, index, status, order_index=2 * index + 1))
+    store.rebuild_tables()
+    cells = read_table(store.root / "cells.parquet", "cells").set_index("batch_size")
+    assert cells.loc[32, "status"] == "ok" and cells.loc[32, "repeats"] == 3
+    assert cells.loc[64, "status"] == "failed"
+    assert cells.loc[64, "reason"] == "process 2: failed here"
+    details = json.loads(cells.loc[32, "details_json"])["processes"]
+    assert details == {"planned": 3, "recorded": 3, "ok": 3, "busy": [1], "order": [0, 2, 4]}
+    observations = read_table(store.root / "observations.parquet", "observations")
+    assert set(observations["cell_id"]) == {good.cell_id}  # a failed cell has no results
+    assert sorted(observations["repeat"]) == [0, 1, 2]
+    processes = read_table(store.root / "processes.parquet", "processes")
+    assert list(processes["order_index"]) == list(range(6))
+    assert list(processes["busy"]).count("loud") == 1
+
+
+def test_a_superseded_record_moves_aside_with_its_reason(tmp_path):
+    store = RunStore(tmp_path / "run")
+    first = record(cell(), 0)
+    store.save_record(first)
+    moved = store.supersede(first, "checking")
+    assert store.load_records() == []
+    entry = json.loads(moved.read_text())
+    assert entry["reason"] == "checking" and entry["record"]["spec"]["repeat_index"] == 0
+    assert store.load_superseded()[0]["superseded_at"] == entry["superseded_at"]
+
+
+def test_code_files_are_kept_once_by_content(tmp_path):
+    store = RunStore(tmp_path / "run")
+    digest = store.save_code_file("runner/a.py", b"print(1)\n")
+    assert store.save_code_file("runner/b.py", b"print(1)\n") == digest
+    assert len(list((store.root / "code-objects").iterdir())) == 1
+    assert (store.root / "code" / "runner" / "b.py").read_bytes() == b"print(1)\n"
+
+
+def reading(runnable: float = 0.0, busy_ticks: int = 0, steal: int = 0, total: int = 0,
+            t: float = 0.0, own: float = 0.0, gpu: float | None = None) -> LoadReading:
+    return LoadReading(t, 0.5, runnable, busy_ticks, steal, total, own, gpu)
+
+
+def test_a_quiet_machine_is_not_flagged():
+    tick = os.sysconf("SC_CLK_TCK")
+    after = reading(busy_ticks=10 * tick, total=20 * tick, t=10.0, own=10.0)
+    assert assess(reading(), after, threads=2, cores=2)["busy"] == []
+
+
+@pytest.mark.parametrize("before, after, threads, words", [
+    (reading(runnable=1), reading(t=1.0, total=100), 2, "1 other runnable tasks before"),
+    (reading(), reading(runnable=2, t=1.0, total=100), 1, "2 other runnable tasks after"),
+    (reading(), reading(busy_ticks=3 * os.sysconf("SC_CLK_TCK"), t=2.0, total=400, own=2.0), 2,
+     "other programs kept 0.50 cores busy"),
+    (reading(), reading(steal=10, total=100, t=1.0), 1, "CPU steal 10%"),
+    (reading(gpu=55.0), reading(t=1.0, total=100), 1, "GPU 55% busy before"),
+])
+def test_each_busy_rule_flags_with_its_reason(before, after, threads, words):
+    reasons = assess(before, after, threads=threads, cores=2)["busy"]
+    assert len(reasons) == 1 and words in reasons[0]
+
+
+def test_the_one_free_core_tolerates_one_other_task():
+    assert assess(reading(runnable=1), reading(runnable=1, t=1.0, total=100), 1, 2)["busy"] == []
+
+
+def test_readings_come_from_this_machine():
+    first = read_load()
+    assert first.total_ticks > 0 and first.other_runnable >= 0 and first.gpu_utilization is None
+    machine = assess(first, read_load(), threads=1)
+    assert 0.0 <= machine["steal_share"] <= 1.0 and machine["before"]["loadavg_1min"] >= 0
+
+
+def test_gpu_utilization_is_none_without_nvml():
+    try:
+        import ctypes
+
+        ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError:
+        assert gpu_utilization() is None
+    else:
+        pytest.skip("this machine has NVML: see the GPU check in tests/test_processes_gpu.py")
+
+
+def hold_lock(path: Path) -> subprocess.Popen:
+    """Another process holding the machine lock at `path` until it is killed."""
+    code = ("import time; from runner.lock import measurement_lock\n"
+            "with measurement_lock(['dlbench', 'run', '--suite', 'standard']):\n"
+            "    print('held', flush=True); time.sleep(120)\n")
+    holder = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE,
+                              env=os.environ | {"DLBENCH_LOCK_FILE": str(path)}, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def test_a_second_measurement_is_refused_naming_the_holder(tmp_path, monkeypatch):
+    path = tmp_path / "measure.lock"
+    monkeypatch.setenv("DLBENCH_LOCK_FILE", str(path))
+    assert lock_file() == path
+    holder = hold_lock(path)
+    try:
+        with pytest.raises(MachineLockedError, match=f"PID {holder.pid} since .*--suite standard"):
+            with measurement_lock():
+                pass
+        for extra in (["--experiment", "training"], ["--resume", "some-run"]):
+            refused = subprocess.run(
+                [*DLBENCH, "run", *extra, "--results-dir",
+                 str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                env=os.environ | {"DLBENCH_LOCK_FILE": str(path)})
+            assert refused.returncode == 2
+            assert f"PID {holder.pid}" in refused.stderr and "lock" in refused.stderr
+            assert not (tmp_path / "runs").exists()  # nothing half-written
+    finally:
+        holder.kill()
+        holder.communicate()
+    time.sleep(0.1)
+    with measurement_lock(["me"]) as held:  # the kernel released a dead holder's lock
+        assert json.loads(held.read_text())["command"] == "me"
