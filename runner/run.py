@@ -171,7 +171,7 @@ def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[Cel
 
 def _measure_process(store: RunStore, spec: CellSpec, attempt: int = 0) -> CellRecord:
     """Measure one process, labelled with its place in the run's order and its index."""
-    order_index = 1 + max((r.order_index for r in store.load_records()), default=-1)
+    order_index = store.next_order_index()
     sibling = _same_for_every_process(store, spec)
     if sibling is not None:
         outcome = replace(sibling.outcome, reason=f"{sibling.outcome.reason} (not started: "

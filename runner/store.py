@@ -153,6 +153,13 @@ class RunStore:
         entries = [read_json(path) for path in sorted(self.superseded_dir.glob("*.json"))]
         return sorted(entries, key=lambda e: e["superseded_at"])
 
+    def next_order_index(self) -> int:
+        """The place of the next process in the order this run measured in (superseded ones
+        included, so a place is never given twice)."""
+        used = [r.order_index for r in self.load_records()]
+        used += [int(e["record"].get("order_index", -1)) for e in self.load_superseded()]
+        return 1 + max(used, default=-1)
+
     def save_code(self, relative_path: str, text: str) -> None:
         """Keep a copy of the code a cell ran, so the site shows exactly that code."""
         self.save_code_file(relative_path, text.encode())
