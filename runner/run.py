@@ -153,7 +153,7 @@ def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[Cel
             task = bar.add_task("starting", total=len(order), completed=len(order) - len(todo))
             for spec in todo:
                 bar.update(task, description=process_label(spec))
-                _persist(store, _measure_process(store, spec))
+                persist(store, _measure_process(store, spec))
                 bar.advance(task)
             _rerun_busy(store, {cell.cell_id for cell in cells}, busy_retries, bar)
     except KeyboardInterrupt:
@@ -206,16 +206,17 @@ def _rerun_busy(store: RunStore, cell_ids: set[str], retries: int, bar: Progress
         for record in flagged:
             bar.update(task, description=f"busy re-run {attempt}: {process_label(record.spec)}")
             store.supersede(record, "machine busy: " + "; ".join(record.busy_reasons))
-            _persist(store, _measure_process(store, record.spec, attempt))
+            persist(store, _measure_process(store, record.spec, attempt))
             bar.advance(task)
 
 
-def _persist(store: RunStore, record: CellRecord) -> None:
-    """Keep the code files the process imported, then its record, then rebuild the tables."""
+def persist(store: RunStore, record: CellRecord) -> None:
+    """Keep the code files the process imported (one copy per content; a file edited since it
+    ran is not stored as if it had run), then its record, then rebuild the tables."""
     for relative, digest in record.code_files.items():
         path = PROJECT_ROOT / relative
         data = path.read_bytes() if path.is_file() else b""
-        if data and _sha256(data) == digest:  # a file edited since is not stored as if run
+        if data and _sha256(data) == digest:
             store.save_code_file(relative, data)
     store.save_record(record)
     store.rebuild_tables()

@@ -72,7 +72,7 @@ def cells_frame(records: list[CellRecord], run_id: str) -> pd.DataFrame:
             "status": status.value,
             "reason": reason,
             "stderr_tail": tail,
-            "repeats": len(group),
+            "repeats": max(r.spec.repeats for r in group),
             "wall_time_s": round(sum(r.wall_time_s for r in group), 3),
             "started_at": min(r.started_at for r in group),
             "threads": first.spec.threads,

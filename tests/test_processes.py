@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -198,3 +199,26 @@ def test_a_second_measurement_is_refused_naming_the_holder(tmp_path, monkeypatch
     time.sleep(0.1)
     with measurement_lock(["me"]) as held:  # the kernel released a dead holder's lock
         assert json.loads(held.read_text())["command"] == "me"
+
+
+def test_every_imported_project_file_is_kept_once_and_listed_by_its_process(tmp_path):
+    import hashlib
+
+    from runner.run import persist
+
+    def sha(relative: str) -> str:
+        return hashlib.sha256((ROOT / relative).read_bytes()).hexdigest()
+
+    files = {"runner/spec.py": sha("runner/spec.py"),
+             "runner/outcome.py": sha("runner/outcome.py"),
+             "runner/store.py": "f" * 64}  # the last was edited after the process ran
+    store = RunStore(tmp_path / "run")
+    for index in range(2):
+        persist(store, replace(record(cell(), index), code_files=files))
+    objects = sorted(p.name for p in (store.root / "code-objects").iterdir())
+    assert objects == sorted([files["runner/spec.py"], files["runner/outcome.py"]])
+    assert (store.root / "code" / "runner" / "spec.py").read_bytes() == (
+        ROOT / "runner" / "spec.py").read_bytes()
+    assert not (store.root / "code" / "runner" / "store.py").exists()
+    processes = read_table(store.root / "processes.parquet", "processes")
+    assert [json.loads(v) for v in processes["code_files_json"]] == [files, files]
