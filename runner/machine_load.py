@@ -21,6 +21,7 @@ A process is flagged busy, with the reason, when (C = cores, T = the cell's thre
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import resource
 import statistics
@@ -121,25 +122,27 @@ class _Utilization(ctypes.Structure):
     _fields_ = [("gpu", ctypes.c_uint), ("memory", ctypes.c_uint)]
 
 
-def gpu_utilization() -> float | None:
-    """Percent busy of the busiest visible NVIDIA GPU via NVML; None without NVML or a GPU."""
+@functools.cache
+def _nvml() -> ctypes.CDLL | None:
+    """NVML, initialised once per runner (init can take a while), or None without it."""
     try:
         nvml = ctypes.CDLL("libnvidia-ml.so.1")
     except OSError:
         return None
-    if nvml.nvmlInit_v2() != 0:
+    return nvml if nvml.nvmlInit_v2() == 0 else None
+
+
+def gpu_utilization() -> float | None:
+    """Percent busy of the busiest visible NVIDIA GPU via NVML; None without NVML or a GPU."""
+    nvml = _nvml()
+    count = ctypes.c_uint()
+    if nvml is None or nvml.nvmlDeviceGetCount_v2(ctypes.byref(count)) != 0:
         return None
-    try:
-        count = ctypes.c_uint()
-        if nvml.nvmlDeviceGetCount_v2(ctypes.byref(count)) != 0:
-            return None
-        busiest = None
-        for index in range(count.value):
-            handle, rates = ctypes.c_void_p(), _Utilization()
-            if nvml.nvmlDeviceGetHandleByIndex_v2(index, ctypes.byref(handle)) != 0:
-                continue
-            if nvml.nvmlDeviceGetUtilizationRates(handle, ctypes.byref(rates)) == 0:
-                busiest = max(busiest or 0.0, float(rates.gpu))
-        return busiest
-    finally:
-        nvml.nvmlShutdown()
+    busiest = None
+    for index in range(count.value):
+        handle, rates = ctypes.c_void_p(), _Utilization()
+        if nvml.nvmlDeviceGetHandleByIndex_v2(index, ctypes.byref(handle)) != 0:
+            continue
+        if nvml.nvmlDeviceGetUtilizationRates(handle, ctypes.byref(rates)) == 0:
+            busiest = max(busiest or 0.0, float(rates.gpu))
+    return busiest

@@ -21,7 +21,7 @@ from dlbench.tables import ResultsFileError
 from runner.environment import capture_environment
 from runner.execute import PROJECT_ROOT, execute_cell
 from runner.lock import MachineLockedError, measurement_lock
-from runner.plan import PlanError, RunRequest, plan_cells, resolve_device
+from runner.plan import PlanError, RunRequest, plan_cells, resolve_device, validate
 from runner.remeasure import cells_to_remeasure
 from runner.repeats import policy_record
 from runner.schedule import new_seed, process_label, process_order
@@ -57,6 +57,21 @@ def existing_run(results_dir: Path, run_id: str) -> RunStore:
     return store
 
 
+def check_arguments(args: argparse.Namespace) -> None:
+    """Refuse bad input before taking the machine's lock or writing anything."""
+    if getattr(args, "cell", None) and not getattr(args, "remeasure", None):
+        raise UsageError("--cell names a cell to re-measure: use it with --remeasure RUN_ID")
+    _busy_retries(args)
+    earlier = getattr(args, "remeasure", None) or args.resume
+    if earlier:
+        existing_run(Path(args.results_dir), earlier)
+        return
+    try:
+        validate(request_from_args(args))
+    except PlanError as error:
+        raise UsageError(str(error)) from None
+
+
 def open_run(results_dir: Path, args: argparse.Namespace) -> tuple[RunStore, RunRequest, str]:
     """A new run directory, or the existing one named by --resume with its original request."""
     if args.resume:
@@ -64,12 +79,6 @@ def open_run(results_dir: Path, args: argparse.Namespace) -> tuple[RunStore, Run
         info = store.load_run_info()
         return store, RunRequest(**info["request"]), info["device"]
     request = request_from_args(args)
-    try:
-        from runner.plan import validate
-
-        validate(request)
-    except PlanError as error:
-        raise UsageError(str(error)) from None
     device = resolve_device(request.device)
     store = RunStore(results_dir / "runs" / new_run_id(device))
     store.root.mkdir(parents=True, exist_ok=False)
@@ -88,8 +97,7 @@ def _stop_on_sigterm() -> None:
 def run_command(args: argparse.Namespace) -> int:
     """Entry point of `dlbench run`: holds the machine's measurement lock while it measures."""
     _stop_on_sigterm()
-    if getattr(args, "remeasure", None) is None and getattr(args, "cell", None):
-        raise UsageError("--cell names a cell to re-measure: use it with --remeasure RUN_ID")
+    check_arguments(args)
     try:
         with measurement_lock():
             if getattr(args, "remeasure", None):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from dlbench.cli import main
 from dlbench.schema import CellStatus
 from dlbench.tables import read_table
 from runner.lock import MachineLockedError, lock_file, measurement_lock
@@ -154,15 +155,26 @@ def test_readings_come_from_this_machine():
     assert 0.0 <= machine["steal_share"] <= 1.0 and machine["before"]["loadavg_1min"] >= 0
 
 
-def test_gpu_utilization_is_none_without_nvml():
-    try:
-        import ctypes
+def has_nvml() -> bool:
+    import ctypes
 
+    try:
         ctypes.CDLL("libnvidia-ml.so.1")
     except OSError:
-        assert gpu_utilization() is None
-    else:
-        pytest.skip("this machine has NVML: see the GPU check in tests/test_processes_gpu.py")
+        return False
+    return True
+
+
+def test_gpu_utilization_is_none_without_nvml():
+    if has_nvml():
+        pytest.skip("this machine has NVML: the GPU reading is checked instead")
+    assert gpu_utilization() is None and read_load(gpu=True).gpu_utilization is None
+
+
+@pytest.mark.skipif(not has_nvml(), reason="needs an NVIDIA GPU with NVML (libnvidia-ml.so.1)")
+def test_gpu_utilization_is_read_through_nvml():
+    utilization = read_load(gpu=True).gpu_utilization
+    assert utilization is not None and 0.0 <= utilization <= 100.0
 
 
 def hold_lock(path: Path) -> subprocess.Popen:
@@ -176,12 +188,17 @@ def hold_lock(path: Path) -> subprocess.Popen:
     return holder
 
 
-def test_a_second_measurement_is_refused_naming_the_holder(tmp_path, monkeypatch):
+def test_a_second_measurement_is_refused_naming_the_holder(tmp_path, monkeypatch, capsys):
     path = tmp_path / "measure.lock"
     monkeypatch.setenv("DLBENCH_LOCK_FILE", str(path))
     assert lock_file() == path
+    earlier = tmp_path / "runs" / "some-run"
+    earlier.mkdir(parents=True)
+    (earlier / "run.json").write_text(json.dumps({"run_id": "some-run"}))
     holder = hold_lock(path)
     try:
+        assert main(["run", "--suite", "huge", "--results-dir", str(tmp_path)]) == 2
+        assert "unknown suite 'huge'" in capsys.readouterr().err  # bad input said first
         with pytest.raises(MachineLockedError, match=f"PID {holder.pid} since .*--suite standard"):
             with measurement_lock():
                 pass
@@ -192,7 +209,7 @@ def test_a_second_measurement_is_refused_naming_the_holder(tmp_path, monkeypatch
                 env=os.environ | {"DLBENCH_LOCK_FILE": str(path)})
             assert refused.returncode == 2
             assert f"PID {holder.pid}" in refused.stderr and "lock" in refused.stderr
-            assert not (tmp_path / "runs").exists()  # nothing half-written
+            assert [p.name for p in (tmp_path / "runs").rglob("*")] == ["some-run", "run.json"]
     finally:
         holder.kill()
         holder.communicate()
