@@ -9,7 +9,7 @@ Readings (Linux /proc, NVML on a GPU):
 - other_cpu_cores: CPU time the whole machine spent busy during the process, minus what the
   runner and its worker (with the worker's children) used, per second of wall time: the
   number of cores other programs kept busy on average.
-- gpu_utilization: percent busy of the busiest GPU (NVML), on a GPU run only.
+- gpu_utilization: percent busy of the machine's busiest GPU (NVML), on a GPU run only.
 
 A process is flagged busy, with the reason, when (C = cores, T = the cell's threads):
 - other runnable tasks before or after exceed C - T (no core left for them), or
@@ -133,7 +133,8 @@ def _nvml() -> ctypes.CDLL | None:
 
 
 def gpu_utilization() -> float | None:
-    """Percent busy of the busiest visible NVIDIA GPU via NVML; None without NVML or a GPU."""
+    """Percent busy of the machine's busiest NVIDIA GPU via NVML (all GPUs, whatever
+    CUDA_VISIBLE_DEVICES says: the check is machine-wide); None without NVML or a GPU."""
     nvml = _nvml()
     count = ctypes.c_uint()
     if nvml is None or nvml.nvmlDeviceGetCount_v2(ctypes.byref(count)) != 0:

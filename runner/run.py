@@ -182,10 +182,13 @@ def _measure_process(store: RunStore, spec: CellSpec, attempt: int = 0) -> CellR
     order_index = store.next_order_index()
     sibling = _same_for_every_process(store, spec)
     if sibling is not None:
-        outcome = replace(sibling.outcome, reason=f"{sibling.outcome.reason} (not started: "
-                          f"process {sibling.spec.repeat_index} ended {sibling.outcome.status.value})")
+        ended = f"process {sibling.spec.repeat_index} ended {sibling.outcome.status.value}"
+        outcome = replace(sibling.outcome,
+                          reason=f"{sibling.outcome.reason} (not started: {ended})")
+        now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
         return replace(sibling, spec=spec, outcome=outcome, order_index=order_index,
-                       attempt=attempt, wall_time_s=0.0, machine={})
+                       attempt=attempt, wall_time_s=0.0, machine={}, started_at=now,
+                       ended_at=now)
     record = execute_cell(spec)
     observations = [replace(o, repeat=spec.repeat_index) for o in record.outcome.observations]
     return replace(record, outcome=replace(record.outcome, observations=observations),
