@@ -247,8 +247,9 @@ def _start_info(store: RunStore, request: RunRequest, device: str, cells: list[C
     info.setdefault("order_seed", new_seed() if seed is None else seed)
     info["status"] = "running"
     if record_plan:
-        info |= {"planned_cells": [c.cell_id for c in cells],
-                 "processes_policy": policy_record(request.suite, request.repeats),
+        policy = policy_record(request.suite, request.repeats)
+        info |= {"planned_cells": [c.cell_id for c in cells], "processes_policy": policy,
+                 "citable": policy["citable"],
                  "process_order": [process_label(s)
                                    for s in process_order(cells, info["order_seed"])]}
     store.save_run_info(info)

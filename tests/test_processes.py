@@ -239,3 +239,22 @@ def test_every_imported_project_file_is_kept_once_and_listed_by_its_process(tmp_
     assert not (store.root / "code" / "runner" / "store.py").exists()
     processes = read_table(store.root / "processes.parquet", "processes")
     assert [json.loads(v) for v in processes["code_files_json"]] == [files, files]
+
+
+def test_a_refused_cell_starts_no_more_processes(tmp_path):
+    from runner.plan import RunRequest
+    from runner.run import run_cells
+
+    request = RunRequest("quick", ["training"], [], ["pytorch"], "cpu", None, 1, None, "")
+    store = RunStore(tmp_path / "run")
+    refused = cell(repeats=3)
+    store.save_record(record(refused, 0, CellStatus.UNSUPPORTED))
+    run_cells(store, request, "cpu", [refused], progress=False, busy_retries=0, seed=2)
+    later = store.load_records()[1:]
+    assert [r.spec.repeat_index for r in later] == [1, 2]
+    assert all(r.outcome.status is CellStatus.UNSUPPORTED and r.wall_time_s == 0 for r in later)
+    assert later[0].outcome.reason == "unsupported here (not started: process 0 ended unsupported)"
+    info = json.loads((store.root / "run.json").read_text())
+    assert info["order_seed"] == 2 and info["citable"] is False
+    assert info["processes_policy"]["preview"] is True
+    assert info["process_order"] == [f"{refused.cell_id}#{k}" for k in range(3)]
