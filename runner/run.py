@@ -212,7 +212,7 @@ def _rerun_busy(store: RunStore, cell_ids: set[str], retries: int, bar: Progress
                    and r.spec.cell_id in cell_ids and r.attempt == attempt - 1
                    and r.outcome.status not in SAME_FOR_EVERY_PROCESS]
         if not flagged:
-            return
+            continue
         task = bar.add_task(f"busy re-run {attempt}", total=len(flagged))
         for record in flagged:
             bar.update(task, description=f"busy re-run {attempt}: {process_label(record.spec)}")

@@ -101,6 +101,7 @@ class RunStore:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.run_id = root.name
+        self._parsed: dict[Path, tuple[tuple[int, int, int], CellRecord]] = {}
 
     @property
     def processes_dir(self) -> Path:
@@ -127,8 +128,19 @@ class RunStore:
 
     def load_records(self) -> list[CellRecord]:
         """Every current process record, in cell then process order."""
-        records = [_read_record(path) for path in self.processes_dir.glob("*.json")]
+        records = [self._record_at(path) for path in self.processes_dir.glob("*.json")]
         return sorted(records, key=lambda r: process_key(r.spec))
+
+    def _record_at(self, path: Path) -> CellRecord:
+        """The record in `path`, parsed again only when the file changed (a run reads its
+        records after every process)."""
+        stat = path.stat()
+        version = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        cached = self._parsed.get(path)
+        if cached is None or cached[0] != version:
+            cached = (version, _read_record(path))
+            self._parsed[path] = cached
+        return cached[1]
 
     def finished_processes(self) -> set[tuple[str, int]]:
         """(cell ID, process index) of every process with a current record."""
