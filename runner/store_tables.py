@@ -67,7 +67,9 @@ def cells_frame(records: list[CellRecord], run_id: str) -> pd.DataFrame:
         fairness = next((r.outcome for r in group if r.outcome.fairness), first.outcome)
         fairness_json = json.dumps(json.loads(fairness.to_json())["fairness"] or {},
                                    sort_keys=True)
-        details = first.outcome.details | {"processes": _processes_summary(group)}
+        details = {key: value for key, value in first.outcome.details.items()
+                   if key != "code_files"}  # per process, in the processes table
+        details["processes"] = _processes_summary(group)
         rows.append(first.spec.key_columns(run_id) | {
             "status": status.value,
             "reason": reason,
