@@ -70,7 +70,7 @@ def measurement_lock(command: list[str] | None = None) -> Iterator[Path]:
                 "One measurement at a time: wait for it to end, or stop it") from None
         holder = {"pid": os.getpid(),
                   "since": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                  "command": " ".join(command if command is not None else sys.argv)}
+                  "command": " ".join(command or ["dlbench", *sys.argv[1:]])}
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(holder).encode(), 0)
         try:

@@ -61,6 +61,8 @@ def check_arguments(args: argparse.Namespace) -> None:
     """Refuse bad input before taking the machine's lock or writing anything."""
     if getattr(args, "cell", None) and not getattr(args, "remeasure", None):
         raise UsageError("--cell names a cell to re-measure: use it with --remeasure RUN_ID")
+    if getattr(args, "remeasure", None) and args.resume:
+        raise UsageError("--remeasure and --resume each name a run: give one of them")
     _busy_retries(args)
     earlier = getattr(args, "remeasure", None) or args.resume
     if earlier:

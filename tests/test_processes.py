@@ -199,6 +199,9 @@ def test_a_second_measurement_is_refused_naming_the_holder(tmp_path, monkeypatch
     try:
         assert main(["run", "--suite", "huge", "--results-dir", str(tmp_path)]) == 2
         assert "unknown suite 'huge'" in capsys.readouterr().err  # bad input said first
+        assert main(["run", "--resume", "some-run", "--remeasure", "some-run", "--results-dir",
+                     str(tmp_path)]) == 2
+        assert "give one of them" in capsys.readouterr().err
         with pytest.raises(MachineLockedError, match=f"PID {holder.pid} since .*--suite standard"):
             with measurement_lock():
                 pass
