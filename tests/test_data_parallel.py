@@ -47,9 +47,14 @@ def test_quick_plans_two_workers_per_strategy_and_every_framework():
         get_metric(metric)
 
 
-def test_standard_scales_from_one_worker():
-    assert worker_counts("standard", "cpu")[0] == 1
-    assert worker_counts("standard", "cpu")[-1] >= 2
+def test_standard_scales_from_one_worker_by_doubling_up_to_the_cores():
+    import os
+
+    counts = worker_counts("standard", "cpu")
+    cores = len(os.sched_getaffinity(0))
+    assert counts[0] == 1 and counts == sorted(set(counts))
+    assert all(n & (n - 1) == 0 for n in counts[:-1])  # 1, 2, 4, ... then the last
+    assert counts[-1] == min(8, max(2, cores))
 
 
 def test_efficiency_and_accuracy_delta_pair_a_run_with_its_baseline():

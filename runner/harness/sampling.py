@@ -58,7 +58,8 @@ class Sampler:
         loops = self.calibrate(call, sync)
         windows = [_window_s(call, sync, loops) for _ in range(max(1, samples))]
         self.record[name] = {"loops": loops, "samples": len(windows),
-                             "median_window_s": statistics.median(windows)}
+                             "median_window_s": statistics.median(windows),
+                             "per_call_s": [window / loops for window in windows]}
         return [window / loops for window in windows]
 
     def once(self, name: str, what: str, samples: int = 1) -> None:
