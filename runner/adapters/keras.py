@@ -5,6 +5,7 @@ the compile/fit trainer every Keras experiment file builds on."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import numpy as np
 
@@ -54,8 +55,14 @@ def sequential_model(layers: list[Layer], input_shape: tuple[int, ...]):
     return model
 
 
-#: Workload model kind -> builder(layers, input_shape). New architectures plug in here.
-BUILDERS = {"mlp": sequential_model, "cnn": sequential_model}
+def layered_model(workload: Workload, layers: list[Layer], input_shape: tuple[int, ...]):
+    """The builder of the mlp and cnn workloads, whose weights are `layers`."""
+    return sequential_model(layers, input_shape)
+
+
+#: Workload model kind -> builder(workload, layers, input_shape): the same signature in every
+#: adapter. New architectures (runner/models/<framework>.py) plug in here.
+BUILDERS: dict[str, Callable] = {"mlp": layered_model, "cnn": layered_model}
 
 
 def compile_model(model, workload: Workload, **options) -> None:
@@ -98,7 +105,7 @@ class KerasAdapter(Adapter):
 
     def build_model(self, workload: Workload, layers: list[Layer],
                     input_shape: tuple[int, ...]):
-        return BUILDERS[workload.model](layers, input_shape)
+        return BUILDERS[workload.model](workload, layers, input_shape)
 
     def to_device(self, x: np.ndarray):
         import keras

@@ -4,6 +4,7 @@ the plain training loop (torch.optim.SGD) every PyTorch experiment file builds o
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -69,8 +70,15 @@ def sequential_model(layers: list[Layer]) -> nn.Sequential:
     return nn.Sequential(*modules)
 
 
-#: Workload model kind -> builder(layers). New architectures (runner/models/) plug in here.
-BUILDERS = {"mlp": sequential_model, "cnn": sequential_model}
+def layered_model(workload: Workload, layers: list[Layer],
+                  input_shape: tuple[int, ...]) -> nn.Sequential:
+    """The builder of the mlp and cnn workloads, whose weights are `layers`."""
+    return sequential_model(layers)
+
+
+#: Workload model kind -> builder(workload, layers, input_shape): the same signature in every
+#: adapter. New architectures (runner/models/<framework>.py) plug in here.
+BUILDERS: dict[str, Callable[..., nn.Module]] = {"mlp": layered_model, "cnn": layered_model}
 
 
 def to_tensor(x: np.ndarray, device: torch.device) -> torch.Tensor:
@@ -101,7 +109,7 @@ class TorchAdapter(Adapter):
 
     def build_model(self, workload: Workload, layers: list[Layer],
                     input_shape: tuple[int, ...]) -> nn.Module:
-        return BUILDERS[workload.model](layers)
+        return BUILDERS[workload.model](workload, layers, input_shape)
 
     def to_device(self, x: np.ndarray) -> torch.Tensor:
         return to_tensor(x, self.device)

@@ -4,6 +4,7 @@ memory, and the GradientTape SGD loop every TensorFlow experiment file builds on
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import numpy as np
 import tensorflow as tf
@@ -63,8 +64,16 @@ class TfModel(tf.Module):
         return tf.cast(x, tf.float32)
 
 
-#: Workload model kind -> builder(layers). New architectures (runner/models/) plug in here.
-BUILDERS = {"mlp": TfModel, "cnn": TfModel}
+def layered_model(workload: Workload, layers: list[Layer], input_shape: tuple[int, ...],
+                  compute_dtype: tf.DType = tf.float32) -> TfModel:
+    """The builder of the mlp and cnn workloads, whose weights are `layers`."""
+    return TfModel(layers, compute_dtype)
+
+
+#: Workload model kind -> builder(workload, layers, input_shape, compute_dtype): the same
+#: signature in every adapter (plus the compute dtype of mixed precision). New
+#: architectures (runner/models/<framework>.py) plug in here.
+BUILDERS: dict[str, Callable[..., tf.Module]] = {"mlp": layered_model, "cnn": layered_model}
 
 
 def mean_cross_entropy(logits: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
@@ -94,9 +103,9 @@ class TfAdapter(Adapter):
     def build_model(self, workload: Workload, layers: list[Layer],
                     input_shape: tuple[int, ...], compute_dtype: tf.DType = tf.float32):
         if tf.distribute.has_strategy():  # the strategy places (and mirrors) the variables
-            return BUILDERS[workload.model](layers, compute_dtype)
+            return BUILDERS[workload.model](workload, layers, input_shape, compute_dtype)
         with tf.device(self.device):
-            return BUILDERS[workload.model](layers, compute_dtype)
+            return BUILDERS[workload.model](workload, layers, input_shape, compute_dtype)
 
     def to_device(self, x: np.ndarray) -> tf.Tensor:
         with tf.device(self.device):
