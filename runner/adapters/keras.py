@@ -4,26 +4,31 @@ the compile/fit trainer every Keras experiment file builds on."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 import numpy as np
 
-from runner.adapters import Adapter, cache_files
+from runner.adapters import Adapter
 from runner.spec import CellSpec
 from runner.workloads import Layer, Workload
 
 
-def configure_backend(spec: CellSpec) -> dict[str, str]:
-    """Configure the framework under Keras (threads, flags, compiler caches)."""
+def backend_adapter(spec: CellSpec) -> Adapter | None:
+    """The adapter of the framework under Keras (TensorFlow, PyTorch), or None for JAX,
+    which this module handles itself."""
     if spec.backend == "tensorflow":
-        from runner.adapters.tensorflow import configure_tensorflow
+        from runner.adapters.tensorflow import TfAdapter
 
-        return configure_tensorflow(spec)
+        return TfAdapter(spec)
     if spec.backend == "torch":
-        from runner.adapters.pytorch import configure_torch
+        from runner.adapters.pytorch import TorchAdapter
 
-        return configure_torch(spec)
+        return TorchAdapter(spec)
+    return None
+
+
+def configure_jax(spec: CellSpec) -> dict[str, str]:
+    """Matmul precision and no persistent compilation cache for JAX; returns the settings."""
     import jax
 
     jax.config.update("jax_default_matmul_precision", "float32")
@@ -78,25 +83,24 @@ def compile_model(model, workload: Workload, **options) -> None:
 
 
 class KerasAdapter(Adapter):
-    """Keras 3 on the cell's backend and device."""
+    """Keras 3 on the cell's backend and device: devices and memory are the backend's."""
+
+    def __init__(self, spec: CellSpec) -> None:
+        super().__init__(spec)
+        self.backend = backend_adapter(spec)
 
     def missing_accelerator(self) -> str:
+        if self.backend is not None:
+            return self.backend.missing_accelerator()
         if self.spec.device != "cuda":
             return ""
-        if self.spec.backend == "torch":
-            import torch
-
-            return "" if torch.cuda.is_available() else "PyTorch sees no CUDA device"
-        if self.spec.backend == "tensorflow":
-            import tensorflow as tf
-
-            return "" if tf.config.list_physical_devices("GPU") else "TensorFlow sees no GPU"
         import jax
 
         return "" if jax.default_backend() == "gpu" else "JAX sees no GPU"
 
     def configure(self) -> dict[str, str]:
-        settings = super().configure() | configure_backend(self.spec)
+        settings = self.backend.configure() if self.backend else (super().configure()
+                                                                  | configure_jax(self.spec))
         import keras
 
         keras.utils.set_random_seed(0)
@@ -113,17 +117,9 @@ class KerasAdapter(Adapter):
         return keras.ops.convert_to_tensor(x)
 
     def sync(self) -> None:
-        if self.spec.device != "cuda":
-            return
-        if self.spec.backend == "torch":
-            import torch
-
-            torch.cuda.synchronize()
-        elif self.spec.backend == "tensorflow":
-            import tensorflow as tf
-
-            tf.test.experimental.sync_devices()
-        else:
+        if self.backend is not None:
+            self.backend.sync()
+        elif self.spec.device == "cuda":
             import jax
 
             jax.effects_barrier()
@@ -139,37 +135,22 @@ class KerasAdapter(Adapter):
         keras.ops.convert_to_numpy(model(keras.ops.convert_to_tensor(x), training=False))
 
     def reset_peak(self) -> None:
-        if self.spec.device != "cuda":
-            return
-        if self.spec.backend == "torch":
-            import torch
-
-            torch.cuda.reset_peak_memory_stats()
-        elif self.spec.backend == "tensorflow":
-            import tensorflow as tf
-
-            tf.config.experimental.reset_memory_stats("GPU:0")
+        if self.backend is not None:
+            self.backend.reset_peak()
 
     def accelerator_peak_mib(self) -> float | None:
+        if self.backend is not None:
+            return self.backend.accelerator_peak_mib()
         if self.spec.device != "cuda":
             return None
-        if self.spec.backend == "torch":
-            import torch
-
-            return torch.cuda.max_memory_allocated() / 2**20
-        if self.spec.backend == "tensorflow":
-            import tensorflow as tf
-
-            return tf.config.experimental.get_memory_info("GPU:0")["peak"] / 2**20
         import jax
 
         stats = jax.devices()[0].memory_stats() or {}
         return stats.get("peak_bytes_in_use", 0) / 2**20
 
     def compile_cache_files(self) -> int | None:
-        if self.spec.backend != "torch":
-            return None  # TF: XLA persistent cache off by default; JAX: switched off
-        return cache_files(os.environ["TORCHINDUCTOR_CACHE_DIR"])
+        """The backend's (TF: XLA persistent cache off by default; JAX: switched off)."""
+        return self.backend.compile_cache_files() if self.backend else None
 
 
 class KerasTrainer:
