@@ -61,7 +61,12 @@ _ALL = [
     _m("epoch_loss", "loss", "lower",
        "Mean training loss over one epoch (step = epoch index)."),
     _m("peak_memory", "MiB", "lower",
-       "Peak memory during the timed region: process RSS on CPU, allocator peak on GPU."),
+       "Working memory of the model's training or inference: the allocator peak on a GPU; "
+       "on a CPU the process's peak resident memory above its baseline taken after imports, "
+       "data loading and the framework's first use (shared-library code paged in excluded)."),
+    _m("import_footprint", "MiB", "lower",
+       "Resident memory of the worker process after importing the framework, loading the "
+       "data and the framework's first use, before the model is built."),
     # inference (latency and throughput are also measured by precision)
     _m("inference_latency", "ms", "lower",
        "Wall time of one batch-1 forward call, output synchronised to the host "
@@ -76,17 +81,26 @@ _ALL = [
     # precision
     _m("accuracy_change_vs_fp32", "fraction", "higher",
        "Test accuracy minus the fp32 test accuracy reached from the same weights and data "
-       "in the same framework (fp32 cells: against their first repeat)."),
+       "in the same framework (fp32 cells: against themselves, so 0)."),
     _m("output_deviation_vs_fp32", "abs", "lower",
        "Maximum absolute difference of the logits from the fp32 forward pass on the same "
        "weights and test inputs, before training."),
     # execution-mode
     _m("step_time", "ms", "lower",
-       "Wall time of one training step, synchronised (step = step index, 0 is the first)."),
-    _m("steady_step_time", "ms", "lower", "Median training step time after the first step."),
+       "Wall time of one training step, synchronised: step 0 is a fresh model's first step "
+       "timed alone; steps 1.. are the per-step means of calibrated windows of steps."),
+    _m("steady_step_time", "ms", "lower",
+       "Median per-step time of the calibrated windows of steps after the first step."),
     _m("compile_time", "s", "lower",
        "One-off cost of the first training step beyond a steady step: tracing and "
        "compilation for graph/compiled modes, first-use initialisation for eager ones."),
+    _m("compile_time_cold", "s", "lower",
+       "First training step beyond a steady step, in a process whose compiler caches start "
+       "empty (fresh inductor/triton directory, no XLA/JAX persistent cache): a cold "
+       "tracing and compilation."),
+    _m("compile_time_warm", "s", "lower",
+       "The same for a second compilation of a fresh model in the same process, with the "
+       "compiler's in-memory and on-disk caches kept from the first: a warm compilation."),
     _m("eager_step_time", "ms", "lower",
        "Steady training step time of the framework's eager mode, measured in the same "
        "process as the baseline for break-even."),

@@ -11,11 +11,14 @@ import importlib
 import os
 import sys
 import traceback
+from dataclasses import replace
 from pathlib import Path
 
 from dlbench.atomic import atomic_write_bytes
 from runner.experiments import framework_module_name
-from runner.outcome import CellOutcome, failed
+from runner.harness import CellSkipped
+from runner.harness.code_record import imported_project_files
+from runner.outcome import CellOutcome, failed, skipped
 from runner.spec import CellSpec
 
 
@@ -27,13 +30,19 @@ def pin_affinity() -> None:
 
 
 def measure(spec: CellSpec) -> CellOutcome:
-    """Run the cell's framework code; any exception becomes a failed outcome."""
+    """Run the cell's framework code (one repeat: spec.repeat_index); a skip becomes a
+    skipped outcome, any other exception a failed one. The outcome's details carry the
+    code record: {"code_files": {project-relative path: sha256}} of every project file
+    this process imported."""
     try:
         module = importlib.import_module(framework_module_name(spec))
-        return module.run(spec)
+        outcome = module.run(spec)
+    except CellSkipped as skip:
+        outcome = skipped(str(skip))
     except Exception as error:  # noqa: BLE001 - a cell's fault must not crash the run
         traceback.print_exc()
-        return failed(f"{type(error).__name__}: {error}".splitlines()[0][:500])
+        outcome = failed(f"{type(error).__name__}: {error}".splitlines()[0][:500])
+    return replace(outcome, details=outcome.details | {"code_files": imported_project_files()})
 
 
 def main(argv: list[str]) -> int:

@@ -62,7 +62,7 @@ class Layer:
     bias: np.ndarray
 
 
-def model_input(workload: Workload, dataset: Dataset, x: np.ndarray) -> np.ndarray:
+def model_input(workload: Workload, x: np.ndarray) -> np.ndarray:
     """Flatten images for an MLP; keep NHWC for a CNN."""
     if workload.model == "mlp":
         return x.reshape(len(x), -1)

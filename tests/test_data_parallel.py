@@ -47,9 +47,14 @@ def test_quick_plans_two_workers_per_strategy_and_every_framework():
         get_metric(metric)
 
 
-def test_standard_scales_from_one_worker():
-    assert worker_counts("standard", "cpu")[0] == 1
-    assert worker_counts("standard", "cpu")[-1] >= 2
+def test_standard_scales_from_one_worker_by_doubling_up_to_the_cores():
+    import os
+
+    counts = worker_counts("standard", "cpu")
+    cores = len(os.sched_getaffinity(0))
+    assert counts[0] == 1 and counts == sorted(set(counts))
+    assert all(n & (n - 1) == 0 for n in counts[:-1])  # 1, 2, 4, ... then the last
+    assert counts[-1] == min(8, max(2, cores))
 
 
 def test_efficiency_and_accuracy_delta_pair_a_run_with_its_baseline():
@@ -64,7 +69,7 @@ def test_efficiency_and_accuracy_delta_pair_a_run_with_its_baseline():
 def dp_cell(framework: str, backend: str, mode: str, workers: int = 2) -> CellSpec:
     return CellSpec(experiment="data-parallel", workload="mlp-digits", framework=framework,
                     backend=backend, device="cpu", mode=mode, workers=workers,
-                    batch_size=32, repeats=1, threads=2, timeout_s=240,
+                    batch_size=32, repeats=2, repeat_index=1, threads=2, timeout_s=240,
                     params={"epochs": 2})
 
 
@@ -81,7 +86,8 @@ def test_two_workers_reach_the_one_worker_accuracy(framework, backend, mode):
     assert outcome.status is CellStatus.OK, (outcome.reason, record.stderr_tail)
     accuracy = values(record, "test_accuracy")[0]
     assert accuracy > 0.8  # it learned
-    assert abs(accuracy - outcome.details["baseline_accuracy"][0]) <= ACCURACY_TOLERANCE
+    assert abs(accuracy - outcome.details["baseline_accuracy"]) <= ACCURACY_TOLERANCE
+    assert {o.repeat for o in outcome.observations} == {1}  # one training per process
     assert values(record, "accuracy_delta")[0] <= ACCURACY_TOLERANCE
     assert values(record, "scaling_efficiency")[0] > 0
     assert outcome.details["per_replica_batch"] == 16

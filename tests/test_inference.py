@@ -7,13 +7,13 @@ import pytest
 
 from runner.experiments import PlanRequest
 from runner.experiments.inference import EXPERIMENT, MODES
-from runner.experiments.inference.protocol import large_batch, measure_inference
+from runner.experiments.inference.protocol import measure_inference
 from runner.experiments.parity import reference
-from runner.experiments.training.protocol import training_data
 from runner.frameworks import FRAMEWORKS
+from runner.harness.inference import large_batch
 from runner.outcome import Fairness
 from runner.spec import CellSpec
-from runner.workloads import initial_layers
+from tests.harness_fixtures import numpy_cell
 
 
 def _request(suite: str = "quick") -> PlanRequest:
@@ -45,43 +45,45 @@ class NumpyPredictor:
         return reference.forward(self.layers, prepared)
 
 
-def _spec(**params) -> CellSpec:
+def _spec(repeat_index: int = 0, **params) -> CellSpec:
     base = {"warmup_calls": 2, "latency_calls": 200, "throughput_batch": 64,
-            "throughput_calls": 2}
+            "throughput_samples": 2, "min_window_s": 0.02}
     return CellSpec(experiment="inference", workload="mlp-digits", framework="pytorch",
-                    backend="", device="cpu", mode="inference_mode", batch_size=1, repeats=2,
-                    params=base | params)
+                    backend="", device="cpu", mode="inference_mode", batch_size=1, repeats=3,
+                    repeat_index=repeat_index, params=base | params)
 
 
 def _fairness() -> Fairness:
     return Fairness("a call", "fp32", "eager", "arrays", 1, 1)
 
 
-def test_protocol_keeps_every_latency_and_its_percentiles_per_repeat():
-    spec = _spec()
-    data = training_data(spec)
-    predictor = NumpyPredictor(initial_layers(data.workload, data.dataset))
-    outcome = measure_inference(spec, predictor, data, _fairness())
+def _measure(spec: CellSpec):
+    cell = numpy_cell(spec)
+    return measure_inference(cell, NumpyPredictor(cell.data.initial_layers()), _fairness())
+
+
+def test_protocol_keeps_every_latency_and_its_percentiles_for_its_one_repeat():
+    outcome = _measure(_spec(repeat_index=2))
+    assert {o.repeat for o in outcome.observations} == {2}  # this process's repeat only
     raw = [o for o in outcome.observations if o.metric == "inference_latency"]
-    assert len(raw) == 2 * 200 and sorted({o.step for o in raw}) == list(range(200))
-    for repeat in (0, 1):
-        values = sorted(o.value for o in raw if o.repeat == repeat)
-        summary = {o.metric: o.value for o in outcome.observations
-                   if o.repeat == repeat and o.step is None}
-        assert summary["latency_p50"] == pytest.approx(np.percentile(values, 50))
-        assert summary["latency_p50"] <= summary["latency_p90"] <= summary["latency_p99"]
-        assert summary["inference_throughput"] > 0
+    assert sorted(o.step for o in raw) == list(range(200))
+    values = sorted(o.value for o in raw)
+    summary = {o.metric: o.value for o in outcome.observations if o.step is None}
+    assert summary["latency_p50"] == pytest.approx(np.percentile(values, 50))
+    assert summary["latency_p50"] <= summary["latency_p90"] <= summary["latency_p99"]
+    assert summary["inference_throughput"] > 0
     assert [o.metric for o in outcome.observations].count("first_call_time") == 1
-    assert outcome.details["repeats_done"] == 2
+    assert outcome.details["sampling"]["repeat_index"] == 2
 
 
-def test_time_budget_stops_new_repeats_but_always_runs_one():
-    spec = _spec(time_budget_s=0)
-    data = training_data(spec)
-    outcome = measure_inference(spec, NumpyPredictor(initial_layers(data.workload, data.dataset)),
-                                data, _fairness())
-    assert outcome.details["repeats_done"] == 1
-    assert {o.repeat for o in outcome.observations} == {0}
+def test_throughput_windows_are_calibrated_to_the_minimum_window():
+    outcome = _measure(_spec(min_window_s=0.05))
+    sampling = outcome.details["sampling"]
+    window = sampling["measurements"]["inference_throughput"]
+    assert sampling["min_window_s"] == 0.05
+    # a batch-64 NumPy forward takes well under 50 ms: one call alone is too short a window
+    assert window["samples"] == 2 and window["loops"] >= 2
+    assert window["median_window_s"] > 0
 
 
 def test_large_batch_repeats_the_inputs():
@@ -98,7 +100,7 @@ def test_real_pytorch_compiled_cell_separates_first_call_from_latency():
                     backend="", device="cpu", mode="compiled", batch_size=1, repeats=1,
                     threads=1, timeout_s=240,
                     params={"warmup_calls": 3, "latency_calls": 200, "throughput_batch": 128,
-                            "throughput_calls": 3})
+                            "throughput_samples": 2, "min_window_s": 0.02})
     record = execute_cell(spec)
     assert record.outcome.status.value == "ok", record.outcome.reason + record.stderr_tail
     values = {o.metric: o.value for o in record.outcome.observations if o.step is None}
@@ -106,4 +108,4 @@ def test_real_pytorch_compiled_cell_separates_first_call_from_latency():
     assert len(raw) == 200
     assert values["first_call_time"] * 1000 > values["latency_p50"]  # compilation is in there
     assert "torch.compile" in record.outcome.fairness.compile_mode
-    assert "torch.inductor_cache" in record.outcome.fairness.settings
+    assert record.outcome.fairness.settings["torch.inductor_cache"].startswith("fresh")

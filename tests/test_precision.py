@@ -8,10 +8,10 @@ import pytest
 from runner.experiments import PlanRequest
 from runner.experiments.precision import EXPERIMENT, PRECISIONS
 from runner.experiments.precision.protocol import measure_precision
-from runner.experiments.training.protocol import training_data
 from runner.frameworks import FRAMEWORKS
 from runner.outcome import Fairness
 from runner.spec import CellSpec
+from tests.harness_fixtures import numpy_cell
 
 
 def test_quick_plan_has_every_precision_for_every_framework():
@@ -45,8 +45,8 @@ def test_a_framework_refusal_becomes_unsupported_with_its_own_message():
                     backend="", device="cpu", precision="fp16", mode="mixed", batch_size=32,
                     params={"epochs": 1})
     fairness = Fairness("epochs", "fp16", "eager", "arrays", 1, 32)
-    outcome = measure_precision(spec, lambda precision: HalfInverseTrainer(),
-                                training_data(spec), fairness, refusals=(RuntimeError,))
+    outcome = measure_precision(numpy_cell(spec), lambda precision: HalfInverseTrainer(),
+                                fairness, refusals=(RuntimeError,))
     assert outcome.status.value == "unsupported"
     assert outcome.reason.startswith("RuntimeError: ")
     assert "Half" in outcome.reason and "\n" not in outcome.reason
@@ -58,7 +58,7 @@ def test_an_error_that_is_not_a_refusal_still_raises():
                     backend="", device="cpu", precision="fp16", mode="mixed", batch_size=32,
                     params={"epochs": 1})
     with pytest.raises(RuntimeError):
-        measure_precision(spec, lambda precision: HalfInverseTrainer(), training_data(spec),
+        measure_precision(numpy_cell(spec), lambda precision: HalfInverseTrainer(),
                           Fairness("e", "fp16", "eager", "arrays", 1, 32), refusals=(KeyError,))
 
 
@@ -68,12 +68,14 @@ def test_real_pytorch_fp16_cell_compares_with_fp32_from_the_same_weights():
 
     spec = CellSpec(experiment="precision", workload="mlp-digits", framework="pytorch",
                     backend="", device="cpu", precision="fp16", mode="mixed", batch_size=32,
-                    repeats=1, threads=1, timeout_s=240,
+                    repeats=2, repeat_index=1, threads=1, timeout_s=240,
                     params={"epochs": 2, "warmup_calls": 2, "latency_calls": 20,
-                            "throughput_batch": 64, "throughput_calls": 2})
+                            "throughput_batch": 64, "throughput_samples": 2,
+                            "min_window_s": 0.02})
     record = execute_cell(spec)
     outcome = record.outcome
     assert outcome.status.value == "ok", outcome.reason + record.stderr_tail
+    assert {o.repeat for o in outcome.observations} == {1}
     values = {o.metric: o.value for o in outcome.observations if o.step is None}
     assert 0 < values["output_deviation_vs_fp32"] < 0.05  # half precision rounds, a little
     assert abs(values["accuracy_change_vs_fp32"]) < 0.1

@@ -1,7 +1,9 @@
-"""The experiments: each is a package whose __init__ declares its grid and metrics, with one
-sibling module per framework (pytorch.py, tensorflow.py, keras.py) holding the code that
-framework runs. Only the worker imports a framework module, so a process only ever imports
-the framework it measures."""
+"""The experiments: each is a package whose __init__ declares its grid and metrics, a
+protocol.py with what every framework shares, and one small sibling module per framework
+(pytorch.py, tensorflow.py, keras.py) holding the code that framework runs. Framework
+modules reach their framework through runner.adapters and the process through
+runner.harness; no experiment imports another experiment's code. Only the worker imports a
+framework module, so a process only ever imports the framework it measures."""
 
 from __future__ import annotations
 

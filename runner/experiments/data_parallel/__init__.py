@@ -98,6 +98,7 @@ EXPERIMENT = Experiment(
     question="How well does each framework's data parallelism scale across workers, and "
              "does it reach the 1-worker accuracy?",
     metrics=("train_throughput", "scaling_efficiency", "dp_setup_time", "dp_launch_time",
-             "test_accuracy", "accuracy_delta", "steady_epoch_time", "first_epoch_time"),
+             "test_accuracy", "accuracy_delta", "steady_epoch_time", "first_epoch_time",
+             "import_footprint"),
     plan=plan,
 )

@@ -10,16 +10,14 @@ from __future__ import annotations
 import os
 from contextlib import AbstractContextManager
 
+from runner.adapters.keras import compile_model
 from runner.experiments.data_parallel.protocol import (EpochPlan, StrategyUnsupported,
                                                        TrainingRun, dp_fairness, epoch_plan,
                                                        measure_data_parallel)
-from runner.experiments.training.keras import build_model, compile_model
-from runner.experiments.training.protocol import TrainingData, training_data
-from runner.framework_setup import configure_keras
+from runner.harness import Cell, open_cell
 from runner.measure import NS_PER_S, clock_ns
-from runner.outcome import CellOutcome, skipped
+from runner.outcome import CellOutcome
 from runner.spec import CellSpec
-from runner.workloads import initial_layers
 
 
 def prepare_devices(spec: CellSpec) -> None:
@@ -55,50 +53,42 @@ def distribution_scope(spec: CellSpec, workers: int) -> AbstractContextManager:
         raise StrategyUnsupported(str(error)) from error
 
 
-def train(spec: CellSpec, data: TrainingData, plan: EpochPlan, workers: int) -> list[TrainingRun]:
-    """Every repeat from the initial weights with `workers` replicas."""
+def train(cell: Cell, plan: EpochPlan, workers: int) -> TrainingRun:
+    """One training from the initial weights with `workers` replicas."""
     import numpy as np
 
-    layers = initial_layers(data.workload, data.dataset)
-    runs = []
-    for repeat in range(spec.repeats):
-        start = clock_ns()
-        with distribution_scope(spec, workers):
-            model = build_model(layers, data.x_train.shape[1:])
-            compile_model(model, data.workload.learning_rate, data.workload.momentum)
-            setup_s = (clock_ns() - start) / NS_PER_S
-            times, loss = [], 0.0
-            for batches in plan.batches:
-                start = clock_ns()
-                history = model.fit(data.x_train[batches.ravel()],
-                                    data.dataset.y_train[batches.ravel()],
-                                    batch_size=plan.global_batch, epochs=1, shuffle=False,
-                                    verbose=0)
-                times.append((clock_ns() - start) / NS_PER_S)
-                loss = float(history.history["loss"][-1])
-            logits = model.predict(data.x_test, batch_size=plan.global_batch, verbose=0)
-        accuracy = float((np.argmax(logits, axis=1) == data.dataset.y_test).mean())
-        runs.append(TrainingRun(workers, tuple(times), plan.samples_per_epoch, accuracy, loss,
-                                setup_s if repeat == 0 else None))
-    return runs
+    spec, data = cell.spec, cell.data
+    start = clock_ns()
+    with distribution_scope(spec, workers):
+        model = cell.adapter.build_model(data.workload, data.initial_layers(), data.input_shape)
+        compile_model(model, data.workload)
+        setup_s = (clock_ns() - start) / NS_PER_S
+        times, loss = [], 0.0
+        for batches in plan.batches:
+            start = clock_ns()
+            history = model.fit(data.x_train[batches.ravel()],
+                                data.dataset.y_train[batches.ravel()],
+                                batch_size=plan.global_batch, epochs=1, shuffle=False,
+                                verbose=0)
+            times.append((clock_ns() - start) / NS_PER_S)
+            loss = float(history.history["loss"][-1])
+        logits = model.predict(data.x_test, batch_size=plan.global_batch, verbose=0)
+    accuracy = float((np.argmax(logits, axis=1) == data.dataset.y_test).mean())
+    return TrainingRun(workers, tuple(times), plan.samples_per_epoch, accuracy, loss, setup_s)
 
 
 def run(spec: CellSpec) -> CellOutcome:
     prepare_devices(spec)
-    settings = configure_keras(spec)
-    from runner.accelerator_memory import missing_accelerator
-
-    reason = missing_accelerator(spec)
-    if reason:
-        return skipped(reason)
-    data = training_data(spec)
+    cell = open_cell(spec)
+    data = cell.data
     plan = epoch_plan(len(data.dataset.y_train), spec.batch_size, int(spec.params["epochs"]),
                       data.workload.seed)
-    return measure_data_parallel(spec, lambda workers: train(spec, data, plan, workers),
-                                 _fairness(spec, data, settings))
+    return measure_data_parallel(cell, lambda workers: train(cell, plan, workers),
+                                 _fairness(cell))
 
 
-def _fairness(spec: CellSpec, data: TrainingData, settings: dict[str, str]):
+def _fairness(cell: Cell):
+    spec = cell.spec
     on_cpu = spec.device == "cpu"
     if spec.mode == "mirrored":
         replicas = ("tf.distribute.MirroredStrategy scope around build/compile/fit, one "
@@ -112,8 +102,8 @@ def _fairness(spec: CellSpec, data: TrainingData, settings: dict[str, str]):
                        f"={spec.workers}) sharing {spec.threads} core(s)" if on_cpu
                        else "GPUs"))
     return dp_fairness(
-        spec, data, strategy=f"Keras defaults on {spec.backend} under {spec.mode}",
+        cell, strategy=f"Keras defaults on {spec.backend} under {spec.mode}",
         replicas=replicas,
         timer_includes="one model.fit(epochs=1, shuffle=False) over the epoch's global "
                        "batches in the shared order (compiles on the first call)",
-        settings=settings | {"XLA_FLAGS": os.environ.get("XLA_FLAGS", "")})
+        settings={"XLA_FLAGS": os.environ.get("XLA_FLAGS", "")})

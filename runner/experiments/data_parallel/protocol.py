@@ -1,9 +1,10 @@
 """The data-parallel protocol, shared by every framework's strategy code.
 
-A framework supplies `train(workers) -> list[TrainingRun]` (one run per repeat, every run
-from the same initial weights over the same global batches). This module owns the batch
-plan, the sharding rule, the paired 1-worker baseline, the metrics and the accuracy
-tolerance, so every strategy is measured alike.
+A framework supplies `train(workers) -> TrainingRun` (one training from the shared initial
+weights over the same global batches). This module owns the batch plan, the sharding rule,
+the paired 1-worker baseline, the metrics and the accuracy tolerance, so every strategy is
+measured alike. Each worker process is one repeat: it trains once at 1 worker and once at
+N workers.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dlbench.schema import CellStatus
-from runner.experiments.training.protocol import TrainingData
+from runner.harness import Cell
 from runner.outcome import CellOutcome, Fairness, Observation
 from runner.spec import CellSpec
 from runner.workloads import epoch_order
@@ -34,14 +35,14 @@ class StrategyUnsupported(Exception):
 
 @dataclass(frozen=True)
 class TrainingRun:
-    """One training from the initial weights at one worker count (one repeat)."""
+    """One training from the initial weights at one worker count."""
 
     workers: int
     epoch_times: tuple[float, ...]
     samples_per_epoch: int
     accuracy: float
     final_loss: float
-    setup_s: float | None = None  # process group / strategy creation; None if not re-done
+    setup_s: float | None = None  # process group / strategy creation and model placement
     launch_s: float | None = None  # multi-process strategies only
 
     @property
@@ -107,35 +108,35 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def measure_data_parallel(spec: CellSpec, train: Callable[[int], list[TrainingRun]],
+def measure_data_parallel(cell: Cell, train: Callable[[int], TrainingRun],
                           fairness: Fairness) -> CellOutcome:
-    """The 1-worker baseline (when N > 1), then the N-worker runs; paired metrics."""
+    """The 1-worker baseline (when N > 1), then the N-worker run; paired metrics."""
+    spec = cell.spec
     try:
-        baselines = train(1) if spec.workers > 1 else []
-        runs = train(spec.workers)
+        baseline = train(1) if spec.workers > 1 else None
+        run = train(spec.workers)
     except StrategyUnsupported as error:
         cause = error.__cause__ or error
         return CellOutcome(CellStatus.UNSUPPORTED, [], fairness,
                            reason=f"fails: {type(cause).__name__}: {cause}".splitlines()[0])
-    observations: list[Observation] = []
-    for repeat, run in enumerate(runs):
-        observations += run_observations(run, repeat, baselines[repeat] if baselines else None)
+    observations = run_observations(run, spec.repeat_index, baseline)
+    cell.sampler.once("epoch_time", "one training epoch per sub-sample", len(run.epoch_times))
     details = {"accuracy_tolerance": ACCURACY_TOLERANCE, "global_batch": spec.batch_size,
                "per_replica_batch": spec.batch_size // spec.workers}
-    if baselines:
-        details["baseline_throughput"] = [round(b.throughput, 3) for b in baselines]
-        details["baseline_accuracy"] = [b.accuracy for b in baselines]
-        worst = max(abs(r.accuracy - b.accuracy) for r, b in zip(runs, baselines))
-        if worst > ACCURACY_TOLERANCE:
-            return CellOutcome(CellStatus.FAILED, observations, fairness, details=details,
-                               reason=f"accuracy differs from the 1-worker run by {worst:.4f}"
-                                      f" > tolerance {ACCURACY_TOLERANCE}")
-    return CellOutcome(CellStatus.OK, observations, fairness, details=details)
+    if baseline is not None:
+        details["baseline_throughput"] = round(baseline.throughput, 3)
+        details["baseline_accuracy"] = baseline.accuracy
+        difference = abs(run.accuracy - baseline.accuracy)
+        if difference > ACCURACY_TOLERANCE:
+            return cell.outcome(observations, fairness, details, status=CellStatus.FAILED,
+                                reason=f"accuracy differs from the 1-worker run by "
+                                       f"{difference:.4f} > tolerance {ACCURACY_TOLERANCE}")
+    return cell.outcome(observations, fairness, details)
 
 
 def run_observations(run: TrainingRun, repeat: int,
                      baseline: TrainingRun | None) -> list[Observation]:
-    """One repeat's observations, paired with its 1-worker baseline when there is one."""
+    """One process's observations, paired with its 1-worker baseline when there is one."""
     observations = [
         Observation("first_epoch_time", run.epoch_times[0], repeat),
         Observation("steady_epoch_time", run.steady_epoch_time, repeat),
@@ -154,10 +155,10 @@ def run_observations(run: TrainingRun, repeat: int,
     return observations
 
 
-def dp_fairness(spec: CellSpec, data: TrainingData, *, strategy: str, replicas: str,
-                timer_includes: str, settings: dict[str, str]) -> Fairness:
+def dp_fairness(cell: Cell, *, strategy: str, replicas: str, timer_includes: str,
+                settings: dict[str, str] | None = None) -> Fairness:
     """The manifest every data-parallel cell carries."""
-    workload = data.workload
+    spec, workload = cell.spec, cell.data.workload
     return Fairness(
         timer_includes=timer_includes,
         precision_policy=f"{spec.precision} (float32 weights and activations)",
@@ -173,11 +174,11 @@ def dp_fairness(spec: CellSpec, data: TrainingData, *, strategy: str, replicas: 
                f"softmax cross-entropy averaged over the global batch, same initial weights "
                f"and data as the 1-worker run; {spec.params['epochs']} epochs. Scaling "
                f"efficiency and accuracy delta compare with a 1-worker run measured in the "
-               f"same cell just before; accuracy must match it within "
+               f"same process just before; accuracy must match it within "
                f"{ACCURACY_TOLERANCE}. On a machine with few CPU cores and no GPUs the "
                f"workers share the same cores, so these numbers mostly show the strategy's "
                f"overhead, not a speed-up."),
-        settings=settings,
+        settings=cell.settings | (settings or {}),
     )
 
 

@@ -16,22 +16,21 @@ import torch.multiprocessing as mp
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
+from runner.adapters.pytorch import TorchAdapter, to_tensor
 from runner.experiments.data_parallel.protocol import (EpochPlan, TrainingRun, dp_fairness,
                                                        epoch_plan, free_port,
                                                        measure_data_parallel, replica_threads,
                                                        shard)
-from runner.experiments.training.protocol import TrainingData, training_data
-from runner.experiments.training.pytorch import build_model, to_tensor
-from runner.framework_setup import configure_torch
+from runner.harness import open_cell
+from runner.harness.data import CellData
 from runner.measure import NS_PER_S, clock_ns
-from runner.outcome import CellOutcome, skipped
+from runner.outcome import CellOutcome
 from runner.spec import CellSpec
-from runner.workloads import Layer, initial_layers
 
 
-def train_replica(rank: int, workers: int, port: int, spec: CellSpec, layers: list[Layer],
-                  data: TrainingData, plan: EpochPlan, started, results) -> None:
-    """One DDP replica: join the group, train every repeat, rank 0 reports the runs."""
+def train_replica(rank: int, workers: int, port: int, spec: CellSpec, data: CellData,
+                  plan: EpochPlan, started, results) -> None:
+    """One DDP replica: join the group, train once, rank 0 reports the run."""
     torch.set_num_threads(replica_threads(spec, workers))
     cuda = spec.device == "cuda"
     device = torch.device(f"cuda:{rank}" if cuda else "cpu")
@@ -44,21 +43,17 @@ def train_replica(rank: int, workers: int, port: int, spec: CellSpec, layers: li
     group_s = (clock_ns() - start) / NS_PER_S
     x_train, y_train = to_tensor(data.x_train, device), torch.from_numpy(data.dataset.y_train)
     y_train = y_train.to(device)
-    runs = []
-    for repeat in range(spec.repeats):
-        wrap_start = clock_ns()
-        model = DistributedDataParallel(build_model(layers).to(device),
-                                        device_ids=[rank] if cuda else None)
-        setup_s = group_s + (clock_ns() - wrap_start) / NS_PER_S
-        optimizer = torch.optim.SGD(model.parameters(), lr=data.workload.learning_rate,
-                                    momentum=data.workload.momentum)
-        times, loss = _train(model, optimizer, x_train, y_train, plan, rank, workers, device)
-        if rank == 0:
-            runs.append(TrainingRun(workers, tuple(times), plan.samples_per_epoch,
-                                    _accuracy(model.module, data, device), loss,
-                                    setup_s if repeat == 0 else None))
+    wrap_start = clock_ns()
+    module = TorchAdapter(spec).build_model(data.workload, data.initial_layers(), data.input_shape)
+    model = DistributedDataParallel(module.to(device), device_ids=[rank] if cuda else None)
+    setup_s = group_s + (clock_ns() - wrap_start) / NS_PER_S
+    optimizer = torch.optim.SGD(model.parameters(), lr=data.workload.learning_rate,
+                                momentum=data.workload.momentum)
+    times, loss = _train(model, optimizer, x_train, y_train, plan, rank, workers, device)
     if rank == 0:
-        results.put(([asdict(run) for run in runs], start))
+        run = TrainingRun(workers, tuple(times), plan.samples_per_epoch,
+                          _accuracy(model.module, data, device), loss, setup_s)
+        results.put((asdict(run), start))
     dist.destroy_process_group()
 
 
@@ -82,43 +77,36 @@ def _train(model: nn.Module, optimizer, x: torch.Tensor, y: torch.Tensor, plan: 
 
 
 @torch.inference_mode()
-def _accuracy(model: nn.Module, data: TrainingData, device: torch.device) -> float:
+def _accuracy(model: nn.Module, data: CellData, device: torch.device) -> float:
     model.eval()
     predictions = model(to_tensor(data.x_test, device)).argmax(dim=1).cpu().numpy()
     return float((predictions == data.dataset.y_test).mean())
 
 
-def train(spec: CellSpec, data: TrainingData, workers: int) -> list[TrainingRun]:
-    """Every repeat with `workers` replicas: in this process for 1, spawned processes else."""
-    layers = initial_layers(data.workload, data.dataset)
+def train(spec: CellSpec, data: CellData, workers: int) -> TrainingRun:
+    """One training with `workers` replicas: in this process for 1, spawned processes else."""
     plan = epoch_plan(len(data.dataset.y_train), spec.batch_size, int(spec.params["epochs"]),
                       data.workload.seed)
     context = mp.get_context("spawn")
     results = context.SimpleQueue()
-    args = (workers, free_port(), spec, layers, data, plan, context.Barrier(workers), results)
+    args = (workers, free_port(), spec, data, plan, context.Barrier(workers), results)
     start = clock_ns()
     if workers == 1:
         train_replica(0, *args)
         torch.set_num_threads(spec.threads)
     else:
         mp.spawn(train_replica, args=args, nprocs=workers, join=True)
-    runs, ready = results.get()
+    run, ready = results.get()
     launch_s = (ready - start) / NS_PER_S if workers > 1 else None
-    return [TrainingRun(**{**run, "epoch_times": tuple(run["epoch_times"]),
-                           "launch_s": launch_s if index == 0 else None})
-            for index, run in enumerate(runs)]
+    return TrainingRun(**{**run, "epoch_times": tuple(run["epoch_times"]), "launch_s": launch_s})
 
 
 def run(spec: CellSpec) -> CellOutcome:
-    settings = configure_torch(spec)
-    if spec.device == "cuda" and torch.cuda.device_count() < spec.workers:
-        return skipped(f"PyTorch sees {torch.cuda.device_count()} CUDA devices, "
-                       f"the cell needs {spec.workers}")
+    cell = open_cell(spec)
     os.environ["MASTER_ADDR"] = "127.0.0.1"
-    data = training_data(spec)
     backend = "nccl" if spec.device == "cuda" else "gloo"
     fairness = dp_fairness(
-        spec, data,
+        cell,
         strategy=f"DistributedDataParallel over {backend}, eager",
         replicas=(f"{spec.workers} process(es) spawned with torch.multiprocessing on loopback "
                   f"TCP, each with {replica_threads(spec, spec.workers)} thread(s)"
@@ -128,6 +116,6 @@ def run(spec: CellSpec) -> CellOutcome:
         timer_includes="every replica's forward/backward (with DDP's gradient all-reduce) "
                        "and SGD step over its shard of each global batch, timed on rank 0 "
                        "from a barrier at the epoch start to reading the epoch loss",
-        settings=settings | {"torch.distributed.backend": backend},
+        settings={"torch.distributed.backend": backend},
     )
-    return measure_data_parallel(spec, lambda workers: train(spec, data, workers), fairness)
+    return measure_data_parallel(cell, lambda workers: train(spec, cell.data, workers), fairness)

@@ -15,16 +15,15 @@ from dataclasses import replace
 import numpy as np
 import tensorflow as tf
 
+from runner.adapters.tensorflow import TfAdapter
 from runner.experiments.data_parallel.protocol import (EpochPlan, TrainingRun, dp_fairness,
                                                        epoch_plan, first_report, free_port,
                                                        measure_data_parallel, replica_threads)
-from runner.experiments.training.protocol import TrainingData, training_data
-from runner.experiments.training.tensorflow import TfModel
-from runner.framework_setup import configure_tensorflow
+from runner.harness import Cell, open_cell
+from runner.harness.data import CellData
 from runner.measure import NS_PER_S, clock_ns
-from runner.outcome import CellOutcome, skipped
+from runner.outcome import CellOutcome
 from runner.spec import CellSpec
-from runner.workloads import Layer, initial_layers
 
 
 def _first_replica_updates(next_creator, **kwargs):
@@ -37,13 +36,14 @@ def _first_replica_updates(next_creator, **kwargs):
 class ReplicatedTrainer:
     """The training model's variables replicated by `strategy`, trained with SGD+momentum."""
 
-    def __init__(self, strategy: tf.distribute.Strategy, layers: list[Layer],
-                 data: TrainingData, global_batch: int) -> None:
+    def __init__(self, strategy: tf.distribute.Strategy, spec: CellSpec, data: CellData,
+                 global_batch: int) -> None:
         self.strategy, self.global_batch = strategy, global_batch
         self.learning_rate = data.workload.learning_rate
         self.momentum = data.workload.momentum
         with strategy.scope(), tf.variable_creator_scope(_first_replica_updates):
-            self.model = TfModel(layers)
+            self.model = TfAdapter(spec).build_model(data.workload, data.initial_layers(),
+                                                     data.input_shape)
             self.velocities = [tf.Variable(tf.zeros_like(v))
                                for v in self.model.trainable_variables]
         self.step = tf.function(self._step)
@@ -77,43 +77,37 @@ class ReplicatedTrainer:
                                labels[begin:begin + self.global_batch])
         return float((total / len(batches)).numpy())  # .numpy() waits for every replica
 
-    def accuracy(self, data: TrainingData) -> float:
+    def accuracy(self, data: CellData) -> float:
         predictions = tf.argmax(self.model(tf.constant(data.x_test)), axis=1).numpy()
         return float((predictions == data.dataset.y_test).mean())
 
 
-def train_repeats(strategy: tf.distribute.Strategy, spec: CellSpec, data: TrainingData,
-                  plan: EpochPlan, workers: int, strategy_s: float) -> list[TrainingRun]:
-    """Every repeat from the initial weights under one strategy."""
-    layers = initial_layers(data.workload, data.dataset)
-    runs = []
-    for repeat in range(spec.repeats):
+def train_once(strategy: tf.distribute.Strategy, spec: CellSpec, data: CellData,
+               plan: EpochPlan, workers: int, strategy_s: float) -> TrainingRun:
+    """One training from the initial weights under `strategy`."""
+    start = clock_ns()
+    trainer = ReplicatedTrainer(strategy, spec, data, plan.global_batch)
+    setup_s = strategy_s + (clock_ns() - start) / NS_PER_S
+    times, loss = [], 0.0
+    for batches in plan.batches:
         start = clock_ns()
-        trainer = ReplicatedTrainer(strategy, layers, data, plan.global_batch)
-        setup_s = strategy_s + (clock_ns() - start) / NS_PER_S
-        times, loss = [], 0.0
-        for batches in plan.batches:
-            start = clock_ns()
-            loss = trainer.train_epoch(data.x_train, data.dataset.y_train, batches)
-            times.append((clock_ns() - start) / NS_PER_S)
-        runs.append(TrainingRun(workers, tuple(times), plan.samples_per_epoch,
-                                trainer.accuracy(data), loss,
-                                setup_s if repeat == 0 else None))
-    return runs
+        loss = trainer.train_epoch(data.x_train, data.dataset.y_train, batches)
+        times.append((clock_ns() - start) / NS_PER_S)
+    return TrainingRun(workers, tuple(times), plan.samples_per_epoch, trainer.accuracy(data),
+                       loss, setup_s)
 
 
-def mirrored(spec: CellSpec, data: TrainingData, plan: EpochPlan,
-             workers: int) -> list[TrainingRun]:
+def mirrored(spec: CellSpec, data: CellData, plan: EpochPlan, workers: int) -> TrainingRun:
     """MirroredStrategy over the first `workers` devices of this process."""
     kind = "GPU" if spec.device == "cuda" else "CPU"
     devices = [d.name for d in tf.config.list_logical_devices(kind)][:workers]
     start = clock_ns()
     strategy = tf.distribute.MirroredStrategy(
         devices, cross_device_ops=None if kind == "GPU" else tf.distribute.ReductionToOneDevice())
-    return train_repeats(strategy, spec, data, plan, workers, (clock_ns() - start) / NS_PER_S)
+    return train_once(strategy, spec, data, plan, workers, (clock_ns() - start) / NS_PER_S)
 
 
-def multi_worker_replica(rank: int, ports: list[int], spec: CellSpec, data: TrainingData,
+def multi_worker_replica(rank: int, ports: list[int], spec: CellSpec, data: CellData,
                          plan: EpochPlan, started, results) -> None:
     """One MultiWorkerMirroredStrategy worker process (rank 0 reports the runs)."""
     workers = len(ports)
@@ -127,18 +121,17 @@ def multi_worker_replica(rank: int, ports: list[int], spec: CellSpec, data: Trai
     started.wait()  # every worker is up: the strategy's setup is timed from here
     start = clock_ns()
     strategy = tf.distribute.MultiWorkerMirroredStrategy()
-    runs = train_repeats(strategy, spec, data, plan, workers, (clock_ns() - start) / NS_PER_S)
+    run = train_once(strategy, spec, data, plan, workers, (clock_ns() - start) / NS_PER_S)
     if rank == 0:
-        results.put((runs, start))
+        results.put((run, start))
 
 
-def multi_worker(spec: CellSpec, data: TrainingData, plan: EpochPlan,
-                 workers: int) -> list[TrainingRun]:
+def multi_worker(spec: CellSpec, data: CellData, plan: EpochPlan, workers: int) -> TrainingRun:
     """1 worker: a local MultiWorkerMirroredStrategy here; N: N spawned worker processes."""
     if workers == 1:
         start = clock_ns()
         strategy = tf.distribute.MultiWorkerMirroredStrategy()
-        return train_repeats(strategy, spec, data, plan, 1, (clock_ns() - start) / NS_PER_S)
+        return train_once(strategy, spec, data, plan, 1, (clock_ns() - start) / NS_PER_S)
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
     ports = [free_port() for _ in range(workers)]
@@ -150,12 +143,10 @@ def multi_worker(spec: CellSpec, data: TrainingData, plan: EpochPlan,
                  for rank in range(workers)]
     for process in processes:
         process.start()
-    runs, ready = first_report(results, processes)
+    run, ready = first_report(results, processes)
     for process in processes:
         process.join()
-    launch_s = (ready - start) / NS_PER_S
-    return [replace(run, launch_s=launch_s) if index == 0 else run
-            for index, run in enumerate(runs)]
+    return replace(run, launch_s=(ready - start) / NS_PER_S)
 
 
 def run(spec: CellSpec) -> CellOutcome:
@@ -163,19 +154,17 @@ def run(spec: CellSpec) -> CellOutcome:
         cpu = tf.config.list_physical_devices("CPU")[0]
         tf.config.set_logical_device_configuration(
             cpu, [tf.config.LogicalDeviceConfiguration()] * spec.workers)
-    settings = configure_tensorflow(spec)
-    gpus = len(tf.config.list_physical_devices("GPU"))
-    if spec.device == "cuda" and gpus < spec.workers:
-        return skipped(f"TensorFlow sees {gpus} GPUs, the cell needs {spec.workers}")
-    data = training_data(spec)
+    cell = open_cell(spec)
+    data = cell.data
     plan = epoch_plan(len(data.dataset.y_train), spec.batch_size, int(spec.params["epochs"]),
                       data.workload.seed)
     train = mirrored if spec.mode == "mirrored" else multi_worker
-    return measure_data_parallel(spec, lambda workers: train(spec, data, plan, workers),
-                                 _fairness(spec, data, settings))
+    return measure_data_parallel(cell, lambda workers: train(spec, data, plan, workers),
+                                 _fairness(cell))
 
 
-def _fairness(spec: CellSpec, data: TrainingData, settings: dict[str, str]):
+def _fairness(cell: Cell):
+    spec = cell.spec
     if spec.mode == "mirrored":
         where = ("GPUs" if spec.device == "cuda" else
                  f"{spec.workers} logical CPU devices (tf.config.set_logical_device_"
@@ -186,9 +175,8 @@ def _fairness(spec: CellSpec, data: TrainingData, settings: dict[str, str]):
                     f"loopback via TF_CONFIG, each with {replica_threads(spec, spec.workers)} "
                     f"thread(s)" + (" and one GPU" if spec.device == "cuda" else ""))
     return dp_fairness(
-        spec, data, strategy=f"tf.distribute {spec.mode} strategy, tf.function step (no XLA)",
+        cell, strategy=f"tf.distribute {spec.mode} strategy, tf.function step (no XLA)",
         replicas=replicas,
         timer_includes="gathering the epoch's global batches into tensors, every replicated "
                        "tf.function step (gradient all-reduce and SGD update; traced on the "
-                       "first call), and reading the epoch loss",
-        settings=settings)
+                       "first call), and reading the epoch loss")

@@ -20,14 +20,15 @@ MODES: dict[str, tuple[str, ...]] = {
 QUICK_DUPLICATES = {("pytorch", "eager"), ("tensorflow", "eager"), ("keras", "run_eagerly"),
                     ("torch", "default"), ("jax", "jit_compile")}
 
-#: Per suite: workloads, repeats and timed training steps per repeat.
+#: Per suite: workloads, repeats (worker processes), and per mode the calibrated windows of
+#: steady steps and the distinct batches they cycle over.
 GRID: dict[str, dict] = {
-    "quick": {"workloads": ["mlp-digits"], "repeats": 3, "steps": 20, "time_budget_s": 4},
+    "quick": {"workloads": ["mlp-digits"], "repeats": 3, "step_samples": 3, "batches": 16},
     "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "repeats": 5,
-                 "steps": 100,
-                 "cpu": {"workloads": ["mlp-digits", "cnn-digits"], "time_budget_s": 8}},
+                 "step_samples": 5, "batches": 32,
+                 "cpu": {"workloads": ["mlp-digits", "cnn-digits"]}},
     "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "repeats": 10,
-             "steps": 200},
+             "step_samples": 10, "batches": 64},
 }
 
 
@@ -56,7 +57,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
                     batch_size=workload.batch_size, repeats=request.repeats or grid["repeats"],
                     threads=request.threads, timeout_s=request.timeout_s or 600.0,
                     data_dir=request.data_dir,
-                    params={k: grid[k] for k in ("steps", "time_budget_s") if k in grid},
+                    params={k: grid[k] for k in ("step_samples", "batches")},
                 ))
     return cells
 
@@ -65,7 +66,7 @@ EXPERIMENT = Experiment(
     name="execution-mode",
     question="Do graph and compiled modes train faster than eager execution, and after how "
              "many steps has compilation paid for itself?",
-    metrics=("steady_step_time", "compile_time", "eager_step_time", "break_even_steps",
-             "step_time"),
+    metrics=("steady_step_time", "compile_time_cold", "compile_time_warm", "eager_step_time",
+             "break_even_steps", "step_time", "import_footprint"),
     plan=plan,
 )

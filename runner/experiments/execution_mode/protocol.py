@@ -1,13 +1,18 @@
-"""The execution-mode timing protocol: per-step training times in one mode, against the
-framework's eager mode measured in the same process.
+"""The execution-mode timing protocol: training steps in one mode, against the framework's
+eager mode measured in the same process.
 
 A framework supplies a `Stepper` for the cell's mode and, for graph/compiled modes, one
-for its eager mode; this module owns the batches, the clock, the repeats and the metrics
-(compile time, steady step time, break-even step count), so every mode is timed alike.
+for its eager mode; this module owns the batches, the clock and the metrics, so every
+mode is timed alike. In each mode the first step of a fresh model is timed alone (it
+includes tracing/compilation); steady steps are timed in calibrated windows
+(runner.harness.sampling). The mode then compiles a second fresh model in the same
+process: its first step gives the warm compile time, the first one the cold time (the
+adapter starts every process with empty compiler caches).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from dataclasses import dataclass
@@ -15,15 +20,11 @@ from typing import Protocol
 
 import numpy as np
 
-from dlbench.schema import CellStatus
-from runner.experiments.inference.protocol import budget_note, budgeted_repeats
-from runner.experiments.training.protocol import TrainingData
-from runner.measure import NS_PER_S, clock_ns
-from runner.outcome import CellOutcome, Fairness, Observation
-from runner.spec import CellSpec
-from runner.workloads import Layer, epoch_order, initial_layers
+from runner.harness import Cell
+from runner.measure import NS_PER_MS, clock_ns
+from runner.outcome import CellOutcome, Fairness
+from runner.workloads import Layer, epoch_order
 
-NS_PER_MS = 1_000_000
 WARMUP_STEPS = 3
 
 
@@ -42,23 +43,24 @@ class Stepper(Protocol):
 
 @dataclass(frozen=True)
 class ModeTimes:
-    """Per-step times of one fresh model in one mode."""
+    """A fresh model's first step, and its steady steps (per-step means of windows), in ms."""
 
-    step_ms: list[float]
+    first_ms: float
+    window_ms: list[float]
 
     @property
     def steady_ms(self) -> float:
-        return statistics.median(self.step_ms[1:])
+        return statistics.median(self.window_ms)
 
     @property
     def compile_s(self) -> float:
         """The first step's cost beyond a steady step."""
-        return max(self.step_ms[0] - self.steady_ms, 0.0) / 1000
+        return max(self.first_ms - self.steady_ms, 0.0) / 1000
 
 
-def fixed_batches(stepper: Stepper, data: TrainingData, batch_size: int,
-                  count: int) -> list[tuple[object, object]]:
-    """`count` full batches in the shared epoch order (cycled), prepared for the stepper."""
+def fixed_batches(stepper: Stepper, cell: Cell, count: int) -> list[tuple[object, object]]:
+    """Up to `count` full batches in the shared epoch order, prepared for the stepper."""
+    data, batch_size = cell.data, cell.spec.batch_size
     order = epoch_order(len(data.dataset.y_train), 0, data.workload.seed)
     full = len(order) // batch_size
     batches = []
@@ -68,16 +70,23 @@ def fixed_batches(stepper: Stepper, data: TrainingData, batch_size: int,
     return batches
 
 
-def time_steps(stepper: Stepper, layers: list[Layer], batches: list, steps: int) -> ModeTimes:
-    """Reset to `layers` and time `steps` steps (the first includes tracing/compilation)."""
+def first_step_ms(stepper: Stepper, layers: list[Layer], batches: list) -> float:
+    """Reset to `layers` and time the first step alone (tracing/compilation included)."""
     stepper.reset(layers)
-    times = []
-    for index in range(steps):
-        x, y = batches[index % len(batches)]
-        start = clock_ns()
-        stepper.step(x, y)
-        times.append((clock_ns() - start) / NS_PER_MS)
-    return ModeTimes(times)
+    start = clock_ns()
+    stepper.step(*batches[0])
+    return (clock_ns() - start) / NS_PER_MS
+
+
+def time_mode(cell: Cell, name: str, stepper: Stepper, layers: list[Layer],
+              batches: list) -> ModeTimes:
+    """A fresh model's first step, then calibrated windows of steady steps."""
+    first = first_step_ms(stepper, layers, batches)
+    cycle = itertools.cycle(batches[1:] or batches)
+    per_step_s = cell.sampler.per_call_s(name, lambda: stepper.step(*next(cycle)),
+                                         cell.adapter.sync,
+                                         int(cell.spec.params.get("step_samples", 5)))
+    return ModeTimes(first, [v * 1000 for v in per_step_s])
 
 
 def break_even_steps(mode: ModeTimes, eager: ModeTimes) -> int | None:
@@ -89,41 +98,41 @@ def break_even_steps(mode: ModeTimes, eager: ModeTimes) -> int | None:
     return max(1, math.ceil(extra_ms / gain_ms))  # compile + n*steady <= eager's
 
 
-def measure_execution_mode(spec: CellSpec, stepper: Stepper, eager: Stepper | None,
-                           data: TrainingData, fairness: Fairness) -> CellOutcome:
-    """Per repeat: the eager baseline (for compiled modes), then the cell's mode."""
-    steps = int(spec.params.get("steps", 30))
-    layers = initial_layers(data.workload, data.dataset)
+def measure_execution_mode(cell: Cell, stepper: Stepper, eager: Stepper | None,
+                           fairness: Fairness) -> CellOutcome:
+    """The eager baseline (for compiled modes), the cell's mode cold, then warm."""
+    layers = cell.data.initial_layers()
+    count = int(cell.spec.params.get("batches", 16))
+    batches = fixed_batches(stepper, cell, count)
+    eager_batches = batches if eager is None else fixed_batches(eager, cell, count)
     baseline = eager or stepper
-    batches = fixed_batches(stepper, data, spec.batch_size, steps)
-    eager_batches = batches if eager is None else fixed_batches(eager, data, spec.batch_size,
-                                                                steps)
-    time_steps(baseline, layers, eager_batches, WARMUP_STEPS)  # process-level first use
+    baseline.reset(layers)
+    for index in range(WARMUP_STEPS):  # process-level first use of this model's ops
+        baseline.step(*eager_batches[index % len(eager_batches)])
+    reference = time_mode(cell, "eager_step_time", eager, layers, eager_batches) if eager \
+        else None
+    files_before = cell.adapter.compile_cache_files()
+    times = time_mode(cell, "step_time", stepper, layers, batches)
+    files_after = cell.adapter.compile_cache_files()
+    warm_s = max(first_step_ms(stepper, layers, batches) - times.steady_ms, 0.0) / 1000
+    observations = [cell.observe("step_time", times.first_ms, 0)]
+    observations += [cell.observe("step_time", v, i + 1) for i, v in enumerate(times.window_ms)]
+    observations += [cell.observe("steady_step_time", times.steady_ms),
+                     cell.observe("compile_time_cold", times.compile_s),
+                     cell.observe("compile_time_warm", warm_s)]
+    if reference is not None:
+        observations.append(cell.observe("eager_step_time", reference.steady_ms))
+        even = break_even_steps(times, reference)
+        if even is not None:
+            observations.append(cell.observe("break_even_steps", float(even)))
+    cache = {"files_before_cold_compile": files_before, "files_after_cold_compile": files_after}
+    return cell.outcome(observations, fairness, details={"compile_cache": cache})
 
-    def one_repeat(repeat: int) -> list[Observation]:
-        reference = time_steps(eager, layers, eager_batches, steps) if eager else None
-        times = time_steps(stepper, layers, batches, steps)
-        observations = [Observation("step_time", v, repeat, i)
-                        for i, v in enumerate(times.step_ms)]
-        observations += [Observation("steady_step_time", times.steady_ms, repeat),
-                         Observation("compile_time", times.compile_s, repeat)]
-        if reference is not None:
-            observations.append(Observation("eager_step_time", reference.steady_ms, repeat))
-            even = break_even_steps(times, reference)
-            if even is not None:
-                observations.append(Observation("break_even_steps", float(even), repeat))
-        return observations
 
-    observations, details = budgeted_repeats(spec, one_repeat)
-    return CellOutcome(CellStatus.OK, observations, fairness, details=details)
-
-
-def execution_fairness(spec: CellSpec, data: TrainingData, *, timer_includes: str,
-                       compile_mode: str, eager_mode: str, data_pipeline: str,
-                       settings: dict[str, str]) -> Fairness:
+def execution_fairness(cell: Cell, *, timer_includes: str, compile_mode: str,
+                       eager_mode: str, data_pipeline: str) -> Fairness:
     """The manifest every execution-mode cell carries."""
-    workload = data.workload
-    steps = int(spec.params.get("steps", 30))
+    spec, workload = cell.spec, cell.data.workload
     return Fairness(
         timer_includes=timer_includes,
         precision_policy="fp32 weights and activations",
@@ -131,14 +140,16 @@ def execution_fairness(spec: CellSpec, data: TrainingData, *, timer_includes: st
         data_pipeline=data_pipeline,
         threads=spec.threads,
         batch_size=spec.batch_size,
-        notes=(f"per repeat a fresh model from the same transferred weights runs {steps} "
-               f"training steps (SGD lr={workload.learning_rate} momentum={workload.momentum}) "
-               f"on full batches in the shared order; step 0 includes tracing/compilation, "
-               f"steady = median of steps 1..; compile_time = step 0 minus steady; the eager "
-               f"baseline ({eager_mode}) runs the same steps in the same process first; "
-               f"break-even = ceil((compile_time - eager compile_time) / (eager steady - "
+        notes=(f"a fresh model from the same transferred weights trains with SGD "
+               f"(lr={workload.learning_rate} momentum={workload.momentum}) on full batches "
+               f"in the shared order; step 0 (timed alone) includes tracing/compilation; "
+               f"steady = median per-step time of calibrated windows of steps; "
+               f"compile_time_cold = step 0 minus steady, in a process whose compiler caches "
+               f"start empty; compile_time_warm = the same for a second fresh model compiled "
+               f"in the same process afterwards (caches kept); the eager baseline "
+               f"({eager_mode}) runs in the same process first; break-even = "
+               f"ceil((compile_time_cold - eager compile_time_cold) / (eager steady - "
                f"steady)), present only when this mode is faster; {WARMUP_STEPS} untimed eager "
-               f"steps on a throwaway model absorb process-level first-use costs"
-               + budget_note(spec)),
-        settings=settings,
+               f"steps absorb process-level first-use costs"),
+        settings=cell.settings,
     )

@@ -5,13 +5,12 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
+from runner.adapters.tensorflow import TfAdapter, TfTrainer
 from runner.experiments.execution_mode.protocol import execution_fairness, measure_execution_mode
-from runner.experiments.training.protocol import training_data
-from runner.experiments.training.tensorflow import TfTrainer
-from runner.framework_setup import configure_tensorflow
-from runner.outcome import CellOutcome, skipped
+from runner.harness import open_cell
+from runner.outcome import CellOutcome
 from runner.spec import CellSpec
-from runner.workloads import Layer
+from runner.workloads import Layer, Workload
 
 COMPILE_MODES = {
     "eager": "eager (the train step runs op by op)",
@@ -23,14 +22,13 @@ COMPILE_MODES = {
 class TfStepper(TfTrainer):
     """The training model and its GradientTape SGD step, wrapped as the mode says."""
 
-    def __init__(self, spec: CellSpec, learning_rate: float, momentum: float,
-                 input_shape: tuple[int, ...], mode: str) -> None:
-        super().__init__(spec, learning_rate, momentum, input_shape)
+    def __init__(self, adapter: TfAdapter, workload: Workload, input_shape: tuple[int, ...],
+                 mode: str) -> None:
+        super().__init__(adapter, workload, input_shape)
         self.mode = mode
 
     def prepare(self, x: np.ndarray, y: np.ndarray) -> tuple[tf.Tensor, tf.Tensor]:
-        with tf.device(self.device):
-            return tf.identity(tf.constant(x)), tf.identity(tf.constant(y))
+        return self.adapter.to_device(x), self.adapter.to_device(y)
 
     def reset(self, layers: list[Layer]) -> None:
         super().reset(layers)
@@ -46,22 +44,17 @@ class TfStepper(TfTrainer):
 
 
 def run(spec: CellSpec) -> CellOutcome:
-    settings = configure_tensorflow(spec)
-    if spec.device == "cuda" and not tf.config.list_physical_devices("GPU"):
-        return skipped("TensorFlow sees no GPU (this TensorFlow build or machine has no CUDA)")
-    data = training_data(spec)
-    workload, shape = data.workload, data.x_train.shape[1:]
-    stepper = TfStepper(spec, workload.learning_rate, workload.momentum, shape, spec.mode)
-    eager = None if spec.mode == "eager" else TfStepper(
-        spec, workload.learning_rate, workload.momentum, shape, "eager")
+    cell = open_cell(spec)
+    workload, shape = cell.data.workload, cell.data.input_shape
+    stepper = TfStepper(cell.adapter, workload, shape, spec.mode)
+    eager = None if spec.mode == "eager" else TfStepper(cell.adapter, workload, shape, "eager")
     fairness = execution_fairness(
-        spec, data,
+        cell,
         timer_includes="one train step (GradientTape forward/backward and the momentum-SGD "
                        "variable updates) on batch tensors already on the device, and "
                        ".numpy() of the loss (a device sync)",
         compile_mode=COMPILE_MODES[spec.mode],
         eager_mode=COMPILE_MODES["eager"],
         data_pipeline="batches converted to device tensors before timing",
-        settings=settings,
     )
-    return measure_execution_mode(spec, stepper, eager, data, fairness)
+    return measure_execution_mode(cell, stepper, eager, fairness)

@@ -67,6 +67,6 @@ EXPERIMENT = Experiment(
     question="Which export formats work in each framework, do the artifacts compute the same "
              "function, and how fast do they run in their own runtimes?",
     metrics=("export_time", "artifact_size", "artifact_load_time", "artifact_max_abs_diff",
-             "artifact_latency", "artifact_throughput"),
+             "artifact_latency", "artifact_throughput", "import_footprint"),
     plan=plan,
 )

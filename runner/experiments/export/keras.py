@@ -3,22 +3,18 @@ backend KERAS_BACKEND names, each artifact loaded back into its own runtime."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 
 from runner.experiments.export.protocol import (ExportPath, export_fairness, measure_export,
-                                                unsupported)
+                                                missing_package)
 from runner.experiments.export.runtimes import (Predict, litert_predict, litert_runtime_name,
                                                 onnxruntime_predict, saved_model_predict,
                                                 torch_program_predict)
-from runner.experiments.training.keras import build_model
-from runner.experiments.training.protocol import training_data
-from runner.framework_setup import configure_keras
+from runner.harness import open_cell
 from runner.outcome import CellOutcome
 from runner.spec import CellSpec
-from runner.workloads import initial_layers
 
 #: (backend, format) -> the optional package Keras' exporter imports for it.
 NEEDS = {
@@ -65,12 +61,11 @@ def openvino_predict(path: Path, threads: int) -> Predict:
 
 def run(spec: CellSpec) -> CellOutcome:
     needed = NEEDS.get((spec.backend, spec.export_format))
-    if needed and importlib.util.find_spec(needed) is None:
-        return unsupported(f"Keras' {spec.export_format} export on {spec.backend} needs the "
-                           f"{needed} package, which is not installed")
-    settings = configure_keras(spec)
-    data = training_data(spec)
-    model = build_model(initial_layers(data.workload, data.dataset), data.x_test.shape[1:])
+    if needed:
+        missing_package(needed, f"Keras' {spec.export_format} export on {spec.backend}")
+    cell = open_cell(spec)
+    data = cell.data
+    model = cell.adapter.build_model(data.workload, data.initial_layers(), data.input_shape)
     name, runtime = ARTIFACTS[spec.export_format]
     if spec.export_format == "litert":
         runtime = litert_runtime_name()
@@ -81,13 +76,13 @@ def run(spec: CellSpec) -> CellOutcome:
 
     path = ExportPath(f"{runtime}, {spec.threads} thread(s)", export,
                       loader(spec.export_format, spec.threads))
-    fairness = export_fairness(spec, path.runtime,
+    fairness = export_fairness(cell, path.runtime,
                                f"Keras model.export(format={spec.export_format!r}) on "
-                               f"{spec.backend}", settings)
+                               f"{spec.backend}")
 
     def eager(x: np.ndarray) -> np.ndarray:
         import keras
 
         return keras.ops.convert_to_numpy(model(x, training=False))
 
-    return measure_export(spec, data, eager, path, fairness)
+    return measure_export(cell, eager, path, fairness)

@@ -2,12 +2,14 @@
 
 A framework supplies an `ExportPath` (how to write the artifact, how to load it back into
 its own runtime) and the eager model's outputs. This module owns the temp directory, the
-clock, the parity check and the runtime timing, and turns any failure into a recorded
-"fails: <error>" result instead of stopping the run.
+clock, the parity check and the runtime timing (calibrated windows, runner.harness.sampling),
+and turns any failure into a recorded "fails: <error>" result instead of stopping the run.
+Each worker process is one repeat.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import statistics
 import tempfile
 from collections.abc import Callable
@@ -18,17 +20,17 @@ import numpy as np
 
 from dlbench.schema import CellStatus
 from runner.experiments.export.runtimes import Predict, artifact_size_mib
-from runner.experiments.training.protocol import TrainingData
+from runner.harness import Cell, CellSkipped
+from runner.harness.data import CellData
 from runner.measure import NS_PER_S, clock_ns
 from runner.outcome import CellOutcome, Fairness, Observation
-from runner.spec import CellSpec
 
 #: Largest |artifact - eager| accepted on float32 logits of order 1: runtimes may reorder
 #: and fuse float32 sums (observed differences are around 1e-6), nothing more.
 PARITY_TOLERANCE = 1e-4
-LATENCY_CALLS = 30
 WARMUP_CALLS = 3
-THROUGHPUT_PASSES = 3
+#: Calibrated windows per timing (each at least the sampling policy's minimum window).
+WINDOWS = 3
 
 
 @dataclass(frozen=True)
@@ -47,11 +49,18 @@ def unsupported(reason: str, fairness: Fairness | None = None,
                        reason=f"fails: {reason}".splitlines()[0][:500])
 
 
+def missing_package(package: str, needed_by: str) -> None:
+    """Skip the cell (CellSkipped) when the optional `package` a path needs is not installed:
+    the path is not tried here, which is not the framework's failure."""
+    if importlib.util.find_spec(package) is None:
+        raise CellSkipped(f"optional package not installed: {package} ({needed_by} needs it)")
+
+
 def _error(stage: str, error: BaseException) -> str:
     return f"{stage}: {type(error).__name__}: {error}"
 
 
-def eval_inputs(data: TrainingData, batch_size: int) -> np.ndarray:
+def eval_inputs(data: CellData, batch_size: int) -> np.ndarray:
     """The test inputs cut to whole batches, so every call has batch 1 or `batch_size`."""
     x = data.x_test
     return np.ascontiguousarray(x[: len(x) // batch_size * batch_size])
@@ -62,10 +71,11 @@ def in_batches(predict: Predict, x: np.ndarray, batch_size: int) -> np.ndarray:
                            for i in range(0, len(x), batch_size)])
 
 
-def measure_export(spec: CellSpec, data: TrainingData, eager: Predict, path: ExportPath,
+def measure_export(cell: Cell, eager: Predict, path: ExportPath,
                    fairness: Fairness) -> CellOutcome:
     """Export, load back, check parity against the eager model, time the runtime."""
-    x = eval_inputs(data, spec.batch_size)
+    spec = cell.spec
+    x = eval_inputs(cell.data, spec.batch_size)
     expected = in_batches(eager, x, spec.batch_size)
     with tempfile.TemporaryDirectory(prefix="dlbench-export-") as scratch:
         stage = "export"
@@ -80,51 +90,46 @@ def measure_export(spec: CellSpec, data: TrainingData, eager: Predict, path: Exp
             load_s = (clock_ns() - start) / NS_PER_S
             stage = "running the artifact"
             diff = float(np.max(np.abs(in_batches(predict, x, spec.batch_size) - expected)))
-            observations = [Observation("export_time", export_s, 0),
-                            Observation("artifact_size", size, 0),
-                            Observation("artifact_load_time", load_s, 0),
-                            Observation("artifact_max_abs_diff", diff, 0)]
-            for repeat in range(spec.repeats):
-                observations += _timings(predict, x, spec.batch_size, repeat)
+            observations = [cell.observe("export_time", export_s),
+                            cell.observe("artifact_size", size),
+                            cell.observe("artifact_load_time", load_s),
+                            cell.observe("artifact_max_abs_diff", diff)]
+            observations += _timings(cell, predict, x)
         except Exception as error:  # noqa: BLE001 - a failing path is a result
             return unsupported(_error(stage, error), fairness)
     if not diff <= PARITY_TOLERANCE:
         return unsupported(f"outputs differ from the eager model by {diff:.3g} > tolerance "
                            f"{PARITY_TOLERANCE:g}", fairness, observations)
-    return CellOutcome(CellStatus.OK, observations, fairness,
-                       details={"parity_tolerance": PARITY_TOLERANCE, "runtime": path.runtime,
-                                "parity_samples": len(x)})
+    return cell.outcome(observations, fairness,
+                        details={"parity_tolerance": PARITY_TOLERANCE, "runtime": path.runtime,
+                                 "parity_samples": len(x)})
 
 
-def _timings(predict: Predict, x: np.ndarray, batch_size: int,
-             repeat: int) -> list[Observation]:
+def _timings(cell: Cell, predict: Predict, x: np.ndarray) -> list[Observation]:
+    """Batch-1 latency and whole-pass throughput, each over calibrated windows."""
+    batch_size = cell.spec.batch_size
     one = x[:1]
     for _ in range(WARMUP_CALLS):
         predict(one)
-    latencies = []
-    for _ in range(LATENCY_CALLS):
-        start = clock_ns()
-        predict(one)
-        latencies.append((clock_ns() - start) / 1e6)
     in_batches(predict, x, batch_size)  # warm the batch shape
-    passes = []
-    for _ in range(THROUGHPUT_PASSES):
-        start = clock_ns()
-        in_batches(predict, x, batch_size)
-        passes.append((clock_ns() - start) / NS_PER_S)
-    return [Observation("artifact_latency", statistics.median(latencies), repeat),
-            Observation("artifact_throughput", len(x) / statistics.median(passes), repeat)]
+    sampler, no_sync = cell.sampler, lambda: None  # outputs are NumPy: already synchronised
+    call_s = sampler.per_call_s("artifact_latency", lambda: predict(one), no_sync, WINDOWS)
+    pass_s = sampler.per_call_s("artifact_throughput",
+                                lambda: in_batches(predict, x, batch_size), no_sync, WINDOWS)
+    return [cell.observe("artifact_latency", statistics.median(call_s) * 1000),
+            cell.observe("artifact_throughput", len(x) / statistics.median(pass_s))]
 
 
-def export_fairness(spec: CellSpec, runtime: str, exporter: str,
-                    settings: dict[str, str]) -> Fairness:
+def export_fairness(cell: Cell, runtime: str, exporter: str) -> Fairness:
     """The manifest every export cell carries."""
+    spec = cell.spec
     return Fairness(
         timer_includes=(f"export: writing the artifact with {exporter}; load: reading it "
                         f"back into {runtime}; latency: one batch-1 call returning NumPy "
-                        f"(median of {LATENCY_CALLS} after {WARMUP_CALLS} warm-up calls); "
-                        f"throughput: median of {THROUGHPUT_PASSES} passes over the test inputs in "
-                        f"batches of {spec.batch_size} after a warm-up pass"),
+                        f"(median of {WINDOWS} calibrated windows after {WARMUP_CALLS} "
+                        f"warm-up calls); throughput: median of {WINDOWS} calibrated windows "
+                        f"of passes over the test inputs in batches of {spec.batch_size} "
+                        f"after a warm-up pass"),
         precision_policy="fp32 weights, activations and artifact",
         compile_mode=f"{spec.export_format} artifact run by {runtime}",
         data_pipeline="NumPy float32 test inputs of the workload, cut to whole batches",
@@ -135,5 +140,5 @@ def export_fairness(spec: CellSpec, runtime: str, exporter: str,
                f"{PARITY_TOLERANCE:g}; a path that fails to export, load or run, or exceeds "
                f"the tolerance, is recorded as 'fails: <first error line>'. Artifacts are "
                f"written to a temporary directory and measured on the CPU."),
-        settings=settings,
+        settings=cell.settings,
     )

@@ -8,15 +8,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from runner.adapters.pytorch import to_tensor
 from runner.experiments.export.protocol import ExportPath, export_fairness, measure_export
 from runner.experiments.export.runtimes import (Predict, onnxruntime_predict,
                                                 torch_program_predict)
-from runner.experiments.training.protocol import training_data
-from runner.experiments.training.pytorch import build_model, to_tensor
-from runner.framework_setup import configure_torch
+from runner.harness import open_cell
 from runner.outcome import CellOutcome
 from runner.spec import CellSpec
-from runner.workloads import initial_layers
 
 
 def eager_predict(model: torch.nn.Module) -> Predict:
@@ -64,10 +62,11 @@ def export_paths(model: torch.nn.Module, example: torch.Tensor, threads: int) ->
 
 
 def run(spec: CellSpec) -> CellOutcome:
-    settings = configure_torch(spec)
-    data = training_data(spec)
-    model = build_model(initial_layers(data.workload, data.dataset)).eval()
-    example = to_tensor(data.x_test[: spec.batch_size], torch.device("cpu"))
+    cell = open_cell(spec)
+    data = cell.data
+    model = cell.adapter.build_model(data.workload, data.initial_layers(), data.input_shape)
+    model.eval()
+    example = cell.adapter.to_device(data.x_test[: spec.batch_size])
     path = export_paths(model, example, spec.threads)[spec.export_format]
-    fairness = export_fairness(spec, path.runtime, f"PyTorch {spec.export_format}", settings)
-    return measure_export(spec, data, eager_predict(model), path, fairness)
+    fairness = export_fairness(cell, path.runtime, f"PyTorch {spec.export_format}")
+    return measure_export(cell, eager_predict(model), path, fairness)

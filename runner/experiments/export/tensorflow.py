@@ -3,22 +3,19 @@ through tf2onnx, each loaded back into its own runtime."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import tensorflow as tf
 
+from runner.adapters.tensorflow import TfModel
 from runner.experiments.export.protocol import (ExportPath, export_fairness, measure_export,
-                                                unsupported)
+                                                missing_package)
 from runner.experiments.export.runtimes import (litert_predict, litert_runtime_name,
                                                 onnxruntime_predict, saved_model_predict)
-from runner.experiments.training.protocol import training_data
-from runner.experiments.training.tensorflow import TfModel
-from runner.framework_setup import configure_tensorflow
+from runner.harness import open_cell
 from runner.outcome import CellOutcome
 from runner.spec import CellSpec
-from runner.workloads import initial_layers
 
 
 def servable(model: TfModel, input_shape: tuple[int, ...]) -> tf.Module:
@@ -62,17 +59,17 @@ def export_paths(module: tf.Module, threads: int) -> dict[str, ExportPath]:
 
 
 def run(spec: CellSpec) -> CellOutcome:
-    if spec.export_format == "onnx-tf2onnx" and importlib.util.find_spec("tf2onnx") is None:
-        return unsupported("needs the tf2onnx package, which is not installed")
-    settings = configure_tensorflow(spec)
-    data = training_data(spec)
+    if spec.export_format == "onnx-tf2onnx":
+        missing_package("tf2onnx", "TensorFlow's ONNX export")
+    cell = open_cell(spec)
+    data = cell.data
     with tf.device("/CPU:0"):
-        model = TfModel(initial_layers(data.workload, data.dataset))
-    module = servable(model, data.x_test.shape[1:])
+        model = cell.adapter.build_model(data.workload, data.initial_layers(), data.input_shape)
+    module = servable(model, data.input_shape)
     path = export_paths(module, spec.threads)[spec.export_format]
-    fairness = export_fairness(spec, path.runtime, f"TensorFlow {spec.export_format}", settings)
+    fairness = export_fairness(cell, path.runtime, f"TensorFlow {spec.export_format}")
 
     def eager(x: np.ndarray) -> np.ndarray:
         return model(tf.constant(x)).numpy()
 
-    return measure_export(spec, data, eager, path, fairness)
+    return measure_export(cell, eager, path, fairness)

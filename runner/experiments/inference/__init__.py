@@ -12,18 +12,18 @@ MODES: dict[str, tuple[str, ...]] = {
     "keras": ("call", "predict"),
 }
 
-#: Per suite: workloads, repeats, and the calls one repeat makes.
+#: Per suite: workloads, repeats (worker processes), and the calls one process makes.
 GRID: dict[str, dict] = {
     "quick": {"workloads": ["mlp-digits"], "repeats": 3,
               "params": {"warmup_calls": 10, "latency_calls": 200, "throughput_batch": 512,
-                         "throughput_calls": 10, "time_budget_s": 4}},
+                         "throughput_samples": 3}},
     "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "repeats": 5,
                  "params": {"warmup_calls": 50, "latency_calls": 500, "throughput_batch": 1024,
-                            "throughput_calls": 20},
-                 "cpu": {"workloads": ["mlp-digits", "cnn-digits"], "params": {"time_budget_s": 8}}},
+                            "throughput_samples": 5},
+                 "cpu": {"workloads": ["mlp-digits", "cnn-digits"]}},
     "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "repeats": 10,
              "params": {"warmup_calls": 100, "latency_calls": 1000, "throughput_batch": 4096,
-                        "throughput_calls": 50}},
+                        "throughput_samples": 10}},
 }
 
 
@@ -49,6 +49,6 @@ EXPERIMENT = Experiment(
     question="Which framework predicts fastest, per sample and in bulk, on its plain and its "
              "fast path?",
     metrics=("latency_p50", "latency_p90", "latency_p99", "inference_latency",
-             "inference_throughput", "first_call_time"),
+             "inference_throughput", "first_call_time", "import_footprint"),
     plan=plan,
 )

@@ -5,12 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from runner.experiments.inference.protocol import inference_fairness, measure_inference
-from runner.experiments.training.keras import build_model
-from runner.experiments.training.protocol import training_data
-from runner.framework_setup import configure_keras
-from runner.outcome import CellOutcome, skipped
+from runner.harness import open_cell
+from runner.outcome import CellOutcome
 from runner.spec import CellSpec
-from runner.workloads import initial_layers
 
 
 class KerasCallPredictor:
@@ -42,14 +39,9 @@ class KerasPredictPredictor:
 
 
 def run(spec: CellSpec) -> CellOutcome:
-    settings = configure_keras(spec)
-    from runner.accelerator_memory import missing_accelerator
-
-    reason = missing_accelerator(spec)
-    if reason:
-        return skipped(reason)
-    data = training_data(spec)
-    model = build_model(initial_layers(data.workload, data.dataset), data.x_test.shape[1:])
+    cell = open_cell(spec)
+    data = cell.data
+    model = cell.adapter.build_model(data.workload, data.initial_layers(), data.input_shape)
     if spec.mode == "predict":
         predictor = KerasPredictPredictor(model)
         timer = ("one model.predict(x, batch_size=len(x)) call on a NumPy array (Keras' data "
@@ -62,6 +54,6 @@ def run(spec: CellSpec) -> CellOutcome:
                  "keras.ops.convert_to_numpy of the output")
         compile_mode = f"direct call, no compilation (eager {spec.backend})"
         pipeline = "inputs converted to backend tensors before timing"
-    fairness = inference_fairness(spec, timer_includes=timer, compile_mode=compile_mode,
-                                  data_pipeline=pipeline, settings=settings)
-    return measure_inference(spec, predictor, data, fairness)
+    fairness = inference_fairness(cell, timer_includes=timer, compile_mode=compile_mode,
+                                  data_pipeline=pipeline)
+    return measure_inference(cell, predictor, fairness)

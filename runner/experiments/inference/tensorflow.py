@@ -5,27 +5,24 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
+from runner.adapters.tensorflow import TfAdapter, TfModel
 from runner.experiments.inference.protocol import inference_fairness, measure_inference
-from runner.experiments.training.protocol import training_data
-from runner.experiments.training.tensorflow import TfModel
-from runner.framework_setup import configure_tensorflow
-from runner.outcome import CellOutcome, skipped
+from runner.harness import open_cell
+from runner.outcome import CellOutcome
 from runner.spec import CellSpec
-from runner.workloads import initial_layers
 
 
 class TfPredictor:
     """The workload's model; `graph` traces its call once with tf.function (any batch size)."""
 
-    def __init__(self, model: TfModel, device: str, input_shape: tuple[int, ...],
+    def __init__(self, adapter: TfAdapter, model: TfModel, input_shape: tuple[int, ...],
                  graph: bool) -> None:
-        self.device = device
+        self.adapter, self.device = adapter, adapter.device
         signature = [tf.TensorSpec([None, *input_shape], tf.float32)]
         self.forward = tf.function(model.__call__, input_signature=signature) if graph else model
 
     def prepare(self, x: np.ndarray) -> tf.Tensor:
-        with tf.device(self.device):
-            return tf.identity(tf.constant(x))
+        return self.adapter.to_device(x)
 
     def predict(self, prepared: tf.Tensor) -> np.ndarray:
         with tf.device(self.device):
@@ -33,22 +30,17 @@ class TfPredictor:
 
 
 def run(spec: CellSpec) -> CellOutcome:
-    settings = configure_tensorflow(spec)
-    if spec.device == "cuda" and not tf.config.list_physical_devices("GPU"):
-        return skipped("TensorFlow sees no GPU (this TensorFlow build or machine has no CUDA)")
-    data = training_data(spec)
-    device = "/GPU:0" if spec.device == "cuda" else "/CPU:0"
+    cell = open_cell(spec)
+    data = cell.data
     graph = spec.mode == "tf.function"
-    with tf.device(device):
-        model = TfModel(initial_layers(data.workload, data.dataset))
-    predictor = TfPredictor(model, device, data.x_test.shape[1:], graph)
+    model = cell.adapter.build_model(data.workload, data.initial_layers(), data.input_shape)
     fairness = inference_fairness(
-        spec,
+        cell,
         timer_includes="one model call on an input tensor already on the device, and "
                        ".numpy() of the output",
         compile_mode="tf.function graph, input signature with any batch size (no XLA)"
                      if graph else "eager",
         data_pipeline="inputs converted to device tensors before timing",
-        settings=settings,
     )
-    return measure_inference(spec, predictor, data, fairness)
+    predictor = TfPredictor(cell.adapter, model, data.input_shape, graph)
+    return measure_inference(cell, predictor, fairness)

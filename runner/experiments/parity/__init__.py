@@ -36,6 +36,6 @@ EXPERIMENT = Experiment(
     question="Do the frameworks compute the same function from the same weights, before and "
              "after one optimizer step?",
     metrics=("parity_forward_max_abs", "parity_forward_max_rel", "parity_step_max_abs",
-             "parity_step_max_rel", "parity_tolerance", "parity_pass"),
+             "parity_step_max_rel", "parity_tolerance", "parity_pass", "import_footprint"),
     plan=plan,
 )

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from runner.adapters.keras import KerasTrainer
 from runner.experiments.parity.protocol import (FrameworkResult, parity_case, parity_fairness,
                                                 parity_outcome)
-from runner.experiments.training.keras import KerasTrainer
-from runner.framework_setup import configure_keras
-from runner.outcome import CellOutcome, skipped
+from runner.harness import open_cell
+from runner.outcome import CellOutcome
 from runner.spec import CellSpec
 from runner.workloads import Layer
 
@@ -22,25 +22,16 @@ def canonical_layers(model) -> list[Layer]:
 
 
 def run(spec: CellSpec) -> CellOutcome:
-    settings = configure_keras(spec)
-    from runner.accelerator_memory import missing_accelerator
-
-    reason = missing_accelerator(spec)
-    if reason:
-        return skipped(reason)
+    cell = open_cell(spec)
     import keras
 
-    case = parity_case(spec)
-    workload = case.data.workload
-    trainer = KerasTrainer(spec, workload.learning_rate, workload.momentum,
-                           case.x_step.shape[1:])
+    case = parity_case(cell)
+    trainer = KerasTrainer(cell.adapter, cell.data.workload, cell.data.input_shape)
     trainer.reset(case.framework_layers)
     logits = keras.ops.convert_to_numpy(trainer.model(case.x_forward, training=False))
     before = canonical_layers(trainer.model)
     trainer.train_epoch(case.x_step, case.y_step)  # one batch: exactly one SGD step
     result = FrameworkResult(logits, before, canonical_layers(trainer.model))
     fairness = parity_fairness(
-        spec, compile_mode=f"Keras defaults on {spec.backend}: run_eagerly="
-                           f"{trainer.model.run_eagerly}, jit_compile={trainer.model.jit_compile}",
-        settings=settings)
-    return parity_outcome(spec, case, result, fairness)
+        cell, compile_mode=f"Keras defaults on {spec.backend}: {trainer.describe()}")
+    return parity_outcome(cell, case, result, fairness)

@@ -12,12 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dlbench.schema import CellStatus
 from runner.experiments.parity import reference
-from runner.experiments.training.protocol import TrainingData, training_data
-from runner.outcome import CellOutcome, Fairness, Observation
-from runner.spec import CellSpec
-from runner.workloads import Layer, get_workload, initial_layers
+from runner.harness import Cell
+from runner.harness.data import CellData
+from runner.outcome import CellOutcome, Fairness
+from runner.workloads import Layer, get_workload
 
 #: Fixed inputs for the forward comparison: the first test samples.
 FORWARD_INPUTS = 32
@@ -33,7 +32,7 @@ FAULTS = ("swap-first-kernel-outputs",)
 class ParityCase:
     """Weights, fixed inputs and the step batch one parity cell uses."""
 
-    data: TrainingData
+    data: CellData
     layers: list[Layer]  # the true initial weights (the reference uses these)
     framework_layers: list[Layer]  # what the framework receives (a fault only in a test)
     x_forward: np.ndarray
@@ -61,12 +60,12 @@ def inject_fault(layers: list[Layer], fault: str) -> list[Layer]:
     return [Layer(layers[0].kind, kernel, layers[0].bias), *layers[1:]]
 
 
-def parity_case(spec: CellSpec) -> ParityCase:
+def parity_case(cell: Cell) -> ParityCase:
     """The cell's weights, forward inputs and one step batch of spec.batch_size samples."""
-    data = training_data(spec)
-    layers = initial_layers(data.workload, data.dataset)
-    faulty = inject_fault(layers, spec.params.get("fault", ""))
-    step = slice(0, spec.batch_size)
+    data = cell.data
+    layers = data.initial_layers()
+    faulty = inject_fault(layers, cell.spec.params.get("fault", ""))
+    step = slice(0, cell.spec.batch_size)
     return ParityCase(data, layers, faulty, data.x_test[:FORWARD_INPUTS], data.x_train[step],
                       data.dataset.y_train[step])
 
@@ -93,7 +92,7 @@ def sampled_updates(updates: list[Layer]) -> list[float]:
     return [float(v) for v in _flat(parts)]
 
 
-def parity_outcome(spec: CellSpec, case: ParityCase, result: FrameworkResult,
+def parity_outcome(cell: Cell, case: ParityCase, result: FrameworkResult,
                    fairness: Fairness) -> CellOutcome:
     """Compare the framework's logits and first-step update with the float64 reference."""
     workload = case.data.workload
@@ -109,21 +108,22 @@ def parity_outcome(spec: CellSpec, case: ParityCase, result: FrameworkResult,
         _flat([p for layer in expected_updates for p in (layer.kernel, layer.bias)]))
     passed = forward_rel <= TOLERANCE and step_rel <= TOLERANCE
     observations = [
-        Observation("parity_forward_max_abs", forward_abs, 0),
-        Observation("parity_forward_max_rel", forward_rel, 0),
-        Observation("parity_step_max_abs", step_abs, 0),
-        Observation("parity_step_max_rel", step_rel, 0),
-        Observation("parity_tolerance", TOLERANCE, 0),
-        Observation("parity_pass", float(passed), 0),
+        cell.observe("parity_forward_max_abs", forward_abs),
+        cell.observe("parity_forward_max_rel", forward_rel),
+        cell.observe("parity_step_max_abs", step_abs),
+        cell.observe("parity_step_max_rel", step_rel),
+        cell.observe("parity_tolerance", TOLERANCE),
+        cell.observe("parity_pass", float(passed)),
     ]
     details = {"tolerance": TOLERANCE, "reference_pass": passed,
                "logits": np.asarray(result.logits, np.float64).round(9).tolist(),
                "updates": sampled_updates(updates)}
-    return CellOutcome(CellStatus.OK, observations, fairness, details=details)
+    return cell.outcome(observations, fairness, details)
 
 
-def parity_fairness(spec: CellSpec, *, compile_mode: str, settings: dict[str, str]) -> Fairness:
+def parity_fairness(cell: Cell, *, compile_mode: str) -> Fairness:
     """The manifest every parity cell carries."""
+    spec, settings = cell.spec, cell.settings
     workload = get_workload(spec.workload)
     fault = spec.params.get("fault", "")
     return Fairness(

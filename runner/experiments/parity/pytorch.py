@@ -6,11 +6,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from runner.adapters.pytorch import TorchTrainer
 from runner.experiments.parity.protocol import (FrameworkResult, parity_case, parity_fairness,
                                                 parity_outcome)
-from runner.experiments.training.pytorch import TorchTrainer, to_tensor
-from runner.framework_setup import configure_torch
-from runner.outcome import CellOutcome, skipped
+from runner.harness import open_cell
+from runner.outcome import CellOutcome
 from runner.spec import CellSpec
 from runner.workloads import Layer
 
@@ -29,18 +29,14 @@ def canonical_layers(model: nn.Module) -> list[Layer]:
 
 
 def run(spec: CellSpec) -> CellOutcome:
-    settings = configure_torch(spec)
-    if spec.device == "cuda" and not torch.cuda.is_available():
-        return skipped("PyTorch sees no CUDA device")
-    case = parity_case(spec)
-    workload = case.data.workload
-    trainer = TorchTrainer(spec, workload.learning_rate, workload.momentum)
+    cell = open_cell(spec)
+    case = parity_case(cell)
+    trainer = TorchTrainer(cell.adapter, cell.data.workload, cell.data.input_shape)
     trainer.reset(case.framework_layers)
     trainer.model.eval()
     with torch.inference_mode():
-        logits = trainer.model(to_tensor(case.x_forward, trainer.device)).cpu().numpy()
+        logits = trainer.model(cell.adapter.to_device(case.x_forward)).cpu().numpy()
     before = canonical_layers(trainer.model)
     trainer.train_epoch(case.x_step, case.y_step)  # one batch: exactly one SGD step
     result = FrameworkResult(np.asarray(logits), before, canonical_layers(trainer.model))
-    fairness = parity_fairness(spec, compile_mode="eager", settings=settings)
-    return parity_outcome(spec, case, result, fairness)
+    return parity_outcome(cell, case, result, parity_fairness(cell, compile_mode="eager"))

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from runner.adapters.tensorflow import TfTrainer
 from runner.experiments.parity.protocol import (FrameworkResult, parity_case, parity_fairness,
                                                 parity_outcome)
-from runner.experiments.training.tensorflow import TfTrainer
-from runner.framework_setup import configure_tensorflow
-from runner.outcome import CellOutcome, skipped
+from runner.harness import open_cell
+from runner.outcome import CellOutcome
 from runner.spec import CellSpec
 from runner.workloads import Layer
 
@@ -21,19 +21,15 @@ def canonical_layers(trainer: TfTrainer) -> list[Layer]:
 
 
 def run(spec: CellSpec) -> CellOutcome:
-    settings = configure_tensorflow(spec)
-    if spec.device == "cuda" and not tf.config.list_physical_devices("GPU"):
-        return skipped("TensorFlow sees no GPU (this TensorFlow build or machine has no CUDA)")
-    case = parity_case(spec)
-    workload = case.data.workload
-    trainer = TfTrainer(spec, workload.learning_rate, workload.momentum,
-                        case.x_step.shape[1:])
+    cell = open_cell(spec)
+    case = parity_case(cell)
+    trainer = TfTrainer(cell.adapter, cell.data.workload, cell.data.input_shape)
     trainer.reset(case.framework_layers)
     with tf.device(trainer.device):
         logits = trainer.model(tf.constant(case.x_forward)).numpy()
     before = canonical_layers(trainer)
     trainer.train_epoch(case.x_step, case.y_step)  # one batch: exactly one SGD step
     result = FrameworkResult(logits, before, canonical_layers(trainer))
-    fairness = parity_fairness(spec, compile_mode="tf.function train step (no XLA); eager "
-                               "forward pass", settings=settings)
-    return parity_outcome(spec, case, result, fairness)
+    fairness = parity_fairness(cell, compile_mode="tf.function train step (no XLA); eager "
+                               "forward pass")
+    return parity_outcome(cell, case, result, fairness)

@@ -8,21 +8,22 @@ from runner.spec import CellSpec
 
 PRECISIONS = ("fp32", "bf16", "fp16")
 
-#: Per suite: workloads with epochs, repeats, and the inference calls per repeat. The quick
-#: suite is tiny: half precision matmuls on a CPU without native support are very slow.
+#: Per suite: workloads with epochs, repeats (worker processes), and the inference calls
+#: per process. The quick suite is tiny: half precision matmuls on a CPU without native
+#: support are very slow.
 GRID: dict[str, dict] = {
     "quick": {"workloads": ["mlp-digits"], "epochs": 2, "repeats": 3,
               "params": {"warmup_calls": 5, "latency_calls": 50, "throughput_batch": 256,
-                         "throughput_calls": 10, "time_budget_s": 4, "train_samples": 640}},
+                         "throughput_samples": 3, "train_samples": 640}},
     "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "epochs": 5,
                  "repeats": 5,
                  "params": {"warmup_calls": 20, "latency_calls": 200, "throughput_batch": 1024,
-                            "throughput_calls": 20},
-                 "cpu": {"workloads": ["mlp-digits", "cnn-digits"], "params": {"time_budget_s": 8}}},
+                            "throughput_samples": 5},
+                 "cpu": {"workloads": ["mlp-digits", "cnn-digits"]}},
     "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "epochs": 10,
              "repeats": 10, "data_size": "large",
              "params": {"warmup_calls": 50, "latency_calls": 500, "throughput_batch": 4096,
-                        "throughput_calls": 50}},
+                        "throughput_samples": 10}},
 }
 
 
@@ -56,6 +57,7 @@ EXPERIMENT = Experiment(
              "what does it cost in accuracy, and does each framework support it?",
     metrics=("steady_epoch_time", "first_epoch_time", "train_throughput", "peak_memory",
              "test_accuracy", "accuracy_change_vs_fp32", "output_deviation_vs_fp32",
-             "inference_throughput", "latency_p50", "latency_p90", "latency_p99"),
+             "inference_throughput", "latency_p50", "latency_p90", "latency_p99",
+             "import_footprint"),
     plan=plan,
 )

@@ -8,13 +8,12 @@ from dataclasses import replace
 import numpy as np
 
 from dlbench.schema import CellStatus
+from runner.adapters.keras import KerasAdapter, KerasTrainer
 from runner.experiments.precision.protocol import measure_precision, precision_fairness
-from runner.experiments.training.keras import KerasTrainer
-from runner.experiments.training.protocol import training_data
-from runner.framework_setup import configure_keras
-from runner.outcome import CellOutcome, skipped
+from runner.harness import Cell, open_cell
+from runner.outcome import CellOutcome
 from runner.spec import CellSpec
-from runner.workloads import Layer
+from runner.workloads import Layer, Workload
 
 POLICIES = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
 
@@ -22,9 +21,9 @@ POLICIES = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"
 class PolicyTrainer(KerasTrainer):
     """The training model built and compiled under a Keras dtype policy."""
 
-    def __init__(self, spec: CellSpec, learning_rate: float, momentum: float,
-                 input_shape: tuple[int, ...], precision: str) -> None:
-        super().__init__(spec, learning_rate, momentum, input_shape)
+    def __init__(self, adapter: KerasAdapter, workload: Workload, input_shape: tuple[int, ...],
+                 precision: str) -> None:
+        super().__init__(adapter, workload, input_shape)
         self.policy = POLICIES[precision]
 
     def reset(self, layers: list[Layer]) -> None:
@@ -40,9 +39,7 @@ class PolicyTrainer(KerasTrainer):
         return self.predict(self.prepare(x))
 
     def prepare(self, x: np.ndarray) -> object:
-        import keras
-
-        return keras.ops.convert_to_tensor(x)
+        return self.adapter.to_device(x)
 
     def predict(self, prepared: object) -> np.ndarray:
         import keras
@@ -52,20 +49,13 @@ class PolicyTrainer(KerasTrainer):
 
 
 def run(spec: CellSpec) -> CellOutcome:
-    settings = configure_keras(spec)
-    from runner.accelerator_memory import missing_accelerator
-
-    reason = missing_accelerator(spec)
-    if reason:
-        return skipped(reason)
-    data = training_data(spec)
-    workload, shape = data.workload, data.x_train.shape[1:]
+    cell = open_cell(spec)
 
     def make(precision: str) -> PolicyTrainer:
-        return PolicyTrainer(spec, workload.learning_rate, workload.momentum, shape, precision)
+        return PolicyTrainer(cell.adapter, cell.data.workload, cell.data.input_shape, precision)
 
     fairness = precision_fairness(
-        spec, data,
+        cell,
         policy=f"Keras dtype policy {POLICIES[spec.precision]} (float32 variables)"
                + ("; compile() wraps SGD in a LossScaleOptimizer" if spec.precision == "fp16"
                   else ""),
@@ -73,19 +63,16 @@ def run(spec: CellSpec) -> CellOutcome:
                        "epoch's arrays in the shared order",
         compile_mode=f"Keras defaults on {spec.backend} (fit); inference by direct model "
                      f"calls on backend tensors",
-        settings=settings,
     )
-    outcome = measure_precision(spec, make, data, fairness, refusals=_refusals(spec.backend))
+    outcome = measure_precision(cell, make, fairness, refusals=_refusals(spec.backend))
     if outcome.status is not CellStatus.OK:
         return outcome
-    return replace(outcome, details=outcome.details | policy_facts(make(spec.precision), data))
+    return replace(outcome, details=outcome.details | policy_facts(make(spec.precision), cell))
 
 
-def policy_facts(trainer: PolicyTrainer, data) -> dict:
+def policy_facts(trainer: PolicyTrainer, cell: Cell) -> dict:
     """What Keras made of the policy: compute/variable dtypes and the optimizer it used."""
-    from runner.workloads import initial_layers
-
-    trainer.reset(initial_layers(data.workload, data.dataset))
+    trainer.reset(cell.data.initial_layers())
     model = trainer.model
     return {"keras_compute_dtype": model.layers[0].compute_dtype,
             "keras_variable_dtype": model.layers[0].variable_dtype,

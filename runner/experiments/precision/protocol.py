@@ -2,8 +2,9 @@
 fp16-mixed, compared with fp32 from the same weights in the same framework.
 
 A framework supplies `make(precision)`, a trainer in that precision that can also predict
-(see `PrecisionTrainer`); this module owns the order of work, the clock, the fp32
-baseline, the refusal probe and the metrics, so every framework is judged alike.
+(see `PrecisionTrainer`); this module owns the order of work, the fp32 baseline, the
+refusal probe and the metrics, and the harness the clock, so every framework is judged
+alike. Each worker process is one repeat.
 """
 
 from __future__ import annotations
@@ -15,25 +16,25 @@ from typing import Protocol
 import numpy as np
 
 from dlbench.schema import CellStatus
-from runner.experiments.inference.protocol import (InferencePlan, Predictor, budget_note,
-                                                   budgeted_repeats, latency_summary,
-                                                   latencies_ms, throughput)
-from runner.experiments.training.protocol import Trainer, TrainingData, one_training
-from runner.outcome import CellOutcome, Fairness, Observation
-from runner.spec import CellSpec
-from runner.workloads import Layer, epoch_order, initial_layers
+from runner.harness import Cell
+from runner.harness.data import CellData
+from runner.harness.inference import (InferencePlan, Predictor, latencies_ms, latency_summary,
+                                      throughput)
+from runner.harness.training import Trainer, train_once
+from runner.outcome import CellOutcome, Fairness
+from runner.workloads import Layer, epoch_order
 
 PRECISIONS = ("fp32", "bf16", "fp16")
 
 
 class PrecisionTrainer(Trainer, Predictor, Protocol):
-    """A training.protocol Trainer and inference.protocol Predictor in one precision."""
+    """A harness Trainer and Predictor in one precision."""
 
     def logits(self, x: np.ndarray) -> np.ndarray:
         """Forward pass in this precision, as float32 NumPy."""
 
 
-def limited(data: TrainingData, train_samples: int | None) -> TrainingData:
+def limited(data: CellData, train_samples: int | None) -> CellData:
     """`data` with only its first `train_samples` training samples (all when None)."""
     if not train_samples:
         return data
@@ -42,7 +43,7 @@ def limited(data: TrainingData, train_samples: int | None) -> TrainingData:
     return replace(data, dataset=dataset, x_train=data.x_train[:train_samples])
 
 
-def probe(trainer: PrecisionTrainer, data: TrainingData, layers: list[Layer],
+def probe(trainer: PrecisionTrainer, data: CellData, layers: list[Layer],
           batch_size: int, refusals: tuple[type[BaseException], ...]) -> str:
     """'' when one forward pass and one training step run; else the framework's refusal."""
     try:
@@ -55,11 +56,11 @@ def probe(trainer: PrecisionTrainer, data: TrainingData, layers: list[Layer],
     return ""
 
 
-def fp32_baseline(make: Callable[[str], PrecisionTrainer], data: TrainingData,
-                  layers: list[Layer], epochs: int) -> tuple[np.ndarray, float]:
+def fp32_baseline(make: Callable[[str], PrecisionTrainer], data: CellData,
+                  epochs: int) -> tuple[np.ndarray, float]:
     """fp32 logits on the test inputs from the initial weights, and fp32 final accuracy."""
     trainer = make("fp32")
-    trainer.reset(layers)
+    trainer.reset(data.initial_layers())
     logits = trainer.logits(data.x_test)
     for epoch in range(epochs):
         order = epoch_order(len(data.dataset.y_train), epoch, data.workload.seed)
@@ -67,47 +68,39 @@ def fp32_baseline(make: Callable[[str], PrecisionTrainer], data: TrainingData,
     return logits, trainer.accuracy(data.x_test, data.dataset.y_test)
 
 
-def measure_precision(spec: CellSpec, make: Callable[[str], PrecisionTrainer],
-                      data: TrainingData, fairness: Fairness,
+def measure_precision(cell: Cell, make: Callable[[str], PrecisionTrainer], fairness: Fairness,
                       refusals: tuple[type[BaseException], ...]) -> CellOutcome:
-    """Probe; per repeat, training and inference in the cell's precision; then the fp32
-    baseline (fp32 cells: their first repeat) for output deviation and accuracy change."""
+    """Probe; training and inference in the cell's precision; then the fp32 baseline
+    (fp32 cells: themselves) for output deviation and accuracy change."""
+    spec = cell.spec
     epochs = int(spec.params["epochs"])
-    data = limited(data, spec.params.get("train_samples"))
-    layers = initial_layers(data.workload, data.dataset)
+    data = limited(cell.data, spec.params.get("train_samples"))
     trainer = make(spec.precision)
-    refusal = probe(trainer, data, layers, spec.batch_size, refusals)
+    refusal = probe(trainer, data, data.initial_layers(), spec.batch_size, refusals)
     if refusal:
         return CellOutcome(CellStatus.UNSUPPORTED, fairness=fairness, reason=refusal)
+    trainer.reset(data.initial_layers())
+    logits = trainer.logits(data.x_test)
+    observations = train_once(cell, trainer, epochs, data)
+    accuracy = next(o.value for o in observations if o.metric == "test_accuracy")
     plan = InferencePlan.of(spec)
-    results: list[tuple[np.ndarray, float]] = []
-
-    def one_repeat(repeat: int) -> list[Observation]:
-        trainer.reset(layers)
-        logits = trainer.logits(data.x_test)
-        trained = one_training(trainer, data, layers, epochs, repeat)
-        results.append((logits, next(o.value for o in trained if o.metric == "test_accuracy")))
-        return trained + [
-            Observation("inference_throughput", throughput(trainer, data.x_test, plan), repeat),
-        ] + [o for o in latency_summary(latencies_ms(trainer, data.x_test, plan), repeat)
-             if o.step is None]
-
-    observations, details = budgeted_repeats(spec, one_repeat)
+    observations.append(cell.observe("inference_throughput",
+                                     throughput(cell, trainer, data.x_test, plan)))
+    observations += latency_summary(cell, latencies_ms(cell, trainer, data.x_test, plan),
+                                    keep_calls=False)
     # the fp32 baseline runs last, so it cannot inflate this cell's peak memory
-    base_logits, base_accuracy = (results[0] if spec.precision == "fp32"
-                                  else fp32_baseline(make, data, layers, epochs))
-    for repeat, (logits, accuracy) in enumerate(results):
-        observations += [
-            Observation("output_deviation_vs_fp32",
-                        float(np.max(np.abs(logits - base_logits))), repeat),
-            Observation("accuracy_change_vs_fp32", accuracy - base_accuracy, repeat)]
-    return CellOutcome(CellStatus.OK, observations, fairness, details=details)
+    base_logits, base_accuracy = ((logits, accuracy) if spec.precision == "fp32"
+                                  else fp32_baseline(make, data, epochs))
+    observations += [
+        cell.observe("output_deviation_vs_fp32", np.max(np.abs(logits - base_logits))),
+        cell.observe("accuracy_change_vs_fp32", accuracy - base_accuracy)]
+    return cell.outcome(observations, fairness)
 
 
-def precision_fairness(spec: CellSpec, data: TrainingData, *, policy: str, timer_includes: str,
-                       compile_mode: str, settings: dict[str, str]) -> Fairness:
+def precision_fairness(cell: Cell, *, policy: str, timer_includes: str,
+                       compile_mode: str) -> Fairness:
     """The manifest every precision cell carries."""
-    workload, plan = data.workload, InferencePlan.of(spec)
+    spec, workload, plan = cell.spec, cell.data.workload, InferencePlan.of(cell.spec)
     return Fairness(
         timer_includes=timer_includes,
         precision_policy=policy,
@@ -118,14 +111,12 @@ def precision_fairness(spec: CellSpec, data: TrainingData, *, policy: str, timer
         notes=(f"same transferred initial weights; a probe (one forward pass, one training "
                f"step) decides whether the framework accepts the precision here; an fp32 "
                f"baseline from the same weights, run in the same process after the timed "
-               f"repeats, gives the output "
-               f"deviation (logits on the test inputs before training) and the accuracy "
-               f"change after {spec.params['epochs']} epochs on "
+               f"work, gives the output deviation (logits on the test inputs before "
+               f"training) and the accuracy change after {spec.params['epochs']} epochs on "
                f"{spec.params.get('train_samples') or 'all'} training samples "
-               f"(SGD lr={workload.learning_rate} "
-               f"momentum={workload.momentum}); inference in the same precision: "
-               f"{plan.latency_calls} batch-1 calls, {plan.throughput_calls} calls at batch "
-               f"{plan.throughput_batch}; peak memory over the training epochs"
-               + budget_note(spec)),
-        settings=settings,
+               f"(SGD lr={workload.learning_rate} momentum={workload.momentum}); inference "
+               f"in the same precision: {plan.latency_calls} batch-1 calls, "
+               f"{plan.throughput_samples} calibrated windows at batch "
+               f"{plan.throughput_batch}; peak memory over building and training the model"),
+        settings=cell.settings,
     )

@@ -5,13 +5,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from runner.adapters.pytorch import TorchAdapter, TorchTrainer
 from runner.experiments.precision.protocol import measure_precision, precision_fairness
-from runner.experiments.training.protocol import training_data
-from runner.experiments.training.pytorch import TorchTrainer, to_tensor
-from runner.framework_setup import configure_torch
-from runner.outcome import CellOutcome, skipped
+from runner.harness import open_cell
+from runner.outcome import CellOutcome
 from runner.spec import CellSpec
-from runner.workloads import Layer
+from runner.workloads import Layer, Workload
 
 DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
 
@@ -19,9 +18,9 @@ DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
 class AmpTrainer(TorchTrainer):
     """The training loop under torch.autocast; fp16 scales the loss with a GradScaler."""
 
-    def __init__(self, spec: CellSpec, learning_rate: float, momentum: float,
+    def __init__(self, adapter: TorchAdapter, workload: Workload, input_shape: tuple[int, ...],
                  precision: str) -> None:
-        super().__init__(spec, learning_rate, momentum)
+        super().__init__(adapter, workload, input_shape)
         self.dtype = DTYPES[precision]
 
     def autocast(self) -> torch.autocast:
@@ -35,7 +34,7 @@ class AmpTrainer(TorchTrainer):
 
     def train_epoch(self, x: np.ndarray, y: np.ndarray) -> float:
         self.model.train()
-        inputs, labels = to_tensor(x, self.device), torch.from_numpy(y).to(self.device)
+        inputs, labels = self.adapter.to_device(x), torch.from_numpy(y).to(self.device)
         total = torch.zeros((), device=self.device)
         for start in range(0, len(labels), self.batch_size):
             batch_y = labels[start:start + self.batch_size]
@@ -52,14 +51,14 @@ class AmpTrainer(TorchTrainer):
     def logits(self, x: np.ndarray) -> np.ndarray:
         self.model.eval()
         with self.autocast():
-            return self.model(to_tensor(x, self.device)).float().cpu().numpy()
+            return self.model(self.adapter.to_device(x)).float().cpu().numpy()
 
     def accuracy(self, x: np.ndarray, y: np.ndarray) -> float:
         return float((self.logits(x).argmax(axis=1) == y).mean())
 
     def prepare(self, x: np.ndarray) -> torch.Tensor:
         self.model.eval()
-        return to_tensor(x, self.device)
+        return self.adapter.to_device(x)
 
     @torch.inference_mode()
     def predict(self, prepared: torch.Tensor) -> np.ndarray:
@@ -68,14 +67,10 @@ class AmpTrainer(TorchTrainer):
 
 
 def run(spec: CellSpec) -> CellOutcome:
-    settings = configure_torch(spec)
-    if spec.device == "cuda" and not torch.cuda.is_available():
-        return skipped("PyTorch sees no CUDA device")
-    data = training_data(spec)
-    workload = data.workload
+    cell = open_cell(spec)
     dtype = DTYPES[spec.precision]
     fairness = precision_fairness(
-        spec, data,
+        cell,
         policy="fp32" if dtype is None else
                f"torch.autocast(dtype={dtype}) over float32 parameters"
                + (", torch.amp.GradScaler (dynamic loss scaling)" if spec.precision == "fp16"
@@ -83,9 +78,8 @@ def run(spec: CellSpec) -> CellOutcome:
         timer_includes="per epoch: tensors to the device, every autocast forward, backward "
                        "and (scaled) SGD step, reading the epoch loss (a device sync)",
         compile_mode="eager",
-        settings=settings,
     )
     return measure_precision(
-        spec, lambda precision: AmpTrainer(spec, workload.learning_rate, workload.momentum,
-                                           precision),
-        data, fairness, refusals=(RuntimeError, NotImplementedError))
+        cell, lambda precision: AmpTrainer(cell.adapter, cell.data.workload,
+                                           cell.data.input_shape, precision),
+        fairness, refusals=(RuntimeError, NotImplementedError))

@@ -6,13 +6,12 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
+from runner.adapters.tensorflow import TfAdapter, TfTrainer, mean_cross_entropy
 from runner.experiments.precision.protocol import measure_precision, precision_fairness
-from runner.experiments.training.protocol import training_data
-from runner.experiments.training.tensorflow import TfModel, TfTrainer, mean_cross_entropy
-from runner.framework_setup import configure_tensorflow
-from runner.outcome import CellOutcome, skipped
+from runner.harness import open_cell
+from runner.outcome import CellOutcome
 from runner.spec import CellSpec
-from runner.workloads import Layer
+from runner.workloads import Layer, Workload
 
 DTYPES = {"fp32": tf.float32, "bf16": tf.bfloat16, "fp16": tf.float16}
 INITIAL_LOSS_SCALE = 2.0**15
@@ -22,21 +21,20 @@ class MixedTfTrainer(TfTrainer):
     """The training model computing in `precision`; fp16 scales the loss, skips steps whose
     gradients overflow and halves the scale then."""
 
-    def __init__(self, spec: CellSpec, learning_rate: float, momentum: float,
-                 input_shape: tuple[int, ...], precision: str) -> None:
-        super().__init__(spec, learning_rate, momentum, input_shape)
+    def __init__(self, adapter: TfAdapter, workload: Workload, input_shape: tuple[int, ...],
+                 precision: str) -> None:
+        super().__init__(adapter, workload, input_shape)
         self.dtype = DTYPES[precision]
-        self.input_shape = input_shape
 
     def reset(self, layers: list[Layer]) -> None:
+        self.model = self.adapter.build_model(self.workload, layers, self.input_shape,
+                                              compute_dtype=self.dtype)
         with tf.device(self.device):
-            self.model = TfModel(layers, compute_dtype=self.dtype)
             self.velocities = [tf.Variable(tf.zeros_like(v)) for v in self.model.trainable_variables]
             self.loss_scale = tf.Variable(INITIAL_LOSS_SCALE if self.dtype == tf.float16 else 1.0)
         self.train_step = tf.function(self._train_step, input_signature=self.signature)
         self.forward = tf.function(self.model.__call__, input_signature=self.signature[:1])
-        if self.device.startswith("/GPU"):
-            tf.config.experimental.reset_memory_stats("GPU:0")
+        self.adapter.reset_peak()
 
     def _train_step(self, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
         with tf.GradientTape() as tape:
@@ -62,8 +60,7 @@ class MixedTfTrainer(TfTrainer):
         return float((self.logits(x).argmax(axis=1) == y).mean())
 
     def prepare(self, x: np.ndarray) -> tf.Tensor:
-        with tf.device(self.device):
-            return tf.identity(tf.constant(x))
+        return self.adapter.to_device(x)
 
     def predict(self, prepared: tf.Tensor) -> np.ndarray:
         with tf.device(self.device):
@@ -71,14 +68,10 @@ class MixedTfTrainer(TfTrainer):
 
 
 def run(spec: CellSpec) -> CellOutcome:
-    settings = configure_tensorflow(spec)
-    if spec.device == "cuda" and not tf.config.list_physical_devices("GPU"):
-        return skipped("TensorFlow sees no GPU (this TensorFlow build or machine has no CUDA)")
-    data = training_data(spec)
-    workload, shape = data.workload, data.x_train.shape[1:]
+    cell = open_cell(spec)
     dtype = DTYPES[spec.precision]
     fairness = precision_fairness(
-        spec, data,
+        cell,
         policy="fp32" if spec.precision == "fp32" else
                f"float32 variables cast to {dtype.name} for the computation, float32 logits "
                f"and loss" + (f"; dynamic loss scale from {INITIAL_LOSS_SCALE:g}, halved and "
@@ -87,10 +80,9 @@ def run(spec: CellSpec) -> CellOutcome:
         timer_includes="per epoch: tensors to the device, every tf.function train step "
                        "(traced on the first call), reading the epoch loss (a device sync)",
         compile_mode="tf.function graph (no XLA) for training and inference",
-        settings=settings,
     )
     return measure_precision(
-        spec, lambda precision: MixedTfTrainer(spec, workload.learning_rate, workload.momentum,
-                                               shape, precision),
-        data, fairness, refusals=(tf.errors.NotFoundError, tf.errors.InvalidArgumentError,
-                                  tf.errors.UnimplementedError, TypeError))
+        cell, lambda precision: MixedTfTrainer(cell.adapter, cell.data.workload,
+                                               cell.data.input_shape, precision),
+        fairness, refusals=(tf.errors.NotFoundError, tf.errors.InvalidArgumentError,
+                            tf.errors.UnimplementedError, TypeError))

@@ -5,13 +5,13 @@ from __future__ import annotations
 from runner.experiments import Experiment, PlanRequest, suite_grid
 from runner.spec import CellSpec
 
-#: Per suite: workloads with their epoch counts, and repeats per cell.
+#: Per suite: workloads with their epoch counts, and repeats (worker processes) per cell.
 GRID: dict[str, dict] = {
-    "quick": {"epochs": {"mlp-digits": 10, "cnn-digits": 8}, "repeats": 3, "max_repeats": 3},
+    "quick": {"epochs": {"mlp-digits": 10, "cnn-digits": 8}, "repeats": 3},
     "standard": {"epochs": {"mlp-digits": 20, "cnn-digits": 15, "cnn-synthetic": 4},
-                 "repeats": 5, "max_repeats": 10, "cpu": {"max_repeats": 6}},
+                 "repeats": 5},
     "full": {"epochs": {"mlp-digits": 30, "cnn-digits": 20, "cnn-synthetic": 8},
-             "repeats": 10, "max_repeats": 30, "data_size": "large"},
+             "repeats": 10, "data_size": "large"},
 }
 DEFAULT_EPOCHS = 10
 
@@ -25,9 +25,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     cells = []
     for name in names:
         workload = get_workload(name)
-        params = {"epochs": grid["epochs"].get(name, DEFAULT_EPOCHS),
-                  "max_repeats": request.repeats or grid["max_repeats"],
-                  "target_ci": 0.05}
+        params = {"epochs": grid["epochs"].get(name, DEFAULT_EPOCHS)}
         if workload.dataset == "synthetic-images" and "data_size" in grid:
             params["data_size"] = grid["data_size"]
         for framework in request.frameworks:
@@ -46,6 +44,6 @@ EXPERIMENT = Experiment(
     name="training",
     question="Which framework trains the same model fastest, and do they reach the same accuracy?",
     metrics=("first_epoch_time", "steady_epoch_time", "train_throughput", "time_to_target",
-             "test_accuracy", "epoch_loss", "epoch_time", "peak_memory"),
+             "test_accuracy", "epoch_loss", "epoch_time", "peak_memory", "import_footprint"),
     plan=plan,
 )

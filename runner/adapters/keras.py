@@ -1,0 +1,187 @@
+"""The Keras 3 adapter, on whichever backend KERAS_BACKEND names: configuration (the
+backend's framework first), Sequential models from canonical weights, devices, memory, and
+the compile/fit trainer every Keras experiment file builds on."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from runner.adapters import Adapter
+from runner.spec import CellSpec
+from runner.workloads import Layer, Workload
+
+
+def backend_adapter(spec: CellSpec) -> Adapter | None:
+    """The adapter of the framework under Keras (TensorFlow, PyTorch), or None for JAX,
+    which this module handles itself."""
+    if spec.backend == "tensorflow":
+        from runner.adapters.tensorflow import TfAdapter
+
+        return TfAdapter(spec)
+    if spec.backend == "torch":
+        from runner.adapters.pytorch import TorchAdapter
+
+        return TorchAdapter(spec)
+    return None
+
+
+def configure_jax(spec: CellSpec) -> dict[str, str]:
+    """Matmul precision and no persistent compilation cache for JAX; returns the settings."""
+    import jax
+
+    jax.config.update("jax_default_matmul_precision", "float32")
+    jax.config.update("jax_enable_compilation_cache", False)  # every compile is cold
+    return {"jax.version": jax.__version__, "jax.default_matmul_precision": "float32",
+            "jax.compilation_cache": "off (no persistent cache)",
+            "jax.threads": f"capped by CPU affinity to {spec.threads} cores"}
+
+
+def sequential_model(layers: list[Layer], input_shape: tuple[int, ...]):
+    """A Sequential model holding exactly `layers` (Keras' layouts are the canonical ones)."""
+    import keras
+
+    model = keras.Sequential([keras.Input(shape=input_shape)])
+    for index, layer in enumerate(layers):
+        if layer.kind == "conv":
+            model.add(keras.layers.Conv2D(layer.kernel.shape[3], 3, padding="same",
+                                          activation="relu"))
+            model.add(keras.layers.MaxPooling2D(2))
+        else:
+            if index > 0 and layers[index - 1].kind == "conv":
+                model.add(keras.layers.Flatten())
+            last = index == len(layers) - 1
+            model.add(keras.layers.Dense(layer.kernel.shape[1],
+                                         activation=None if last else "relu"))
+    weighted = [l for l in model.layers if l.weights]
+    for keras_layer, layer in zip(weighted, layers, strict=True):
+        keras_layer.set_weights([layer.kernel, layer.bias])
+    return model
+
+
+def layered_model(workload: Workload, layers: list[Layer], input_shape: tuple[int, ...]):
+    """The builder of the mlp and cnn workloads, whose weights are `layers`."""
+    return sequential_model(layers, input_shape)
+
+
+#: Workload model kind -> builder(workload, layers, input_shape): the same signature in every
+#: adapter. New architectures (runner/models/<framework>.py) plug in here.
+BUILDERS: dict[str, Callable] = {"mlp": layered_model, "cnn": layered_model}
+
+
+def compile_model(model, workload: Workload, **options) -> None:
+    """The optimizer and loss every framework uses, in Keras' own API."""
+    import keras
+
+    model.compile(
+        optimizer=keras.optimizers.SGD(learning_rate=workload.learning_rate,
+                                       momentum=workload.momentum),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        **options,
+    )
+
+
+class KerasAdapter(Adapter):
+    """Keras 3 on the cell's backend and device: devices and memory are the backend's."""
+
+    def __init__(self, spec: CellSpec) -> None:
+        super().__init__(spec)
+        self.backend = backend_adapter(spec)
+
+    def missing_accelerator(self) -> str:
+        if self.backend is not None:
+            return self.backend.missing_accelerator()
+        if self.spec.device != "cuda":
+            return ""
+        import jax
+
+        return "" if jax.default_backend() == "gpu" else "JAX sees no GPU"
+
+    def configure(self) -> dict[str, str]:
+        settings = self.backend.configure() if self.backend else (super().configure()
+                                                                  | configure_jax(self.spec))
+        import keras
+
+        keras.utils.set_random_seed(0)
+        return settings | {"keras.version": keras.__version__,
+                           "keras.backend": keras.backend.backend()}
+
+    def build_model(self, workload: Workload, layers: list[Layer],
+                    input_shape: tuple[int, ...]):
+        return BUILDERS[workload.model](workload, layers, input_shape)
+
+    def to_device(self, x: np.ndarray):
+        import keras
+
+        return keras.ops.convert_to_tensor(x)
+
+    def sync(self) -> None:
+        if self.backend is not None:
+            self.backend.sync()
+        elif self.spec.device == "cuda":
+            import jax
+
+            jax.effects_barrier()
+
+    def warm_up(self) -> None:
+        import keras
+
+        model = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(2)])
+        model.compile(optimizer="sgd", loss="mse")
+        x = np.zeros((2, 4), np.float32)
+        model.fit(x, np.zeros((2, 2), np.float32), verbose=0)
+        model.predict(x, verbose=0)
+        keras.ops.convert_to_numpy(model(keras.ops.convert_to_tensor(x), training=False))
+
+    def reset_peak(self) -> None:
+        if self.backend is not None:
+            self.backend.reset_peak()
+
+    def accelerator_peak_mib(self) -> float | None:
+        if self.backend is not None:
+            return self.backend.accelerator_peak_mib()
+        if self.spec.device != "cuda":
+            return None
+        import jax
+
+        stats = jax.devices()[0].memory_stats() or {}
+        return stats.get("peak_bytes_in_use", 0) / 2**20
+
+    def compile_cache_files(self) -> int | None:
+        """The backend's (TF: XLA persistent cache off by default; JAX: switched off)."""
+        return self.backend.compile_cache_files() if self.backend else None
+
+
+class KerasTrainer:
+    """The workload's Sequential model, compiled with Keras SGD and trained with fit."""
+
+    def __init__(self, adapter: KerasAdapter, workload: Workload,
+                 input_shape: tuple[int, ...], **compile_options) -> None:
+        self.adapter, self.workload, self.input_shape = adapter, workload, input_shape
+        self.batch_size = adapter.spec.batch_size
+        self.compile_options = compile_options
+
+    def reset(self, layers: list[Layer]) -> None:
+        self.model = self.adapter.build_model(self.workload, layers, self.input_shape)
+        compile_model(self.model, self.workload, **self.compile_options)
+        self.adapter.reset_peak()
+
+    def train_epoch(self, x: np.ndarray, y: np.ndarray) -> float:
+        history = self.model.fit(x, y, batch_size=self.batch_size, epochs=1,
+                                 shuffle=False, verbose=0)
+        return float(history.history["loss"][-1])  # fit returns after the device finished
+
+    def accuracy(self, x: np.ndarray, y: np.ndarray) -> float:
+        logits = self.model.predict(x, batch_size=1024, verbose=0)
+        return float((np.argmax(logits, axis=1) == y).mean())
+
+    def peak_memory_mib(self) -> float | None:
+        return self.adapter.accelerator_peak_mib()
+
+    def describe(self) -> str:
+        """What Keras made of the compile options."""
+        return f"run_eagerly={self.model.run_eagerly}, jit_compile={self.model.jit_compile}"
+
+
+ADAPTER = KerasAdapter
