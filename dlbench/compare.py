@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from dlbench.errors import CompareError, ResultsFileError
 from dlbench.metrics import METRICS, Direction, get_metric
 from dlbench.schema import CELL_KEY_COLUMNS
 from dlbench.stats import Outcome, compare_samples
-from dlbench.tables import ResultsFileError, read_json, read_table
+from dlbench.tables import read_json, read_table
 
 RUNS = Path("runs")
 RELEASES = Path("releases")
@@ -38,10 +39,6 @@ COMPARISON_COLUMNS = [
     "n_a", "n_b", "median_a", "median_b", "ratio", "ratio_ci_low", "ratio_ci_high",
     "change_pct", "p_value", "significant", "change", "note",
 ]
-
-
-class CompareError(ValueError):
-    """A side that cannot be found or read, or that is ambiguous."""
 
 
 class Change(enum.Enum):
@@ -276,83 +273,3 @@ def compare(a_name: str, b_name: str, results_dir: Path = Path("results"),
         only_in_a=tuple(sorted(cells_a - cells_b)), only_in_b=tuple(sorted(cells_b - cells_a)),
         status_changes=_status_changes(a, b), environment=environment_differences(a, b),
     )
-
-
-_STYLES = {Change.FASTER: "green", Change.BETTER: "green", Change.SLOWER: "red",
-           Change.WORSE: "red", Change.DIFFERENT: "yellow",
-           Change.NO_SIGNIFICANT_DIFFERENCE: "dim"}
-
-
-def _number(value: float) -> str:
-    return "—" if value is None or math.isnan(value) else f"{value:.4g}"
-
-
-def change_text(row: pd.Series) -> str:
-    """A reader's phrase for one row, e.g. '1.52× slower (CI 1.41–1.60×, p=0.008)'."""
-    change = Change(row["change"])
-    interval = f"{_number(row['ratio_ci_low'])}–{_number(row['ratio_ci_high'])}×"
-    stats = f"ratio {_number(row['ratio'])}× (95% CI {interval}, p={row['p_value']:.2g})"
-    if change is Change.NO_SIGNIFICANT_DIFFERENCE:
-        return f"no significant difference: {stats}"
-    return f"{change.value}: {stats}"
-
-
-def print_report(report: ComparisonReport, console: object | None = None,
-                 significant_only: bool = False) -> None:
-    """Print the comparison as rich tables: metric changes, cell changes, environment."""
-    from rich.console import Console
-    from rich.table import Table
-
-    out = console if console is not None else Console()
-    table = Table(title=f"{report.b} compared with {report.a} (ratio = B / A)")
-    for column in ("cell", "metric", "A median", "B median", "ratio [95% CI]", "p", "change"):
-        table.add_column(column, overflow="fold")
-    shown = report.metrics[report.metrics["significant"].astype(bool)] if significant_only \
-        else report.metrics
-    for _, row in shown.iterrows():
-        change = Change(row["change"])
-        table.add_row(
-            str(row["cell_id"]), f"{row['metric']} ({row['unit']})", _number(row["median_a"]),
-            _number(row["median_b"]),
-            f"{_number(row['ratio'])} [{_number(row['ratio_ci_low'])}, "
-            f"{_number(row['ratio_ci_high'])}]",
-            f"{row['p_value']:.2g}", f"[{_STYLES[change]}]{change.value}[/]",
-        )
-    if len(shown):
-        out.print(table)
-    else:
-        out.print("no significant change" if len(report.metrics) else
-                  f"no cell with per-repeat values is in both {report.a} and {report.b}")
-    counts = ", ".join(f"{report.count(c)} {c.value}" for c in Change if report.count(c))
-    out.print(f"{len(report.metrics)} comparisons: {counts or 'none'}")
-    if len(report.metrics) >= 20:
-        out.print(f"note: each test uses p < 0.05 without correction for multiple comparisons; "
-                  f"even with no real change, about {0.05 * len(report.metrics):.0f} of "
-                  f"{len(report.metrics)} may show as significant by chance")
-    for label, cells in (("only in A", report.only_in_a), ("only in B", report.only_in_b)):
-        if cells:
-            out.print(f"cells {label}: {', '.join(cells)}")
-    for _, row in report.status_changes.iterrows():
-        out.print(f"status of {row['cell_id']}: {row['status_a']} → {row['status_b']}")
-    environment = Table(title="environment differences")
-    for column in ("key", "A", "B"):
-        environment.add_column(column, overflow="fold")
-    for _, row in report.environment.iterrows():
-        environment.add_row(row["key"], row["a"], row["b"])
-    if len(report.environment):
-        out.print(environment)
-    else:
-        out.print("environment: no differences recorded")
-
-
-def compare_command(args: object) -> int:
-    """`dlbench compare A B`: print what got faster or slower, and why it might have."""
-    from dlbench.cli import UsageError
-    from dlbench.metrics import UnknownMetricError
-
-    try:
-        report = compare(args.a, args.b, Path(args.results_dir), args.metric or None)
-    except (CompareError, UnknownMetricError) as error:
-        raise UsageError(str(error)) from None
-    print_report(report, significant_only=args.significant)
-    return 0

@@ -24,7 +24,8 @@ from pathlib import Path
 import pandas as pd
 
 from dlbench.atomic import atomic_write_bytes, atomic_write_json
-from dlbench.tables import ResultsFileError, read_json, read_table, write_table
+from dlbench.errors import ReleaseError, ResultsFileError
+from dlbench.tables import read_json, read_table, write_table
 
 RELEASES = Path("releases")
 RUNS = Path("runs")
@@ -33,10 +34,6 @@ RESULT_IDS = "result_ids.csv"
 RELEASE_NAME = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,39}$")
 RESULT_ID_COLUMNS = ["result_id", "run_id", "cell_id", "metric"]
 TABLES = ("cells", "observations")
-
-
-class ReleaseError(ValueError):
-    """A release that may not be written: bad name, existing name, unknown or no runs."""
 
 
 def release_names(results_dir: Path) -> list[str]:

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from dlbench.atomic import atomic_write_bytes
+from dlbench.errors import ResultsFileError
 from dlbench.metrics import get_metric
 from dlbench.schema import (
     CELL_COLUMNS,
@@ -31,10 +32,6 @@ _META_VERSION = b"dlbench.schema_version"
 
 #: Upgrades from an older schema version to the next one, keyed by the older version.
 MIGRATIONS: dict[int, Callable[[pd.DataFrame, str], pd.DataFrame]] = {}
-
-
-class ResultsFileError(ValueError):
-    """A results file that is corrupt, not ours, or of a schema we cannot read."""
 
 
 def read_json(path: Path) -> dict:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from dlbench.cli import UsageError
+from dlbench.errors import UsageError
 from dlbench.releases import ReleaseError, freeze_release, release_names, run_ids
 from report.build import BuildReport, build_site
 from report.cite import Citation

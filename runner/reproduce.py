@@ -9,7 +9,6 @@ When it falls outside, the report says what differs: the framework code, the env
 
 from __future__ import annotations
 
-import argparse
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -221,18 +220,3 @@ def _reasons(result: Reproduction) -> list[str]:
                 for row in result.environment.itertuples()]
     return ["possible reasons:"] + [f"  - {r}" for r in reasons] if reasons else [
         "no recorded difference explains it (same code and environment)"]
-
-
-def reproduce_command(args: argparse.Namespace) -> int:
-    """`dlbench reproduce RESULT_ID`: exit 0 if reproduced, 1 if not, 2 on bad input."""
-    from dlbench.cli import UsageError
-
-    try:
-        result = reproduce(args.result_id, Path(args.results_dir))
-    except ReproduceError as error:
-        raise UsageError(str(error)) from None
-    for line in explain(result):
-        print(line)
-    return 0 if result.inside else 1
-
-

@@ -14,7 +14,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 from rich.table import Table
 
-from dlbench.cli import UsageError
+from dlbench.errors import UsageError
 from dlbench.tables import ResultsFileError
 from runner.environment import capture_environment
 from runner.execute import PROJECT_ROOT, code_of, execute_cell, status_counts

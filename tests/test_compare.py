@@ -7,7 +7,8 @@ import pytest
 from tests.stats_fixtures import FRAMEWORKS, FakeCell, spec, training_cells, write_run
 
 from dlbench.cli import main
-from dlbench.compare import Change, CompareError, compare, load_side
+from dlbench.compare import Change, compare, load_side
+from dlbench.errors import CompareError
 from dlbench.schema import CellStatus
 
 WORKLOADS = ["mlp-digits", "cnn-digits", "synthetic-images"]
@@ -144,7 +145,7 @@ def test_significant_only_lists_just_the_significant_rows(results):
 
     from rich.console import Console
 
-    from dlbench.compare import print_report
+    from dlbench.cli.compare_output import print_report
 
     report = compare("run-a", "run-slow", results)
     buffer = io.StringIO()

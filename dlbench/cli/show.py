@@ -9,7 +9,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from dlbench.cli import UsageError
+from dlbench.errors import UsageError
 from dlbench.metrics import get_metric
 from dlbench.parity import pair_results
 from dlbench.stats import summarize

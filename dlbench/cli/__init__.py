@@ -1,5 +1,6 @@
 """The `dlbench` command: parse arguments, then call a function that tests can call too.
 
+The CLI is the only top: it alone imports runner/ and report/, and nothing imports it.
 Measuring (runner/) and presenting (report/) are imported only by the subcommand that
 needs them, so `dlbench run` never loads altair and `dlbench build` never loads a framework.
 """
@@ -10,11 +11,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from dlbench.tables import ResultsFileError
-
-
-class UsageError(Exception):
-    """Bad input from the user: reported as one line, exit status 2."""
+from dlbench.errors import ResultsFileError, UsageError
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -24,25 +21,25 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from runner.listing import list_command
+    from dlbench.cli.listing import list_command
 
     return list_command(args)
 
 
 def _results_show(args: argparse.Namespace) -> int:
-    from runner.show import show_command
+    from dlbench.cli.show import show_command
 
     return show_command(args)
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from dlbench.compare import compare_command
+    from dlbench.cli.compare_output import compare_command
 
     return compare_command(args)
 
 
 def _reproduce(args: argparse.Namespace) -> int:
-    from runner.reproduce import reproduce_command
+    from dlbench.cli.reproduce_output import reproduce_command
 
     return reproduce_command(args)
 
