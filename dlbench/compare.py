@@ -17,14 +17,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench.errors import CompareError, ResultsFileError
+from dlbench.errors import CompareError, LayoutError, ResultsFileError
+from dlbench.layout import (
+    LATEST, RunData, is_release, is_run, known_names, load_run, release_dir, release_runs,
+    resolve_run_id, run_dir, run_tables,
+)
 from dlbench.metrics import METRICS, Direction, get_metric
-from dlbench.schema import CELL_KEY_COLUMNS
+from dlbench.schema import CELL_KEY_COLUMNS, system_name
 from dlbench.stats import Outcome, compare_samples
-from dlbench.tables import read_json, read_table
-
-RUNS = Path("runs")
-RELEASES = Path("releases")
+from dlbench.summaries import repeat_values
 
 #: Environment keys that differ on every run and explain nothing.
 VOLATILE_KEY_PARTS = ("captured_at", "started_at", "finished_at", "timestamp", "run_id",
@@ -80,76 +81,42 @@ class ComparisonReport:
         return int((self.metrics["change"] == change.value).sum())
 
 
-def _names(root: Path, marker: str) -> list[str]:
-    if not root.is_dir():
-        return []
-    return sorted(p.name for p in root.iterdir() if (p / marker).is_file())
-
-
-def _unknown(results_dir: Path, name: str) -> CompareError:
-    runs = ", ".join(_names(results_dir / RUNS, "run.json")) or "none"
-    releases = ", ".join(_names(results_dir / RELEASES, "release.json")) or "none"
-    return CompareError(
-        f"unknown run or release {name!r}; runs: {runs}; releases: {releases} "
-        "(or RELEASE@RUN_ID for one machine of a release)"
-    )
-
-
-def _read_run(root: Path) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+def _side_from_runs(label: str, runs: list[RunData]) -> Side:
     try:
-        cells = read_table(root / "cells.parquet", "cells")
-        observations = read_table(root / "observations.parquet", "observations")
+        cells, observations = run_tables(runs)
     except ResultsFileError as error:
         raise CompareError(str(error)) from None
-    env_path = root / "environment.json"
-    environment = read_json(env_path) if env_path.is_file() else {}
-    return cells, observations, environment
-
-
-def _side_from_runs(label: str, roots: list[Path]) -> Side:
-    cells, observations, environments = [], [], {}
-    for root in roots:
-        run_cells, run_observations, environment = _read_run(root)
-        cells.append(run_cells)
-        observations.append(run_observations)
-        environments[root.name] = environment
-    all_cells = pd.concat(cells, ignore_index=True)
-    duplicated = all_cells.loc[all_cells["cell_id"].duplicated(), "cell_id"]
+    duplicated = cells.loc[cells["cell_id"].duplicated(), "cell_id"]
     if len(duplicated):
-        choices = ", ".join(f"{label}@{root.name}" for root in roots)
+        choices = ", ".join(f"{label}@{run.run_id}" for run in runs)
         raise CompareError(
             f"{label!r} holds cell {duplicated.iloc[0]!r} in several runs (machines); "
             f"name one machine: {choices}"
         )
-    return Side(label, tuple(r.name for r in roots), all_cells,
-                pd.concat(observations, ignore_index=True), environments)
+    return Side(label, tuple(run.run_id for run in runs), cells, observations,
+                {run.run_id: run.environment for run in runs})
 
 
 def load_side(name: str, results_dir: Path = Path("results")) -> Side:
-    """Resolve a run ID, a release name or RELEASE@RUN_ID to its tables."""
+    """Resolve a run ID (or `latest`), a release name or RELEASE@RUN_ID to its tables."""
     release, _, run_id = name.partition("@")
-    release_root = results_dir / RELEASES / release
-    if run_id:
-        if not (release_root / "release.json").is_file():
-            raise _unknown(results_dir, release)
-        known = read_json(release_root / "release.json").get("runs", [])
-        if run_id not in known:
-            raise CompareError(
-                f"release {release!r} has no run {run_id!r}; its runs: {', '.join(known)}"
-            )
-        return _side_from_runs(name, [release_root / RUNS / run_id])
-    if (release_root / "release.json").is_file():
-        runs = read_json(release_root / "release.json").get("runs", [])
-        return _side_from_runs(name, [release_root / RUNS / r for r in runs])
-    run_root = results_dir / RUNS / name
-    if name and (run_root / "run.json").is_file():
-        return _side_from_runs(name, [run_root])
-    raise _unknown(results_dir, name)
-
-
-def repeat_values(observations: pd.DataFrame) -> pd.DataFrame:
-    """Per-repeat rows only (no step): the values a comparison uses."""
-    return observations[observations["step"].isna() & observations["value"].notna()]
+    try:
+        if run_id:
+            runs = release_runs(results_dir, release)
+            known = [run.run_id for run in runs]
+            if run_id not in known:
+                raise CompareError(
+                    f"release {release!r} has no run {run_id!r}; its runs: {', '.join(known)}")
+            return _side_from_runs(name, [runs[known.index(run_id)]])
+        if is_release(release_dir(results_dir, name)):
+            return _side_from_runs(name, release_runs(results_dir, name))
+        if name and (name == LATEST or is_run(run_dir(results_dir, name))):
+            return _side_from_runs(name, [load_run(run_dir(results_dir,
+                                                           resolve_run_id(results_dir, name)))])
+    except (LayoutError, ResultsFileError) as error:
+        raise CompareError(str(error)) from None
+    raise CompareError(f"unknown run or release {name!r}; {known_names(results_dir)} "
+                       f"(or {LATEST}, or RELEASE@RUN_ID for one machine of a release)")
 
 
 def change_of(outcome: Outcome, unit: str) -> Change:
@@ -167,7 +134,7 @@ def change_of(outcome: Outcome, unit: str) -> Change:
 def _cell_columns(cells: pd.DataFrame) -> pd.DataFrame:
     keys = cells[[c for c in CELL_KEY_COLUMNS if c != "run_id"]].drop_duplicates("cell_id")
     keys = keys.set_index("cell_id")
-    keys["system"] = [f"keras-{b}" if f == "keras" else str(f)
+    keys["system"] = [system_name(f, b)
                       for f, b in zip(keys["framework"], keys["backend"], strict=True)]
     return keys
 

@@ -20,3 +20,7 @@ class CompareError(ValueError):
 
 class ReleaseError(ValueError):
     """A release that may not be written: bad name, existing name, unknown or no runs."""
+
+
+class LayoutError(ValueError):
+    """A run or release that does not exist under results/, or a directory that is not one."""

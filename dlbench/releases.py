@@ -25,33 +25,14 @@ import pandas as pd
 
 from dlbench.atomic import atomic_write_bytes, atomic_write_json
 from dlbench.errors import ReleaseError, ResultsFileError
+from dlbench.layout import release_dir, release_names, release_run_dir, run_dir, run_ids
 from dlbench.tables import read_json, read_table, write_table
 
-RELEASES = Path("releases")
-RUNS = Path("runs")
 MANIFEST = "MANIFEST.json"
 RESULT_IDS = "result_ids.csv"
 RELEASE_NAME = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,39}$")
 RESULT_ID_COLUMNS = ["result_id", "run_id", "cell_id", "metric"]
 TABLES = ("cells", "observations")
-
-
-def release_names(results_dir: Path) -> list[str]:
-    """Names of the frozen releases under results/, oldest first (by date, then name)."""
-    root = results_dir / RELEASES
-    if not root.is_dir():
-        return []
-    metas = [(read_json(p / "release.json"), p.name) for p in root.iterdir()
-             if (p / "release.json").is_file()]
-    return [name for meta, name in sorted(metas, key=lambda m: (str(m[0].get("date")), m[1]))]
-
-
-def run_ids(results_dir: Path) -> list[str]:
-    """IDs of the runs under results/runs, oldest first (run IDs sort by time)."""
-    root = results_dir / RUNS
-    if not root.is_dir():
-        return []
-    return sorted(p.name for p in root.iterdir() if (p / "run.json").is_file())
 
 
 def scalar_results(observations: pd.DataFrame) -> pd.DataFrame:
@@ -110,7 +91,7 @@ def _check_new(results_dir: Path, name: str, ids: list[str]) -> Path:
         raise ReleaseError(
             f"invalid release name {name!r}; use letters, digits, '.', '_' or '-', e.g. 2026.12"
         )
-    target = results_dir / RELEASES / name
+    target = release_dir(results_dir, name)
     if target.exists():
         raise ReleaseError(
             f"release {name!r} already exists in {target.parent}; a release's data never "
@@ -133,8 +114,8 @@ def freeze_release(
     staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=target.parent))
     try:
         for run_id in ids:
-            shutil.copytree(results_dir / RUNS / run_id, staging / RUNS / run_id)
-        tables = {kind: pd.concat([read_table(staging / RUNS / i / f"{kind}.parquet", kind)
+            shutil.copytree(run_dir(results_dir, run_id), release_run_dir(staging, run_id))
+        tables = {kind: pd.concat([read_table(release_run_dir(staging, i) / f"{kind}.parquet", kind)
                                    for i in ids], ignore_index=True)
                   for kind in TABLES}
         for kind, frame in tables.items():

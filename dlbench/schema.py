@@ -54,6 +54,11 @@ INTEGER_COLUMNS = {"schema_version", "batch_size", "workers", "repeat", "step", 
 FLOAT_COLUMNS = {"value", "wall_time_s"}
 
 
+def system_name(framework: str, backend: str) -> str:
+    """A framework as the command line and cell IDs name it: keras-<backend> for Keras."""
+    return f"keras-{backend}" if framework == "keras" else str(framework)
+
+
 class CellStatus(enum.Enum):
     """How a cell ended."""
 

@@ -22,7 +22,9 @@ from dlbench.compare import diff_environments
 from dlbench.metrics import get_metric
 from dlbench.schema import CellStatus
 from dlbench.stats import Comparison, Summary, compare_samples, summarize
-from dlbench.tables import ResultsFileError, read_json, read_table
+from dlbench.errors import LayoutError, ResultsFileError
+from dlbench.layout import load_run, release_dir, release_names, release_run_dir, run_dir
+from dlbench.releases import RESULT_IDS, read_result_ids
 from runner.spec import CellSpec
 from runner.store import CellRecord, RunStore
 
@@ -64,22 +66,16 @@ class Reproduction:
     environment: pd.DataFrame  # key, a (published), b (here)
 
 
-def _releases(results_dir: Path) -> list[str]:
-    root = results_dir / "releases"
-    return sorted(p.name for p in root.iterdir() if (p / "release.json").is_file()) \
-        if root.is_dir() else []
-
-
 def _lookup(result_id: str, results_dir: Path) -> pd.Series:
     match = RESULT_ID.match(result_id)
-    releases = _releases(results_dir)
+    releases = release_names(results_dir)
     if not match or match["release"] not in releases:
         raise ReproduceError(
             f"unknown result ID {result_id!r}; result IDs look like RELEASE-0001, releases: "
             f"{', '.join(releases) or 'none yet'}")
-    path = results_dir / "releases" / match["release"] / "result_ids.csv"
+    path = release_dir(results_dir, match["release"]) / RESULT_IDS
     try:
-        ids = pd.read_csv(path, dtype=str, keep_default_na=False)
+        ids = read_result_ids(path.parent)
     except (OSError, pd.errors.ParserError) as error:
         raise ReproduceError(f"{path}: cannot read result IDs ({error})") from None
     found = ids[ids["result_id"] == result_id]
@@ -94,12 +90,10 @@ def load_published(result_id: str, results_dir: Path) -> PublishedResult:
     """The published cell behind a result ID, with its recorded configuration and repeats."""
     row = _lookup(result_id, results_dir)
     release = RESULT_ID.match(result_id)["release"]
-    root = results_dir / "releases" / release / "runs" / row["run_id"]
     try:
-        cells = read_table(root / "cells.parquet", "cells")
-        observations = read_table(root / "observations.parquet", "observations")
-        environment = read_json(root / "environment.json")
-    except ResultsFileError as error:
+        run = load_run(release_run_dir(release_dir(results_dir, release), row["run_id"]))
+        cells, observations = run.tables()
+    except (LayoutError, ResultsFileError) as error:
         raise ReproduceError(str(error)) from None
     cell = cells[cells["cell_id"] == row["cell_id"]].iloc[0]
     mine = observations[(observations["cell_id"] == row["cell_id"])
@@ -107,7 +101,7 @@ def load_published(result_id: str, results_dir: Path) -> PublishedResult:
     return PublishedResult(result_id, release, row["run_id"], row["cell_id"], row["metric"],
                            CellSpec.from_json(cell["config_json"]),
                            tuple(float(v) for v in mine["value"]), str(cell["code_sha256"]),
-                           environment)
+                           run.environment)
 
 
 def _store_rerun(results_dir: Path, published: PublishedResult, record: CellRecord,
@@ -116,10 +110,10 @@ def _store_rerun(results_dir: Path, published: PublishedResult, record: CellReco
 
     stamp = datetime.now(timezone.utc)
     run_id, number = f"{stamp:%Y%m%dT%H%M%SZ}-reproduce", 1
-    while (results_dir / "runs" / run_id).exists():
+    while run_dir(results_dir, run_id).exists():
         number += 1
         run_id = f"{stamp:%Y%m%dT%H%M%SZ}-reproduce{number}"
-    store = RunStore(results_dir / "runs" / run_id)
+    store = RunStore(run_dir(results_dir, run_id))
     store.root.mkdir(parents=True)
     store.save_run_info({"run_id": run_id, "started_at": stamp.isoformat(timespec="seconds"),
                          "device": published.spec.device, "status": "complete",

@@ -6,6 +6,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from dlbench.schema import system_name
+
 
 @dataclass(frozen=True)
 class FrameworkId:
@@ -17,9 +19,7 @@ class FrameworkId:
     @property
     def name(self) -> str:
         """The name used on the command line and in cell IDs, e.g. keras-torch."""
-        if self.framework == "keras":
-            return f"keras-{self.backend}"
-        return self.framework
+        return system_name(self.framework, self.backend)
 
 
 @dataclass(frozen=True)
