@@ -103,7 +103,7 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
     """Every file of site_src/ for `source`, by relative path; `results_dir` (where the other
     releases are) adds the comparison page."""
     env = environment(templates_dir)
-    questions = load_questions(templates_dir)
+    questions = load_questions()
     summary = summarize(source)
     cite = Citation(source.name, source.date, site_url)
     common = {"source": source, "cite": cite}

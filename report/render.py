@@ -12,7 +12,6 @@ import altair as alt
 import jinja2
 
 
-
 @dataclass(frozen=True)
 class ChartBlock:
     """A chart as the page embeds it, and its spec for the static SVG."""
