@@ -1,8 +1,11 @@
 """Compare two result sets (runs, releases, or two machines of one release) cell by cell.
 
 A side is named as a run ID (results/runs/<id>/), a release name (results/releases/<name>/),
-or RELEASE@RUN_ID for one machine of a release. Cells are matched by their `cell_id`, which
-is stable across runs. For every metric with per-repeat values (rows without a step) the
+or RELEASE@RUN_ID for one machine of a release (`latest` is the newest run). Cells are
+matched by their `cell_id` and compared only when their configurations are equal (their
+`config_id`, see dlbench.identity): a cell measured with other sizes in B (a quick run
+against a standard one) is listed as not comparable, with the parameters that differ, never
+as faster or slower. For every metric with per-repeat values (rows without a step) the
 repeats of B are compared with those of A: ratio of medians B/A with its bootstrap interval
 and a Mann-Whitney test (see dlbench.stats). B is read as "the new one": "slower" means B
 is slower than A.
@@ -18,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from dlbench.errors import CompareError, LayoutError, ResultsFileError
+from dlbench.identity import config_differences, differences_text
 from dlbench.layout import (
     LATEST, RunData, is_release, is_run, known_names, load_run, release_dir, release_runs,
     resolve_run_id, run_dir, run_tables,
@@ -35,8 +39,11 @@ VOLATILE_KEY_PARTS = ("captured_at", "started_at", "finished_at", "timestamp", "
 IDENTITY_COLUMNS = ["experiment", "workload", "system", "framework", "backend", "precision",
                     "mode", "batch_size", "workers", "export_format", "device"]
 
+NOT_COMPARABLE_COLUMNS = ["cell_id", "experiment", "workload", "system", "config_id_a",
+                          "config_id_b", "parameters", "differences"]
+
 COMPARISON_COLUMNS = [
-    "cell_id", *IDENTITY_COLUMNS, "metric", "unit", "direction",
+    "cell_id", "config_id", *IDENTITY_COLUMNS, "metric", "unit", "direction",
     "n_a", "n_b", "median_a", "median_b", "ratio", "ratio_ci_low", "ratio_ci_high",
     "change_pct", "p_value", "significant", "change", "note",
 ]
@@ -70,7 +77,8 @@ class ComparisonReport:
 
     a: str
     b: str
-    metrics: pd.DataFrame  # COMPARISON_COLUMNS, one row per (cell, metric) in both sides
+    metrics: pd.DataFrame  # COMPARISON_COLUMNS, one row per (cell, metric) alike in both sides
+    not_comparable: pd.DataFrame  # NOT_COMPARABLE_COLUMNS: same cell ID, other configuration
     only_in_a: tuple[str, ...]
     only_in_b: tuple[str, ...]
     status_changes: pd.DataFrame  # cell_id, status_a, status_b
@@ -146,7 +154,8 @@ def _row(keys: pd.Series, cell_id: str, metric: str, a: pd.Series, b: pd.Series)
     unit = registered.unit if registered else ""
     ratio = comparison.ratio
     return {
-        "cell_id": cell_id, **{k: keys[k] for k in IDENTITY_COLUMNS},
+        "cell_id": cell_id, "config_id": keys["config_id"],
+        **{k: keys[k] for k in IDENTITY_COLUMNS},
         "metric": metric, "unit": unit, "direction": direction.value,
         "n_a": comparison.n_b, "n_b": comparison.n_a,
         "median_a": comparison.median_b, "median_b": comparison.median_a,
@@ -158,11 +167,33 @@ def _row(keys: pd.Series, cell_id: str, metric: str, a: pd.Series, b: pd.Series)
     }
 
 
+def match_cells(a: Side, b: Side) -> tuple[list[str], pd.DataFrame]:
+    """Cell IDs in both sides with equal configurations, and those whose configurations differ."""
+    first_a = a.cells.drop_duplicates("cell_id").set_index("cell_id")
+    first_b = b.cells.drop_duplicates("cell_id").set_index("cell_id")
+    alike, rows = [], []
+    for cell_id in sorted(set(first_a.index) & set(first_b.index)):
+        cell_a, cell_b = first_a.loc[cell_id], first_b.loc[cell_id]
+        if cell_a["config_id"] == cell_b["config_id"]:
+            alike.append(cell_id)
+            continue
+        differences = config_differences(cell_a["config_json"], cell_b["config_json"])
+        rows.append({"cell_id": cell_id, "experiment": cell_a["experiment"],
+                     "workload": cell_a["workload"],
+                     "system": system_name(cell_a["framework"], cell_a["backend"]),
+                     "config_id_a": cell_a["config_id"], "config_id_b": cell_b["config_id"],
+                     "parameters": ", ".join(key for key, _, _ in differences),
+                     "differences": differences_text(differences)})
+    return alike, pd.DataFrame(rows, columns=NOT_COMPARABLE_COLUMNS)
+
+
 def compare_metrics(a: Side, b: Side, metrics: list[str] | None = None) -> pd.DataFrame:
-    """One row per (cell, metric) present in both sides, B compared with A."""
+    """One row per (cell, metric) in both sides with equal configurations, B compared with A."""
     for name in metrics or []:
         get_metric(name)
-    values_a, values_b = repeat_values(a.observations), repeat_values(b.observations)
+    alike, _ = match_cells(a, b)
+    values_a, values_b = (repeat_values(side.observations) for side in (a, b))
+    values_a = values_a[values_a["cell_id"].isin(alike)]
     keys = _cell_columns(pd.concat([a.cells, b.cells], ignore_index=True))
     grouped_b = dict(iter(values_b.groupby(["cell_id", "metric"])))
     rows = []
@@ -221,12 +252,11 @@ def environment_differences(a: Side, b: Side) -> pd.DataFrame:
     return diff_environments(list(a.environments.values()), list(b.environments.values()))
 
 
-def _status_changes(a: Side, b: Side) -> pd.DataFrame:
+def _status_changes(a: Side, b: Side, alike: list[str]) -> pd.DataFrame:
     status_a = a.cells.set_index("cell_id")["status"]
     status_b = b.cells.set_index("cell_id")["status"]
-    common = sorted(set(status_a.index) & set(status_b.index))
     rows = [{"cell_id": c, "status_a": status_a[c], "status_b": status_b[c]}
-            for c in common if status_a[c] != status_b[c]]
+            for c in alike if status_a[c] != status_b[c]]
     return pd.DataFrame(rows, columns=["cell_id", "status_a", "status_b"])
 
 
@@ -235,8 +265,10 @@ def compare(a_name: str, b_name: str, results_dir: Path = Path("results"),
     """Load both sides and compare them cell by cell, with environment differences."""
     a, b = load_side(a_name, results_dir), load_side(b_name, results_dir)
     cells_a, cells_b = set(a.cells["cell_id"]), set(b.cells["cell_id"])
+    alike, not_comparable = match_cells(a, b)
     return ComparisonReport(
         a=a_name, b=b_name, metrics=compare_metrics(a, b, metrics),
+        not_comparable=not_comparable,
         only_in_a=tuple(sorted(cells_a - cells_b)), only_in_b=tuple(sorted(cells_b - cells_a)),
-        status_changes=_status_changes(a, b), environment=environment_differences(a, b),
+        status_changes=_status_changes(a, b, alike), environment=environment_differences(a, b),
     )

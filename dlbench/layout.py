@@ -209,9 +209,22 @@ class RunData:
         return path.read_text() if code_path and path.is_file() else None
 
     def tables(self) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """This run's cells and observations tables."""
-        return (read_table(self.root / "cells.parquet", "cells"),
-                read_table(self.root / "observations.parquet", "observations"))
+        """This run's cells and observations tables (older observations get their config_id)."""
+        cells = read_table(self.root / "cells.parquet", "cells")
+        observations = read_table(self.root / "observations.parquet", "observations")
+        return cells, with_config_ids(observations, cells)
+
+
+def with_config_ids(observations: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
+    """Observations whose missing config_id (tables older than schema 2) is their cell's."""
+    missing = observations["config_id"].isna()
+    if not missing.any():
+        return observations
+    ids = cells.drop_duplicates(["run_id", "cell_id"]).set_index(["run_id", "cell_id"])
+    keys = pd.MultiIndex.from_frame(observations.loc[missing, ["run_id", "cell_id"]])
+    observations = observations.copy()
+    observations.loc[missing, "config_id"] = ids["config_id"].reindex(keys).to_numpy()
+    return observations
 
 
 def load_run(root: Path) -> RunData:

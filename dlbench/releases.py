@@ -25,14 +25,16 @@ import pandas as pd
 
 from dlbench.atomic import atomic_write_bytes, atomic_write_json
 from dlbench.errors import ReleaseError, ResultsFileError
-from dlbench.layout import release_dir, release_names, release_run_dir, run_dir, run_ids
-from dlbench.tables import read_json, read_table, write_table
+from dlbench.identity import config_differences, differences_text
+from dlbench.layout import (
+    load_run, release_dir, release_names, release_run_dir, run_dir, run_ids, run_tables,
+)
+from dlbench.tables import read_json, write_table
 
 MANIFEST = "MANIFEST.json"
 RESULT_IDS = "result_ids.csv"
 RELEASE_NAME = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,39}$")
 RESULT_ID_COLUMNS = ["result_id", "run_id", "cell_id", "metric"]
-TABLES = ("cells", "observations")
 
 
 def scalar_results(observations: pd.DataFrame) -> pd.DataFrame:
@@ -105,6 +107,19 @@ def _check_new(results_dir: Path, name: str, ids: list[str]) -> Path:
     return target
 
 
+def refuse_unlike_cells(cells: pd.DataFrame) -> None:
+    """ReleaseError if two runs hold one cell ID measured with different configurations."""
+    for cell_id, group in cells.groupby("cell_id", sort=True):
+        first = group.iloc[0]
+        for _, other in group.iloc[1:].iterrows():
+            if other["config_id"] != first["config_id"]:
+                differences = config_differences(first["config_json"], other["config_json"])
+                raise ReleaseError(
+                    f"runs {first['run_id']} and {other['run_id']} measured {cell_id} with "
+                    f"different configurations ({differences_text(differences)}); a release "
+                    "merges only runs of the same configuration: publish them apart")
+
+
 def freeze_release(
     results_dir: Path, name: str, ids: list[str], date: str, title: str, cff: str
 ) -> Path:
@@ -115,9 +130,9 @@ def freeze_release(
     try:
         for run_id in ids:
             shutil.copytree(run_dir(results_dir, run_id), release_run_dir(staging, run_id))
-        tables = {kind: pd.concat([read_table(release_run_dir(staging, i) / f"{kind}.parquet", kind)
-                                   for i in ids], ignore_index=True)
-                  for kind in TABLES}
+        cells, observations = run_tables([load_run(release_run_dir(staging, i)) for i in ids])
+        refuse_unlike_cells(cells)
+        tables = {"cells": cells, "observations": observations}
         for kind, frame in tables.items():
             write_table(frame, staging / kind, kind)  # the release's tables, all runs together
         result_ids = assign_result_ids(name, tables["observations"], ids)

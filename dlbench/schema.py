@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import enum
 
-SCHEMA_VERSION = 1
+#: 2: config_id, a hash of what a cell measures (dlbench/identity.py), beside cell_id.
+SCHEMA_VERSION = 2
 
 #: Columns that identify a cell; shared by the cell table and the observation table.
 CELL_KEY_COLUMNS: list[str] = [
     "run_id",
     "cell_id",
+    "config_id",
     "experiment",
     "workload",
     "framework",

@@ -71,6 +71,7 @@ def _block(title: str, a: str, b: str, results_dir: Path) -> dict:
         "counts": ", ".join(f"{n} {c}" for c, n in counts.items() if n) or "nothing",
         "rows": rows, "more": max(0, len(significant) - MAX_ROWS),
         "only": len(report.only_in_a) + len(report.only_in_b),
+        "not_comparable": report.not_comparable.head(MAX_ROWS).to_dict("records"),
         "environment": [(r["key"], r["a"], r["b"]) for _, r in report.environment.iterrows()],
     }
 

@@ -23,6 +23,7 @@ from dlbench.metrics import get_metric
 from dlbench.schema import CellStatus
 from dlbench.stats import Comparison, Summary, compare_samples, summarize
 from dlbench.errors import LayoutError, ResultsFileError
+from dlbench.identity import config_differences, config_id, differences_text
 from dlbench.layout import load_run, release_dir, release_names, release_run_dir, run_dir
 from dlbench.releases import RESULT_IDS, read_result_ids
 from runner.spec import CellSpec
@@ -48,6 +49,12 @@ class PublishedResult:
     values: tuple[float, ...]
     code_sha256: str
     environment: dict
+    config_json: str  # exactly as published; the rerun uses it unchanged
+
+    @property
+    def config_id(self) -> str:
+        """The published cell's configuration ID."""
+        return config_id(self.config_json)
 
 
 @dataclass(frozen=True)
@@ -64,6 +71,7 @@ class Reproduction:
     inside: bool
     code_changed: bool
     environment: pd.DataFrame  # key, a (published), b (here)
+    config_changes: str = ""  # the parameters the rerun measured differently; "" when none
 
 
 def _lookup(result_id: str, results_dir: Path) -> pd.Series:
@@ -101,7 +109,7 @@ def load_published(result_id: str, results_dir: Path) -> PublishedResult:
     return PublishedResult(result_id, release, row["run_id"], row["cell_id"], row["metric"],
                            CellSpec.from_json(cell["config_json"]),
                            tuple(float(v) for v in mine["value"]), str(cell["code_sha256"]),
-                           run.environment)
+                           run.environment, str(cell["config_json"]))
 
 
 def _store_rerun(results_dir: Path, published: PublishedResult, record: CellRecord,
@@ -135,11 +143,13 @@ def judge(published: PublishedResult, record: CellRecord, run_id: str,
                        if o.metric == published.metric and o.step is None], dtype=float)
     new_summary = comparison = None
     inside = False
+    changes = differences_text(config_differences(published.config_json, record.spec.to_json()))
     if record.outcome.status is CellStatus.OK and values.size:
         new_summary = summarize(values)
         comparison = compare_samples(values, published.values,
                                      get_metric(published.metric).direction)
-        inside = published_summary.ci_low <= new_summary.median <= published_summary.ci_high
+        inside = not changes and (
+            published_summary.ci_low <= new_summary.median <= published_summary.ci_high)
     reason = record.outcome.reason or ("" if values.size else
                                        f"the rerun produced no {published.metric} values")
     return Reproduction(
@@ -148,6 +158,7 @@ def judge(published: PublishedResult, record: CellRecord, run_id: str,
         new_summary=new_summary, comparison=comparison, inside=inside,
         code_changed=record.code_sha256 != published.code_sha256,
         environment=diff_environments([published.environment], [environment]),
+        config_changes=changes,
     )
 
 
@@ -185,7 +196,13 @@ def explain(result: Reproduction) -> list[str]:
     published, unit = result.published, get_metric(result.published.metric).unit
     lines = [f"{published.result_id}: {published.cell_id}, {published.metric} "
              f"(release {published.release}, run {published.run_id})",
+             f"configuration {published.config_id}: rerun exactly as published "
+             f"({_configuration_text(published.config_json)})",
              f"published: {_interval(result.published_summary, unit)}"]
+    if result.config_changes:
+        lines.append(f"not comparable: the rerun measured another configuration "
+                     f"({result.config_changes}); no verdict")
+        return lines
     if result.new_summary is None:
         lines.append(f"rerun {result.new_run_id}: {result.status.value}: {result.reason}")
         return lines + _reasons(result)
@@ -199,6 +216,11 @@ def explain(result: Reproduction) -> list[str]:
         return lines
     lines.append(f"not reproduced: the new median lies outside the published interval; {change}")
     return lines + _reasons(result)
+
+
+def _configuration_text(config_json: str) -> str:
+    flat = config_differences("{}", config_json)
+    return ", ".join(f"{key}={value}" for key, _, value in flat)
 
 
 def _reasons(result: Reproduction) -> list[str]:

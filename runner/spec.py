@@ -6,6 +6,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from dlbench.identity import config_id
 from dlbench.schema import system_name
 
 
@@ -76,6 +77,7 @@ class CellSpec:
         return {
             "run_id": run_id,
             "cell_id": self.cell_id,
+            "config_id": config_id(self.to_json()),
             "experiment": self.experiment,
             "workload": self.workload,
             "framework": self.framework,

@@ -135,18 +135,20 @@ def build_parser() -> argparse.ArgumentParser:
     results = commands.add_parser("results", help="inspect recorded runs")
     results_commands = results.add_subparsers(dest="results_command", required=True)
     show = results_commands.add_parser("show", help="summary of one run")
-    show.add_argument("run_id")
+    show.add_argument("run_id", metavar="RUN_ID", help="a run ID, or latest")
     show.add_argument("--results-dir", default="results")
     show.set_defaults(handler=_results_show)
 
     comparing = commands.add_parser(
         "compare", help="what got faster or slower between two runs, releases or machines")
-    comparing.add_argument("a", metavar="A", help="run ID, release name or RELEASE@RUN_ID")
-    comparing.add_argument("b", metavar="B", help="run ID, release name or RELEASE@RUN_ID")
+    comparing.add_argument("a", metavar="A", help="run ID, latest, release or RELEASE@RUN_ID")
+    comparing.add_argument("b", metavar="B", help="run ID, latest, release or RELEASE@RUN_ID")
     comparing.add_argument("--metric", action="append", default=[], metavar="M",
                            help="only this metric (repeatable)")
-    comparing.add_argument("--significant", action="store_true",
-                           help="list only the significant changes")
+    comparing.add_argument("--all", action="store_true",
+                           help="list every row, not only significant changes")
+    comparing.add_argument("--format", default="table",
+                           help="table (default, 80 columns) | csv | json | markdown")
     comparing.add_argument("--results-dir", default="results")
     comparing.set_defaults(handler=_compare)
 
