@@ -10,7 +10,7 @@ import pandas as pd
 
 from dlbench.compare import Change, compare
 from dlbench.errors import CompareError
-from dlbench.releases import release_names
+from dlbench.layout import release_names
 from report.source import Source
 from report.summary import format_number
 
