@@ -194,6 +194,12 @@ def write_environment(run_root: Path, environment: dict) -> None:
     atomic_write_json(path, validate(environment, ENVIRONMENT_SCHEMA, str(path)))
 
 
+def write_release_info(release_root: Path, info: dict) -> None:
+    """Write release.json atomically, after checking it against RELEASE_SCHEMA."""
+    path = release_root / RELEASE_INFO
+    atomic_write_json(path, validate(info, RELEASE_SCHEMA, str(path)))
+
+
 @dataclass(frozen=True)
 class RunData:
     """One run: its directory, run record and environment."""

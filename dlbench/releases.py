@@ -28,6 +28,7 @@ from dlbench.errors import ReleaseError, ResultsFileError
 from dlbench.identity import config_differences, differences_text
 from dlbench.layout import (
     load_run, release_dir, release_names, release_run_dir, run_dir, run_ids, run_tables,
+    write_release_info,
 )
 from dlbench.tables import read_json, write_table
 
@@ -137,8 +138,7 @@ def freeze_release(
             write_table(frame, staging / kind, kind)  # the release's tables, all runs together
         result_ids = assign_result_ids(name, tables["observations"], ids)
         atomic_write_bytes(staging / RESULT_IDS, result_ids.to_csv(index=False).encode())
-        atomic_write_json(staging / "release.json",
-                          {"name": name, "title": title, "date": date, "runs": ids})
+        write_release_info(staging, {"name": name, "title": title, "date": date, "runs": ids})
         atomic_write_bytes(staging / "CITATION.cff", cff.encode())
         manifest = {"release": name, "files": checksums(staging)}
         atomic_write_json(staging / MANIFEST, manifest)
