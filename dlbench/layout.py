@@ -161,8 +161,11 @@ def resolve_run_id(results_dir: Path, name: str) -> str:
         return known[-1]
     if name in known:
         return name
+    if not known:
+        raise LayoutError(f"no run {name!r}: {runs_dir(results_dir)} holds no runs yet "
+                          "(`dlbench run` makes one)")
     raise LayoutError(f"no run {name!r} under {runs_dir(results_dir)}; runs: "
-                      f"{', '.join(known) or 'none yet'} (or {LATEST})")
+                      f"{', '.join(known)}, or {LATEST}")
 
 
 def read_run_info(run_root: Path) -> dict:

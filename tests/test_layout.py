@@ -32,7 +32,7 @@ def test_latest_is_the_newest_run(two_runs):
 
 
 def test_latest_with_no_runs_says_there_are_none(tmp_path):
-    with pytest.raises(LayoutError, match="none yet"):
+    with pytest.raises(LayoutError, match="holds no runs yet"):
         resolve_run_id(tmp_path, "latest")
 
 
