@@ -90,10 +90,7 @@ class ComparisonReport:
 
 
 def _side_from_runs(label: str, runs: list[RunData]) -> Side:
-    try:
-        cells, observations = run_tables(runs)
-    except ResultsFileError as error:
-        raise CompareError(str(error)) from None
+    cells, observations = run_tables(runs)
     duplicated = cells.loc[cells["cell_id"].duplicated(), "cell_id"]
     if len(duplicated):
         choices = ", ".join(f"{label}@{run.run_id}" for run in runs)
@@ -119,8 +116,8 @@ def load_side(name: str, results_dir: Path = Path("results")) -> Side:
         if is_release(release_dir(results_dir, name)):
             return _side_from_runs(name, release_runs(results_dir, name))
         if name and (name == LATEST or is_run(run_dir(results_dir, name))):
-            return _side_from_runs(name, [load_run(run_dir(results_dir,
-                                                           resolve_run_id(results_dir, name)))])
+            resolved = resolve_run_id(results_dir, name)
+            return _side_from_runs(resolved, [load_run(run_dir(results_dir, resolved))])
     except (LayoutError, ResultsFileError) as error:
         raise CompareError(str(error)) from None
     raise CompareError(f"unknown run or release {name!r}; {known_names(results_dir)} "
@@ -267,7 +264,7 @@ def compare(a_name: str, b_name: str, results_dir: Path = Path("results"),
     cells_a, cells_b = set(a.cells["cell_id"]), set(b.cells["cell_id"])
     alike, not_comparable = match_cells(a, b)
     return ComparisonReport(
-        a=a_name, b=b_name, metrics=compare_metrics(a, b, metrics),
+        a=a.label, b=b.label, metrics=compare_metrics(a, b, metrics),
         not_comparable=not_comparable,
         only_in_a=tuple(sorted(cells_a - cells_b)), only_in_b=tuple(sorted(cells_b - cells_a)),
         status_changes=_status_changes(a, b, alike), environment=environment_differences(a, b),

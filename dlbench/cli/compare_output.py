@@ -48,7 +48,7 @@ def shown_rows(report: ComparisonReport, show_all: bool) -> pd.DataFrame:
 
 def _metric_lines(report: ComparisonReport, show_all: bool) -> list[str]:
     rows = shown_rows(report, show_all)
-    lines = [f"{report.b} compared with {report.a}: B/A, the ratio of medians with its 95% CI"]
+    lines = [_fit(f"B = {report.b} against A = {report.a}; B/A: ratio of medians, 95% CI")]
     if len(rows):
         lines.append(f"  {'metric [unit]':<30} {'A':>9} {'B':>9} {'B/A [95% CI]':<17} change")
     for cell_id, group in rows.sort_values(["cell_id", "metric"]).groupby("cell_id", sort=True):
