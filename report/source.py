@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench.errors import LayoutError, ResultsFileError
+from dlbench.errors import LayoutError, ReleaseError, ResultsFileError
 from dlbench.layout import (
     RunData, is_release, load_run, read_release_info, release_dir, release_names, release_runs, run_dir,
     run_ids, run_tables,
 )
-from dlbench.releases import assign_result_ids, read_result_ids, verify_manifest
+from dlbench.releases import (
+    assign_result_ids, read_result_ids, refuse_unlike_cells, verify_manifest,
+)
 
 __all__ = ["RunData", "Source", "SourceError", "load_draft", "load_release", "release_names",
            "run_ids"]
@@ -67,7 +69,8 @@ def load_draft(results_dir: Path, ids: list[str]) -> Source:
     try:
         runs = [load_run(run_dir(results_dir, run_id)) for run_id in ids]
         cells, observations = run_tables(runs)
-    except (LayoutError, ResultsFileError) as error:
+        refuse_unlike_cells(cells)  # a draft previews a release: the same rule
+    except (LayoutError, ReleaseError, ResultsFileError) as error:
         raise SourceError(str(error)) from None
     result_ids = assign_result_ids("draft", observations, [r.run_id for r in runs])
     date = str(runs[-1].info.get("started_at", ""))[:10]

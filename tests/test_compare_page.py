@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from tests.stats_fixtures import training_cells, write_run
 
 from dlbench.releases import freeze_release
@@ -39,3 +40,13 @@ def test_a_release_against_itself_compares_every_cell(tmp_path):
     freeze_release(tmp_path, "2026.12", ["20261201T000000Z-cpu"], "2026-12-01", "T", "cff\n")
     [block] = compare_blocks(load_release(tmp_path, "2026.12"), tmp_path)
     assert block["not_comparable"] == [] and block["compared"] == len(TIMES)
+
+
+def test_a_draft_of_two_runs_measuring_one_cell_two_ways_is_refused(tmp_path):
+    from report.source import SourceError
+
+    rng = np.random.default_rng(2)
+    write_run(tmp_path, "20261201T000000Z-cpu", training_cells(rng, TIMES, params={"epochs": 8}))
+    write_run(tmp_path, "20261202T000000Z-cpu", training_cells(rng, TIMES, params={"epochs": 2}))
+    with pytest.raises(SourceError, match="different configurations \\(params.epochs 8→2\\)"):
+        load_draft(tmp_path, ["20261201T000000Z-cpu", "20261202T000000Z-cpu"])
