@@ -104,6 +104,7 @@ def _add_site_commands(commands: argparse._SubParsersAction) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(
         prog="dlbench",
         description="Measure PyTorch, TensorFlow and Keras side by side and publish the results.",
