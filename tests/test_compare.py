@@ -247,37 +247,3 @@ def test_a_release_refuses_runs_of_one_cell_in_two_configurations(tmp_path):
     assert not (tmp_path / "releases" / "2027.01").exists()
     write_run(tmp_path, "standard2", _sized(3, epochs=8))
     freeze_release(tmp_path, "2027.01", ["standard", "standard2"], "2027-01-01", "T", "cff\n")
-
-
-def test_compare_the_release_with_a_quick_run_fits_80_columns(tmp_path, capsys):
-    """`dlbench compare 2026.12 latest` after `make`: one screenful a person can read."""
-    import shutil
-    from pathlib import Path
-
-    from dlbench.layout import release_runs, run_tables
-    from runner.plan import RunRequest, plan_cells
-    from runner.spec import CellSpec
-
-    shutil.copytree(Path(__file__).resolve().parents[1] / "results" / "releases",
-                    tmp_path / "releases")
-    quick = plan_cells(RunRequest(suite="quick", experiments=[], workloads=[], frameworks=[],
-                                  device="cpu", repeats=None, threads=None, timeout_s=None,
-                                  data_dir=""), "cpu")
-    published, _ = run_tables(release_runs(tmp_path, "2026.12"))
-    quick_ids = {cell.cell_id for cell in quick}
-    alike = [CellSpec.from_json(text) for text in published["config_json"]
-             if CellSpec.from_json(text).cell_id not in quick_ids][:4]
-    rng = np.random.default_rng(0)
-    cells = [FakeCell(s, {"steady_epoch_time": list(rng.normal(0.5, 0.01, 5))})
-             for s in [*quick, *alike]]
-    write_run(tmp_path, "20261203T000000Z-cpu", cells)
-    assert main(["compare", "2026.12", "latest", "--results-dir", str(tmp_path)]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert [line for line in lines if len(line) > 80] == []
-    assert len(lines) <= 50
-    text = "\n".join(lines)
-    assert "cells not comparable (same name, other configuration; never compared)" in text
-    assert "params.epochs" in text
-    report = compare("2026.12", "latest", tmp_path)
-    assert set(report.metrics["cell_id"]) <= {s.cell_id for s in alike}
-    assert not set(report.metrics["cell_id"]) & set(report.not_comparable["cell_id"])
