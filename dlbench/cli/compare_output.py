@@ -125,9 +125,12 @@ def _markdown_cell(value: object) -> str:
 def markdown_text(report: ComparisonReport, show_all: bool = False) -> str:
     """The comparison as Markdown tables, for a pull request."""
     rows = shown_rows(report, show_all)
-    lines = [f"**{report.b}** compared with **{report.a}** (B/A: ratio of medians, 95% CI)", "",
-             "| Cell | Metric | A | B | B/A [95% CI] | p | Change |",
-             "| --- | --- | ---: | ---: | --- | ---: | --- |"]
+    lines = [f"**{report.b}** compared with **{report.a}** (B/A: ratio of medians, 95% CI)", ""]
+    if len(rows):
+        lines += ["| Cell | Metric | A | B | B/A [95% CI] | p | Change |",
+                  "| --- | --- | ---: | ---: | --- | ---: | --- |"]
+    else:
+        lines.append("No significant change.")
     previous = None
     for _, row in rows.sort_values(["cell_id", "metric"]).iterrows():
         cell = "" if row["cell_id"] == previous else f"`{row['cell_id']}`"
