@@ -8,8 +8,9 @@
         runs/<run_id>/     each run copied whole: run.json, environment.json, tables, code/
         MANIFEST.json      SHA-256 of every other file
 
-Shared by the site (report/), `dlbench compare` and `dlbench reproduce`; a release's data
-never changes once written.
+Freezing and numbering releases lives here; reading them, and every path, in
+dlbench/layout.py. A release merges runs only if each cell ID it holds was measured with one
+configuration (dlbench/identity.py). A release's data never changes once written.
 """
 
 from __future__ import annotations
