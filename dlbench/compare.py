@@ -1,8 +1,11 @@
 """Compare two result sets (runs, releases, or two machines of one release) cell by cell.
 
 A side is named as a run ID (results/runs/<id>/), a release name (results/releases/<name>/),
-or RELEASE@RUN_ID for one machine of a release. Cells are matched by their `cell_id`, which
-is stable across runs. For every metric with per-repeat values (rows without a step) the
+or RELEASE@RUN_ID for one machine of a release (`latest` is the newest run). Cells are
+matched by their `cell_id` and compared only when their configurations are equal (their
+`config_id`, see dlbench.identity): a cell measured with other sizes in B (a quick run
+against a standard one) is listed as not comparable, with the parameters that differ, never
+as faster or slower. For every metric with per-repeat values (rows without a step) the
 repeats of B are compared with those of A: ratio of medians B/A with its bootstrap interval
 and a Mann-Whitney test (see dlbench.stats). B is read as "the new one": "slower" means B
 is slower than A.
@@ -17,13 +20,16 @@ from pathlib import Path
 
 import pandas as pd
 
+from dlbench.errors import CompareError, LayoutError, ResultsFileError
+from dlbench.identity import config_differences, differences_text
+from dlbench.layout import (
+    LATEST, RunData, is_release, is_run, known_names, load_run, release_dir, release_runs,
+    resolve_run_id, run_dir, run_tables,
+)
 from dlbench.metrics import METRICS, Direction, get_metric
-from dlbench.schema import CELL_KEY_COLUMNS
+from dlbench.schema import CELL_KEY_COLUMNS, system_name
 from dlbench.stats import Outcome, compare_samples
-from dlbench.tables import ResultsFileError, read_json, read_table
-
-RUNS = Path("runs")
-RELEASES = Path("releases")
+from dlbench.summaries import repeat_values
 
 #: Environment keys that differ on every run and explain nothing.
 VOLATILE_KEY_PARTS = ("captured_at", "started_at", "finished_at", "timestamp", "run_id",
@@ -33,15 +39,14 @@ VOLATILE_KEY_PARTS = ("captured_at", "started_at", "finished_at", "timestamp", "
 IDENTITY_COLUMNS = ["experiment", "workload", "system", "framework", "backend", "precision",
                     "mode", "batch_size", "workers", "export_format", "device"]
 
+NOT_COMPARABLE_COLUMNS = ["cell_id", "experiment", "workload", "system", "config_id_a",
+                          "config_id_b", "parameters", "differences"]
+
 COMPARISON_COLUMNS = [
-    "cell_id", *IDENTITY_COLUMNS, "metric", "unit", "direction",
+    "cell_id", "config_id", *IDENTITY_COLUMNS, "metric", "unit", "direction",
     "n_a", "n_b", "median_a", "median_b", "ratio", "ratio_ci_low", "ratio_ci_high",
     "change_pct", "p_value", "significant", "change", "note",
 ]
-
-
-class CompareError(ValueError):
-    """A side that cannot be found or read, or that is ambiguous."""
 
 
 class Change(enum.Enum):
@@ -72,7 +77,8 @@ class ComparisonReport:
 
     a: str
     b: str
-    metrics: pd.DataFrame  # COMPARISON_COLUMNS, one row per (cell, metric) in both sides
+    metrics: pd.DataFrame  # COMPARISON_COLUMNS, one row per (cell, metric) alike in both sides
+    not_comparable: pd.DataFrame  # NOT_COMPARABLE_COLUMNS: same cell ID, other configuration
     only_in_a: tuple[str, ...]
     only_in_b: tuple[str, ...]
     status_changes: pd.DataFrame  # cell_id, status_a, status_b
@@ -83,76 +89,39 @@ class ComparisonReport:
         return int((self.metrics["change"] == change.value).sum())
 
 
-def _names(root: Path, marker: str) -> list[str]:
-    if not root.is_dir():
-        return []
-    return sorted(p.name for p in root.iterdir() if (p / marker).is_file())
-
-
-def _unknown(results_dir: Path, name: str) -> CompareError:
-    runs = ", ".join(_names(results_dir / RUNS, "run.json")) or "none"
-    releases = ", ".join(_names(results_dir / RELEASES, "release.json")) or "none"
-    return CompareError(
-        f"unknown run or release {name!r}; runs: {runs}; releases: {releases} "
-        "(or RELEASE@RUN_ID for one machine of a release)"
-    )
-
-
-def _read_run(root: Path) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    try:
-        cells = read_table(root / "cells.parquet", "cells")
-        observations = read_table(root / "observations.parquet", "observations")
-    except ResultsFileError as error:
-        raise CompareError(str(error)) from None
-    env_path = root / "environment.json"
-    environment = read_json(env_path) if env_path.is_file() else {}
-    return cells, observations, environment
-
-
-def _side_from_runs(label: str, roots: list[Path]) -> Side:
-    cells, observations, environments = [], [], {}
-    for root in roots:
-        run_cells, run_observations, environment = _read_run(root)
-        cells.append(run_cells)
-        observations.append(run_observations)
-        environments[root.name] = environment
-    all_cells = pd.concat(cells, ignore_index=True)
-    duplicated = all_cells.loc[all_cells["cell_id"].duplicated(), "cell_id"]
+def _side_from_runs(label: str, runs: list[RunData]) -> Side:
+    cells, observations = run_tables(runs)
+    duplicated = cells.loc[cells["cell_id"].duplicated(), "cell_id"]
     if len(duplicated):
-        choices = ", ".join(f"{label}@{root.name}" for root in roots)
+        choices = ", ".join(f"{label}@{run.run_id}" for run in runs)
         raise CompareError(
             f"{label!r} holds cell {duplicated.iloc[0]!r} in several runs (machines); "
             f"name one machine: {choices}"
         )
-    return Side(label, tuple(r.name for r in roots), all_cells,
-                pd.concat(observations, ignore_index=True), environments)
+    return Side(label, tuple(run.run_id for run in runs), cells, observations,
+                {run.run_id: run.environment for run in runs})
 
 
 def load_side(name: str, results_dir: Path = Path("results")) -> Side:
-    """Resolve a run ID, a release name or RELEASE@RUN_ID to its tables."""
+    """Resolve a run ID (or `latest`), a release name or RELEASE@RUN_ID to its tables."""
     release, _, run_id = name.partition("@")
-    release_root = results_dir / RELEASES / release
-    if run_id:
-        if not (release_root / "release.json").is_file():
-            raise _unknown(results_dir, release)
-        known = read_json(release_root / "release.json").get("runs", [])
-        if run_id not in known:
-            raise CompareError(
-                f"release {release!r} has no run {run_id!r}; its runs: {', '.join(known)}"
-            )
-        return _side_from_runs(name, [release_root / RUNS / run_id])
-    if (release_root / "release.json").is_file():
-        runs = read_json(release_root / "release.json").get("runs", [])
-        return _side_from_runs(name, [release_root / RUNS / r for r in runs])
-    run_root = results_dir / RUNS / name
-    if name and (run_root / "run.json").is_file():
-        return _side_from_runs(name, [run_root])
-    raise _unknown(results_dir, name)
-
-
-def repeat_values(observations: pd.DataFrame) -> pd.DataFrame:
-    """Per-repeat rows only (no step): the values a comparison uses."""
-    return observations[observations["step"].isna() & observations["value"].notna()]
+    try:
+        if run_id:
+            runs = release_runs(results_dir, release)
+            known = [run.run_id for run in runs]
+            if run_id not in known:
+                raise CompareError(
+                    f"release {release!r} has no run {run_id!r}; its runs: {', '.join(known)}")
+            return _side_from_runs(name, [runs[known.index(run_id)]])
+        if is_release(release_dir(results_dir, name)):
+            return _side_from_runs(name, release_runs(results_dir, name))
+        if name and (name == LATEST or is_run(run_dir(results_dir, name))):
+            resolved = resolve_run_id(results_dir, name)
+            return _side_from_runs(resolved, [load_run(run_dir(results_dir, resolved))])
+    except (LayoutError, ResultsFileError) as error:
+        raise CompareError(str(error)) from None
+    raise CompareError(f"unknown run or release {name!r}; {known_names(results_dir)} "
+                       f"(or {LATEST}, or RELEASE@RUN_ID for one machine of a release)")
 
 
 def change_of(outcome: Outcome, unit: str) -> Change:
@@ -170,7 +139,7 @@ def change_of(outcome: Outcome, unit: str) -> Change:
 def _cell_columns(cells: pd.DataFrame) -> pd.DataFrame:
     keys = cells[[c for c in CELL_KEY_COLUMNS if c != "run_id"]].drop_duplicates("cell_id")
     keys = keys.set_index("cell_id")
-    keys["system"] = [f"keras-{b}" if f == "keras" else str(f)
+    keys["system"] = [system_name(f, b)
                       for f, b in zip(keys["framework"], keys["backend"], strict=True)]
     return keys
 
@@ -182,7 +151,8 @@ def _row(keys: pd.Series, cell_id: str, metric: str, a: pd.Series, b: pd.Series)
     unit = registered.unit if registered else ""
     ratio = comparison.ratio
     return {
-        "cell_id": cell_id, **{k: keys[k] for k in IDENTITY_COLUMNS},
+        "cell_id": cell_id, "config_id": keys["config_id"],
+        **{k: keys[k] for k in IDENTITY_COLUMNS},
         "metric": metric, "unit": unit, "direction": direction.value,
         "n_a": comparison.n_b, "n_b": comparison.n_a,
         "median_a": comparison.median_b, "median_b": comparison.median_a,
@@ -194,11 +164,33 @@ def _row(keys: pd.Series, cell_id: str, metric: str, a: pd.Series, b: pd.Series)
     }
 
 
+def match_cells(a: Side, b: Side) -> tuple[list[str], pd.DataFrame]:
+    """Cell IDs in both sides with equal configurations, and those whose configurations differ."""
+    first_a = a.cells.drop_duplicates("cell_id").set_index("cell_id")
+    first_b = b.cells.drop_duplicates("cell_id").set_index("cell_id")
+    alike, rows = [], []
+    for cell_id in sorted(set(first_a.index) & set(first_b.index)):
+        cell_a, cell_b = first_a.loc[cell_id], first_b.loc[cell_id]
+        if cell_a["config_id"] == cell_b["config_id"]:
+            alike.append(cell_id)
+            continue
+        differences = config_differences(cell_a["config_json"], cell_b["config_json"])
+        rows.append({"cell_id": cell_id, "experiment": cell_a["experiment"],
+                     "workload": cell_a["workload"],
+                     "system": system_name(cell_a["framework"], cell_a["backend"]),
+                     "config_id_a": cell_a["config_id"], "config_id_b": cell_b["config_id"],
+                     "parameters": ", ".join(key for key, _, _ in differences),
+                     "differences": differences_text(differences)})
+    return alike, pd.DataFrame(rows, columns=NOT_COMPARABLE_COLUMNS)
+
+
 def compare_metrics(a: Side, b: Side, metrics: list[str] | None = None) -> pd.DataFrame:
-    """One row per (cell, metric) present in both sides, B compared with A."""
+    """One row per (cell, metric) in both sides with equal configurations, B compared with A."""
     for name in metrics or []:
         get_metric(name)
-    values_a, values_b = repeat_values(a.observations), repeat_values(b.observations)
+    alike, _ = match_cells(a, b)
+    values_a, values_b = (repeat_values(side.observations) for side in (a, b))
+    values_a = values_a[values_a["cell_id"].isin(alike)]
     keys = _cell_columns(pd.concat([a.cells, b.cells], ignore_index=True))
     grouped_b = dict(iter(values_b.groupby(["cell_id", "metric"])))
     rows = []
@@ -257,12 +249,11 @@ def environment_differences(a: Side, b: Side) -> pd.DataFrame:
     return diff_environments(list(a.environments.values()), list(b.environments.values()))
 
 
-def _status_changes(a: Side, b: Side) -> pd.DataFrame:
+def _status_changes(a: Side, b: Side, alike: list[str]) -> pd.DataFrame:
     status_a = a.cells.set_index("cell_id")["status"]
     status_b = b.cells.set_index("cell_id")["status"]
-    common = sorted(set(status_a.index) & set(status_b.index))
     rows = [{"cell_id": c, "status_a": status_a[c], "status_b": status_b[c]}
-            for c in common if status_a[c] != status_b[c]]
+            for c in alike if status_a[c] != status_b[c]]
     return pd.DataFrame(rows, columns=["cell_id", "status_a", "status_b"])
 
 
@@ -271,88 +262,10 @@ def compare(a_name: str, b_name: str, results_dir: Path = Path("results"),
     """Load both sides and compare them cell by cell, with environment differences."""
     a, b = load_side(a_name, results_dir), load_side(b_name, results_dir)
     cells_a, cells_b = set(a.cells["cell_id"]), set(b.cells["cell_id"])
+    alike, not_comparable = match_cells(a, b)
     return ComparisonReport(
-        a=a_name, b=b_name, metrics=compare_metrics(a, b, metrics),
+        a=a.label, b=b.label, metrics=compare_metrics(a, b, metrics),
+        not_comparable=not_comparable,
         only_in_a=tuple(sorted(cells_a - cells_b)), only_in_b=tuple(sorted(cells_b - cells_a)),
-        status_changes=_status_changes(a, b), environment=environment_differences(a, b),
+        status_changes=_status_changes(a, b, alike), environment=environment_differences(a, b),
     )
-
-
-_STYLES = {Change.FASTER: "green", Change.BETTER: "green", Change.SLOWER: "red",
-           Change.WORSE: "red", Change.DIFFERENT: "yellow",
-           Change.NO_SIGNIFICANT_DIFFERENCE: "dim"}
-
-
-def _number(value: float) -> str:
-    return "—" if value is None or math.isnan(value) else f"{value:.4g}"
-
-
-def change_text(row: pd.Series) -> str:
-    """A reader's phrase for one row, e.g. '1.52× slower (CI 1.41–1.60×, p=0.008)'."""
-    change = Change(row["change"])
-    interval = f"{_number(row['ratio_ci_low'])}–{_number(row['ratio_ci_high'])}×"
-    stats = f"ratio {_number(row['ratio'])}× (95% CI {interval}, p={row['p_value']:.2g})"
-    if change is Change.NO_SIGNIFICANT_DIFFERENCE:
-        return f"no significant difference: {stats}"
-    return f"{change.value}: {stats}"
-
-
-def print_report(report: ComparisonReport, console: object | None = None,
-                 significant_only: bool = False) -> None:
-    """Print the comparison as rich tables: metric changes, cell changes, environment."""
-    from rich.console import Console
-    from rich.table import Table
-
-    out = console if console is not None else Console()
-    table = Table(title=f"{report.b} compared with {report.a} (ratio = B / A)")
-    for column in ("cell", "metric", "A median", "B median", "ratio [95% CI]", "p", "change"):
-        table.add_column(column, overflow="fold")
-    shown = report.metrics[report.metrics["significant"].astype(bool)] if significant_only \
-        else report.metrics
-    for _, row in shown.iterrows():
-        change = Change(row["change"])
-        table.add_row(
-            str(row["cell_id"]), f"{row['metric']} ({row['unit']})", _number(row["median_a"]),
-            _number(row["median_b"]),
-            f"{_number(row['ratio'])} [{_number(row['ratio_ci_low'])}, "
-            f"{_number(row['ratio_ci_high'])}]",
-            f"{row['p_value']:.2g}", f"[{_STYLES[change]}]{change.value}[/]",
-        )
-    if len(shown):
-        out.print(table)
-    else:
-        out.print("no significant change" if len(report.metrics) else
-                  f"no cell with per-repeat values is in both {report.a} and {report.b}")
-    counts = ", ".join(f"{report.count(c)} {c.value}" for c in Change if report.count(c))
-    out.print(f"{len(report.metrics)} comparisons: {counts or 'none'}")
-    if len(report.metrics) >= 20:
-        out.print(f"note: each test uses p < 0.05 without correction for multiple comparisons; "
-                  f"even with no real change, about {0.05 * len(report.metrics):.0f} of "
-                  f"{len(report.metrics)} may show as significant by chance")
-    for label, cells in (("only in A", report.only_in_a), ("only in B", report.only_in_b)):
-        if cells:
-            out.print(f"cells {label}: {', '.join(cells)}")
-    for _, row in report.status_changes.iterrows():
-        out.print(f"status of {row['cell_id']}: {row['status_a']} → {row['status_b']}")
-    environment = Table(title="environment differences")
-    for column in ("key", "A", "B"):
-        environment.add_column(column, overflow="fold")
-    for _, row in report.environment.iterrows():
-        environment.add_row(row["key"], row["a"], row["b"])
-    if len(report.environment):
-        out.print(environment)
-    else:
-        out.print("environment: no differences recorded")
-
-
-def compare_command(args: object) -> int:
-    """`dlbench compare A B`: print what got faster or slower, and why it might have."""
-    from dlbench.cli import UsageError
-    from dlbench.metrics import UnknownMetricError
-
-    try:
-        report = compare(args.a, args.b, Path(args.results_dir), args.metric or None)
-    except (CompareError, UnknownMetricError) as error:
-        raise UsageError(str(error)) from None
-    print_report(report, significant_only=args.significant)
-    return 0

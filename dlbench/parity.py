@@ -14,14 +14,11 @@ import json
 import numpy as np
 import pandas as pd
 
+from dlbench.schema import system_name
+
 PAIR_COLUMNS = ["run_id", "workload", "device", "framework_a", "framework_b",
                 "forward_max_abs", "forward_max_rel", "step_max_abs", "step_max_rel",
                 "tolerance", "passed"]
-
-
-def system_name(framework: str, backend: str) -> str:
-    """The framework as named in cell IDs: keras-<backend> for Keras."""
-    return f"keras-{backend}" if framework == "keras" else framework
 
 
 def _max_diff(a: list[float], b: list[float]) -> tuple[float, float]:

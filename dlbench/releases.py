@@ -8,8 +8,9 @@
         runs/<run_id>/     each run copied whole: run.json, environment.json, tables, code/
         MANIFEST.json      SHA-256 of every other file
 
-Shared by the site (report/), `dlbench compare` and `dlbench reproduce`; a release's data
-never changes once written.
+Freezing and numbering releases lives here; reading them, and every path, in
+dlbench/layout.py. A release merges runs only if each cell ID it holds was measured with one
+configuration (dlbench/identity.py). A release's data never changes once written.
 """
 
 from __future__ import annotations
@@ -24,37 +25,18 @@ from pathlib import Path
 import pandas as pd
 
 from dlbench.atomic import atomic_write_bytes, atomic_write_json
-from dlbench.tables import ResultsFileError, read_json, read_table, write_table
+from dlbench.errors import ReleaseError, ResultsFileError
+from dlbench.identity import config_differences, differences_text
+from dlbench.layout import (
+    load_run, release_dir, release_names, release_run_dir, run_dir, run_ids, run_tables,
+    write_release_info,
+)
+from dlbench.tables import read_json, write_table
 
-RELEASES = Path("releases")
-RUNS = Path("runs")
 MANIFEST = "MANIFEST.json"
 RESULT_IDS = "result_ids.csv"
 RELEASE_NAME = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,39}$")
 RESULT_ID_COLUMNS = ["result_id", "run_id", "cell_id", "metric"]
-TABLES = ("cells", "observations")
-
-
-class ReleaseError(ValueError):
-    """A release that may not be written: bad name, existing name, unknown or no runs."""
-
-
-def release_names(results_dir: Path) -> list[str]:
-    """Names of the frozen releases under results/, oldest first (by date, then name)."""
-    root = results_dir / RELEASES
-    if not root.is_dir():
-        return []
-    metas = [(read_json(p / "release.json"), p.name) for p in root.iterdir()
-             if (p / "release.json").is_file()]
-    return [name for meta, name in sorted(metas, key=lambda m: (str(m[0].get("date")), m[1]))]
-
-
-def run_ids(results_dir: Path) -> list[str]:
-    """IDs of the runs under results/runs, oldest first (run IDs sort by time)."""
-    root = results_dir / RUNS
-    if not root.is_dir():
-        return []
-    return sorted(p.name for p in root.iterdir() if (p / "run.json").is_file())
 
 
 def scalar_results(observations: pd.DataFrame) -> pd.DataFrame:
@@ -113,7 +95,7 @@ def _check_new(results_dir: Path, name: str, ids: list[str]) -> Path:
         raise ReleaseError(
             f"invalid release name {name!r}; use letters, digits, '.', '_' or '-', e.g. 2026.12"
         )
-    target = results_dir / RELEASES / name
+    target = release_dir(results_dir, name)
     if target.exists():
         raise ReleaseError(
             f"release {name!r} already exists in {target.parent}; a release's data never "
@@ -127,6 +109,19 @@ def _check_new(results_dir: Path, name: str, ids: list[str]) -> Path:
     return target
 
 
+def refuse_unlike_cells(cells: pd.DataFrame) -> None:
+    """ReleaseError if two runs hold one cell ID measured with different configurations."""
+    for cell_id, group in cells.groupby("cell_id", sort=True):
+        first = group.iloc[0]
+        for _, other in group.iloc[1:].iterrows():
+            if other["config_id"] != first["config_id"]:
+                differences = config_differences(first["config_json"], other["config_json"])
+                raise ReleaseError(
+                    f"runs {first['run_id']} and {other['run_id']} measured {cell_id} with "
+                    f"different configurations ({differences_text(differences)}); a release "
+                    "merges only runs of the same configuration: publish them apart")
+
+
 def freeze_release(
     results_dir: Path, name: str, ids: list[str], date: str, title: str, cff: str
 ) -> Path:
@@ -136,16 +131,15 @@ def freeze_release(
     staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=target.parent))
     try:
         for run_id in ids:
-            shutil.copytree(results_dir / RUNS / run_id, staging / RUNS / run_id)
-        tables = {kind: pd.concat([read_table(staging / RUNS / i / f"{kind}.parquet", kind)
-                                   for i in ids], ignore_index=True)
-                  for kind in TABLES}
+            shutil.copytree(run_dir(results_dir, run_id), release_run_dir(staging, run_id))
+        cells, observations = run_tables([load_run(release_run_dir(staging, i)) for i in ids])
+        refuse_unlike_cells(cells)
+        tables = {"cells": cells, "observations": observations}
         for kind, frame in tables.items():
             write_table(frame, staging / kind, kind)  # the release's tables, all runs together
         result_ids = assign_result_ids(name, tables["observations"], ids)
         atomic_write_bytes(staging / RESULT_IDS, result_ids.to_csv(index=False).encode())
-        atomic_write_json(staging / "release.json",
-                          {"name": name, "title": title, "date": date, "runs": ids})
+        write_release_info(staging, {"name": name, "title": title, "date": date, "runs": ids})
         atomic_write_bytes(staging / "CITATION.cff", cff.encode())
         manifest = {"release": name, "files": checksums(staging)}
         atomic_write_json(staging / MANIFEST, manifest)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import enum
 
-SCHEMA_VERSION = 1
+#: 2: config_id, a hash of what a cell measures (dlbench/identity.py), beside cell_id.
+SCHEMA_VERSION = 2
 
 #: Columns that identify a cell; shared by the cell table and the observation table.
 CELL_KEY_COLUMNS: list[str] = [
     "run_id",
     "cell_id",
+    "config_id",
     "experiment",
     "workload",
     "framework",
@@ -64,6 +66,11 @@ INTEGER_COLUMNS = {"schema_version", "batch_size", "workers", "repeat", "step", 
 FLOAT_COLUMNS = {"value", "wall_time_s", "load_before", "load_after", "runnable_before",
                  "runnable_after", "steal_share", "other_cpu_cores", "gpu_util_before",
                  "gpu_util_after"}
+
+
+def system_name(framework: str, backend: str) -> str:
+    """A framework as the command line and cell IDs name it: keras-<backend> for Keras."""
+    return f"keras-{backend}" if framework == "keras" else str(framework)
 
 
 class CellStatus(enum.Enum):

@@ -12,6 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from dlbench.atomic import atomic_write_bytes
+from dlbench.errors import ResultsFileError
+from dlbench.identity import config_id
 from dlbench.metrics import get_metric
 from dlbench.schema import (
     CELL_COLUMNS,
@@ -31,12 +33,24 @@ TABLE_COLUMNS: dict[str, list[str]] = {
 _META_TABLE = b"dlbench.table"
 _META_VERSION = b"dlbench.schema_version"
 
+
+def _add_config_id(frame: pd.DataFrame, origin: str) -> pd.DataFrame:
+    """1 -> 2: config_id from a cells table's config_json; observations get it from their cells
+    when read through dlbench.layout (an observations table alone has no configuration)."""
+    if "config_id" in frame.columns:
+        return frame
+    if "config_json" in frame.columns:
+        ids = [config_id(text) for text in frame["config_json"]]
+    else:
+        ids = [None] * len(frame)
+    frame = frame.copy()
+    frame.insert(frame.columns.get_loc("cell_id") + 1, "config_id",
+                 pd.Series(ids, index=frame.index, dtype="string"))
+    return frame
+
+
 #: Upgrades from an older schema version to the next one, keyed by the older version.
-MIGRATIONS: dict[int, Callable[[pd.DataFrame, str], pd.DataFrame]] = {}
-
-
-class ResultsFileError(ValueError):
-    """A results file that is corrupt, not ours, or of a schema we cannot read."""
+MIGRATIONS: dict[int, Callable[[pd.DataFrame, str], pd.DataFrame]] = {1: _add_config_id}
 
 
 def read_json(path: Path) -> dict:

@@ -15,7 +15,6 @@ import yaml
 
 from dlbench.atomic import atomic_write_bytes
 from dlbench.metrics import METRICS
-from dlbench.stats import METHOD_MARKDOWN
 from dlbench.tables import write_table
 from report import experiment_page as ep
 from report.charts import static_spec
@@ -104,7 +103,7 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
     """Every file of site_src/ for `source`, by relative path; `results_dir` (where the other
     releases are) adds the comparison page."""
     env = environment(templates_dir)
-    questions = load_questions(templates_dir)
+    questions = load_questions()
     summary = summarize(source)
     cite = Citation(source.name, source.date, site_url)
     common = {"source": source, "cite": cite}
@@ -115,7 +114,7 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
         "environment.md": render(env, "environment.md.j2", runs=environment_runs(source),
                                  **common),
         "methodology.md": render(env, "methodology.md.j2", manifests=manifest_blocks(source),
-                                 method=METHOD_MARKDOWN, **common),
+                                 **common),
         "downloads.md": render(env, "downloads.md.j2", metrics=list(METRICS.values()),
                                columns=column_rows(), tables=[
                                    {"name": n, "row": r} for n, r in TABLES], **common),

@@ -14,7 +14,7 @@ import pandas as pd
 
 from dlbench.metrics import METRICS, Direction
 from dlbench.stats import Comparison, Outcome, compare_samples
-from report.claims import (
+from report.claim_types import (
     ClaimOutcome,
     Expect,
     Finding,

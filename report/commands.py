@@ -9,8 +9,9 @@ from pathlib import Path
 
 import yaml
 
-from dlbench.cli import UsageError
-from dlbench.releases import ReleaseError, freeze_release, release_names, run_ids
+from dlbench.errors import UsageError
+from dlbench.layout import LATEST, release_names, run_ids
+from dlbench.releases import ReleaseError, freeze_release
 from report.build import BuildReport, build_site
 from report.cite import Citation
 from report.publish import (
@@ -33,7 +34,7 @@ def site_url(config: Path) -> str:
 def resolve_runs(results_dir: Path, runs: list[str]) -> list[str]:
     """Run IDs as given, with 'latest' meaning the newest run under results/runs."""
     known = run_ids(results_dir)
-    return [known[-1] if run == "latest" and known else run for run in runs]
+    return [known[-1] if run == LATEST and known else run for run in runs]
 
 
 def pick_source(results_dir: Path, release: str | None, runs: list[str]) -> Source:

@@ -3,16 +3,34 @@ of a release (the numbers come from dlbench/compare.py)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
-from dlbench.compare import Change, CompareError, change_text, compare
-from dlbench.releases import release_names
+import pandas as pd
+
+from dlbench.compare import Change, compare
+from dlbench.errors import CompareError
+from dlbench.layout import release_names
 from report.source import Source
 from report.summary import format_number
 
 MAX_ROWS = 40  # significant changes listed per comparison; the downloads hold them all
 SIGNIFICANT = {Change.FASTER.value, Change.SLOWER.value, Change.BETTER.value,
                Change.WORSE.value, Change.DIFFERENT.value}
+
+
+def _number(value: float) -> str:
+    return "—" if value is None or math.isnan(value) else f"{value:.4g}"
+
+
+def change_text(row: pd.Series) -> str:
+    """A reader's phrase for one row, e.g. '1.52× slower (CI 1.41–1.60×, p=0.008)'."""
+    change = Change(row["change"])
+    interval = f"{_number(row['ratio_ci_low'])}–{_number(row['ratio_ci_high'])}×"
+    stats = f"ratio {_number(row['ratio'])}× (95% CI {interval}, p={row['p_value']:.2g})"
+    if change is Change.NO_SIGNIFICANT_DIFFERENCE:
+        return f"no significant difference: {stats}"
+    return f"{change.value}: {stats}"
 
 
 def comparison_pairs(source: Source, results_dir: Path) -> list[tuple[str, str, str]]:
@@ -53,6 +71,7 @@ def _block(title: str, a: str, b: str, results_dir: Path) -> dict:
         "counts": ", ".join(f"{n} {c}" for c, n in counts.items() if n) or "nothing",
         "rows": rows, "more": max(0, len(significant) - MAX_ROWS),
         "only": len(report.only_in_a) + len(report.only_in_b),
+        "not_comparable": report.not_comparable.head(MAX_ROWS).to_dict("records"),
         "environment": [(r["key"], r["a"], r["b"]) for _, r in report.environment.iterrows()],
     }
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from dlbench.metrics import get_metric
+from dlbench.questions import QUESTIONS as EXPERIMENT_QUESTIONS
 from report.experiment_page import experiment_title, result_anchor
 from report.source import Source
 from report.summary import format_number, machine_label
@@ -18,9 +17,9 @@ from report.verdicts import QUESTIONS, Verdict, VerdictOutcome, verdicts
 WHERE_PREFIX = re.compile(r"^On \S+ \(run [^;()]+;[^()]*\)(: |, )")
 
 
-def load_questions(templates_dir: Path) -> dict[str, dict]:
-    """The question each experiment answers, from templates/questions.yml."""
-    return yaml.safe_load((templates_dir / "questions.yml").read_text()) or {}
+def load_questions() -> dict[str, dict]:
+    """The question each experiment answers (dlbench/questions.py), in suite order."""
+    return {name: {"question": question} for name, question in EXPERIMENT_QUESTIONS.items()}
 
 
 def _evidence(verdict: Verdict, experiment: str, ids: dict[tuple, str]) -> str:

@@ -14,6 +14,8 @@ COLUMN_DESCRIPTIONS = {
     "schema_version": "Version of the table layout; older versions are migrated on load.",
     "run_id": "The run (one invocation of the runner on one machine) the row comes from.",
     "cell_id": "Stable ID of the cell: experiment:workload:framework:variant:device.",
+    "config_id": "Hash of everything the cell measures (sizes, epochs, timing windows, "
+                 "variant, device, parameters): cells compare only when it is equal.",
     "experiment": "The question measured, e.g. training.",
     "workload": "Model × dataset × hyper-parameters, e.g. mlp-digits.",
     "framework": "pytorch, tensorflow or keras.",

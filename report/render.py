@@ -11,8 +11,6 @@ from pathlib import Path
 import altair as alt
 import jinja2
 
-TEMPLATES = Path("templates")
-
 
 @dataclass(frozen=True)
 class ChartBlock:

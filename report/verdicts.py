@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from dlbench.metrics import METRICS, Direction
+from dlbench.schema import system_name
 from dlbench.stats import Summary, compare_samples, summarize
 
 
@@ -119,7 +120,7 @@ class Verdict:
 
 def with_system(frame: pd.DataFrame) -> pd.DataFrame:
     """Add the `system` column: the framework, or keras-<backend> for Keras."""
-    systems = [f"keras-{b}" if f == "keras" else str(f)
+    systems = [system_name(f, b)
                for f, b in zip(frame["framework"], frame["backend"], strict=True)]
     return frame.assign(system=pd.Series(systems, index=frame.index, dtype="object"))
 

@@ -9,7 +9,6 @@ When it falls outside, the report says what differs: the framework code, the env
 
 from __future__ import annotations
 
-import argparse
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,7 +22,10 @@ from dlbench.compare import diff_environments
 from dlbench.metrics import get_metric
 from dlbench.schema import CellStatus
 from dlbench.stats import Comparison, Summary, compare_samples, summarize
-from dlbench.tables import ResultsFileError, read_json, read_table
+from dlbench.errors import LayoutError, ResultsFileError
+from dlbench.identity import config_differences, config_id, differences_text
+from dlbench.layout import load_run, release_dir, release_names, release_run_dir, run_dir
+from dlbench.releases import RESULT_IDS, read_result_ids
 from runner.spec import CellSpec
 from runner.store import CellRecord, RunStore
 
@@ -47,6 +49,12 @@ class PublishedResult:
     values: tuple[float, ...]
     code_sha256: str
     environment: dict
+    config_json: str  # exactly as published; the rerun uses it unchanged
+
+    @property
+    def config_id(self) -> str:
+        """The published cell's configuration ID."""
+        return config_id(self.config_json)
 
 
 @dataclass(frozen=True)
@@ -63,24 +71,19 @@ class Reproduction:
     inside: bool
     code_changed: bool
     environment: pd.DataFrame  # key, a (published), b (here)
-
-
-def _releases(results_dir: Path) -> list[str]:
-    root = results_dir / "releases"
-    return sorted(p.name for p in root.iterdir() if (p / "release.json").is_file()) \
-        if root.is_dir() else []
+    config_changes: str = ""  # the parameters the rerun measured differently; "" when none
 
 
 def _lookup(result_id: str, results_dir: Path) -> pd.Series:
     match = RESULT_ID.match(result_id)
-    releases = _releases(results_dir)
+    releases = release_names(results_dir)
     if not match or match["release"] not in releases:
         raise ReproduceError(
             f"unknown result ID {result_id!r}; result IDs look like RELEASE-0001, releases: "
             f"{', '.join(releases) or 'none yet'}")
-    path = results_dir / "releases" / match["release"] / "result_ids.csv"
+    path = release_dir(results_dir, match["release"]) / RESULT_IDS
     try:
-        ids = pd.read_csv(path, dtype=str, keep_default_na=False)
+        ids = read_result_ids(path.parent)
     except (OSError, pd.errors.ParserError) as error:
         raise ReproduceError(f"{path}: cannot read result IDs ({error})") from None
     found = ids[ids["result_id"] == result_id]
@@ -95,12 +98,10 @@ def load_published(result_id: str, results_dir: Path) -> PublishedResult:
     """The published cell behind a result ID, with its recorded configuration and repeats."""
     row = _lookup(result_id, results_dir)
     release = RESULT_ID.match(result_id)["release"]
-    root = results_dir / "releases" / release / "runs" / row["run_id"]
     try:
-        cells = read_table(root / "cells.parquet", "cells")
-        observations = read_table(root / "observations.parquet", "observations")
-        environment = read_json(root / "environment.json")
-    except ResultsFileError as error:
+        run = load_run(release_run_dir(release_dir(results_dir, release), row["run_id"]))
+        cells, observations = run.tables()
+    except (LayoutError, ResultsFileError) as error:
         raise ReproduceError(str(error)) from None
     cell = cells[cells["cell_id"] == row["cell_id"]].iloc[0]
     mine = observations[(observations["cell_id"] == row["cell_id"])
@@ -108,7 +109,7 @@ def load_published(result_id: str, results_dir: Path) -> PublishedResult:
     return PublishedResult(result_id, release, row["run_id"], row["cell_id"], row["metric"],
                            CellSpec.from_json(cell["config_json"]),
                            tuple(float(v) for v in mine["value"]), str(cell["code_sha256"]),
-                           environment)
+                           run.environment, str(cell["config_json"]))
 
 
 def _store_rerun(results_dir: Path, published: PublishedResult, record: CellRecord,
@@ -117,10 +118,10 @@ def _store_rerun(results_dir: Path, published: PublishedResult, record: CellReco
 
     stamp = datetime.now(timezone.utc)
     run_id, number = f"{stamp:%Y%m%dT%H%M%SZ}-reproduce", 1
-    while (results_dir / "runs" / run_id).exists():
+    while run_dir(results_dir, run_id).exists():
         number += 1
         run_id = f"{stamp:%Y%m%dT%H%M%SZ}-reproduce{number}"
-    store = RunStore(results_dir / "runs" / run_id)
+    store = RunStore(run_dir(results_dir, run_id))
     store.root.mkdir(parents=True)
     store.save_run_info({"run_id": run_id, "started_at": stamp.isoformat(timespec="seconds"),
                          "device": published.spec.device, "status": "complete",
@@ -142,11 +143,13 @@ def judge(published: PublishedResult, record: CellRecord, run_id: str,
                        if o.metric == published.metric and o.step is None], dtype=float)
     new_summary = comparison = None
     inside = False
+    changes = differences_text(config_differences(published.config_json, record.spec.to_json()))
     if record.outcome.status is CellStatus.OK and values.size:
         new_summary = summarize(values)
         comparison = compare_samples(values, published.values,
                                      get_metric(published.metric).direction)
-        inside = published_summary.ci_low <= new_summary.median <= published_summary.ci_high
+        inside = not changes and (
+            published_summary.ci_low <= new_summary.median <= published_summary.ci_high)
     reason = record.outcome.reason or ("" if values.size else
                                        f"the rerun produced no {published.metric} values")
     return Reproduction(
@@ -155,6 +158,7 @@ def judge(published: PublishedResult, record: CellRecord, run_id: str,
         new_summary=new_summary, comparison=comparison, inside=inside,
         code_changed=record.code_sha256 != published.code_sha256,
         environment=diff_environments([published.environment], [environment]),
+        config_changes=changes,
     )
 
 
@@ -192,7 +196,13 @@ def explain(result: Reproduction) -> list[str]:
     published, unit = result.published, get_metric(result.published.metric).unit
     lines = [f"{published.result_id}: {published.cell_id}, {published.metric} "
              f"(release {published.release}, run {published.run_id})",
+             f"configuration {published.config_id}: rerun exactly as published "
+             f"({_configuration_text(published.config_json)})",
              f"published: {_interval(result.published_summary, unit)}"]
+    if result.config_changes:
+        lines.append(f"not comparable: the rerun measured another configuration "
+                     f"({result.config_changes}); no verdict")
+        return lines
     if result.new_summary is None:
         lines.append(f"rerun {result.new_run_id}: {result.status.value}: {result.reason}")
         return lines + _reasons(result)
@@ -208,6 +218,11 @@ def explain(result: Reproduction) -> list[str]:
     return lines + _reasons(result)
 
 
+def _configuration_text(config_json: str) -> str:
+    flat = config_differences("{}", config_json)
+    return ", ".join(f"{key}={value}" for key, _, value in flat)
+
+
 def _reasons(result: Reproduction) -> list[str]:
     reasons = []
     if result.code_changed:
@@ -221,18 +236,3 @@ def _reasons(result: Reproduction) -> list[str]:
                 for row in result.environment.itertuples()]
     return ["possible reasons:"] + [f"  - {r}" for r in reasons] if reasons else [
         "no recorded difference explains it (same code and environment)"]
-
-
-def reproduce_command(args: argparse.Namespace) -> int:
-    """`dlbench reproduce RESULT_ID`: exit 0 if reproduced, 1 if not, 2 on bad input."""
-    from dlbench.cli import UsageError
-
-    try:
-        result = reproduce(args.result_id, Path(args.results_dir))
-    except ReproduceError as error:
-        raise UsageError(str(error)) from None
-    for line in explain(result):
-        print(line)
-    return 0 if result.inside else 1
-
-

@@ -15,7 +15,8 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 from rich.table import Table
 
-from dlbench.cli import UsageError
+from dlbench import layout
+from dlbench.errors import LayoutError, UsageError
 from dlbench.schema import CellStatus
 from dlbench.tables import ResultsFileError
 from runner.environment import capture_environment
@@ -47,14 +48,13 @@ def request_from_args(args: argparse.Namespace) -> RunRequest:
                       threads=args.threads, timeout_s=args.timeout, data_dir=args.data_dir)
 
 
-def existing_run(results_dir: Path, run_id: str) -> RunStore:
-    """The store of an earlier run, or a UsageError listing the runs there are."""
-    runs = results_dir / "runs"
-    store = RunStore(runs / run_id)
-    if not (store.root / "run.json").exists():
-        known = sorted(p.name for p in runs.glob("*") if (p / "run.json").exists())
-        raise UsageError(f"no run {run_id!r} under {runs}; runs: {', '.join(known) or 'none'}")
-    return store
+def existing_run(results_dir: Path, name: str) -> RunStore:
+    """The store of an earlier run ('latest' works), or a UsageError listing the runs there are."""
+    try:
+        run_id = layout.resolve_run_id(results_dir, name)
+    except LayoutError as error:
+        raise UsageError(str(error)) from error
+    return RunStore(layout.run_dir(results_dir, run_id))
 
 
 def check_arguments(args: argparse.Namespace) -> None:
@@ -82,7 +82,7 @@ def open_run(results_dir: Path, args: argparse.Namespace) -> tuple[RunStore, Run
         return store, RunRequest(**info["request"]), info["device"]
     request = request_from_args(args)
     device = resolve_device(request.device)
-    store = RunStore(results_dir / "runs" / new_run_id(device))
+    store = RunStore(layout.run_dir(results_dir, new_run_id(device)))
     store.root.mkdir(parents=True, exist_ok=False)
     return store, request, device
 

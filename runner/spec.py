@@ -6,6 +6,9 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from dlbench.identity import config_id
+from dlbench.schema import system_name
+
 
 @dataclass(frozen=True)
 class FrameworkId:
@@ -17,9 +20,7 @@ class FrameworkId:
     @property
     def name(self) -> str:
         """The name used on the command line and in cell IDs, e.g. keras-torch."""
-        if self.framework == "keras":
-            return f"keras-{self.backend}"
-        return self.framework
+        return system_name(self.framework, self.backend)
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ class CellSpec:
         return {
             "run_id": run_id,
             "cell_id": self.cell_id,
+            "config_id": config_id(self.to_json()),
             "experiment": self.experiment,
             "workload": self.workload,
             "framework": self.framework,

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from dlbench import layout
 from dlbench.atomic import atomic_write_bytes, atomic_write_json
 from dlbench.tables import ResultsFileError, read_json, read_table, write_table
 from runner.outcome import CellOutcome
@@ -112,13 +113,13 @@ class RunStore:
         return self.root / "superseded"
 
     def save_run_info(self, info: dict) -> None:
-        atomic_write_json(self.root / "run.json", info)
+        layout.write_run_info(self.root, info)
 
     def load_run_info(self) -> dict:
-        return read_json(self.root / "run.json")
+        return layout.read_run_info(self.root)
 
     def save_environment(self, environment: dict) -> None:
-        atomic_write_json(self.root / "environment.json", environment)
+        layout.write_environment(self.root, environment)
 
     def record_path(self, spec: CellSpec) -> Path:
         return self.processes_dir / record_filename(spec.cell_id, spec.repeat_index)

@@ -30,8 +30,23 @@ def test_bad_run_arguments_exit_2_with_one_line(argv, expected, capsys, tmp_path
 
 
 def test_list_names_every_framework_and_whether_installed(capsys):
-    assert main(["list"]) == 0
-    out = capsys.readouterr().out
+    import io
+
+    from rich.console import Console
+
+    from dlbench.cli import listing
+    from runner.frameworks import FRAMEWORKS, missing_modules
+
+    buffer = io.StringIO()
+    listing.print_listing(Console(file=buffer, width=200))
+    out = buffer.getvalue()
     for name in ("pytorch", "tensorflow", "keras-tensorflow", "keras-torch", "keras-jax",
                  "mlp-digits", "cnn-digits", "training"):
         assert name in out
+    rows = {line.split("│")[1].strip(): line.split("│")[2].strip()
+            for line in out.splitlines() if line.count("│") == 3}
+    for framework in FRAMEWORKS:
+        missing = missing_modules(framework)
+        expected = "no: missing " + ", ".join(missing) if missing else "yes"
+        assert rows[framework.name] == expected
+    assert main(["list"]) == 0

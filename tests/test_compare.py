@@ -7,7 +7,8 @@ import pytest
 from tests.stats_fixtures import FRAMEWORKS, FakeCell, spec, training_cells, write_run
 
 from dlbench.cli import main
-from dlbench.compare import Change, CompareError, compare, load_side
+from dlbench.compare import Change, compare, load_side
+from dlbench.errors import CompareError
 from dlbench.schema import CellStatus
 
 WORKLOADS = ["mlp-digits", "cnn-digits", "synthetic-images"]
@@ -139,18 +140,110 @@ def test_a_release_of_one_machine_compares_with_a_run(results):
     assert "frameworks.torch" in set(report.environment["key"])
 
 
-def test_significant_only_lists_just_the_significant_rows(results):
-    import io
-
-    from rich.console import Console
-
-    from dlbench.compare import print_report
+def test_by_default_only_significant_rows_are_shown_and_the_rest_counted(results, capsys):
+    from dlbench.cli.compare_output import table_text
 
     report = compare("run-a", "run-slow", results)
-    buffer = io.StringIO()
-    print_report(report, Console(file=buffer, width=400), significant_only=True)
-    lines = [line for line in buffer.getvalue().splitlines() if line.startswith("│ training:")]
-    assert len(lines) == int(report.metrics["significant"].sum()) >= len(WORKLOADS)
-    assert all("no significant difference" not in line for line in lines)
-    assert main(["compare", "run-a", "run-b", "--significant", "--results-dir",
-                 str(results)]) == 0
+    text = table_text(report)
+    rows = [line for line in text.splitlines() if line.startswith("  steady_epoch_time")
+            or line.startswith("  test_accuracy")]
+    assert len(rows) == int(report.metrics["significant"].sum()) >= len(WORKLOADS)
+    assert all("n.s." not in line for line in rows)
+    hidden = len(report.metrics) - len(rows)
+    assert f"{hidden} rows without a significant change not shown (--all shows them)" in text
+    every = table_text(report, show_all=True)
+    assert sum(line.startswith("  steady_epoch_time") or line.startswith("  test_accuracy")
+               for line in every.splitlines()) == len(report.metrics)
+    assert main(["compare", "run-a", "run-b", "--all", "--results-dir", str(results)]) == 0
+
+
+def test_rows_are_grouped_under_their_cell(results):
+    from dlbench.cli.compare_output import table_text
+
+    text = table_text(compare("run-a", "run-slow", results), show_all=True)
+    lines = text.splitlines()
+    cell = "training:mlp-digits:pytorch:fp32-default-b32:cpu"
+    assert lines.count(cell) == 1
+    below = lines[lines.index(cell) + 1: lines.index(cell) + 3]
+    assert [line.split()[0] for line in below] == ["steady_epoch_time", "test_accuracy"]
+
+
+@pytest.mark.parametrize("form", ["csv", "json", "markdown"])
+def test_machine_formats_hold_the_rows(results, capsys, form):
+    import io
+    import json
+
+    import pandas as pd
+
+    status = main(["compare", "run-a", "run-slow", "--format", form, "--results-dir",
+                   str(results)])
+    out = capsys.readouterr().out
+    assert status == 0
+    report = compare("run-a", "run-slow", results)
+    if form == "csv":
+        frame = pd.read_csv(io.StringIO(out))
+        assert len(frame) == len(report.metrics)
+        assert set(frame["change"]) >= {"slower"}
+    elif form == "json":
+        data = json.loads(out)
+        assert len(data["metrics"]) == len(report.metrics)
+        assert data["environment"][0]["key"] == "frameworks.torch"
+    else:
+        assert "| Cell | Metric | A | B | B/A [95% CI] | p | Change |" in out
+        assert out.count("| slower |") == report.count(Change.SLOWER)
+
+
+def test_unknown_format_is_a_one_line_error(results, capsys):
+    assert main(["compare", "run-a", "run-b", "--format", "xml", "--results-dir",
+                 str(results)]) == 2
+    assert "unknown format 'xml'; valid: table, csv, json, markdown" in capsys.readouterr().err
+
+
+def _sized(seed: int, **params) -> list[FakeCell]:
+    rng = np.random.default_rng(seed)
+    cells = []
+    for workload in WORKLOADS:
+        cells += training_cells(rng, TIMES, workload=workload, params=params)
+    return cells
+
+
+def test_a_quick_run_against_a_standard_run_is_not_comparable(tmp_path):
+    write_run(tmp_path, "standard", _sized(1, epochs=8))
+    fast = {"pytorch": 0.1, "tensorflow": 0.1, "keras-tensorflow": 0.1, "keras-torch": 0.1}
+    rng = np.random.default_rng(2)
+    quick = [c for w in WORKLOADS
+             for c in training_cells(rng, fast, workload=w, params={"epochs": 2,
+                                                                    "data_size": 512})]
+    write_run(tmp_path, "quick", quick)
+    report = compare("standard", "quick", tmp_path)
+    assert report.metrics.empty  # no speed verdict at all, though quick is 10x "faster"
+    assert len(report.not_comparable) == len(WORKLOADS) * len(FRAMEWORKS)
+    assert set(report.not_comparable["parameters"]) == {"params.data_size, params.epochs"}
+    assert "params.epochs 8→2" in report.not_comparable["differences"].iloc[0]
+    assert report.only_in_a == report.only_in_b == ()
+
+
+def test_two_runs_of_one_configuration_get_the_usual_verdicts(tmp_path):
+    write_run(tmp_path, "a", _sized(1, epochs=8))
+    slow = _sized(2, epochs=8)
+    slow = [FakeCell(c.spec, {m: list(np.array(v) * (1.5 if c.spec.framework == "pytorch"
+                                                     else 1.0))
+                              for m, v in c.values.items()}) for c in slow]
+    write_run(tmp_path, "b", slow)
+    report = compare("a", "b", tmp_path)
+    assert report.not_comparable.empty
+    slower = report.metrics[report.metrics["change"] == Change.SLOWER.value]
+    assert set(slower["system"]) == {"pytorch"} and len(slower) == len(WORKLOADS)
+
+
+def test_a_release_refuses_runs_of_one_cell_in_two_configurations(tmp_path):
+    from dlbench.errors import ReleaseError
+    from dlbench.releases import freeze_release
+
+    write_run(tmp_path, "standard", _sized(1, epochs=8))
+    write_run(tmp_path, "quick", _sized(2, epochs=2))
+    with pytest.raises(ReleaseError, match="different configurations \\(params.epochs 8→2\\)"):
+        freeze_release(tmp_path, "2027.01", ["standard", "quick"], "2027-01-01", "T", "cff\n")
+    assert not (tmp_path / "releases" / "2027.01").exists()
+    write_run(tmp_path, "standard2", _sized(3, epochs=8))
+    freeze_release(tmp_path, "2027.01", ["standard", "standard2"], "2027-01-01", "T", "cff\n")

@@ -139,3 +139,28 @@ def test_a_real_cell_published_here_is_reproduced_or_explained(tmp_path):
     assert not result.code_changed
     text = "\n".join(explain(result))
     assert result.inside or "possible reasons" in text or "no recorded difference" in text
+
+
+def test_the_rerun_says_it_measures_the_published_configuration(release):
+    results, result_id = release
+    result = reproduce(result_id, results, measure=measuring(1.0), environment=PUBLISHED_ENV)
+    published = result.published
+    text = "\n".join(explain(result))
+    assert f"configuration {published.config_id}: rerun exactly as published" in text
+    assert "batch_size=32" in text and "precision=fp32" in text
+    assert result.config_changes == ""
+
+
+def test_a_rerun_of_another_configuration_gets_no_verdict(release):
+    from dataclasses import replace
+
+    results, result_id = release
+
+    def other_size(cell: CellSpec) -> CellRecord:
+        return measuring(1.0)(replace(cell, params={"epochs": 99}))
+
+    result = reproduce(result_id, results, measure=other_size, environment=PUBLISHED_ENV)
+    text = "\n".join(explain(result))
+    assert not result.inside
+    assert "not comparable: the rerun measured another configuration (params.epochs —→99)" in text
+    assert "reproduced" not in text

@@ -194,10 +194,11 @@ def test_experiment_questions_match_the_runner() -> None:
     from report.home_page import load_questions
     from runner.experiments import experiment_names, get_experiment
 
-    questions = load_questions(TEMPLATES)
+    questions = load_questions()
     assert list(questions) == experiment_names()
     for name in experiment_names():
         assert questions[name]["question"] == get_experiment(name).question
+        assert get_experiment(name).question.endswith("?")
 
 
 def test_committed_releases_verify_and_build_strictly(tmp_path: Path) -> None:

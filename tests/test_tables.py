@@ -72,12 +72,12 @@ def test_newer_schema_is_refused(tmp_path):
 def test_older_schema_is_migrated_or_refused(tmp_path, monkeypatch):
     write_table(observation_rows(), tmp_path / "observations", "observations")
     path = tmp_path / "observations.parquet"
-    _with_version(path, SCHEMA_VERSION - 1)
+    _with_version(path, 0)
     with pytest.raises(ResultsFileError, match="cannot be migrated"):
         read_table(path, "observations")
 
     def upgrade(frame: pd.DataFrame, origin: str) -> pd.DataFrame:
         return frame.assign(value=frame["value"] * 2)
 
-    monkeypatch.setitem(MIGRATIONS, SCHEMA_VERSION - 1, upgrade)
+    monkeypatch.setitem(MIGRATIONS, 0, upgrade)
     assert read_table(path, "observations").loc[0, "value"] == 0.5

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from dlbench.questions import QUESTIONS
 from runner.experiments import Experiment, PlanRequest, suite_grid
 from runner.spec import CellSpec, FrameworkId
 
@@ -95,8 +96,7 @@ def _cell(request: PlanRequest, workload: str, framework: FrameworkId, mode: str
 
 EXPERIMENT = Experiment(
     name="data-parallel",
-    question="How well does each framework's data parallelism scale across workers, and "
-             "does it reach the 1-worker accuracy?",
+    question=QUESTIONS["data-parallel"],
     metrics=("train_throughput", "scaling_efficiency", "dp_setup_time", "dp_launch_time",
              "test_accuracy", "accuracy_delta", "steady_epoch_time", "first_epoch_time",
              "import_footprint"),

@@ -3,6 +3,7 @@ the compilation paid for itself?"""
 
 from __future__ import annotations
 
+from dlbench.questions import QUESTIONS
 from runner.experiments import Experiment, PlanRequest, suite_grid
 from runner.spec import CellSpec, FrameworkId
 
@@ -64,8 +65,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
 
 EXPERIMENT = Experiment(
     name="execution-mode",
-    question="Do graph and compiled modes train faster than eager execution, and after how "
-             "many steps has compilation paid for itself?",
+    question=QUESTIONS["execution-mode"],
     metrics=("steady_step_time", "compile_time_cold", "compile_time_warm", "eager_step_time",
              "break_even_steps", "step_time", "import_footprint"),
     plan=plan,

@@ -10,6 +10,7 @@ every one of them has.
 
 from __future__ import annotations
 
+from dlbench.questions import QUESTIONS
 from runner.experiments import Experiment, PlanRequest, suite_grid
 from runner.spec import CellSpec
 
@@ -64,8 +65,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
 
 EXPERIMENT = Experiment(
     name="export",
-    question="Which export formats work in each framework, do the artifacts compute the same "
-             "function, and how fast do they run in their own runtimes?",
+    question=QUESTIONS["export"],
     metrics=("export_time", "artifact_size", "artifact_load_time", "artifact_max_abs_diff",
              "artifact_latency", "artifact_throughput", "import_footprint"),
     plan=plan,

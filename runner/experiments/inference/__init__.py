@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dlbench.questions import QUESTIONS
 from runner.experiments import Experiment, PlanRequest, suite_grid
 from runner.spec import CellSpec
 
@@ -46,8 +47,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
 
 EXPERIMENT = Experiment(
     name="inference",
-    question="Which framework predicts fastest, per sample and in bulk, on its plain and its "
-             "fast path?",
+    question=QUESTIONS["inference"],
     metrics=("latency_p50", "latency_p90", "latency_p99", "inference_latency",
              "inference_throughput", "first_call_time", "import_footprint"),
     plan=plan,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dlbench.questions import QUESTIONS
 from runner.experiments import Experiment, PlanRequest, suite_grid
 from runner.spec import CellSpec
 
@@ -33,8 +34,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
 
 EXPERIMENT = Experiment(
     name="parity",
-    question="Do the frameworks compute the same function from the same weights, before and "
-             "after one optimizer step?",
+    question=QUESTIONS["parity"],
     metrics=("parity_forward_max_abs", "parity_forward_max_rel", "parity_step_max_abs",
              "parity_step_max_rel", "parity_tolerance", "parity_pass", "import_footprint"),
     plan=plan,

@@ -3,6 +3,7 @@ each framework's own API, and does the framework accept them at all?"""
 
 from __future__ import annotations
 
+from dlbench.questions import QUESTIONS
 from runner.experiments import Experiment, PlanRequest, suite_grid
 from runner.spec import CellSpec
 
@@ -53,8 +54,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
 
 EXPERIMENT = Experiment(
     name="precision",
-    question="Does mixed precision (bf16, fp16) make training and inference faster or leaner, "
-             "what does it cost in accuracy, and does each framework support it?",
+    question=QUESTIONS["precision"],
     metrics=("steady_epoch_time", "first_epoch_time", "train_throughput", "peak_memory",
              "test_accuracy", "accuracy_change_vs_fp32", "output_deviation_vs_fp32",
              "inference_throughput", "latency_p50", "latency_p90", "latency_p99",

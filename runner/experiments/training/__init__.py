@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dlbench.questions import QUESTIONS
 from runner.experiments import Experiment, PlanRequest, suite_grid
 from runner.spec import CellSpec
 
@@ -42,7 +43,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
 
 EXPERIMENT = Experiment(
     name="training",
-    question="Which framework trains the same model fastest, and do they reach the same accuracy?",
+    question=QUESTIONS["training"],
     metrics=("first_epoch_time", "steady_epoch_time", "train_throughput", "time_to_target",
              "test_accuracy", "epoch_loss", "epoch_time", "peak_memory", "import_footprint"),
     plan=plan,

@@ -13,8 +13,13 @@ from runner.workloads import LOCAL_DATA_WORKLOADS, WORKLOADS
 
 
 def list_command(args: argparse.Namespace) -> int:
+    """`dlbench list`: print what can be measured here."""
+    print_listing(Console())
+    return 0
+
+
+def print_listing(console: Console) -> None:
     """Print experiments, workloads, frameworks (installed or not) and suites."""
-    console = Console()
     experiments = Table(title="experiments")
     experiments.add_column("name")
     experiments.add_column("question")
@@ -35,4 +40,3 @@ def list_command(args: argparse.Namespace) -> int:
     for table in (experiments, workloads, frameworks):
         console.print(table)
     console.print(f"suites: {', '.join(SUITES)}")
-    return 0

@@ -1,5 +1,6 @@
 """The `dlbench` command: parse arguments, then call a function that tests can call too.
 
+The CLI is the only top: it alone imports runner/ and report/, and nothing imports it.
 Measuring (runner/) and presenting (report/) are imported only by the subcommand that
 needs them, so `dlbench run` never loads altair and `dlbench build` never loads a framework.
 """
@@ -10,11 +11,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from dlbench.tables import ResultsFileError
-
-
-class UsageError(Exception):
-    """Bad input from the user: reported as one line, exit status 2."""
+from dlbench.errors import LayoutError, ResultsFileError, UsageError
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -24,25 +21,25 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from runner.listing import list_command
+    from dlbench.cli.listing import list_command
 
     return list_command(args)
 
 
 def _results_show(args: argparse.Namespace) -> int:
-    from runner.show import show_command
+    from dlbench.cli.show import show_command
 
     return show_command(args)
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from dlbench.compare import compare_command
+    from dlbench.cli.compare_output import compare_command
 
     return compare_command(args)
 
 
 def _reproduce(args: argparse.Namespace) -> int:
-    from runner.reproduce import reproduce_command
+    from dlbench.cli.reproduce_output import reproduce_command
 
     return reproduce_command(args)
 
@@ -107,6 +104,7 @@ def _add_site_commands(commands: argparse._SubParsersAction) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(
         prog="dlbench",
         description="Measure PyTorch, TensorFlow and Keras side by side and publish the results.",
@@ -149,18 +147,20 @@ def build_parser() -> argparse.ArgumentParser:
     results = commands.add_parser("results", help="inspect recorded runs")
     results_commands = results.add_subparsers(dest="results_command", required=True)
     show = results_commands.add_parser("show", help="summary of one run")
-    show.add_argument("run_id")
+    show.add_argument("run_id", metavar="RUN_ID", help="a run ID, or latest")
     show.add_argument("--results-dir", default="results")
     show.set_defaults(handler=_results_show)
 
     comparing = commands.add_parser(
         "compare", help="what got faster or slower between two runs, releases or machines")
-    comparing.add_argument("a", metavar="A", help="run ID, release name or RELEASE@RUN_ID")
-    comparing.add_argument("b", metavar="B", help="run ID, release name or RELEASE@RUN_ID")
+    comparing.add_argument("a", metavar="A", help="run ID, latest, release or RELEASE@RUN_ID")
+    comparing.add_argument("b", metavar="B", help="run ID, latest, release or RELEASE@RUN_ID")
     comparing.add_argument("--metric", action="append", default=[], metavar="M",
                            help="only this metric (repeatable)")
-    comparing.add_argument("--significant", action="store_true",
-                           help="list only the significant changes")
+    comparing.add_argument("--all", action="store_true",
+                           help="list every row, not only significant changes")
+    comparing.add_argument("--format", default="table",
+                           help="table (default, 80 columns) | csv | json | markdown")
     comparing.add_argument("--results-dir", default="results")
     comparing.set_defaults(handler=_compare)
 
@@ -180,10 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
         return handler(args)
-    except UsageError as error:
-        print(f"dlbench: error: {error}", file=sys.stderr)
-        return 2
-    except ResultsFileError as error:
+    except (UsageError, ResultsFileError, LayoutError) as error:
         print(f"dlbench: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

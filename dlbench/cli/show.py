@@ -1,4 +1,4 @@
-"""`dlbench results show RUN_ID`: a readable summary of one run (median and spread per cell)."""
+"""`dlbench results show RUN_ID|latest`: a readable summary of one run (median and spread)."""
 
 from __future__ import annotations
 
@@ -9,50 +9,24 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from dlbench.cli import UsageError
-from dlbench.metrics import get_metric
+from dlbench.layout import load_run, resolve_run_id, run_dir
 from dlbench.parity import pair_results
-from dlbench.stats import summarize
-from dlbench.tables import ResultsFileError, read_json, read_table
-
-
-def load_run_tables(run_dir: Path) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
-    """run.json, the cells table and the observations table of one run."""
-    info = read_json(run_dir / "run.json")
-    cells = read_table(run_dir / "cells.parquet", "cells")
-    observations = read_table(run_dir / "observations.parquet", "observations")
-    return info, cells, observations
-
-
-def cell_summaries(observations: pd.DataFrame) -> pd.DataFrame:
-    """Per cell and per-repeat metric: n, median, 95% CI and CV of the repeats."""
-    per_repeat = observations[observations["step"].isna()]
-    rows = []
-    for (cell_id, metric), group in per_repeat.groupby(["cell_id", "metric"], sort=True):
-        summary = summarize(group["value"].to_numpy(dtype=float))
-        rows.append({"cell_id": cell_id, "metric": metric, "unit": get_metric(metric).unit,
-                     "n": summary.n, "median": summary.median, "ci_low": summary.ci_low,
-                     "ci_high": summary.ci_high, "cv": summary.cv})
-    return pd.DataFrame(rows)
+from dlbench.summaries import result_stats
 
 
 def show_command(args: argparse.Namespace) -> int:
-    run_dir = Path(args.results_dir) / "runs" / args.run_id
-    if not (run_dir / "run.json").exists():
-        known = sorted(p.name for p in (Path(args.results_dir) / "runs").glob("*")
-                       if (p / "run.json").exists())
-        raise UsageError(f"no run {args.run_id!r}; runs: {', '.join(known) or 'none'}")
-    try:
-        info, cells, observations = load_run_tables(run_dir)
-    except ResultsFileError as error:
-        raise UsageError(str(error)) from None
+    """`dlbench results show RUN_ID|latest`: what failed, and each result's median and spread."""
+    results_dir = Path(args.results_dir)
+    run = load_run(run_dir(results_dir, resolve_run_id(results_dir, args.run_id)))
+    cells, observations = run.tables()
     console = Console()
     if not console.is_terminal:
         console = Console(width=200)
-    console.print(f"run {info['run_id']} · suite {info['request']['suite']} · device "
-                  f"{info['device']} · status {info.get('status', '?')}")
+    suite = run.info.get("request", {}).get("suite") or run.info.get("suite", "?")
+    console.print(f"run {run.run_id} · suite {suite} · device "
+                  f"{run.info.get('device', '?')} · status {run.info.get('status', '?')}")
     console.print(status_table(cells))
-    console.print(summary_table(cell_summaries(observations)))
+    console.print(summary_table(result_stats(observations)))
     pairs = pair_results(cells)
     if len(pairs):
         console.print(parity_table(pairs))
@@ -72,6 +46,7 @@ def parity_table(pairs: pd.DataFrame) -> Table:
 
 
 def status_table(cells: pd.DataFrame) -> Table:
+    """The cells that did not finish ok, with why."""
     table = Table(title="cells not ok")
     for column in ("cell_id", "status", "reason"):
         table.add_column(column)
@@ -81,6 +56,7 @@ def status_table(cells: pd.DataFrame) -> Table:
 
 
 def summary_table(summaries: pd.DataFrame) -> Table:
+    """Median [95% CI] and CV of every result, one cell's rows together."""
     table = Table(title="median [95% CI] over repeats, CV")
     for column in ("cell", "metric", "n", "median [95% CI]", "CV"):
         table.add_column(column, justify="right" if column in ("n", "CV") else "left")

@@ -1,0 +1,200 @@
+"""`dlbench compare A B` output: a table for people (80 columns), csv, json or markdown.
+
+The table groups rows by cell and lists only significant changes unless --all is given (the
+rest are counted); cells that share a name but not a configuration are listed apart, as not
+comparable, with the parameters that differ. csv and json always hold every row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+import pandas as pd
+
+from dlbench.compare import Change, ComparisonReport, compare
+from dlbench.errors import CompareError, UsageError
+from dlbench.metrics import UnknownMetricError
+
+WIDTH = 80
+SHORT = {Change.NO_SIGNIFICANT_DIFFERENCE: "n.s.", Change.DIFFERENT: "differs"}
+EXAMPLES = 2  # cells named per group of not comparable cells, unless --all
+ENVIRONMENT_LINES = 10  # environment differences shown, unless --all
+
+
+def _number(value: float) -> str:
+    return "—" if value is None or math.isnan(value) else f"{value:.4g}"
+
+
+def _fit(text: str, width: int = WIDTH) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _ratio(row: pd.Series) -> str:
+    return (f"{_number(row['ratio'])}× [{_number(row['ratio_ci_low'])}–"
+            f"{_number(row['ratio_ci_high'])}]")
+
+
+def shown_rows(report: ComparisonReport, show_all: bool) -> pd.DataFrame:
+    """The (cell, metric) rows a person sees: the significant ones, or all with --all."""
+    frame = report.metrics
+    return frame if show_all else frame[frame["significant"].astype(bool)]
+
+
+def _metric_lines(report: ComparisonReport, show_all: bool) -> list[str]:
+    rows = shown_rows(report, show_all)
+    lines = [_fit(f"B = {report.b} against A = {report.a}; B/A: ratio of medians, 95% CI")]
+    if len(rows):
+        lines.append(f"  {'metric [unit]':<30} {'A':>9} {'B':>9} {'B/A [95% CI]':<17} change")
+    for cell_id, group in rows.sort_values(["cell_id", "metric"]).groupby("cell_id", sort=True):
+        lines.append(_fit(str(cell_id)))
+        for _, row in group.iterrows():
+            change = Change(row["change"])
+            label = _fit(f"{row['metric']} [{row['unit']}]", 30)
+            lines.append(_fit(f"  {label:<30} {_number(row['median_a']):>9} "
+                              f"{_number(row['median_b']):>9} {_ratio(row):<17} "
+                              f"{SHORT.get(change, change.value)}"))
+    hidden = len(report.metrics) - len(rows)
+    counts = ", ".join(f"{report.count(c)} {c.value}" for c in Change if report.count(c))
+    lines.append(f"{len(report.metrics)} comparisons of cells measured alike: {counts or 'none'}")
+    if hidden:
+        lines.append(f"{hidden} rows without a significant change not shown (--all shows them)")
+    elif show_all and len(rows):
+        lines.append("n.s.: no significant difference")
+    if len(report.metrics) >= 20:
+        lines.append(f"p < 0.05 per test, uncorrected: about {0.05 * len(report.metrics):.0f} "
+                     f"of {len(report.metrics)} may look significant by chance")
+    return lines
+
+
+def _not_comparable_lines(report: ComparisonReport, show_all: bool) -> list[str]:
+    frame = report.not_comparable
+    if frame.empty:
+        return []
+    lines = [f"{len(frame)} cells not comparable (same name, other configuration; "
+             "never compared):"]
+    for differences, group in frame.groupby("differences", sort=True):
+        lines.append(_fit(f"  {len(group)} cells, A→B: {differences}"))
+        cells = list(group["cell_id"])
+        named = cells if show_all else cells[:EXAMPLES]
+        lines += [_fit(f"    {cell}") for cell in named]
+        if len(named) < len(cells):
+            lines.append(f"    and {len(cells) - len(named)} more (--all lists them)")
+    return lines
+
+
+def _other_lines(report: ComparisonReport, show_all: bool) -> list[str]:
+    lines = []
+    for label, cells in (("A", report.only_in_a), ("B", report.only_in_b)):
+        if cells:
+            named = cells if show_all else cells[:EXAMPLES]
+            more = "" if len(named) == len(cells) else f", … ({len(cells)} in all; --all)"
+            lines.append(_fit(f"{len(cells)} cells only in {label}: {', '.join(named)}{more}"))
+    changes = report.status_changes
+    for _, row in (changes if show_all else changes.head(EXAMPLES)).iterrows():
+        lines.append(_fit(f"status {row['status_a']} → {row['status_b']}: {row['cell_id']}"))
+    if not show_all and len(changes) > EXAMPLES:
+        lines.append(f"and {len(changes) - EXAMPLES} more status changes (--all lists them)")
+    if report.environment.empty:
+        return lines + ["environment: no differences recorded"]
+    environment = report.environment if show_all else report.environment.head(ENVIRONMENT_LINES)
+    lines.append(f"{len(report.environment)} environment differences (A → B):")
+    lines += [_fit(f"  {row['key']}: {row['a']} → {row['b']}")
+              for _, row in environment.iterrows()]
+    if len(environment) < len(report.environment):
+        lines.append(f"  and {len(report.environment) - len(environment)} more (--all lists them)")
+    return lines
+
+
+def table_text(report: ComparisonReport, show_all: bool = False) -> str:
+    """The comparison for a terminal: every line at most 80 columns."""
+    blocks = [_metric_lines(report, show_all), _not_comparable_lines(report, show_all),
+              _other_lines(report, show_all)]
+    return "\n".join("\n".join(block) for block in blocks if block) + "\n"
+
+
+def _markdown_cell(value: object) -> str:
+    return str(value).replace("|", "\\|")
+
+
+def markdown_text(report: ComparisonReport, show_all: bool = False) -> str:
+    """The comparison as Markdown tables, for a pull request."""
+    rows = shown_rows(report, show_all)
+    lines = [f"**{report.b}** compared with **{report.a}** (B/A: ratio of medians, 95% CI)", ""]
+    if len(rows):
+        lines += ["| Cell | Metric | A | B | B/A [95% CI] | p | Change |",
+                  "| --- | --- | ---: | ---: | --- | ---: | --- |"]
+    else:
+        lines.append("No significant change.")
+    previous = None
+    for _, row in rows.sort_values(["cell_id", "metric"]).iterrows():
+        cell = "" if row["cell_id"] == previous else f"`{row['cell_id']}`"
+        previous = row["cell_id"]
+        lines.append(f"| {cell} | {row['metric']} ({row['unit']}) | {_number(row['median_a'])} | "
+                     f"{_number(row['median_b'])} | {_ratio(row)} | {row['p_value']:.2g} | "
+                     f"{row['change']} |")
+    hidden = len(report.metrics) - len(rows)
+    lines += ["", f"{len(report.metrics)} comparisons"
+              + (f"; {hidden} without a significant change not shown." if hidden else ".")]
+    if not report.not_comparable.empty:
+        lines += ["", "Not comparable (same name, other configuration):", "",
+                  "| Cell | Parameters that differ (A→B) |", "| --- | --- |"]
+        lines += [f"| `{r['cell_id']}` | {_markdown_cell(r['differences'])} |"
+                  for _, r in report.not_comparable.iterrows()]
+    if not report.environment.empty:
+        lines += ["", "| Setting | A | B |", "| --- | --- | --- |"]
+        lines += [f"| {_markdown_cell(r['key'])} | {_markdown_cell(r['a'])} | "
+                  f"{_markdown_cell(r['b'])} |" for _, r in report.environment.iterrows()]
+    return "\n".join(lines) + "\n"
+
+
+def csv_text(report: ComparisonReport, show_all: bool = True) -> str:
+    """Every (cell, metric) row, then every not comparable cell (change 'not comparable')."""
+    not_comparable = report.not_comparable.assign(change="not comparable",
+                                                  note=report.not_comparable["differences"])
+    frame = pd.concat([report.metrics, not_comparable[["cell_id", "experiment", "workload",
+                                                        "system", "change", "note"]]],
+                      ignore_index=True)
+    return frame.to_csv(index=False)
+
+
+def json_text(report: ComparisonReport, show_all: bool = True) -> str:
+    """The whole comparison as one JSON object."""
+    def records(frame: pd.DataFrame) -> list[dict]:
+        return json.loads(frame.to_json(orient="records"))
+
+    return json.dumps({
+        "a": report.a, "b": report.b, "metrics": records(report.metrics),
+        "not_comparable": records(report.not_comparable),
+        "only_in_a": list(report.only_in_a), "only_in_b": list(report.only_in_b),
+        "status_changes": records(report.status_changes),
+        "environment": records(report.environment),
+    }, indent=2) + "\n"
+
+
+WRITERS: dict[str, Callable[[ComparisonReport, bool], str]] = {
+    "table": table_text, "csv": csv_text, "json": json_text, "markdown": markdown_text,
+}
+
+
+def write_report(report: ComparisonReport, form: str = "table", show_all: bool = False,
+                 out: TextIO | None = None) -> None:
+    """Write the comparison in one of the formats of WRITERS."""
+    (out or sys.stdout).write(WRITERS[form](report, show_all))
+
+
+def compare_command(args: argparse.Namespace) -> int:
+    """`dlbench compare A B`: what got faster or slower, what cannot be compared, and why."""
+    if args.format not in WRITERS:
+        raise UsageError(f"unknown format {args.format!r}; valid: {', '.join(WRITERS)}")
+    try:
+        report = compare(args.a, args.b, Path(args.results_dir), args.metric or None)
+    except (CompareError, UnknownMetricError) as error:
+        raise UsageError(str(error)) from None
+    write_report(report, args.format, args.all)
+    return 0

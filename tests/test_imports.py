@@ -1,0 +1,108 @@
+"""Import rules, read from the source: dlbench/ is the leaf, the CLI the only top, no cycles."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("dlbench", "runner", "report")
+CLI = "dlbench.cli"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for package in PACKAGES for p in (ROOT / package).rglob("*.py")}
+
+
+def _imported(tree: ast.AST, module: str, is_package: bool, known: set[str]) -> set[str]:
+    """Project modules imported anywhere in a module, function bodies included."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = module.split(".")[: len(module.split(".")) - node.level + is_package]
+                base = ".".join(anchor + ([base] if base else []))
+            found |= {f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
+                      for alias in node.names}
+    return {name for name in found if name in known and name != module}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each project module and the project modules it imports."""
+    modules = _modules()
+    known = set(modules)
+    return {name: _imported(ast.parse(path.read_text()), name, path.name == "__init__.py", known)
+            for name, path in modules.items()}
+
+
+def _in(module: str, package: str) -> bool:
+    return module == package or module.startswith(f"{package}.")
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected groups of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while not group or group[-1] != node:
+                group.append(stack.pop())
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_model_imports_neither_runner_nor_report_nor_the_cli():
+    graph = import_graph()
+    wrong = {(m, t) for m, targets in graph.items() if _in(m, "dlbench") and not _in(m, CLI)
+             for t in targets if _in(t, "runner") or _in(t, "report") or _in(t, CLI)}
+    assert not wrong
+
+
+def test_nothing_imports_the_cli():
+    graph = import_graph()
+    assert not {(m, t) for m, targets in graph.items() if not _in(m, CLI)
+                for t in targets if _in(t, CLI)}
+
+
+def test_no_import_cycle():
+    assert cycles(import_graph()) == []
+
+
+@pytest.mark.parametrize(("graph", "expected"), [
+    ({"a": {"b"}, "b": {"a"}, "c": set()}, [["a", "b"]]),
+    ({"a": {"b"}, "b": {"c"}, "c": set()}, []),
+])
+def test_cycle_finder_finds_cycles(graph, expected):
+    assert cycles(graph) == expected
+
+
+def test_the_graph_sees_imports_inside_functions():
+    graph = import_graph()
+    assert "runner.run" in graph[CLI]
