@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timezone
 
-from dlbench.cli import UsageError
+from dlbench.errors import UsageError
 from runner.spec import CellSpec
 from runner.store import CellRecord, RunStore
 

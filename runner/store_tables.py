@@ -20,7 +20,7 @@ import pandas as pd
 from dlbench.schema import CellStatus
 
 if TYPE_CHECKING:
-    from runner.store import CellRecord
+    from runner.record import CellRecord
 
 #: When a cell's processes end differently, the cell takes the first of these present.
 STATUS_PRECEDENCE = (CellStatus.FAILED, CellStatus.UNSUPPORTED, CellStatus.SKIPPED,
