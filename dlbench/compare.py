@@ -4,8 +4,8 @@ A side is named as a run ID (results/runs/<id>/), a release name (results/releas
 or RELEASE@RUN_ID for one machine of a release. Cells are matched by their `cell_id`, which
 is stable across runs. For every metric with per-repeat values (rows without a step) the
 repeats of B are compared with those of A: ratio of medians B/A with its bootstrap interval
-and a Mann-Whitney test (see dlbench.stats). B is read as "the new one": "slower" means B
-is slower than A.
+and a Mann-Whitney test, judged by dlbench.judging (Holm over the report's comparisons, a 5%
+practical threshold). B is read as "the new one": "slower" means B is slower than A.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import pandas as pd
 
 from dlbench.metrics import METRICS, Direction, get_metric
 from dlbench.schema import CELL_KEY_COLUMNS
-from dlbench.stats import Outcome, compare_samples
+from dlbench.judging import Decision, Family, judge_together
+from dlbench.metrics import is_timing_unit
 from dlbench.tables import ResultsFileError, read_json, read_table
 
 RUNS = Path("runs")
@@ -155,14 +156,14 @@ def repeat_values(observations: pd.DataFrame) -> pd.DataFrame:
     return observations[observations["step"].isna() & observations["value"].notna()]
 
 
-def change_of(outcome: Outcome, unit: str) -> Change:
-    """Phrase a comparison outcome (B against A) as a change of B."""
-    timed = unit in ("s", "ms", "us") or unit.endswith("/s")
-    if outcome is Outcome.A_BETTER:
+def change_of(decision: Decision, unit: str) -> Change:
+    """Phrase a judged pair (B against A, dlbench.judging) as a change of B."""
+    timed = is_timing_unit(unit)
+    if decision is Decision.A_BETTER:
         return Change.FASTER if timed else Change.BETTER
-    if outcome is Outcome.B_BETTER:
+    if decision is Decision.B_BETTER:
         return Change.SLOWER if timed else Change.WORSE
-    if outcome is Outcome.DIFFERENT:
+    if decision is Decision.DIFFERENT:
         return Change.DIFFERENT
     return Change.NO_SIGNIFICANT_DIFFERENCE
 
@@ -175,10 +176,12 @@ def _cell_columns(cells: pd.DataFrame) -> pd.DataFrame:
     return keys
 
 
-def _row(keys: pd.Series, cell_id: str, metric: str, a: pd.Series, b: pd.Series) -> dict:
+def _row(family: Family, keys: pd.Series, cell_id: str, metric: str, a: pd.Series,
+         b: pd.Series) -> dict:
     registered = METRICS.get(metric)
     direction = registered.direction if registered else Direction.NEITHER
-    comparison = compare_samples(b.to_numpy(), a.to_numpy(), direction)
+    judgement = family.judge((cell_id, metric), b.to_numpy(), a.to_numpy(), direction)
+    comparison = judgement.comparison
     unit = registered.unit if registered else ""
     ratio = comparison.ratio
     return {
@@ -189,8 +192,10 @@ def _row(keys: pd.Series, cell_id: str, metric: str, a: pd.Series, b: pd.Series)
         "ratio": ratio, "ratio_ci_low": comparison.ratio_ci_low,
         "ratio_ci_high": comparison.ratio_ci_high,
         "change_pct": (ratio - 1) * 100 if not math.isnan(ratio) else math.nan,
-        "p_value": comparison.p_value, "significant": comparison.significant,
-        "change": change_of(comparison.outcome, unit).value, "note": comparison.note,
+        "p_value": judgement.p_adjusted,
+        "significant": judgement.decision in (Decision.A_BETTER, Decision.B_BETTER,
+                                              Decision.DIFFERENT),
+        "change": change_of(judgement.decision, unit).value, "note": judgement.reason,
     }
 
 
@@ -201,13 +206,12 @@ def compare_metrics(a: Side, b: Side, metrics: list[str] | None = None) -> pd.Da
     values_a, values_b = repeat_values(a.observations), repeat_values(b.observations)
     keys = _cell_columns(pd.concat([a.cells, b.cells], ignore_index=True))
     grouped_b = dict(iter(values_b.groupby(["cell_id", "metric"])))
-    rows = []
-    for (cell_id, metric), group_a in values_a.groupby(["cell_id", "metric"]):
-        group_b = grouped_b.get((cell_id, metric))
-        if group_b is None or (metrics and metric not in metrics):
-            continue
-        rows.append(_row(keys.loc[cell_id], str(cell_id), str(metric),
-                         group_a["value"], group_b["value"]))
+    pairs = [(cell_id, metric, group_a["value"], grouped_b[(cell_id, metric)]["value"])
+             for (cell_id, metric), group_a in values_a.groupby(["cell_id", "metric"])
+             if (cell_id, metric) in grouped_b and not (metrics and metric not in metrics)]
+    rows = judge_together(lambda family: [
+        _row(family, keys.loc[cell_id], str(cell_id), str(metric), a_values, b_values)
+        for cell_id, metric, a_values, b_values in pairs])
     frame = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
     order = frame["ratio"].map(lambda r: -abs(math.log(r)) if r and r > 0 else 0.0)
     return frame.assign(_sig=~frame["significant"].astype(bool), _order=order).sort_values(
@@ -291,7 +295,7 @@ def change_text(row: pd.Series) -> str:
     """A reader's phrase for one row, e.g. '1.52× slower (CI 1.41–1.60×, p=0.008)'."""
     change = Change(row["change"])
     interval = f"{_number(row['ratio_ci_low'])}–{_number(row['ratio_ci_high'])}×"
-    stats = f"ratio {_number(row['ratio'])}× (95% CI {interval}, p={row['p_value']:.2g})"
+    stats = f"ratio {_number(row['ratio'])}× (95% CI {interval}, Holm p={row['p_value']:.2g})"
     if change is Change.NO_SIGNIFICANT_DIFFERENCE:
         return f"no significant difference: {stats}"
     return f"{change.value}: {stats}"
@@ -305,7 +309,7 @@ def print_report(report: ComparisonReport, console: object | None = None,
 
     out = console if console is not None else Console()
     table = Table(title=f"{report.b} compared with {report.a} (ratio = B / A)")
-    for column in ("cell", "metric", "A median", "B median", "ratio [95% CI]", "p", "change"):
+    for column in ("cell", "metric", "A median", "B median", "ratio [95% CI]", "Holm p", "change"):
         table.add_column(column, overflow="fold")
     shown = report.metrics[report.metrics["significant"].astype(bool)] if significant_only \
         else report.metrics
@@ -325,10 +329,8 @@ def print_report(report: ComparisonReport, console: object | None = None,
                   f"no cell with per-repeat values is in both {report.a} and {report.b}")
     counts = ", ".join(f"{report.count(c)} {c.value}" for c in Change if report.count(c))
     out.print(f"{len(report.metrics)} comparisons: {counts or 'none'}")
-    if len(report.metrics) >= 20:
-        out.print(f"note: each test uses p < 0.05 without correction for multiple comparisons; "
-                  f"even with no real change, about {0.05 * len(report.metrics):.0f} of "
-                  f"{len(report.metrics)} may show as significant by chance")
+    out.print(f"a change is named when it exceeds 5% and its p-value, Holm-corrected over "
+              f"these {len(report.metrics)} comparisons, is below 0.05")
     for label, cells in (("only in A", report.only_in_a), ("only in B", report.only_in_b)):
         if cells:
             out.print(f"cells {label}: {', '.join(cells)}")

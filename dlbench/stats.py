@@ -30,24 +30,6 @@ MIN_REPEATS_FOR_SIGNIFICANCE = 4
 
 ALPHA = 0.05
 
-#: How the numbers are computed, in a reader's words (the methodology page shows it).
-METHOD_MARKDOWN = """\
-- **Centre and spread.** Each cell is measured in several independent repeats. A result is
-  the **median** of its repeats, with a **95% confidence interval** from a percentile
-  bootstrap of the median (2000 resamples, fixed seed, so the same data give the same
-  interval) and the **coefficient of variation** (standard deviation / mean) of the repeats.
-- **Adaptive repeats.** A cell repeats until the interval's half-width is within a target
-  fraction of the median (5% by default) or a cap is reached; both are recorded per cell.
-- **Comparing two cells.** The ratio of their medians, a bootstrap 95% interval of that
-  ratio, and a two-sided **Mann-Whitney U** test (no assumption of normal timings). A
-  difference is **significant** only when p < 0.05 *and* the ratio's interval excludes 1.
-  Otherwise it is reported as "no significant difference", never as a winner.
-- **Few repeats.** With fewer than 4 repeats on a side, the test cannot reach p < 0.05
-  (3 against 3 gives at best p = 0.10); such comparisons are marked underpowered.
-- **Many comparisons.** Tests are not corrected for multiplicity: among many comparisons of
-  identical setups, about 1 in 20 may look significant by chance.
-"""
-
 
 @dataclass(frozen=True)
 class Summary:

@@ -1,20 +1,22 @@
 """The evidence rule kinds of report/claims.py: each turns tables into findings per device.
 
-`evaluate(rule, observations, cells)` returns {(machine, device): Finding}; both tables
-need a `machine` column (check_claims adds it). Devices without
-any matching evidence are absent; check_claims reports them as inconclusive.
+`evaluate(rule, context, family)` returns {(machine, device): Finding}; the tables need a
+`machine` column (check_claims adds it). Devices without any matching evidence are absent;
+check_claims reports them as inconclusive. Every pair is judged by dlbench.judging.
 """
 
 from __future__ import annotations
 
 import ast
+import itertools
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 import pandas as pd
 
+from dlbench.judging import IDENTICAL_REPEATS, Decision, Family, Judgement, Regime, identical_repeats
 from dlbench.metrics import METRICS, Direction
-from dlbench.stats import Comparison, Outcome, compare_samples
-from report.claims import (
+from report.claim_types import (
     ClaimOutcome,
     Expect,
     Finding,
@@ -23,19 +25,67 @@ from report.claims import (
     StatusCondition,
     combine_findings,
 )
-from report.verdicts import Standing, repeat_rows, standings, with_system
+from report.conditions import (
+    Need,
+    cell_fractions,
+    half_precision_reason,
+    optional_package,
+    regime_of_cells,
+    two_devices_reason,
+    working_memory_reason,
+)
+from report.verdicts import Standing, cell_values, repeat_rows, standings, with_system
 
-SUPPORTED, CONTRADICTED, INCONCLUSIVE = (ClaimOutcome.SUPPORTED, ClaimOutcome.CONTRADICTED,
-                                         ClaimOutcome.INCONCLUSIVE)
+SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_MEASURABLE = ClaimOutcome
 DEFAULT_GROUPS = {RuleKind.ORDER: ("workload", "batch_size"),
                   RuleKind.EQUIVALENT: ("workload", "batch_size"),
                   RuleKind.EFFECT: ("workload", "batch_size", "system")}
 Key = tuple[str, str]
 
 
+@dataclass
+class Context:
+    """What rules read: the tables (with `machine`), listings and run environments."""
+
+    observations: pd.DataFrame
+    cells: pd.DataFrame
+    listings: Mapping[str, str]
+    environments: Mapping[str, Mapping]
+    _rows: pd.DataFrame | None = field(default=None, repr=False)
+    _fractions: dict | None = field(default=None, repr=False)
+
+    @property
+    def rows(self) -> pd.DataFrame:
+        """Per-repeat values of ok cells, with `system`."""
+        if self._rows is None:
+            self._rows = repeat_rows(self.observations, self.cells)
+        return self._rows
+
+    @property
+    def fractions(self) -> dict:
+        """Achieved fraction of peak per (run_id, cell_id)."""
+        if self._fractions is None:
+            self._fractions = cell_fractions(self.observations, self.cells, self.environments)
+        return self._fractions
+
+    def environment(self, rows: pd.DataFrame) -> Mapping:
+        """The environment of the (first) run of `rows`."""
+        return self.environments.get(str(rows["run_id"].iloc[0])) or {} if len(rows) else {}
+
+    def regime(self, rows: pd.DataFrame, cell_ids: tuple[str, ...]) -> Regime:
+        """The regime of a comparison of these cells."""
+        runs = dict(zip(rows["cell_id"], rows["run_id"], strict=True))
+        return regime_of_cells(self.fractions, [(str(runs[c]), c) for c in cell_ids])[0]
+
+
 def matches(system: str, name: str) -> bool:
     """True if a system (e.g. keras-torch) is covered by a name (keras, keras-torch)."""
     return system == name or system.startswith(f"{name}-")
+
+
+def _of(frame: pd.DataFrame, name: str) -> pd.DataFrame:
+    """The rows of `frame` whose system is covered by `name`."""
+    return frame[frame["system"].map(lambda s: matches(s, name)).astype(bool)]
 
 
 def _where(frame: pd.DataFrame, rule: Rule) -> pd.DataFrame:
@@ -50,116 +100,212 @@ def _label(columns: tuple[str, ...], key: object) -> str:
     return ", ".join(f"{c.replace('_', ' ')} {v}" for c, v in zip(columns, values, strict=True))
 
 
-def _values(rows: pd.DataFrame, standing: Standing) -> pd.Series:
-    return rows.loc[rows["cell_id"] == standing.cell_id, "value"]
+def _numbers(judgement: Judgement) -> str:
+    c = judgement.comparison
+    return (f"ratio {c.ratio:.2f}× (95% CI {c.ratio_ci_low:.2f}–{c.ratio_ci_high:.2f}×, "
+            f"Holm p={judgement.p_adjusted:.2g})")
 
 
-def _versus(rows: pd.DataFrame, a: Standing, b: Standing, direction: Direction) -> Comparison:
-    return compare_samples(_values(rows, a), _values(rows, b), direction)
+def _device_reason(rule: Rule, rows: pd.DataFrame, device: str, env: Mapping) -> str | None:
+    for need in rule.needs:
+        if need is Need.TWO_DEVICES:
+            return two_devices_reason(device, env)
+        if need is Need.WORKING_MEMORY:
+            return working_memory_reason(set(rows["metric"]))
+    return None
 
 
-def _numbers(comparison: Comparison) -> str:
-    return (f"ratio {comparison.ratio:.2f}× (95% CI {comparison.ratio_ci_low:.2f}–"
-            f"{comparison.ratio_ci_high:.2f}×, p={comparison.p_value:.2g})")
+def _without_emulated(rule: Rule, rows: pd.DataFrame, device: str,
+                      env: Mapping) -> tuple[pd.DataFrame, list[Finding]]:
+    """Rows of precisions this device computes natively; a finding for each one it emulates."""
+    if Need.HALF_PRECISION_UNITS not in rule.needs:
+        return rows, []
+    findings = []
+    for precision in sorted(set(rows["precision"].astype(str))):
+        reason = half_precision_reason(precision, device, env)
+        if reason:
+            rows = rows[rows["precision"].astype(str) != precision]
+            findings.append(Finding(NOT_MEASURABLE, reason, why=(f"no {precision} units",)))
+    return rows, findings
 
 
-def _by_group(rule: Rule, rows: pd.DataFrame,
-              judge: Callable[[str, pd.DataFrame], Finding]) -> dict[Key, Finding]:
+def why_undecided(judgement: Judgement) -> tuple[str, ...]:
+    """A short reason when a pair could not decide; empty when it did."""
+    if judgement.decision in (Decision.A_BETTER, Decision.B_BETTER) or judgement.equivalent:
+        return ()
+    if judgement.decision is Decision.INCONCLUSIVE:
+        return ("identical repeats (deterministic reruns, not seeds)",)
+    if judgement.comparison.underpowered:
+        return ("too few repeats for a test",)
+    if judgement.effect <= judgement.threshold:
+        return ("differences within 5%",)
+    return ("not significant after Holm's correction over the page",)
+
+
+def _by_group(rule: Rule, context: Context,
+              judge: Callable[[str, pd.DataFrame, Mapping], Finding]) -> dict[Key, Finding]:
+    """Judge each group of the rule's rows per machine and device; needs checked first."""
+    rows = _where(context.rows, rule)
+    metrics = {rule.metric} | ({"peak_memory"} if Need.WORKING_MEMORY in rule.needs else set())
+    rows = rows[rows["metric"].isin(metrics)]
     columns = rule.group_by or DEFAULT_GROUPS[rule.kind]
     result = {}
     for (machine, device), device_rows in rows.groupby(["machine", "device"], sort=True):
-        findings = [judge(_label(columns, key), group)
-                    for key, group in device_rows.groupby(list(columns), sort=True)]
+        env = context.environment(device_rows)
+        reason = _device_reason(rule, device_rows, str(device), env)
+        if reason:
+            result[(str(machine), str(device))] = Finding(NOT_MEASURABLE, reason)
+            continue
+        device_rows = device_rows[device_rows["metric"] == rule.metric]
+        device_rows, findings = _without_emulated(rule, device_rows, str(device), env)
+        findings += [judge(_label(columns, key), group, env)
+                     for key, group in device_rows.groupby(list(columns), sort=True)]
         result[(str(machine), str(device))] = combine_findings(findings, rule.combine)
     return result
 
 
-def _order(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> dict[Key, Finding]:
-    direction = METRICS[rule.metric].direction
-    rows = _where(repeat_rows(observations, cells), rule)
-    rows = rows[rows["metric"] == rule.metric]
-
-    def judge(label: str, group: pd.DataFrame) -> Finding:
-        best = []
-        for name in rule.order:
-            mine = group[group["system"].map(lambda s, n=name: matches(s, n))]
-            if mine.empty:
-                return Finding(INCONCLUSIVE, f"{label}: no {name} cell")
-            best.append(standings(mine, "system", direction)[0])
-        cells_used = tuple(s.cell_id for s in best)
-        texts, outcomes = [], []
-        for a, b in zip(best, best[1:], strict=False):
-            comparison = _versus(group, a, b, direction)
-            outcomes.append(comparison.outcome)
-            verdict = {Outcome.A_BETTER: f"{a.contender} beats {b.contender}",
-                       Outcome.B_BETTER: f"{b.contender} beats {a.contender}"}.get(
-                comparison.outcome, f"{a.contender} and {b.contender} do not differ significantly")
-            texts.append(f"{verdict} on {rule.metric}, {a.contender}/{b.contender} "
-                         f"{_numbers(comparison)}")
-        outcome = (CONTRADICTED if Outcome.B_BETTER in outcomes else
-                   SUPPORTED if all(o is Outcome.A_BETTER for o in outcomes) else INCONCLUSIVE)
-        return Finding(outcome, f"{label}: " + "; ".join(texts), cells_used)
-
-    return _by_group(rule, rows, judge)
+def _regime_gate(rule: Rule, context: Context, label: str, group: pd.DataFrame,
+                 cells: tuple[str, ...]) -> tuple[Regime, Finding | None]:
+    """The group's regime, and a finding when the rule decides only compute-bound groups."""
+    regime = context.regime(group, cells)
+    if rule.regime != Regime.COMPUTE_BOUND.value or regime is Regime.COMPUTE_BOUND:
+        return regime, None
+    if regime is Regime.OVERHEAD_BOUND:
+        return regime, Finding(NOT_MEASURABLE, f"{label}: overhead-bound, and the claim is "
+                               "about large (compute-bound) computations", cells, (regime,),
+                               why=("overhead-bound workloads only",))
+    return regime, Finding(INCONCLUSIVE, f"{label}: the regime was not recorded, and the claim "
+                           "is about large (compute-bound) computations", cells, (regime,),
+                           why=("regime not recorded",))
 
 
-def _expected(rule: Rule, comparison: Comparison) -> ClaimOutcome:
-    if rule.expect is Expect.WITHIN:
-        low, high = rule.ratio_range
-        if low <= comparison.ratio_ci_low and comparison.ratio_ci_high <= high:
-            return SUPPORTED
-        if comparison.ratio_ci_high < low or comparison.ratio_ci_low > high:
-            return CONTRADICTED
-        return INCONCLUSIVE
-    wanted = Outcome.A_BETTER if rule.expect is Expect.BETTER else Outcome.B_BETTER
-    if comparison.outcome is wanted:
+def _pair_outcome(judgement: Judgement) -> ClaimOutcome:
+    """A claim that A is better than B, as this judgement of A against B says."""
+    decision = judgement.decision
+    if decision is Decision.A_BETTER:
         return SUPPORTED
-    if comparison.outcome in (Outcome.A_BETTER, Outcome.B_BETTER):
-        return CONTRADICTED
-    band = (1 / (1 + rule.margin), 1 + rule.margin)
-    if band[0] <= comparison.ratio_ci_low and comparison.ratio_ci_high <= band[1]:
-        return CONTRADICTED  # a tight interval around 1: no meaningful effect
+    if decision is Decision.B_BETTER or judgement.equivalent:
+        return CONTRADICTED  # B better, or a tight interval within the practical threshold
     return INCONCLUSIVE
 
 
-def _effect(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> dict[Key, Finding]:
-    direction = METRICS[rule.metric].direction
-    rows = _where(repeat_rows(observations, cells), rule)
-    rows = rows[rows["metric"] == rule.metric]
+def _order(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
+    direction = _direction(rule)
+
+    def judge(label: str, group: pd.DataFrame, env: Mapping) -> Finding:
+        best: list[Standing] = []
+        for name in rule.order:
+            mine = _of(group, name)
+            if mine.empty:
+                return Finding(INCONCLUSIVE, f"{label}: no {name} cell")
+            best.append(standings(mine, "system", direction)[0])
+        cells = tuple(s.cell_id for s in best)
+        regime, gated = _regime_gate(rule, context, label, group, cells)
+        if gated:
+            return gated
+        values, texts, outcomes, ratios, why = cell_values(group), [], [], [], []
+        for a, b in itertools.combinations(best, 2):
+            judgement = family.judge((rule.metric, a.cell_id, b.cell_id), values[a.cell_id],
+                                     values[b.cell_id], direction, rule.margin)
+            outcomes.append(_pair_outcome(judgement))
+            why += why_undecided(judgement)
+            texts.append(f"{a.contender}/{b.contender} {_numbers(judgement)}, "
+                         f"{_decision_words(judgement, a.contender, b.contender)}")
+            ratios.append(_ratio(f"{label}: {a.contender}/{b.contender}", judgement))
+        outcome = (CONTRADICTED if CONTRADICTED in outcomes else
+                   SUPPORTED if all(o is SUPPORTED for o in outcomes) else INCONCLUSIVE)
+        return Finding(outcome, f"{label}: " + "; ".join(texts), cells, (regime,), tuple(ratios),
+                       tuple(dict.fromkeys(why)))
+
+    return _by_group(rule, context, judge)
+
+
+def _decision_words(judgement: Judgement, a: str, b: str) -> str:
+    return {Decision.A_BETTER: f"{a} better", Decision.B_BETTER: f"{b} better"}.get(
+        judgement.decision, judgement.decision.value)
+
+
+def _direction(rule: Rule) -> Direction:
+    metric = METRICS.get(rule.metric)
+    return metric.direction if metric else Direction.LOWER
+
+
+def _ratio(label: str, judgement: Judgement) -> tuple[str, float, float, float]:
+    c = judgement.comparison
+    return (label, c.ratio, c.ratio_ci_low, c.ratio_ci_high)
+
+
+def _expected(rule: Rule, judgement: Judgement) -> ClaimOutcome:
+    if judgement.decision is Decision.INCONCLUSIVE:
+        return INCONCLUSIVE
+    if rule.expect is Expect.WITHIN:
+        low, high = rule.ratio_range
+        c = judgement.comparison
+        if low <= c.ratio_ci_low and c.ratio_ci_high <= high:
+            return SUPPORTED
+        if c.ratio_ci_high < low or c.ratio_ci_low > high:
+            return CONTRADICTED
+        return INCONCLUSIVE
+    outcome = _pair_outcome(judgement)
+    if rule.expect is Expect.WORSE and outcome is not INCONCLUSIVE:
+        flipped = judgement.decision is Decision.B_BETTER
+        return SUPPORTED if flipped else CONTRADICTED
+    return outcome
+
+
+def _effect(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
+    direction = _direction(rule)
     words = {SUPPORTED: "as claimed", CONTRADICTED: "against the claim",
              INCONCLUSIVE: "undecided"}
 
-    def judge(label: str, group: pd.DataFrame) -> Finding:
+    def judge(label: str, group: pd.DataFrame, env: Mapping) -> Finding:
         contest = group[rule.contest].astype(str)
         is_base = contest.isin(rule.baseline)
         if not is_base.any():
             return Finding(INCONCLUSIVE, f"{label}: no {' or '.join(rule.baseline)} cell")
         base = standings(group[is_base], rule.contest, direction)[0]
         variants = rule.variants or tuple(sorted(set(contest) - set(rule.baseline)))
-        findings = []
+        findings, values = [], cell_values(group)
         for variant in (v for v in variants if (contest == v).any()):
             mine = standings(group[contest == variant], rule.contest, direction)[0]
-            comparison = _versus(group, mine, base, direction)
-            outcome = _expected(rule, comparison)
-            findings.append(Finding(outcome, f"{label}: {variant}/{base.contender} {rule.metric} "
-                                    f"{_numbers(comparison)}, {words[outcome]}",
-                                    (mine.cell_id, base.cell_id)))
+            cells = (mine.cell_id, base.cell_id)
+            regime, gated = _regime_gate(rule, context, label, group, cells)
+            if gated:
+                findings.append(gated)
+                continue
+            judgement = family.judge((rule.metric, *cells), values[mine.cell_id],
+                                     values[base.cell_id], direction, rule.margin)
+            outcome = _expected(rule, judgement)
+            why = f" ({judgement.reason})" if judgement.reason else ""
+            findings.append(Finding(
+                outcome, f"{label}: {variant}/{base.contender} {rule.metric} "
+                f"{_numbers(judgement)}, {words[outcome]}{why}", cells, (regime,),
+                (_ratio(f"{label}: {variant}/{base.contender}", judgement),),
+                why_undecided(judgement)))
         if not findings:
-            return Finding(INCONCLUSIVE, f"{label}: no {' or '.join(variants)} cell")
+            device = str(group["device"].iloc[0])
+            emulated = Need.HALF_PRECISION_UNITS in rule.needs and all(
+                half_precision_reason(v, device, env) for v in variants)
+            return Finding(NOT_MEASURABLE if emulated else INCONCLUSIVE,
+                           f"{label}: no {' or '.join(variants)} cell"
+                           + (" computed natively here" if emulated else ""))
         return combine_findings(findings, rule.combine)
 
-    return _by_group(rule, rows, judge)
+    return _by_group(rule, context, judge)
 
 
-def _equivalent(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> dict[Key, Finding]:
-    direction = METRICS[rule.metric].direction
-    rows = _where(repeat_rows(observations, cells), rule)
-    rows = rows[rows["metric"] == rule.metric]
+def _equivalent(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
+    direction = _direction(rule)
 
-    def judge(label: str, group: pd.DataFrame) -> Finding:
+    def judge(label: str, group: pd.DataFrame, env: Mapping) -> Finding:
         best = standings(group, "system", direction)
         if len(best) < 2:
             return Finding(INCONCLUSIVE, f"{label}: only {best[0].contender} measured")
+        cells_used = tuple(s.cell_id for s in best)
+        values = cell_values(group)
+        if any(identical_repeats(values[c]) for c in cells_used):
+            return Finding(INCONCLUSIVE, f"{label}: {IDENTICAL_REPEATS}", cells_used,
+                           why=("identical repeats (deterministic reruns, not seeds)",))
         lows = [s.summary.ci_low for s in best]
         highs = [s.summary.ci_high for s in best]
         medians = ", ".join(f"{s.contender} {s.summary.median:.4g}" for s in best)
@@ -167,24 +313,36 @@ def _equivalent(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> 
         text = (f"{label}: {rule.metric} medians {medians}; largest gap "
                 f"{max(s.summary.median for s in best) - min(s.summary.median for s in best):.3g}"
                 f" (tolerance {rule.tolerance:g}" + (f", minimum {floor:g})" if floor else ")"))
-        cells_used = tuple(s.cell_id for s in best)
         if max(lows) - min(highs) > rule.tolerance or (floor is not None and min(highs) < floor):
             return Finding(CONTRADICTED, text, cells_used)
         if max(highs) - min(lows) <= rule.tolerance and (floor is None or min(lows) >= floor):
             return Finding(SUPPORTED, text, cells_used)
         return Finding(INCONCLUSIVE, text, cells_used)
 
-    return _by_group(rule, rows, judge)
+    return _by_group(rule, context, judge)
 
 
 def _attempted(rule: Rule, cells: pd.DataFrame) -> pd.DataFrame:
+    """The rule's cells that were attempted: not skipped, not missing an optional package."""
     frame = _where(with_system(cells), rule)
-    return frame[frame["status"] != "skipped"]
+    missing = [optional_package(str(s), str(r)) for s, r in zip(frame["status"], frame["reason"],
+                                                                strict=True)]
+    frame = frame.assign(missing_package=missing)
+    return frame[(frame["status"] != "skipped") & frame["missing_package"].isna()]
 
 
-def _status(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> dict[Key, Finding]:
+def _skipped(rule: Rule, cells: pd.DataFrame) -> pd.DataFrame:
+    frame = _where(with_system(cells), rule)
+    missing = [optional_package(str(s), str(r)) or ("" if s != "skipped" else str(r)[:60])
+               for s, r in zip(frame["status"], frame["reason"], strict=True)]
+    frame = frame.assign(missing_package=missing)
+    return frame[(frame["status"] == "skipped") | (frame["missing_package"] != "")]
+
+
+def _status(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
     result = {}
-    for (machine, device), group in _attempted(rule, cells).groupby(["machine", "device"]):
+    for (machine, device), group in _attempted(rule, context.cells).groupby(["machine",
+                                                                             "device"]):
         ok = group["status"] == "ok"
         holds = {StatusCondition.ALL_OK: bool(ok.all()), StatusCondition.ANY_OK: bool(ok.any()),
                  StatusCondition.NONE_OK: not ok.any(),
@@ -200,19 +358,35 @@ def _status(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> dict
     return result
 
 
-def _count_ok(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> dict[Key, Finding]:
+def _count_ok(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
+    """The first framework must have more working paths than each other one, robustly: even
+    if every skipped path of the others worked; contradicted when even with all of its own
+    skipped paths working it would not."""
+    skipped_all = _skipped(rule, context.cells)
     result = {}
-    for (machine, device), group in _attempted(rule, cells).groupby(["machine", "device"]):
+    for (machine, device), group in _attempted(rule, context.cells).groupby(["machine",
+                                                                             "device"]):
+        skipped = skipped_all[(skipped_all["machine"] == machine)
+                              & (skipped_all["device"] == device)]
         counts = []
         for name in rule.order:
-            mine = group[group["system"].map(lambda s, n=name: matches(s, n))]
-            counts.append((name, int((mine["status"] == "ok").sum()), len(mine)))
-        text = "; ".join(f"{n}: {ok} of {total} {rule.experiment} cells work"
-                         for n, ok, total in counts)
-        if any(total == 0 for _, _, total in counts):
+            mine, gone = _of(group, name), _of(skipped, name)
+            packages = sorted(set(gone["missing_package"]) - {""})
+            counts.append((name, int((mine["status"] == "ok").sum()), len(mine), len(gone),
+                           packages))
+        text = "; ".join(f"{n}: {ok} of {tried} {rule.experiment} paths tried here work"
+                         + (f", {gone} skipped" + (f" (not installed: {', '.join(p)})" if p else "")
+                            if gone else "")
+                         for n, ok, tried, gone, p in counts)
+        first, others = counts[0], counts[1:]
+        if any(c[2] + c[3] == 0 for c in counts):
             outcome = INCONCLUSIVE
+        elif first[1] > max(o[1] + o[3] for o in others):
+            outcome = SUPPORTED
+        elif first[1] + first[3] <= max(o[1] for o in others):
+            outcome = CONTRADICTED
         else:
-            outcome = SUPPORTED if counts[0][1] > max(c[1] for c in counts[1:]) else CONTRADICTED
+            outcome = INCONCLUSIVE
         result[(str(machine), str(device))] = Finding(outcome, text, tuple(group["cell_id"]))
     return result
 
@@ -230,38 +404,34 @@ def code_lines(text: str) -> int:
                if line.strip() and not line.lstrip().startswith("#") and number not in docstrings)
 
 
-def _code_size(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame,
-               code: Mapping[str, str] | None) -> dict[Key, Finding]:
-    result = {}
-    for (machine, device), group in _attempted(rule, cells).groupby(["machine", "device"]):
-        sizes, missing = [], []
-        for name in rule.order:
-            paths = sorted({str(p) for p, s in zip(group["code_path"], group["system"],
-                                                   strict=True) if matches(s, name)})
-            counted = [(code_lines(code[p]), p) for p in paths if code and p in code]
-            if counted:
-                sizes.append((name, *min(counted)))
-            else:
-                missing.append(name)
-        if missing:
-            outcome, text = INCONCLUSIVE, f"no code of {', '.join(missing)} to count"
-        else:
-            text = "; ".join(f"{n}: {lines} lines ({path})" for n, lines, path in sizes) + (
-                " (each framework's own file; the shared protocol is the same for all)")
-            outcome = SUPPORTED if all(sizes[0][1] < s[1] for s in sizes[1:]) else CONTRADICTED
-        result[(str(machine), str(device))] = Finding(outcome, text, tuple(group["cell_id"]))
-    return result
+def code_size_finding(rule: Rule, listings: Mapping[str, str]) -> Finding:
+    """The first framework's listing must be shorter than each other's by the margin."""
+    paths = dict(rule.listings)
+    missing = [n for n in rule.order if paths.get(n) not in listings]
+    if missing:
+        return Finding(INCONCLUSIVE, f"no listing of {', '.join(missing)} to count")
+    sizes = [(n, code_lines(listings[paths[n]])) for n in rule.order]
+    text = "; ".join(f"{n}: {lines} lines ({paths[n]})" for n, lines in sizes)
+    shorter = all(sizes[0][1] * (1 + rule.margin) < lines for _, lines in sizes[1:])
+    return Finding(SUPPORTED if shorter else CONTRADICTED, text)
+
+
+def _code_size(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
+    finding = code_size_finding(rule, context.listings)
+    devices = {(str(m), str(d)) for m, d in zip(context.cells["machine"], context.cells["device"],
+                                                strict=True)}
+    return {key: finding for key in sorted(devices)}
 
 
 HANDLERS = {RuleKind.ORDER: _order, RuleKind.EFFECT: _effect, RuleKind.EQUIVALENT: _equivalent,
-            RuleKind.STATUS: _status, RuleKind.COUNT_OK: _count_ok}
+            RuleKind.STATUS: _status, RuleKind.COUNT_OK: _count_ok,
+            RuleKind.CODE_SIZE: _code_size}
 
 
-def evaluate(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame,
-             code: Mapping[str, str] | None = None) -> dict[Key, Finding]:
-    """Findings of one rule per (machine, device); a metric not registered gives none."""
-    if rule.metric and rule.metric not in METRICS:
+def evaluate(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
+    """Findings of one rule per (machine, device); a metric not registered gives none, unless
+    the rule needs working memory (then the device says it cannot measure it)."""
+    if rule.metric and rule.metric not in METRICS and Need.WORKING_MEMORY not in rule.needs:
         return {}
-    if rule.kind is RuleKind.CODE_SIZE:
-        return _code_size(rule, observations, cells, code)
-    return HANDLERS[rule.kind](rule, observations, cells)
+    return HANDLERS[rule.kind](rule, context, family)
+

@@ -15,97 +15,28 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from dlbench.judging import Family, Regime, judge_together
+
+from report.claim_rules import Context, evaluate
+from report.claim_types import (
+    Claim,
+    ClaimOutcome,
+    Combine,
+    Expect,
+    Finding,
+    Rule,
+    RuleKind,
+    StatusCondition,
+    combine_findings,
+)
+from report.conditions import Need
+
 CLAIMS_FILE = Path(__file__).with_name("claims.yaml")
+LISTINGS_DIR = Path(__file__).resolve().parents[1] / "listings"
 
 
 class ClaimsFileError(ValueError):
     """A claims file that is not valid: says which claim and field, and what is accepted."""
-
-
-class ClaimOutcome(enum.Enum):
-    """What the measurements say about a claim on one device."""
-
-    SUPPORTED = "supported"
-    CONTRADICTED = "contradicted"
-    INCONCLUSIVE = "inconclusive"
-
-
-class RuleKind(enum.Enum):
-    """The kinds of evidence rule a claim can use."""
-
-    ORDER = "order"
-    EFFECT = "effect"
-    EQUIVALENT = "equivalent"
-    STATUS = "status"
-    COUNT_OK = "count_ok"
-    CODE_SIZE = "code_size"
-
-
-class Combine(enum.Enum):
-    """How a rule's groups (workloads, frameworks) add up to one finding."""
-
-    ALL = "all"  # a general claim: every group must support it; one contradiction refutes it
-    ANY = "any"  # an existence claim ("may", "some"): one supporting group suffices
-
-
-class Expect(enum.Enum):
-    """What an effect rule expects of the variant against the baseline."""
-
-    BETTER = "better"
-    WORSE = "worse"
-    WITHIN = "within"
-
-
-class StatusCondition(enum.Enum):
-    """Conditions on the statuses of the selected cells."""
-
-    ALL_OK = "all_ok"
-    ANY_OK = "any_ok"
-    NONE_OK = "none_ok"
-    ANY_NOT_OK = "any_not_ok"
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One declarative evidence rule; which fields matter depends on its kind."""
-
-    kind: RuleKind
-    experiment: str
-    metric: str = ""
-    where: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    group_by: tuple[str, ...] = ()
-    combine: Combine = Combine.ALL
-    order: tuple[str, ...] = ()  # order, count_ok: framework names, best first
-    contest: str = "system"  # effect: the column whose values are compared
-    baseline: tuple[str, ...] = ()  # effect: its name(s), e.g. [eager, run_eagerly]
-    variants: tuple[str, ...] = ()  # effect: empty means every value except the baseline
-    expect: Expect = Expect.BETTER  # effect
-    ratio_range: tuple[float, float] = (0.0, 0.0)  # effect with expect: within
-    margin: float = 0.05  # effect: |ratio - 1| below this is "no meaningful difference"
-    tolerance: float = 0.0  # equivalent
-    min_value: float | None = None  # equivalent
-    supported_if: StatusCondition | None = None  # status
-    contradicted_if: StatusCondition | None = None  # status
-
-
-@dataclass(frozen=True)
-class Claim:
-    """A claim as it circulates, where it comes from, and the rules that decide it."""
-
-    id: str
-    claim: str
-    source: str
-    decides: str
-    evidence: tuple[Rule, ...]
-
-
-@dataclass(frozen=True)
-class Finding:
-    """What one rule (or one group of it) says, in a sentence, and on which cells."""
-
-    outcome: ClaimOutcome
-    sentence: str
-    cells: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -120,6 +51,9 @@ class ClaimVerdict:
     explanation: str
     evidence: tuple[str, ...]  # cell IDs
     evidence_runs: tuple[str, ...]  # the run ID of each evidence cell, same order
+    regimes: tuple[Regime, ...] = ()
+    ratios: tuple[tuple[str, float, float, float], ...] = ()  # label, ratio, low, high
+    why: tuple[str, ...] = ()  # short reasons comparisons could not decide
 
 
 REQUIRED: dict[RuleKind, tuple[str, ...]] = {
@@ -128,15 +62,16 @@ REQUIRED: dict[RuleKind, tuple[str, ...]] = {
     RuleKind.EQUIVALENT: ("experiment", "metric", "tolerance"),
     RuleKind.STATUS: ("experiment",),
     RuleKind.COUNT_OK: ("experiment", "order"),
-    RuleKind.CODE_SIZE: ("experiment", "order"),
+    RuleKind.CODE_SIZE: ("experiment", "order", "listings"),
 }
 
 _ENUMS = {"kind": RuleKind, "combine": Combine, "expect": Expect,
           "supported_if": StatusCondition, "contradicted_if": StatusCondition}
+_ENUM_LISTS = {"needs": Need}
 
 
 def _enum_value(name: str, value: object, where: str) -> enum.Enum:
-    kind = _ENUMS[name]
+    kind = _ENUMS.get(name) or _ENUM_LISTS[name]
     try:
         return kind(value)
     except ValueError:
@@ -165,6 +100,10 @@ def parse_rule(raw: dict, where: str) -> Rule:
     for name, value in raw.items():
         if name in _ENUMS:
             values[name] = _enum_value(name, value, where)
+        elif name in _ENUM_LISTS:
+            values[name] = tuple(_enum_value(name, v, where) for v in _tuple(value))
+        elif name == "listings":
+            values[name] = tuple(sorted((str(k), str(v)) for k, v in value.items()))
         elif name == "where":
             values[name] = tuple((str(k), tuple(str(v) for v in _tuple(vs)))
                                  for k, vs in sorted(value.items()))
@@ -212,45 +151,6 @@ def load_claims(path: Path = CLAIMS_FILE) -> list[Claim]:
     return parse_claims(data, str(path))
 
 
-def combine_findings(findings: list[Finding], combine: Combine) -> Finding:
-    """Several findings as one: a contradiction wins under ALL, a support under ANY."""
-    if not findings:
-        return Finding(ClaimOutcome.INCONCLUSIVE, "no evidence")
-    by = {o: [f for f in findings if f.outcome is o] for o in ClaimOutcome}
-    cells = tuple(dict.fromkeys(c for f in findings for c in f.cells))
-    supported, contradicted = by[ClaimOutcome.SUPPORTED], by[ClaimOutcome.CONTRADICTED]
-    if combine is Combine.ANY:
-        if supported:
-            return Finding(ClaimOutcome.SUPPORTED, _join(supported), cells)
-        if len(contradicted) == len(findings):
-            return Finding(ClaimOutcome.CONTRADICTED, _join(contradicted), cells)
-    else:
-        if contradicted:
-            return Finding(ClaimOutcome.CONTRADICTED, _join(contradicted), cells)
-        if len(supported) == len(findings):
-            return Finding(ClaimOutcome.SUPPORTED, _join(supported), cells)
-    return Finding(ClaimOutcome.INCONCLUSIVE, _join(findings), cells)
-
-
-def _join(findings: list[Finding]) -> str:
-    """Sentences joined; 'label: reason' sentences with one reason are said once."""
-    labels: dict[str, list[str]] = {}
-    for finding in findings:
-        label, colon, reason = finding.sentence.partition(": ")
-        key, value = (reason, label) if colon else (finding.sentence, "")
-        labels.setdefault(key, []).append(value)
-    parts = []
-    for reason, where in labels.items():
-        where = [w for w in dict.fromkeys(where) if w]
-        if not where:
-            parts.append(reason)
-        elif len(where) == 1:
-            parts.append(f"{where[0]}: {reason}")
-        else:
-            parts.append(f"{reason} ({' / '.join(where)})")
-    return "; ".join(parts)
-
-
 def latest_per_machine(cells: pd.DataFrame, machines: Mapping[str, str] | None) -> pd.DataFrame:
     """Cells with a `machine` column; a cell in several runs of one machine kept from the latest."""
     labels = [str((machines or {}).get(str(r), r)) for r in cells["run_id"]]
@@ -259,39 +159,53 @@ def latest_per_machine(cells: pd.DataFrame, machines: Mapping[str, str] | None) 
     return cells.drop_duplicates(["machine", "cell_id"], keep="last").reset_index(drop=True)
 
 
+def load_listings(directory: Path = LISTINGS_DIR) -> dict[str, str]:
+    """The user-facing listings by path relative to the project (listings/<framework>.py)."""
+    return {f"listings/{path.name}": path.read_text() for path in sorted(directory.glob("*.py"))
+            if path.name != "__init__.py"}
+
+
 def check_claims(observations: pd.DataFrame, cells: pd.DataFrame,
                  claims: list[Claim] | None = None,
                  machines: Mapping[str, str] | None = None,
-                 code: Mapping[str, str] | None = None) -> list[ClaimVerdict]:
+                 listings: Mapping[str, str] | None = None,
+                 environments: Mapping[str, Mapping] | None = None) -> list[ClaimVerdict]:
     """Every claim's verdict on every machine and device of a release, claim order kept.
 
     `machines` maps run IDs to a machine label, so runs of one machine are judged together;
-    by default every run is its own machine. `code` maps a cell's code_path to the code it
-    ran (the run's snapshot), for code_size rules.
+    by default every run is its own machine. `listings` maps a listing's path to its text
+    (code_size rules; by default the project's listings/). `environments` maps run IDs to
+    their environment records (what the device can measure, its peak FLOP/s). Every
+    comparison of every claim is one family: Holm's correction runs over all of them.
     """
-    from report.claim_rules import evaluate
-
     claims = load_claims() if claims is None else claims
     cells = latest_per_machine(cells, machines)
     observations = observations.merge(cells[["run_id", "cell_id", "machine"]],
                                       on=["run_id", "cell_id"], how="inner")
+    context = Context(observations, cells, load_listings() if listings is None else listings,
+                      environments or {})
     run_of = {(m, c): r for m, c, r in zip(cells["machine"], cells["cell_id"], cells["run_id"],
                                            strict=True)}
     devices = sorted({(str(m), str(d)) for m, d in zip(cells["machine"], cells["device"],
                                                        strict=True)})
-    verdicts = []
-    for claim in claims:
-        per_rule = [evaluate(rule, observations, cells, code) for rule in claim.evidence]
-        for machine, device in devices:
-            findings = [found.get((machine, device)) or Finding(
-                ClaimOutcome.INCONCLUSIVE,
-                f"no {rule.experiment} cells{_metric_text(rule)} on this device")
-                for rule, found in zip(claim.evidence, per_rule, strict=True)]
-            total = combine_findings(findings, Combine.ALL)
-            verdicts.append(ClaimVerdict(
-                claim.id, claim.claim, machine, device, total.outcome, total.sentence + ".",
-                total.cells, tuple(str(run_of[(machine, c)]) for c in total.cells)))
-    return verdicts
+
+    def judge_all(family: Family) -> list[ClaimVerdict]:
+        verdicts = []
+        for claim in claims:
+            per_rule = [evaluate(rule, context, family) for rule in claim.evidence]
+            for machine, device in devices:
+                findings = [found.get((machine, device)) or Finding(
+                    ClaimOutcome.INCONCLUSIVE,
+                    f"no {rule.experiment} cells{_metric_text(rule)} on this device")
+                    for rule, found in zip(claim.evidence, per_rule, strict=True)]
+                total = combine_findings(findings, Combine.ALL)
+                verdicts.append(ClaimVerdict(
+                    claim.id, claim.claim, machine, device, total.outcome, total.sentence + ".",
+                    total.cells, tuple(str(run_of[(machine, c)]) for c in total.cells),
+                    total.regimes, total.ratios, total.why))
+        return verdicts
+
+    return judge_together(judge_all)
 
 
 def _metric_text(rule: Rule) -> str:
@@ -324,11 +238,6 @@ def machines_of(runs: Sequence[object]) -> dict[str, str]:
 
 
 def check_source_claims(source: object, claims: list[Claim] | None = None) -> list[ClaimVerdict]:
-    """check_claims for a loaded release (report.source.Source): machines and code from its runs."""
-    code = {}
-    for run in source.runs:
-        for path in source.cells.loc[source.cells["run_id"] == run.run_id, "code_path"].dropna():
-            text = run.code_text(str(path))
-            if text is not None:
-                code.setdefault(str(path), text)
-    return check_claims(source.observations, source.cells, claims, machines_of(source.runs), code)
+    """check_claims for a loaded release (report.source.Source): its machines and environments."""
+    return check_claims(source.observations, source.cells, claims, machines_of(source.runs),
+                        environments={run.run_id: run.environment for run in source.runs})
