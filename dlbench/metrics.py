@@ -36,8 +36,9 @@ class Metric:
 
     @property
     def label(self) -> str:
-        """An axis label: name, unit and direction."""
-        return f"{self.name} ({self.unit}, {self.direction.phrase})"
+        """An axis label in a reader's words: what, unit and direction."""
+        return f"{READER_NAMES.get(self.name, self.name.replace('_', ' '))} ({self.unit}, " \
+               f"{self.direction.phrase})"
 
 
 def _m(name: str, unit: str, direction: str, description: str) -> Metric:

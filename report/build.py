@@ -20,7 +20,7 @@ from report import experiment_page as ep
 from report.charts import static_spec
 from report.cite import Citation
 from report.compare_page import compare_blocks
-from report.claims_page import claim_blocks
+from report.claims_page import changed_claims, claim_blocks
 from report.home_page import (
     changed_answers,
     experiment_links,
@@ -135,7 +135,8 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
                                columns=column_rows(), tables=[
                                    {"name": n, "row": r} for n, r in TABLES], **common),
         "cite.md": render(env, "cite.md.j2", **common),
-        "claims.md": render(env, "claims.md.j2", claims=claims, **common),
+        "claims.md": render(env, "claims.md.j2", claims=claims,
+                            changes=changed_claims(claims, source.name), **common),
     }
     if results_dir is not None:
         pages["compare.md"] = render(env, "compare.md.j2",

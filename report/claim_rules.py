@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from dlbench.judging import IDENTICAL_REPEATS, Decision, Family, Judgement, Regime, identical_repeats
-from dlbench.metrics import METRICS, Direction
+from dlbench.metrics import METRICS, Direction, reader_label
 from report.claim_types import (
     ClaimOutcome,
     Expect,
@@ -146,7 +146,8 @@ def _by_group(rule: Rule, context: Context,
               judge: Callable[[str, pd.DataFrame, Mapping], Finding]) -> dict[Key, Finding]:
     """Judge each group of the rule's rows per machine and device; needs checked first."""
     rows = _where(context.rows, rule)
-    metrics = {rule.metric} | ({"peak_memory"} if Need.WORKING_MEMORY in rule.needs else set())
+    metrics = {rule.metric, rule.baseline_metric} - {""}
+    metrics |= {"peak_memory"} if Need.WORKING_MEMORY in rule.needs else set()
     rows = rows[rows["metric"].isin(metrics)]
     columns = rule.group_by or DEFAULT_GROUPS[rule.kind]
     result = {}
@@ -156,7 +157,7 @@ def _by_group(rule: Rule, context: Context,
         if reason:
             result[(str(machine), str(device))] = Finding(NOT_MEASURABLE, reason)
             continue
-        device_rows = device_rows[device_rows["metric"] == rule.metric]
+        device_rows = device_rows[device_rows["metric"].isin({rule.metric, rule.baseline_metric})]
         device_rows, findings = _without_emulated(rule, device_rows, str(device), env)
         findings += [judge(_label(columns, key), group, env)
                      for key, group in device_rows.groupby(list(columns), sort=True)]
@@ -209,8 +210,10 @@ def _order(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
                                      values[b.cell_id], direction, rule.margin)
             outcomes.append(_pair_outcome(judgement))
             why += why_undecided(judgement)
-            texts.append(f"{a.contender}/{b.contender} {_numbers(judgement)}, "
-                         f"{_decision_words(judgement, a.contender, b.contender)}")
+            texts.append(f"{a.contender}/{b.contender} {reader_label(rule.metric)} "
+                         f"{_numbers(judgement)}, "
+                         f"{_decision_words(judgement, a.contender, b.contender)}"
+                         + (f" ({judgement.reason})" if judgement.reason else ""))
             ratios.append(_ratio(f"{label}: {a.contender}/{b.contender}", judgement))
         outcome = (CONTRADICTED if CONTRADICTED in outcomes else
                    SUPPORTED if all(o is SUPPORTED for o in outcomes) else INCONCLUSIVE)
@@ -259,28 +262,38 @@ def _effect(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
              INCONCLUSIVE: "undecided"}
 
     def judge(label: str, group: pd.DataFrame, env: Mapping) -> Finding:
+        paired = group[group["metric"] == rule.baseline_metric]
+        group = group[group["metric"] == rule.metric]
         contest = group[rule.contest].astype(str)
         is_base = contest.isin(rule.baseline)
-        if not is_base.any():
+        if not is_base.any() and not rule.baseline_metric:
             return Finding(INCONCLUSIVE, f"{label}: no {' or '.join(rule.baseline)} cell")
-        base = standings(group[is_base], rule.contest, direction)[0]
         variants = rule.variants or tuple(sorted(set(contest) - set(rule.baseline)))
         findings, values = [], cell_values(group)
         for variant in (v for v in variants if (contest == v).any()):
             mine = standings(group[contest == variant], rule.contest, direction)[0]
-            cells = (mine.cell_id, base.cell_id)
+            if rule.baseline_metric:  # the baseline measured in the variant's own process
+                base_name, cells = f"{rule.baseline[0]} (same process)", (mine.cell_id,)
+                base_values = paired.loc[paired["cell_id"] == mine.cell_id, "value"].to_numpy()
+            else:
+                base = standings(group[is_base], rule.contest, direction)[0]
+                base_name, cells = base.contender, (mine.cell_id, base.cell_id)
+                base_values = values[base.cell_id]
+            if not len(base_values):
+                findings.append(Finding(INCONCLUSIVE, f"{label}: no {base_name} for {variant}"))
+                continue
             regime, gated = _regime_gate(rule, context, label, group, cells)
             if gated:
                 findings.append(gated)
                 continue
-            judgement = family.judge((rule.metric, *cells), values[mine.cell_id],
-                                     values[base.cell_id], direction, rule.margin)
+            judgement = family.judge((rule.metric, rule.baseline_metric, *cells),
+                                     values[mine.cell_id], base_values, direction, rule.margin)
             outcome = _expected(rule, judgement)
             why = f" ({judgement.reason})" if judgement.reason else ""
             findings.append(Finding(
-                outcome, f"{label}: {variant}/{base.contender} {rule.metric} "
+                outcome, f"{label}: {variant}/{base_name} {reader_label(rule.metric)} "
                 f"{_numbers(judgement)}, {words[outcome]}{why}", cells, (regime,),
-                (_ratio(f"{label}: {variant}/{base.contender}", judgement),),
+                (_ratio(f"{label}: {variant}/{base_name}", judgement),),
                 why_undecided(judgement)))
         if not findings:
             device = str(group["device"].iloc[0])
@@ -310,7 +323,7 @@ def _equivalent(rule: Rule, context: Context, family: Family) -> dict[Key, Findi
         highs = [s.summary.ci_high for s in best]
         medians = ", ".join(f"{s.contender} {s.summary.median:.4g}" for s in best)
         floor = rule.min_value
-        text = (f"{label}: {rule.metric} medians {medians}; largest gap "
+        text = (f"{label}: {reader_label(rule.metric)} medians {medians}; largest gap "
                 f"{max(s.summary.median for s in best) - min(s.summary.median for s in best):.3g}"
                 f" (tolerance {rule.tolerance:g}" + (f", minimum {floor:g})" if floor else ")"))
         if max(lows) - min(highs) > rule.tolerance or (floor is not None and min(highs) < floor):

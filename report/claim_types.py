@@ -69,6 +69,7 @@ class Rule:
     order: tuple[str, ...] = ()  # order, count_ok, code_size: framework names, claimed best first
     contest: str = "system"  # effect: the column whose values are compared
     baseline: tuple[str, ...] = ()  # effect: its name(s), e.g. [eager, run_eagerly]
+    baseline_metric: str = ""  # effect: the baseline measured in the variant's own process
     variants: tuple[str, ...] = ()  # effect: empty means every value except the baseline
     expect: Expect = Expect.BETTER  # effect
     ratio_range: tuple[float, float] = (0.0, 0.0)  # effect with expect: within

@@ -209,13 +209,13 @@ def check_claims(observations: pd.DataFrame, cells: pd.DataFrame,
 
 
 def _metric_text(rule: Rule) -> str:
-    from dlbench.metrics import METRICS
+    from dlbench.metrics import METRICS, reader_label
 
     if not rule.metric:
         return ""
     if rule.metric not in METRICS:
-        return f" with metric {rule.metric} (not measured by this dlbench version)"
-    return f" with metric {rule.metric}"
+        return f" with {reader_label(rule.metric)} (not measured by this dlbench version)"
+    return f" with {reader_label(rule.metric)}"
 
 
 def machines_of(runs: Sequence[object]) -> dict[str, str]:

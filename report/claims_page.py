@@ -11,7 +11,7 @@ import pandas as pd
 
 from dlbench.judging import Regime
 from report.charts import ratio_chart
-from report.claims import ClaimOutcome, ClaimVerdict, check_source_claims, load_claims, load_listings
+from report.claims import ClaimVerdict, check_source_claims, load_claims, load_listings
 from report.experiment_page import result_anchor
 from report.render import ChartBlock, chart_block
 from report.source import Source
@@ -93,4 +93,10 @@ def claim_blocks(source: Source, summary: pd.DataFrame) -> tuple[list[dict], lis
     return blocks, charts
 
 
-__all__ = ["ClaimOutcome", "claim_blocks"]
+def changed_claims(blocks: list[dict], release: str) -> list[dict] | None:
+    """Claim verdicts that differ from those first published; None without that record."""
+    if _original(release) is None:
+        return None
+    return [{"id": b["id"], "claim": b["claim"], "machine": r["machine"], "device": r["device"],
+             "before": r["before"], "after": r["verdict"]}
+            for b in blocks for r in b["rows"] if r["before"]]

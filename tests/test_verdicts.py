@@ -106,3 +106,26 @@ def test_regime_is_overhead_bound_at_a_small_fraction_of_peak_and_not_recorded_w
 def test_a_lone_contender_is_insufficient_data():
     verdict = one("training-speed", speed({"pytorch": 1.0}))
     assert verdict.outcome is VerdictOutcome.INSUFFICIENT_DATA
+
+
+def test_release_2026_12_says_which_of_its_first_published_answers_changed():
+    from pathlib import Path
+
+    from report.claims_page import changed_claims
+    from report.home_page import changed_answers, source_verdicts
+    from report.source import load_release
+
+    source = load_release(Path(__file__).parents[1] / "results", "2026.12")
+    changes = changed_answers("2026.12", source_verdicts(source))
+    # first published: "fp32 has 1.00x lower peak memory than fp16" and accuracy from
+    # identical reruns; now not measurable / inconclusive
+    assert any(c["title"] == Q["accuracy"].title and c["after"] == "inconclusive"
+               for c in changes)
+    assert any(c["after"] == "not measurable here" for c in changes)
+    assert changed_answers("1999.01", []) is None
+    blocks = [{"id": "c", "claim": "C.", "rows": [{"machine": "m", "device": "cpu",
+                                                  "verdict": "inconclusive",
+                                                  "before": "supported"}]}]
+    assert changed_claims(blocks, "2026.12") == [{"id": "c", "claim": "C.", "machine": "m",
+                                                  "device": "cpu", "before": "supported",
+                                                  "after": "inconclusive"}]
