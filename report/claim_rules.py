@@ -7,92 +7,30 @@ check_claims reports them as inconclusive. Every pair is judged by dlbench.judgi
 
 from __future__ import annotations
 
-import ast
 import itertools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 
 import pandas as pd
 
 from dlbench.judging import IDENTICAL_REPEATS, Decision, Family, Judgement, Regime, identical_repeats
 from dlbench.metrics import METRICS, Direction, reader_label
-from report.claim_types import (
-    ClaimOutcome,
-    Expect,
-    Finding,
-    Rule,
-    RuleKind,
-    StatusCondition,
-    combine_findings,
-)
+from report.claim_context import Context, of_system, select
+from report.claim_counts import code_size, count_ok, status
+from report.claim_types import ClaimOutcome, Expect, Finding, Rule, RuleKind, combine_findings
 from report.conditions import (
     Need,
-    cell_fractions,
     half_precision_reason,
-    optional_package,
-    regime_of_cells,
     two_devices_reason,
     working_memory_reason,
 )
-from report.verdicts import Standing, cell_values, repeat_rows, standings, with_system
+from report.verdicts import Standing, cell_values, standings
 
 SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_MEASURABLE = ClaimOutcome
 DEFAULT_GROUPS = {RuleKind.ORDER: ("workload", "batch_size"),
                   RuleKind.EQUIVALENT: ("workload", "batch_size"),
                   RuleKind.EFFECT: ("workload", "batch_size", "system")}
 Key = tuple[str, str]
-
-
-@dataclass
-class Context:
-    """What rules read: the tables (with `machine`), listings and run environments."""
-
-    observations: pd.DataFrame
-    cells: pd.DataFrame
-    listings: Mapping[str, str]
-    environments: Mapping[str, Mapping]
-    _rows: pd.DataFrame | None = field(default=None, repr=False)
-    _fractions: dict | None = field(default=None, repr=False)
-
-    @property
-    def rows(self) -> pd.DataFrame:
-        """Per-repeat values of ok cells, with `system`."""
-        if self._rows is None:
-            self._rows = repeat_rows(self.observations, self.cells)
-        return self._rows
-
-    @property
-    def fractions(self) -> dict:
-        """Achieved fraction of peak per (run_id, cell_id)."""
-        if self._fractions is None:
-            self._fractions = cell_fractions(self.observations, self.cells, self.environments)
-        return self._fractions
-
-    def environment(self, rows: pd.DataFrame) -> Mapping:
-        """The environment of the (first) run of `rows`."""
-        return self.environments.get(str(rows["run_id"].iloc[0])) or {} if len(rows) else {}
-
-    def regime(self, rows: pd.DataFrame, cell_ids: tuple[str, ...]) -> Regime:
-        """The regime of a comparison of these cells."""
-        runs = dict(zip(rows["cell_id"], rows["run_id"], strict=True))
-        return regime_of_cells(self.fractions, [(str(runs[c]), c) for c in cell_ids])[0]
-
-
-def matches(system: str, name: str) -> bool:
-    """True if a system (e.g. keras-torch) is covered by a name (keras, keras-torch)."""
-    return system == name or system.startswith(f"{name}-")
-
-
-def _of(frame: pd.DataFrame, name: str) -> pd.DataFrame:
-    """The rows of `frame` whose system is covered by `name`."""
-    return frame[frame["system"].map(lambda s: matches(s, name)).astype(bool)]
-
-
-def _where(frame: pd.DataFrame, rule: Rule) -> pd.DataFrame:
-    frame = frame[frame["experiment"] == rule.experiment]
-    for column, allowed in rule.where:
-        frame = frame[frame[column].astype(str).isin(allowed)]
-    return frame
+__all__ = ["Context", "evaluate"]
 
 
 def _label(columns: tuple[str, ...], key: object) -> str:
@@ -145,7 +83,7 @@ def why_undecided(judgement: Judgement) -> tuple[str, ...]:
 def _by_group(rule: Rule, context: Context,
               judge: Callable[[str, pd.DataFrame, Mapping], Finding]) -> dict[Key, Finding]:
     """Judge each group of the rule's rows per machine and device; needs checked first."""
-    rows = _where(context.rows, rule)
+    rows = select(context.rows, rule)
     metrics = {rule.metric, rule.baseline_metric} - {""}
     metrics |= {"peak_memory"} if Need.WORKING_MEMORY in rule.needs else set()
     rows = rows[rows["metric"].isin(metrics)]
@@ -196,7 +134,7 @@ def _order(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
     def judge(label: str, group: pd.DataFrame, env: Mapping) -> Finding:
         best: list[Standing] = []
         for name in rule.order:
-            mine = _of(group, name)
+            mine = of_system(group, name)
             if mine.empty:
                 return Finding(INCONCLUSIVE, f"{label}: no {name} cell")
             best.append(standings(mine, "system", direction)[0])
@@ -335,110 +273,8 @@ def _equivalent(rule: Rule, context: Context, family: Family) -> dict[Key, Findi
     return _by_group(rule, context, judge)
 
 
-def _attempted(rule: Rule, cells: pd.DataFrame) -> pd.DataFrame:
-    """The rule's cells that were attempted: not skipped, not missing an optional package."""
-    frame = _where(with_system(cells), rule)
-    missing = [optional_package(str(s), str(r)) for s, r in zip(frame["status"], frame["reason"],
-                                                                strict=True)]
-    frame = frame.assign(missing_package=missing)
-    return frame[(frame["status"] != "skipped") & frame["missing_package"].isna()]
-
-
-def _skipped(rule: Rule, cells: pd.DataFrame) -> pd.DataFrame:
-    frame = _where(with_system(cells), rule)
-    missing = [optional_package(str(s), str(r)) or ("" if s != "skipped" else str(r)[:60])
-               for s, r in zip(frame["status"], frame["reason"], strict=True)]
-    frame = frame.assign(missing_package=missing)
-    return frame[(frame["status"] == "skipped") | (frame["missing_package"] != "")]
-
-
-def _status(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
-    result = {}
-    for (machine, device), group in _attempted(rule, context.cells).groupby(["machine",
-                                                                             "device"]):
-        ok = group["status"] == "ok"
-        holds = {StatusCondition.ALL_OK: bool(ok.all()), StatusCondition.ANY_OK: bool(ok.any()),
-                 StatusCondition.NONE_OK: not ok.any(),
-                 StatusCondition.ANY_NOT_OK: not ok.all()}
-        failing = [f"{r.cell_id} {r.status} ({str(r.reason)[:80]})"
-                   for r in group[~ok].itertuples()]
-        text = f"{int(ok.sum())} of {len(group)} selected cells ran" + (
-            f"; not ok: {', '.join(failing)}" if failing else "")
-        outcome = (SUPPORTED if rule.supported_if and holds[rule.supported_if] else
-                   CONTRADICTED if rule.contradicted_if and holds[rule.contradicted_if] else
-                   INCONCLUSIVE)
-        result[(str(machine), str(device))] = Finding(outcome, text, tuple(group["cell_id"]))
-    return result
-
-
-def _count_ok(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
-    """The first framework must have more working paths than each other one, robustly: even
-    if every skipped path of the others worked; contradicted when even with all of its own
-    skipped paths working it would not."""
-    skipped_all = _skipped(rule, context.cells)
-    result = {}
-    for (machine, device), group in _attempted(rule, context.cells).groupby(["machine",
-                                                                             "device"]):
-        skipped = skipped_all[(skipped_all["machine"] == machine)
-                              & (skipped_all["device"] == device)]
-        counts = []
-        for name in rule.order:
-            mine, gone = _of(group, name), _of(skipped, name)
-            packages = sorted(set(gone["missing_package"]) - {""})
-            counts.append((name, int((mine["status"] == "ok").sum()), len(mine), len(gone),
-                           packages))
-        text = "; ".join(f"{n}: {ok} of {tried} {rule.experiment} paths tried here work"
-                         + (f", {gone} skipped" + (f" (not installed: {', '.join(p)})" if p else "")
-                            if gone else "")
-                         for n, ok, tried, gone, p in counts)
-        first, others = counts[0], counts[1:]
-        if any(c[2] + c[3] == 0 for c in counts):
-            outcome = INCONCLUSIVE
-        elif first[1] > max(o[1] + o[3] for o in others):
-            outcome = SUPPORTED
-        elif first[1] + first[3] <= max(o[1] for o in others):
-            outcome = CONTRADICTED
-        else:
-            outcome = INCONCLUSIVE
-        result[(str(machine), str(device))] = Finding(outcome, text, tuple(group["cell_id"]))
-    return result
-
-
-def code_lines(text: str) -> int:
-    """Lines of code: not blank, not a comment, not a docstring."""
-    docstrings: set[int] = set()
-    for node in ast.walk(ast.parse(text)):
-        body = getattr(node, "body", None)
-        first = body[0] if isinstance(body, list) and body else None
-        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
-                and isinstance(first.value.value, str):
-            docstrings.update(range(first.lineno, first.end_lineno + 1))
-    return sum(1 for number, line in enumerate(text.splitlines(), 1)
-               if line.strip() and not line.lstrip().startswith("#") and number not in docstrings)
-
-
-def code_size_finding(rule: Rule, listings: Mapping[str, str]) -> Finding:
-    """The first framework's listing must be shorter than each other's by the margin."""
-    paths = dict(rule.listings)
-    missing = [n for n in rule.order if paths.get(n) not in listings]
-    if missing:
-        return Finding(INCONCLUSIVE, f"no listing of {', '.join(missing)} to count")
-    sizes = [(n, code_lines(listings[paths[n]])) for n in rule.order]
-    text = "; ".join(f"{n}: {lines} lines ({paths[n]})" for n, lines in sizes)
-    shorter = all(sizes[0][1] * (1 + rule.margin) < lines for _, lines in sizes[1:])
-    return Finding(SUPPORTED if shorter else CONTRADICTED, text)
-
-
-def _code_size(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
-    finding = code_size_finding(rule, context.listings)
-    devices = {(str(m), str(d)) for m, d in zip(context.cells["machine"], context.cells["device"],
-                                                strict=True)}
-    return {key: finding for key in sorted(devices)}
-
-
 HANDLERS = {RuleKind.ORDER: _order, RuleKind.EFFECT: _effect, RuleKind.EQUIVALENT: _equivalent,
-            RuleKind.STATUS: _status, RuleKind.COUNT_OK: _count_ok,
-            RuleKind.CODE_SIZE: _code_size}
+            RuleKind.STATUS: status, RuleKind.COUNT_OK: count_ok, RuleKind.CODE_SIZE: code_size}
 
 
 def evaluate(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:

@@ -7,7 +7,7 @@ import importlib
 import numpy as np
 import pytest
 
-from report.claim_rules import code_lines
+from report.claim_counts import code_lines
 from report.claims import load_listings
 
 
