@@ -117,7 +117,7 @@ def summary_chart(frame: pd.DataFrame) -> alt.LayerChart:
     questions = list(dict.fromkeys(frame["question"]))
     x = alt.X("relative:Q", title="times the best (1 = best; lower is closer)",
               scale=alt.Scale(type="log", zero=False), axis=alt.Axis(tickCount=6))
-    y = alt.Y("question:N", sort=questions, title=None, axis=alt.Axis(labelLimit=360))
+    y = alt.Y("question:N", sort=questions, title=None, axis=alt.Axis(labelLimit=260))
     offset = alt.YOffset("system:N")
     base = alt.Chart(frame)
     points = base.mark_point(filled=True, size=50).encode(
@@ -132,8 +132,8 @@ def summary_chart(frame: pd.DataFrame) -> alt.LayerChart:
         color=_colour(list(frame["system"])))
     return (intervals + points).properties(
         title=alt.TitleParams("Every framework against the best, per question",
-                              subtitle="point: median relative to the best framework; line: "
-                              "its 95% interval · medians of repeats"),
+                              subtitle=["point: median relative to the best framework",
+                                        "line: its 95% interval"]),
         width="container", height=34 * len(questions))
 
 
@@ -156,6 +156,7 @@ def ratio_chart(frame: pd.DataFrame, title: str) -> alt.LayerChart:
                            alt.Tooltip("low:Q", title="95% CI low", format=".3~g"),
                            alt.Tooltip("high:Q", title="95% CI high", format=".3~g")])
     return (band + intervals + points).properties(
-        title=alt.TitleParams(title, subtitle="point: ratio of medians; line: 95% interval; "
-                              "grey band: within 5%, no meaningful difference"),
+        title=alt.TitleParams(title, subtitle=["point: ratio of medians (first / second); "
+                                               "line: 95% interval",
+                                               "grey band: within 5%, no meaningful difference"]),
         width="container", height=max(40, 22 * len(order)))

@@ -51,7 +51,7 @@ def _chart(claim_id: str, verdict: ClaimVerdict) -> ChartBlock | None:
             if all(v > 0 and not math.isnan(v) for v in (r, low, high))]
     if not rows:
         return None
-    title = f"{claim_id} on {verdict.device}: ratio of the claimed-better side"
+    title = f"{claim_id} on {verdict.device}: the claimed-better side over the other"
     return chart_block(f"claim-{claim_id}-{verdict.machine}-{verdict.device}",
                        ratio_chart(pd.DataFrame(rows), title))
 

@@ -106,7 +106,7 @@ def summary_frame(found: list[Verdict]) -> pd.DataFrame:
         if len(verdict.standings) < 2 or verdict.question not in frameworks:
             continue
         best = verdict.standings[0].summary.median
-        label = f"{verdict.title} · {dict(verdict.group).get('workload', '')}"
+        label = f"{reader_label(verdict.metric)} · {dict(verdict.group).get('workload', '')}"
         for standing in verdict.standings:
             s = standing.summary
             if best <= 0 or s.median <= 0 or s.ci_low <= 0:

@@ -129,3 +129,17 @@ def test_release_2026_12_says_which_of_its_first_published_answers_changed():
     assert changed_claims(blocks, "2026.12") == [{"id": "c", "claim": "C.", "machine": "m",
                                                   "device": "cpu", "before": "supported",
                                                   "after": "inconclusive"}]
+
+
+def test_chart_builders_take_a_frame_and_return_a_chart():
+    import pandas as pd
+
+    from report.charts import ratio_chart, summary_chart
+
+    frame = pd.DataFrame({"question": ["time per epoch · mlp"] * 2,
+                          "system": ["pytorch", "tensorflow"], "relative": [1.0, 1.4],
+                          "low": [0.95, 1.3], "high": [1.05, 1.5], "outcome": ["winner"] * 2})
+    spec = summary_chart(frame).to_dict()
+    assert spec["layer"][1]["encoding"]["x"]["scale"]["type"] == "log"
+    ratios = pd.DataFrame({"label": ["a/b"], "ratio": [0.8], "low": [0.7], "high": [0.9]})
+    assert len(ratio_chart(ratios, "claim").to_dict()["layer"]) == 3
