@@ -38,7 +38,9 @@ def _evidence(verdict: Verdict, experiment: str, ids: dict[tuple, str]) -> str:
     parts = []
     for standing in verdict.standings:
         s = standing.summary
-        text = (f"{standing.contender}: {format_number(s.median)}{unit} (95% CI "
+        variant = standing.cell_id.split(":")[3] if standing.cell_id.count(":") >= 4 else ""
+        text = (f"{standing.contender}" + (f" ({variant})" if variant else "")
+                + f": {format_number(s.median)}{unit} (95% CI "
                 f"{format_number(s.ci_low)}–{format_number(s.ci_high)}, n={s.n})")
         result_id = ids.get((verdict.run_id, standing.cell_id, verdict.metric))
         if result_id:
@@ -54,6 +56,13 @@ def _better_word(verdict: Verdict) -> str:
     return f"{'lower' if verdict.direction is Direction.LOWER else 'higher'} {words}"
 
 
+def _percent(fraction: float) -> str:
+    """0.003 -> '0.3%', 0.25 -> '25%'; empty when not recorded."""
+    if math.isnan(fraction):
+        return ""
+    return f"{fraction:.1%}" if fraction < 0.01 else f"{fraction:.0%}"
+
+
 def _answer(verdict: Verdict) -> dict:
     """What the template needs to say the verdict in one sentence."""
     closest = min(verdict.pairings, key=lambda p: p.advantage, default=None)
@@ -65,7 +74,7 @@ def _answer(verdict: Verdict) -> dict:
         "p": f"{closest.judgement.p_adjusted:.2g}" if closest else "",
         "reason": verdict.reason, "regime": verdict.regime.value,
         "overhead": verdict.regime is Regime.OVERHEAD_BOUND,
-        "peak_pct": "" if math.isnan(verdict.peak_fraction) else f"{verdict.peak_fraction:.0%}",
+        "peak_pct": _percent(verdict.peak_fraction),
     }
 
 

@@ -143,3 +143,24 @@ def test_chart_builders_take_a_frame_and_return_a_chart():
     assert spec["layer"][1]["encoding"]["x"]["scale"]["type"] == "log"
     ratios = pd.DataFrame({"label": ["a/b"], "ratio": [0.8], "low": [0.7], "high": [0.9]})
     assert len(ratio_chart(ratios, "claim").to_dict()["layer"]) == 3
+
+
+def test_templates_say_the_verdict_and_an_overhead_bound_regime_in_words():
+    from pathlib import Path
+
+    from report.home_page import _answer
+    from report.render import environment
+
+    details = {"flops_per_sample": 1e4}
+    cells = [{"system": s, "details": details,
+              "values": {"steady_epoch_time": noisy(t, i), "train_throughput": noisy(1e4, i)}}
+             for i, (s, t) in enumerate({"pytorch": 1.0, "tensorflow": 1.5}.items())]
+    env = {**CPU_ENV, "compute_peak": {"fp32_flops": 1e11, "bf16_flops": None}}
+    fields = _answer(one("training-speed", cells, env))
+    macros = environment(Path(__file__).parents[1] / "templates").get_template(
+        "_verdict.md.j2").module
+    sentence = str(macros.answer(fields))
+    assert sentence.startswith("**pytorch** is faster: at least 1.5")
+    assert "tensorflow closest" in sentence
+    assert str(macros.regime(fields)).startswith("overhead-bound (0.3% of peak): this measures "
+                                                 "per-call overhead")
