@@ -89,12 +89,18 @@ def test_fp16_on_a_cpu_without_fp16_units_is_left_out_and_said():
     assert with_units.winner == "fp32"
 
 
+PEAK_ENV = {**CPU_ENV, "compute_peak": {"fp32_flops": 1e11, "bf16_flops": None}}
+
+
+def flops_cells() -> list[dict]:
+    """Two frameworks at 1e4 samples/s of a 1e4-FLOP model: 3e8 FLOP/s when training."""
+    return [{"system": s, "details": {"flops_per_sample": 1e4},
+             "values": {"steady_epoch_time": noisy(t, i), "train_throughput": noisy(1e4, i)}}
+            for i, (s, t) in enumerate({"pytorch": 1.0, "tensorflow": 1.5}.items())]
+
+
 def test_regime_is_overhead_bound_at_a_small_fraction_of_peak_and_not_recorded_without():
-    details = {"flops_per_sample": 1e4}
-    cells = [{"system": s, "details": details,
-              "values": {"steady_epoch_time": noisy(t, i), "train_throughput": noisy(1e4, i)}}
-             for i, (s, t) in enumerate({"pytorch": 1.0, "tensorflow": 1.5}.items())]
-    env = {**CPU_ENV, "compute_peak": {"fp32_flops": 1e11, "bf16_flops": None}}
+    cells, env = flops_cells(), PEAK_ENV
     verdict = one("training-speed", cells, env)
     assert verdict.regime is Regime.OVERHEAD_BOUND  # 3e8 of 1e11 FLOP/s
     assert verdict.peak_fraction == pytest.approx(0.003, rel=0.05)
@@ -151,12 +157,7 @@ def test_templates_say_the_verdict_and_an_overhead_bound_regime_in_words():
     from report.home_page import _answer
     from report.render import environment
 
-    details = {"flops_per_sample": 1e4}
-    cells = [{"system": s, "details": details,
-              "values": {"steady_epoch_time": noisy(t, i), "train_throughput": noisy(1e4, i)}}
-             for i, (s, t) in enumerate({"pytorch": 1.0, "tensorflow": 1.5}.items())]
-    env = {**CPU_ENV, "compute_peak": {"fp32_flops": 1e11, "bf16_flops": None}}
-    fields = _answer(one("training-speed", cells, env))
+    fields = _answer(one("training-speed", flops_cells(), PEAK_ENV))
     macros = environment(Path(__file__).parents[1] / "templates").get_template(
         "_verdict.md.j2").module
     sentence = str(macros.answer(fields))
