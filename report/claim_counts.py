@@ -56,6 +56,15 @@ def status(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
     return result
 
 
+def _untried(rule: Rule, name: str, attempted: pd.DataFrame, skipped: pd.DataFrame) -> str:
+    """The paths the framework documents that no cell here tried, in words."""
+    documented = dict(rule.documented).get(name, ())
+    tried = set(of_system(attempted, name)["export_format"]) | set(
+        of_system(skipped, name)["export_format"])
+    untried = [path for path in documented if path not in tried]
+    return f" (documented, not tried here: {', '.join(untried)})" if untried else ""
+
+
 def count_ok(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
     """The first framework must have more working paths than each other one, robustly: even
     if every skipped path of the others worked; contradicted when even with all of its own
@@ -74,7 +83,7 @@ def count_ok(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]
                            packages))
         text = "; ".join(f"{n}: {ok} of {tried} {rule.experiment} paths tried here work"
                          + (f", {gone} skipped" + (f" (not installed: {', '.join(p)})" if p else "")
-                            if gone else "")
+                            if gone else "") + _untried(rule, n, group, skipped)
                          for n, ok, tried, gone, p in counts)
         first, others = counts[0], counts[1:]
         if any(c[2] + c[3] == 0 for c in counts):

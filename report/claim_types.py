@@ -81,6 +81,7 @@ class Rule:
     needs: tuple[Need, ...] = ()  # what the device must offer for the rule to decide
     regime: str = ""  # compute-bound: only such groups decide (the claim is about them)
     listings: tuple[tuple[str, str], ...] = ()  # code_size: framework -> listing path
+    documented: tuple[tuple[str, tuple[str, ...]], ...] = ()  # count_ok: framework -> paths
 
 
 @dataclass(frozen=True)

@@ -104,6 +104,9 @@ def parse_rule(raw: dict, where: str) -> Rule:
             values[name] = tuple(_enum_value(name, v, where) for v in _tuple(value))
         elif name == "listings":
             values[name] = tuple(sorted((str(k), str(v)) for k, v in value.items()))
+        elif name == "documented":
+            values[name] = tuple(sorted((str(k), tuple(str(x) for x in _tuple(v)))
+                                        for k, v in value.items()))
         elif name == "where":
             values[name] = tuple((str(k), tuple(str(v) for v in _tuple(vs)))
                                  for k, vs in sorted(value.items()))

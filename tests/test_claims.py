@@ -259,6 +259,8 @@ def test_deploy_claim_counts_paths_and_skips_missing_optional_runtimes(tf, pt, e
     assert verdict.verdict is expected
     if "missing" in pt:
         assert "not installed: openvino" in verdict.explanation
+    assert "documented, not tried here: torchscript, torch.export, onnx-dynamo, executorch" \
+        in verdict.explanation  # the synthetic cells' formats are f0, f1, ...
 
 
 @pytest.mark.parametrize(("sizes", "expected"), [
