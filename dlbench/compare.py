@@ -7,8 +7,8 @@ matched by their `cell_id` and compared only when their configurations are equal
 against a standard one) is listed as not comparable, with the parameters that differ, never
 as faster or slower. For every metric with per-repeat values (rows without a step) the
 repeats of B are compared with those of A: ratio of medians B/A with its bootstrap interval
-and a Mann-Whitney test (see dlbench.stats). B is read as "the new one": "slower" means B
-is slower than A.
+and a Mann-Whitney test, judged by dlbench.judging (Holm over the report's comparisons, a 5%
+practical threshold). B is read as "the new one": "slower" means B is slower than A.
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ from dlbench.layout import (
     resolve_run_id, run_dir, run_tables,
 )
 from dlbench.metrics import METRICS, Direction, get_metric
+from dlbench.judging import Decision, Family, judge_together
+from dlbench.metrics import is_timing_unit
 from dlbench.schema import CELL_KEY_COLUMNS, system_name
-from dlbench.stats import Outcome, compare_samples
 from dlbench.summaries import repeat_values
 
 #: Environment keys that differ on every run and explain nothing.
@@ -124,14 +125,14 @@ def load_side(name: str, results_dir: Path = Path("results")) -> Side:
                        f"(or {LATEST}, or RELEASE@RUN_ID for one machine of a release)")
 
 
-def change_of(outcome: Outcome, unit: str) -> Change:
-    """Phrase a comparison outcome (B against A) as a change of B."""
-    timed = unit in ("s", "ms", "us") or unit.endswith("/s")
-    if outcome is Outcome.A_BETTER:
+def change_of(decision: Decision, unit: str) -> Change:
+    """Phrase a judged pair (B against A, dlbench.judging) as a change of B."""
+    timed = is_timing_unit(unit)
+    if decision is Decision.A_BETTER:
         return Change.FASTER if timed else Change.BETTER
-    if outcome is Outcome.B_BETTER:
+    if decision is Decision.B_BETTER:
         return Change.SLOWER if timed else Change.WORSE
-    if outcome is Outcome.DIFFERENT:
+    if decision is Decision.DIFFERENT:
         return Change.DIFFERENT
     return Change.NO_SIGNIFICANT_DIFFERENCE
 
@@ -144,10 +145,12 @@ def _cell_columns(cells: pd.DataFrame) -> pd.DataFrame:
     return keys
 
 
-def _row(keys: pd.Series, cell_id: str, metric: str, a: pd.Series, b: pd.Series) -> dict:
+def _row(family: Family, keys: pd.Series, cell_id: str, metric: str, a: pd.Series,
+         b: pd.Series) -> dict:
     registered = METRICS.get(metric)
     direction = registered.direction if registered else Direction.NEITHER
-    comparison = compare_samples(b.to_numpy(), a.to_numpy(), direction)
+    judgement = family.judge((cell_id, metric), b.to_numpy(), a.to_numpy(), direction)
+    comparison = judgement.comparison
     unit = registered.unit if registered else ""
     ratio = comparison.ratio
     return {
@@ -159,8 +162,10 @@ def _row(keys: pd.Series, cell_id: str, metric: str, a: pd.Series, b: pd.Series)
         "ratio": ratio, "ratio_ci_low": comparison.ratio_ci_low,
         "ratio_ci_high": comparison.ratio_ci_high,
         "change_pct": (ratio - 1) * 100 if not math.isnan(ratio) else math.nan,
-        "p_value": comparison.p_value, "significant": comparison.significant,
-        "change": change_of(comparison.outcome, unit).value, "note": comparison.note,
+        "p_value": judgement.p_adjusted,
+        "significant": judgement.decision in (Decision.A_BETTER, Decision.B_BETTER,
+                                              Decision.DIFFERENT),
+        "change": change_of(judgement.decision, unit).value, "note": judgement.reason,
     }
 
 
@@ -193,13 +198,12 @@ def compare_metrics(a: Side, b: Side, metrics: list[str] | None = None) -> pd.Da
     values_a = values_a[values_a["cell_id"].isin(alike)]
     keys = _cell_columns(pd.concat([a.cells, b.cells], ignore_index=True))
     grouped_b = dict(iter(values_b.groupby(["cell_id", "metric"])))
-    rows = []
-    for (cell_id, metric), group_a in values_a.groupby(["cell_id", "metric"]):
-        group_b = grouped_b.get((cell_id, metric))
-        if group_b is None or (metrics and metric not in metrics):
-            continue
-        rows.append(_row(keys.loc[cell_id], str(cell_id), str(metric),
-                         group_a["value"], group_b["value"]))
+    pairs = [(cell_id, metric, group_a["value"], grouped_b[(cell_id, metric)]["value"])
+             for (cell_id, metric), group_a in values_a.groupby(["cell_id", "metric"])
+             if (cell_id, metric) in grouped_b and not (metrics and metric not in metrics)]
+    rows = judge_together(lambda family: [
+        _row(family, keys.loc[cell_id], str(cell_id), str(metric), a_values, b_values)
+        for cell_id, metric, a_values, b_values in pairs])
     frame = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
     order = frame["ratio"].map(lambda r: -abs(math.log(r)) if r and r > 0 else 0.0)
     return frame.assign(_sig=~frame["significant"].astype(bool), _order=order).sort_values(

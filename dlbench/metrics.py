@@ -36,8 +36,9 @@ class Metric:
 
     @property
     def label(self) -> str:
-        """An axis label: name, unit and direction."""
-        return f"{self.name} ({self.unit}, {self.direction.phrase})"
+        """An axis label in a reader's words: what, unit and direction."""
+        return f"{READER_NAMES.get(self.name, self.name.replace('_', ' '))} ({self.unit}, " \
+               f"{self.direction.phrase})"
 
 
 def _m(name: str, unit: str, direction: str, description: str) -> Metric:
@@ -165,3 +166,37 @@ def get_metric(name: str) -> Metric:
         raise UnknownMetricError(
             f"unknown metric {name!r}; registered metrics: {', '.join(sorted(METRICS))}"
         ) from None
+
+
+def is_timing_unit(unit: str) -> bool:
+    """True for a unit of time or of rate per second: its better side reads 'faster'."""
+    return unit in ("s", "ms", "us") or unit.endswith("/s")
+
+
+#: What each metric is called in a reader's words (page labels); the id stays in downloads.
+READER_NAMES: dict[str, str] = {
+    "first_epoch_time": "first epoch time", "steady_epoch_time": "time per epoch",
+    "epoch_time": "epoch time", "train_throughput": "training throughput",
+    "time_to_target": "time to target accuracy", "test_accuracy": "test accuracy",
+    "epoch_loss": "training loss", "peak_memory": "process peak memory",
+    "working_memory": "working memory", "import_footprint": "import footprint",
+    "inference_latency": "latency per call", "latency_p50": "median latency",
+    "latency_p90": "90th percentile latency", "latency_p99": "99th percentile latency",
+    "inference_throughput": "inference throughput", "first_call_time": "first call time",
+    "accuracy_change_vs_fp32": "accuracy change against fp32",
+    "output_deviation_vs_fp32": "output deviation from fp32", "step_time": "step time",
+    "steady_step_time": "time per training step", "compile_time": "compile time",
+    "eager_step_time": "eager step time", "break_even_steps": "break-even steps",
+    "scaling_efficiency": "scaling efficiency", "dp_setup_time": "set-up time",
+    "dp_launch_time": "launch time", "accuracy_delta": "accuracy change",
+    "export_time": "export time", "artifact_size": "artifact size",
+    "artifact_load_time": "artifact load time", "artifact_max_abs_diff": "artifact deviation",
+    "artifact_latency": "artifact latency", "artifact_throughput": "artifact throughput",
+}
+
+
+def reader_label(name: str) -> str:
+    """A metric in a reader's words with its unit, e.g. 'time per epoch (s)'."""
+    words = READER_NAMES.get(name, name.replace("_", " "))
+    unit = METRICS[name].unit if name in METRICS else ""
+    return f"{words} ({unit})" if unit and unit not in ("fraction", "bool") else words

@@ -12,6 +12,9 @@ Choices, stated once:
   "no significant difference" and flagged as underpowered.
 - A difference is significant only if p < alpha AND the bootstrap interval of the ratio of
   medians excludes 1: the test and the interval must agree.
+
+Who wins is decided in dlbench.judging (Holm over a family, a practical threshold), which
+calls compare_samples for each pair.
 """
 
 from __future__ import annotations

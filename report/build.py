@@ -20,8 +20,15 @@ from report import experiment_page as ep
 from report.charts import static_spec
 from report.cite import Citation
 from report.compare_page import compare_blocks
-from report.claims_page import claim_blocks
-from report.home_page import experiment_links, load_questions, question_blocks
+from report.claims_page import changed_claims, claim_blocks
+from report.home_page import (
+    changed_answers,
+    experiment_links,
+    load_questions,
+    question_blocks,
+    source_verdicts,
+    summary_block,
+)
 from report.info_pages import TABLES, column_rows, environment_runs, manifest_blocks
 from report.mkdocs_nav import NAV_FILE
 from report.render import ChartBlock, environment, render
@@ -98,6 +105,11 @@ def experiment_files(source: Source, summary: pd.DataFrame, env: jinja2.Environm
     return files
 
 
+def _family_size(found: list) -> int:
+    """How many distinct pairs the home page judged together."""
+    return max((p.judgement.family_size for v in found for p in v.pairings), default=0)
+
+
 def site_files(source: Source, templates_dir: Path, site_url: str,
                results_dir: Path | None = None) -> dict[str, bytes]:
     """Every file of site_src/ for `source`, by relative path; `results_dir` (where the other
@@ -107,10 +119,14 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
     summary = summarize(source)
     cite = Citation(source.name, source.date, site_url)
     common = {"source": source, "cite": cite}
+    found = source_verdicts(source)
+    summary_chart = summary_block(found)
+    claims, claim_charts = claim_blocks(source, summary)
     pages = {
-        "index.md": render(env, "index.md.j2", questions=question_blocks(source, summary),
+        "index.md": render(env, "index.md.j2", questions=question_blocks(source, summary, found),
                            experiments=experiment_links(summary, questions),
-                           **common),
+                           summary_chart=summary_chart, family_size=_family_size(found),
+                           changes=changed_answers(source.name, found), **common),
         "environment.md": render(env, "environment.md.j2", runs=environment_runs(source),
                                  **common),
         "methodology.md": render(env, "methodology.md.j2", manifests=manifest_blocks(source),
@@ -119,13 +135,16 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
                                columns=column_rows(), tables=[
                                    {"name": n, "row": r} for n, r in TABLES], **common),
         "cite.md": render(env, "cite.md.j2", **common),
-        "claims.md": render(env, "claims.md.j2", claims=claim_blocks(source, summary),
-                            **common),
+        "claims.md": render(env, "claims.md.j2", claims=claims,
+                            changes=changed_claims(claims, source.name), **common),
     }
     if results_dir is not None:
         pages["compare.md"] = render(env, "compare.md.j2",
                                      comparisons=compare_blocks(source, results_dir), **common)
     files = {path: text.encode() for path, text in pages.items()}
+    for block in [summary_chart, *claim_charts]:
+        if block is not None:
+            files[f"charts/{block.svg}"] = chart_svg(block)
     for experiment in sorted(set(source.cells["experiment"])):
         question = (questions.get(experiment) or {}).get("question", "")
         files |= experiment_files(source, summary, env, str(experiment), question)

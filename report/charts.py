@@ -107,3 +107,56 @@ def static_spec(spec: dict) -> dict:
     fixed = dict(spec)
     fixed["width"] = CHART_WIDTH
     return fixed
+
+
+def summary_chart(frame: pd.DataFrame) -> alt.LayerChart:
+    """Each framework's distance from the best per question (1 = the best), with intervals.
+
+    `frame`: question, system, relative, low, high (relative >= 1: times worse than the best).
+    """
+    questions = list(dict.fromkeys(frame["question"]))
+    x = alt.X("relative:Q", title="times the best (1 = best; lower is closer)",
+              scale=alt.Scale(type="log", zero=False), axis=alt.Axis(tickCount=6))
+    y = alt.Y("question:N", sort=questions, title=None, axis=alt.Axis(labelLimit=260))
+    offset = alt.YOffset("system:N")
+    base = alt.Chart(frame)
+    points = base.mark_point(filled=True, size=50).encode(
+        x=x, y=y, yOffset=offset, color=_colour(list(frame["system"])),
+        tooltip=[alt.Tooltip("question:N"), alt.Tooltip("system:N", title="framework"),
+                 alt.Tooltip("relative:Q", title="times the best", format=".3~g"),
+                 alt.Tooltip("low:Q", title="95% CI low", format=".3~g"),
+                 alt.Tooltip("high:Q", title="95% CI high", format=".3~g"),
+                 alt.Tooltip("outcome:N", title="verdict")])
+    intervals = base.mark_rule(strokeWidth=1.5).encode(
+        x=alt.X("low:Q", title="times the best (1 = best; lower is closer)"), x2="high:Q", y=y, yOffset=offset,
+        color=_colour(list(frame["system"])))
+    return (intervals + points).properties(
+        title=alt.TitleParams("Every framework against the best, per question",
+                              subtitle=["point: median relative to the best framework",
+                                        "line: its 95% interval"]),
+        width="container", height=34 * len(questions))
+
+
+def ratio_chart(frame: pd.DataFrame, title: str) -> alt.LayerChart:
+    """A claim's ratios with their 95% intervals; the band marks the practical threshold.
+
+    `frame`: label, ratio, low, high (ratio of the claimed-better side over the other).
+    """
+    order = list(frame["label"])
+    x = alt.X("ratio:Q", title="ratio (1 = no difference)", scale=alt.Scale(type="log"))
+    y = alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=360))
+    base = alt.Chart(frame)
+    band = alt.Chart(pd.DataFrame({"low": [1 / 1.05], "high": [1.05]})).mark_rect(
+        opacity=0.15, color="grey").encode(x="low:Q", x2="high:Q")
+    intervals = base.mark_rule(strokeWidth=1.5).encode(x=alt.X("low:Q", title="ratio (1 = no difference)"),
+                                                       x2="high:Q", y=y)
+    points = base.mark_point(filled=True, size=45).encode(
+        x=x, y=y, tooltip=[alt.Tooltip("label:N", title="compared"),
+                           alt.Tooltip("ratio:Q", format=".3~g"),
+                           alt.Tooltip("low:Q", title="95% CI low", format=".3~g"),
+                           alt.Tooltip("high:Q", title="95% CI high", format=".3~g")])
+    return (band + intervals + points).properties(
+        title=alt.TitleParams(title, subtitle=["point: ratio of medians (first / second); "
+                                               "line: 95% interval",
+                                               "grey band: within 5%, no meaningful difference"]),
+        width="container", height=max(40, 22 * len(order)))

@@ -1,48 +1,36 @@
 """The evidence rule kinds of report/claims.py: each turns tables into findings per device.
 
-`evaluate(rule, observations, cells)` returns {(machine, device): Finding}; both tables
-need a `machine` column (check_claims adds it). Devices without
-any matching evidence are absent; check_claims reports them as inconclusive.
+`evaluate(rule, context, family)` returns {(machine, device): Finding}; the tables need a
+`machine` column (check_claims adds it). Devices without any matching evidence are absent;
+check_claims reports them as inconclusive. Every pair is judged by dlbench.judging.
 """
 
 from __future__ import annotations
 
-import ast
+import itertools
 from collections.abc import Callable, Mapping
 
 import pandas as pd
 
-from dlbench.metrics import METRICS, Direction
-from dlbench.stats import Comparison, Outcome, compare_samples
-from report.claim_types import (
-    ClaimOutcome,
-    Expect,
-    Finding,
-    Rule,
-    RuleKind,
-    StatusCondition,
-    combine_findings,
+from dlbench.judging import IDENTICAL_REPEATS, Decision, Family, Judgement, Regime, identical_repeats
+from dlbench.metrics import METRICS, Direction, reader_label
+from report.claim_context import Context, of_system, select
+from report.claim_counts import code_size, count_ok, status
+from report.claim_types import ClaimOutcome, Expect, Finding, Rule, RuleKind, combine_findings
+from report.conditions import (
+    Need,
+    half_precision_reason,
+    two_devices_reason,
+    working_memory_reason,
 )
-from report.verdicts import Standing, repeat_rows, standings, with_system
+from report.verdicts import Standing, cell_values, standings
 
-SUPPORTED, CONTRADICTED, INCONCLUSIVE = (ClaimOutcome.SUPPORTED, ClaimOutcome.CONTRADICTED,
-                                         ClaimOutcome.INCONCLUSIVE)
+SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_MEASURABLE = ClaimOutcome
 DEFAULT_GROUPS = {RuleKind.ORDER: ("workload", "batch_size"),
                   RuleKind.EQUIVALENT: ("workload", "batch_size"),
                   RuleKind.EFFECT: ("workload", "batch_size", "system")}
 Key = tuple[str, str]
-
-
-def matches(system: str, name: str) -> bool:
-    """True if a system (e.g. keras-torch) is covered by a name (keras, keras-torch)."""
-    return system == name or system.startswith(f"{name}-")
-
-
-def _where(frame: pd.DataFrame, rule: Rule) -> pd.DataFrame:
-    frame = frame[frame["experiment"] == rule.experiment]
-    for column, allowed in rule.where:
-        frame = frame[frame[column].astype(str).isin(allowed)]
-    return frame
+__all__ = ["Context", "evaluate"]
 
 
 def _label(columns: tuple[str, ...], key: object) -> str:
@@ -50,218 +38,249 @@ def _label(columns: tuple[str, ...], key: object) -> str:
     return ", ".join(f"{c.replace('_', ' ')} {v}" for c, v in zip(columns, values, strict=True))
 
 
-def _values(rows: pd.DataFrame, standing: Standing) -> pd.Series:
-    return rows.loc[rows["cell_id"] == standing.cell_id, "value"]
+def _numbers(judgement: Judgement) -> str:
+    c = judgement.comparison
+    return (f"ratio {c.ratio:.2f}× (95% CI {c.ratio_ci_low:.2f}–{c.ratio_ci_high:.2f}×, "
+            f"Holm p={judgement.p_adjusted:.2g})")
 
 
-def _versus(rows: pd.DataFrame, a: Standing, b: Standing, direction: Direction) -> Comparison:
-    return compare_samples(_values(rows, a), _values(rows, b), direction)
+def _device_reason(rule: Rule, rows: pd.DataFrame, device: str, env: Mapping) -> str | None:
+    for need in rule.needs:
+        if need is Need.TWO_DEVICES:
+            return two_devices_reason(device, env)
+        if need is Need.WORKING_MEMORY:
+            return working_memory_reason(set(rows["metric"]))
+    return None
 
 
-def _numbers(comparison: Comparison) -> str:
-    return (f"ratio {comparison.ratio:.2f}× (95% CI {comparison.ratio_ci_low:.2f}–"
-            f"{comparison.ratio_ci_high:.2f}×, p={comparison.p_value:.2g})")
+def _without_emulated(rule: Rule, rows: pd.DataFrame, device: str,
+                      env: Mapping) -> tuple[pd.DataFrame, list[Finding]]:
+    """Rows of precisions this device computes natively; a finding for each one it emulates."""
+    if Need.HALF_PRECISION_UNITS not in rule.needs:
+        return rows, []
+    findings = []
+    for precision in sorted(set(rows["precision"].astype(str))):
+        reason = half_precision_reason(precision, device, env)
+        if reason:
+            rows = rows[rows["precision"].astype(str) != precision]
+            findings.append(Finding(NOT_MEASURABLE, reason, why=(f"no {precision} units",)))
+    return rows, findings
 
 
-def _by_group(rule: Rule, rows: pd.DataFrame,
-              judge: Callable[[str, pd.DataFrame], Finding]) -> dict[Key, Finding]:
+def why_undecided(judgement: Judgement) -> tuple[str, ...]:
+    """A short reason when a pair could not decide; empty when it did."""
+    if judgement.decision in (Decision.A_BETTER, Decision.B_BETTER) or judgement.equivalent:
+        return ()
+    if judgement.decision is Decision.INCONCLUSIVE:
+        return ("identical repeats (deterministic reruns, not seeds)",)
+    if judgement.comparison.underpowered:
+        return ("too few repeats for a test",)
+    if judgement.effect <= judgement.threshold:
+        return ("differences within 5%",)
+    return ("not significant after Holm's correction over the page",)
+
+
+def _by_group(rule: Rule, context: Context,
+              judge: Callable[[str, pd.DataFrame, Mapping], Finding]) -> dict[Key, Finding]:
+    """Judge each group of the rule's rows per machine and device; needs checked first."""
+    rows = select(context.rows, rule)
+    metrics = {rule.metric, rule.baseline_metric} - {""}
+    metrics |= {"peak_memory"} if Need.WORKING_MEMORY in rule.needs else set()
+    rows = rows[rows["metric"].isin(metrics)]
     columns = rule.group_by or DEFAULT_GROUPS[rule.kind]
     result = {}
     for (machine, device), device_rows in rows.groupby(["machine", "device"], sort=True):
-        findings = [judge(_label(columns, key), group)
-                    for key, group in device_rows.groupby(list(columns), sort=True)]
+        env = context.environment(device_rows)
+        reason = _device_reason(rule, device_rows, str(device), env)
+        if reason:
+            result[(str(machine), str(device))] = Finding(NOT_MEASURABLE, reason)
+            continue
+        device_rows = device_rows[device_rows["metric"].isin({rule.metric, rule.baseline_metric})]
+        device_rows, findings = _without_emulated(rule, device_rows, str(device), env)
+        findings += [judge(_label(columns, key), group, env)
+                     for key, group in device_rows.groupby(list(columns), sort=True)]
         result[(str(machine), str(device))] = combine_findings(findings, rule.combine)
     return result
 
 
-def _order(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> dict[Key, Finding]:
-    direction = METRICS[rule.metric].direction
-    rows = _where(repeat_rows(observations, cells), rule)
-    rows = rows[rows["metric"] == rule.metric]
-
-    def judge(label: str, group: pd.DataFrame) -> Finding:
-        best = []
-        for name in rule.order:
-            mine = group[group["system"].map(lambda s, n=name: matches(s, n))]
-            if mine.empty:
-                return Finding(INCONCLUSIVE, f"{label}: no {name} cell")
-            best.append(standings(mine, "system", direction)[0])
-        cells_used = tuple(s.cell_id for s in best)
-        texts, outcomes = [], []
-        for a, b in zip(best, best[1:], strict=False):
-            comparison = _versus(group, a, b, direction)
-            outcomes.append(comparison.outcome)
-            verdict = {Outcome.A_BETTER: f"{a.contender} beats {b.contender}",
-                       Outcome.B_BETTER: f"{b.contender} beats {a.contender}"}.get(
-                comparison.outcome, f"{a.contender} and {b.contender} do not differ significantly")
-            texts.append(f"{verdict} on {rule.metric}, {a.contender}/{b.contender} "
-                         f"{_numbers(comparison)}")
-        outcome = (CONTRADICTED if Outcome.B_BETTER in outcomes else
-                   SUPPORTED if all(o is Outcome.A_BETTER for o in outcomes) else INCONCLUSIVE)
-        return Finding(outcome, f"{label}: " + "; ".join(texts), cells_used)
-
-    return _by_group(rule, rows, judge)
+def _regime_gate(rule: Rule, context: Context, label: str, group: pd.DataFrame,
+                 cells: tuple[str, ...]) -> tuple[Regime, Finding | None]:
+    """The group's regime, and a finding when the rule decides only compute-bound groups."""
+    regime = context.regime(group, cells)
+    if rule.regime != Regime.COMPUTE_BOUND.value or regime is Regime.COMPUTE_BOUND:
+        return regime, None
+    if regime is Regime.OVERHEAD_BOUND:
+        return regime, Finding(NOT_MEASURABLE, f"{label}: overhead-bound, and the claim is "
+                               "about large (compute-bound) computations", cells, (regime,),
+                               why=("overhead-bound workloads only",))
+    return regime, Finding(INCONCLUSIVE, f"{label}: the regime was not recorded, and the claim "
+                           "is about large (compute-bound) computations", cells, (regime,),
+                           why=("regime not recorded",))
 
 
-def _expected(rule: Rule, comparison: Comparison) -> ClaimOutcome:
-    if rule.expect is Expect.WITHIN:
-        low, high = rule.ratio_range
-        if low <= comparison.ratio_ci_low and comparison.ratio_ci_high <= high:
-            return SUPPORTED
-        if comparison.ratio_ci_high < low or comparison.ratio_ci_low > high:
-            return CONTRADICTED
-        return INCONCLUSIVE
-    wanted = Outcome.A_BETTER if rule.expect is Expect.BETTER else Outcome.B_BETTER
-    if comparison.outcome is wanted:
+def _pair_outcome(judgement: Judgement) -> ClaimOutcome:
+    """A claim that A is better than B, as this judgement of A against B says."""
+    decision = judgement.decision
+    if decision is Decision.A_BETTER:
         return SUPPORTED
-    if comparison.outcome in (Outcome.A_BETTER, Outcome.B_BETTER):
-        return CONTRADICTED
-    band = (1 / (1 + rule.margin), 1 + rule.margin)
-    if band[0] <= comparison.ratio_ci_low and comparison.ratio_ci_high <= band[1]:
-        return CONTRADICTED  # a tight interval around 1: no meaningful effect
+    if decision is Decision.B_BETTER or judgement.equivalent:
+        return CONTRADICTED  # B better, or a tight interval within the practical threshold
     return INCONCLUSIVE
 
 
-def _effect(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> dict[Key, Finding]:
-    direction = METRICS[rule.metric].direction
-    rows = _where(repeat_rows(observations, cells), rule)
-    rows = rows[rows["metric"] == rule.metric]
+def _order(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
+    direction = _direction(rule)
+
+    def judge(label: str, group: pd.DataFrame, env: Mapping) -> Finding:
+        best: list[Standing] = []
+        for name in rule.order:
+            mine = of_system(group, name)
+            if mine.empty:
+                return Finding(INCONCLUSIVE, f"{label}: no {name} cell")
+            best.append(standings(mine, "system", direction)[0])
+        cells = tuple(s.cell_id for s in best)
+        regime, gated = _regime_gate(rule, context, label, group, cells)
+        if gated:
+            return gated
+        values, texts, outcomes, ratios, why = cell_values(group), [], [], [], []
+        for a, b in itertools.combinations(best, 2):
+            judgement = family.judge((rule.metric, a.cell_id, b.cell_id), values[a.cell_id],
+                                     values[b.cell_id], direction, rule.margin)
+            outcomes.append(_pair_outcome(judgement))
+            why += why_undecided(judgement)
+            texts.append(f"{a.contender}/{b.contender} {reader_label(rule.metric)} "
+                         f"{_numbers(judgement)}, "
+                         f"{_decision_words(judgement, a.contender, b.contender)}"
+                         + (f" ({judgement.reason})" if judgement.reason else ""))
+            ratios.append(_ratio(f"{label}: {a.contender}/{b.contender}", judgement))
+        outcome = (CONTRADICTED if CONTRADICTED in outcomes else
+                   SUPPORTED if all(o is SUPPORTED for o in outcomes) else INCONCLUSIVE)
+        return Finding(outcome, f"{label}: " + "; ".join(texts), cells, (regime,), tuple(ratios),
+                       tuple(dict.fromkeys(why)))
+
+    return _by_group(rule, context, judge)
+
+
+def _decision_words(judgement: Judgement, a: str, b: str) -> str:
+    return {Decision.A_BETTER: f"{a} better", Decision.B_BETTER: f"{b} better"}.get(
+        judgement.decision, judgement.decision.value)
+
+
+def _direction(rule: Rule) -> Direction:
+    metric = METRICS.get(rule.metric)
+    return metric.direction if metric else Direction.LOWER
+
+
+def _ratio(label: str, judgement: Judgement) -> tuple[str, float, float, float]:
+    c = judgement.comparison
+    return (label, c.ratio, c.ratio_ci_low, c.ratio_ci_high)
+
+
+def _expected(rule: Rule, judgement: Judgement) -> ClaimOutcome:
+    if judgement.decision is Decision.INCONCLUSIVE:
+        return INCONCLUSIVE
+    if rule.expect is Expect.WITHIN:
+        low, high = rule.ratio_range
+        c = judgement.comparison
+        if low <= c.ratio_ci_low and c.ratio_ci_high <= high:
+            return SUPPORTED
+        if c.ratio_ci_high < low or c.ratio_ci_low > high:
+            return CONTRADICTED
+        return INCONCLUSIVE
+    outcome = _pair_outcome(judgement)
+    if rule.expect is Expect.WORSE and outcome is not INCONCLUSIVE:
+        flipped = judgement.decision is Decision.B_BETTER
+        return SUPPORTED if flipped else CONTRADICTED
+    return outcome
+
+
+def _effect(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
+    direction = _direction(rule)
     words = {SUPPORTED: "as claimed", CONTRADICTED: "against the claim",
              INCONCLUSIVE: "undecided"}
 
-    def judge(label: str, group: pd.DataFrame) -> Finding:
+    def judge(label: str, group: pd.DataFrame, env: Mapping) -> Finding:
+        paired = group[group["metric"] == rule.baseline_metric]
+        group = group[group["metric"] == rule.metric]
         contest = group[rule.contest].astype(str)
         is_base = contest.isin(rule.baseline)
-        if not is_base.any():
+        if not is_base.any() and not rule.baseline_metric:
             return Finding(INCONCLUSIVE, f"{label}: no {' or '.join(rule.baseline)} cell")
-        base = standings(group[is_base], rule.contest, direction)[0]
         variants = rule.variants or tuple(sorted(set(contest) - set(rule.baseline)))
-        findings = []
+        findings, values = [], cell_values(group)
         for variant in (v for v in variants if (contest == v).any()):
             mine = standings(group[contest == variant], rule.contest, direction)[0]
-            comparison = _versus(group, mine, base, direction)
-            outcome = _expected(rule, comparison)
-            findings.append(Finding(outcome, f"{label}: {variant}/{base.contender} {rule.metric} "
-                                    f"{_numbers(comparison)}, {words[outcome]}",
-                                    (mine.cell_id, base.cell_id)))
+            if rule.baseline_metric:  # the baseline measured in the variant's own process
+                base_name, cells = f"{rule.baseline[0]} (same process)", (mine.cell_id,)
+                base_values = paired.loc[paired["cell_id"] == mine.cell_id, "value"].to_numpy()
+            else:
+                base = standings(group[is_base], rule.contest, direction)[0]
+                base_name, cells = base.contender, (mine.cell_id, base.cell_id)
+                base_values = values[base.cell_id]
+            if not len(base_values):
+                findings.append(Finding(INCONCLUSIVE, f"{label}: no {base_name} for {variant}"))
+                continue
+            regime, gated = _regime_gate(rule, context, label, group, cells)
+            if gated:
+                findings.append(gated)
+                continue
+            judgement = family.judge((rule.metric, rule.baseline_metric, *cells),
+                                     values[mine.cell_id], base_values, direction, rule.margin)
+            outcome = _expected(rule, judgement)
+            why = f" ({judgement.reason})" if judgement.reason else ""
+            findings.append(Finding(
+                outcome, f"{label}: {variant}/{base_name} {reader_label(rule.metric)} "
+                f"{_numbers(judgement)}, {words[outcome]}{why}", cells, (regime,),
+                (_ratio(f"{label}: {variant}/{base_name}", judgement),),
+                why_undecided(judgement)))
         if not findings:
-            return Finding(INCONCLUSIVE, f"{label}: no {' or '.join(variants)} cell")
+            device = str(group["device"].iloc[0])
+            emulated = Need.HALF_PRECISION_UNITS in rule.needs and all(
+                half_precision_reason(v, device, env) for v in variants)
+            return Finding(NOT_MEASURABLE if emulated else INCONCLUSIVE,
+                           f"{label}: no {' or '.join(variants)} cell"
+                           + (" computed natively here" if emulated else ""))
         return combine_findings(findings, rule.combine)
 
-    return _by_group(rule, rows, judge)
+    return _by_group(rule, context, judge)
 
 
-def _equivalent(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> dict[Key, Finding]:
-    direction = METRICS[rule.metric].direction
-    rows = _where(repeat_rows(observations, cells), rule)
-    rows = rows[rows["metric"] == rule.metric]
+def _equivalent(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
+    direction = _direction(rule)
 
-    def judge(label: str, group: pd.DataFrame) -> Finding:
+    def judge(label: str, group: pd.DataFrame, env: Mapping) -> Finding:
         best = standings(group, "system", direction)
         if len(best) < 2:
             return Finding(INCONCLUSIVE, f"{label}: only {best[0].contender} measured")
+        cells_used = tuple(s.cell_id for s in best)
+        values = cell_values(group)
+        if any(identical_repeats(values[c]) for c in cells_used):
+            return Finding(INCONCLUSIVE, f"{label}: {IDENTICAL_REPEATS}", cells_used,
+                           why=("identical repeats (deterministic reruns, not seeds)",))
         lows = [s.summary.ci_low for s in best]
         highs = [s.summary.ci_high for s in best]
         medians = ", ".join(f"{s.contender} {s.summary.median:.4g}" for s in best)
         floor = rule.min_value
-        text = (f"{label}: {rule.metric} medians {medians}; largest gap "
+        text = (f"{label}: {reader_label(rule.metric)} medians {medians}; largest gap "
                 f"{max(s.summary.median for s in best) - min(s.summary.median for s in best):.3g}"
                 f" (tolerance {rule.tolerance:g}" + (f", minimum {floor:g})" if floor else ")"))
-        cells_used = tuple(s.cell_id for s in best)
         if max(lows) - min(highs) > rule.tolerance or (floor is not None and min(highs) < floor):
             return Finding(CONTRADICTED, text, cells_used)
         if max(highs) - min(lows) <= rule.tolerance and (floor is None or min(lows) >= floor):
             return Finding(SUPPORTED, text, cells_used)
         return Finding(INCONCLUSIVE, text, cells_used)
 
-    return _by_group(rule, rows, judge)
-
-
-def _attempted(rule: Rule, cells: pd.DataFrame) -> pd.DataFrame:
-    frame = _where(with_system(cells), rule)
-    return frame[frame["status"] != "skipped"]
-
-
-def _status(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> dict[Key, Finding]:
-    result = {}
-    for (machine, device), group in _attempted(rule, cells).groupby(["machine", "device"]):
-        ok = group["status"] == "ok"
-        holds = {StatusCondition.ALL_OK: bool(ok.all()), StatusCondition.ANY_OK: bool(ok.any()),
-                 StatusCondition.NONE_OK: not ok.any(),
-                 StatusCondition.ANY_NOT_OK: not ok.all()}
-        failing = [f"{r.cell_id} {r.status} ({str(r.reason)[:80]})"
-                   for r in group[~ok].itertuples()]
-        text = f"{int(ok.sum())} of {len(group)} selected cells ran" + (
-            f"; not ok: {', '.join(failing)}" if failing else "")
-        outcome = (SUPPORTED if rule.supported_if and holds[rule.supported_if] else
-                   CONTRADICTED if rule.contradicted_if and holds[rule.contradicted_if] else
-                   INCONCLUSIVE)
-        result[(str(machine), str(device))] = Finding(outcome, text, tuple(group["cell_id"]))
-    return result
-
-
-def _count_ok(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame) -> dict[Key, Finding]:
-    result = {}
-    for (machine, device), group in _attempted(rule, cells).groupby(["machine", "device"]):
-        counts = []
-        for name in rule.order:
-            mine = group[group["system"].map(lambda s, n=name: matches(s, n))]
-            counts.append((name, int((mine["status"] == "ok").sum()), len(mine)))
-        text = "; ".join(f"{n}: {ok} of {total} {rule.experiment} cells work"
-                         for n, ok, total in counts)
-        if any(total == 0 for _, _, total in counts):
-            outcome = INCONCLUSIVE
-        else:
-            outcome = SUPPORTED if counts[0][1] > max(c[1] for c in counts[1:]) else CONTRADICTED
-        result[(str(machine), str(device))] = Finding(outcome, text, tuple(group["cell_id"]))
-    return result
-
-
-def code_lines(text: str) -> int:
-    """Lines of code: not blank, not a comment, not a docstring."""
-    docstrings: set[int] = set()
-    for node in ast.walk(ast.parse(text)):
-        body = getattr(node, "body", None)
-        first = body[0] if isinstance(body, list) and body else None
-        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
-                and isinstance(first.value.value, str):
-            docstrings.update(range(first.lineno, first.end_lineno + 1))
-    return sum(1 for number, line in enumerate(text.splitlines(), 1)
-               if line.strip() and not line.lstrip().startswith("#") and number not in docstrings)
-
-
-def _code_size(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame,
-               code: Mapping[str, str] | None) -> dict[Key, Finding]:
-    result = {}
-    for (machine, device), group in _attempted(rule, cells).groupby(["machine", "device"]):
-        sizes, missing = [], []
-        for name in rule.order:
-            paths = sorted({str(p) for p, s in zip(group["code_path"], group["system"],
-                                                   strict=True) if matches(s, name)})
-            counted = [(code_lines(code[p]), p) for p in paths if code and p in code]
-            if counted:
-                sizes.append((name, *min(counted)))
-            else:
-                missing.append(name)
-        if missing:
-            outcome, text = INCONCLUSIVE, f"no code of {', '.join(missing)} to count"
-        else:
-            text = "; ".join(f"{n}: {lines} lines ({path})" for n, lines, path in sizes) + (
-                " (each framework's own file; the shared protocol is the same for all)")
-            outcome = SUPPORTED if all(sizes[0][1] < s[1] for s in sizes[1:]) else CONTRADICTED
-        result[(str(machine), str(device))] = Finding(outcome, text, tuple(group["cell_id"]))
-    return result
+    return _by_group(rule, context, judge)
 
 
 HANDLERS = {RuleKind.ORDER: _order, RuleKind.EFFECT: _effect, RuleKind.EQUIVALENT: _equivalent,
-            RuleKind.STATUS: _status, RuleKind.COUNT_OK: _count_ok}
+            RuleKind.STATUS: status, RuleKind.COUNT_OK: count_ok, RuleKind.CODE_SIZE: code_size}
 
 
-def evaluate(rule: Rule, observations: pd.DataFrame, cells: pd.DataFrame,
-             code: Mapping[str, str] | None = None) -> dict[Key, Finding]:
-    """Findings of one rule per (machine, device); a metric not registered gives none."""
-    if rule.metric and rule.metric not in METRICS:
+def evaluate(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
+    """Findings of one rule per (machine, device); a metric not registered gives none, unless
+    the rule needs working memory (then the device says it cannot measure it)."""
+    if rule.metric and rule.metric not in METRICS and Need.WORKING_MEMORY not in rule.needs:
         return {}
-    if rule.kind is RuleKind.CODE_SIZE:
-        return _code_size(rule, observations, cells, code)
-    return HANDLERS[rule.kind](rule, observations, cells)
+    return HANDLERS[rule.kind](rule, context, family)
+

@@ -6,7 +6,10 @@ Kept apart so that neither of the two imports the other's module for its types.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from dlbench.judging import PRACTICAL_THRESHOLD, Regime
+from report.conditions import Need
 
 
 class ClaimOutcome(enum.Enum):
@@ -15,6 +18,7 @@ class ClaimOutcome(enum.Enum):
     SUPPORTED = "supported"
     CONTRADICTED = "contradicted"
     INCONCLUSIVE = "inconclusive"
+    NOT_MEASURABLE = "not measurable here"
 
 
 class RuleKind(enum.Enum):
@@ -62,46 +66,71 @@ class Rule:
     where: tuple[tuple[str, tuple[str, ...]], ...] = ()
     group_by: tuple[str, ...] = ()
     combine: Combine = Combine.ALL
-    order: tuple[str, ...] = ()  # order, count_ok: framework names, best first
+    order: tuple[str, ...] = ()  # order, count_ok, code_size: framework names, claimed best first
     contest: str = "system"  # effect: the column whose values are compared
     baseline: tuple[str, ...] = ()  # effect: its name(s), e.g. [eager, run_eagerly]
+    baseline_metric: str = ""  # effect: the baseline measured in the variant's own process
     variants: tuple[str, ...] = ()  # effect: empty means every value except the baseline
     expect: Expect = Expect.BETTER  # effect
     ratio_range: tuple[float, float] = (0.0, 0.0)  # effect with expect: within
-    margin: float = 0.05  # effect: |ratio - 1| below this is "no meaningful difference"
+    margin: float = PRACTICAL_THRESHOLD  # the practical threshold: smaller is no difference
     tolerance: float = 0.0  # equivalent
     min_value: float | None = None  # equivalent
     supported_if: StatusCondition | None = None  # status
     contradicted_if: StatusCondition | None = None  # status
+    needs: tuple[Need, ...] = ()  # what the device must offer for the rule to decide
+    regime: str = ""  # compute-bound: only such groups decide (the claim is about them)
+    listings: tuple[tuple[str, str], ...] = ()  # code_size: framework -> listing path
+    documented: tuple[tuple[str, tuple[str, ...]], ...] = ()  # count_ok: framework -> paths
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim as it circulates, where it comes from, and the rules that decide it."""
+
+    id: str
+    claim: str
+    source: str
+    decides: str
+    evidence: tuple[Rule, ...]
 
 
 @dataclass(frozen=True)
 class Finding:
-    """What one rule (or one group of it) says, in a sentence, and on which cells."""
+    """What one rule (or one group of it) says, its facts in short words, and on which cells."""
 
     outcome: ClaimOutcome
     sentence: str
     cells: tuple[str, ...] = ()
+    regimes: tuple[Regime, ...] = ()
+    ratios: tuple[tuple[str, float, float, float], ...] = field(default=())  # label, r, low, high
+    why: tuple[str, ...] = ()  # short reasons a comparison could not decide
 
 
 def combine_findings(findings: list[Finding], combine: Combine) -> Finding:
-    """Several findings as one: a contradiction wins under ALL, a support under ANY."""
+    """Several findings as one: a contradiction wins under ALL, a support under ANY; findings
+    that are not measurable here count only when nothing else is known."""
     if not findings:
         return Finding(ClaimOutcome.INCONCLUSIVE, "no evidence")
-    by = {o: [f for f in findings if f.outcome is o] for o in ClaimOutcome}
     cells = tuple(dict.fromkeys(c for f in findings for c in f.cells))
+    regimes = tuple(dict.fromkeys(r for f in findings for r in f.regimes))
+    ratios = tuple(r for f in findings for r in f.ratios)
+    why = tuple(dict.fromkeys(w for f in findings for w in f.why))
+    measurable = [f for f in findings if f.outcome is not ClaimOutcome.NOT_MEASURABLE]
+    if not measurable:
+        return Finding(ClaimOutcome.NOT_MEASURABLE, _join(findings), cells, regimes, ratios, why)
+    by = {o: [f for f in measurable if f.outcome is o] for o in ClaimOutcome}
     supported, contradicted = by[ClaimOutcome.SUPPORTED], by[ClaimOutcome.CONTRADICTED]
-    if combine is Combine.ANY:
-        if supported:
-            return Finding(ClaimOutcome.SUPPORTED, _join(supported), cells)
-        if len(contradicted) == len(findings):
-            return Finding(ClaimOutcome.CONTRADICTED, _join(contradicted), cells)
-    else:
-        if contradicted:
-            return Finding(ClaimOutcome.CONTRADICTED, _join(contradicted), cells)
-        if len(supported) == len(findings):
-            return Finding(ClaimOutcome.SUPPORTED, _join(supported), cells)
-    return Finding(ClaimOutcome.INCONCLUSIVE, _join(findings), cells)
+    outcome, told = ClaimOutcome.INCONCLUSIVE, findings
+    if combine is Combine.ANY and supported:
+        outcome, told = ClaimOutcome.SUPPORTED, supported
+    elif combine is Combine.ANY and len(contradicted) == len(measurable):
+        outcome, told = ClaimOutcome.CONTRADICTED, contradicted
+    elif combine is Combine.ALL and contradicted:
+        outcome, told = ClaimOutcome.CONTRADICTED, contradicted
+    elif combine is Combine.ALL and len(supported) == len(measurable):
+        outcome, told = ClaimOutcome.SUPPORTED, supported
+    return Finding(outcome, _join(told), cells, regimes, ratios, why)
 
 
 def _join(findings: list[Finding]) -> str:

@@ -15,7 +15,11 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from dlbench.judging import Family, Regime, judge_together
+
+from report.claim_rules import Context, evaluate
 from report.claim_types import (
+    Claim,
     ClaimOutcome,
     Combine,
     Expect,
@@ -25,23 +29,14 @@ from report.claim_types import (
     StatusCondition,
     combine_findings,
 )
+from report.conditions import Need
 
 CLAIMS_FILE = Path(__file__).with_name("claims.yaml")
+LISTINGS_DIR = Path(__file__).resolve().parents[1] / "listings"
 
 
 class ClaimsFileError(ValueError):
     """A claims file that is not valid: says which claim and field, and what is accepted."""
-
-
-@dataclass(frozen=True)
-class Claim:
-    """A claim as it circulates, where it comes from, and the rules that decide it."""
-
-    id: str
-    claim: str
-    source: str
-    decides: str
-    evidence: tuple[Rule, ...]
 
 
 @dataclass(frozen=True)
@@ -56,6 +51,9 @@ class ClaimVerdict:
     explanation: str
     evidence: tuple[str, ...]  # cell IDs
     evidence_runs: tuple[str, ...]  # the run ID of each evidence cell, same order
+    regimes: tuple[Regime, ...] = ()
+    ratios: tuple[tuple[str, float, float, float], ...] = ()  # label, ratio, low, high
+    why: tuple[str, ...] = ()  # short reasons comparisons could not decide
 
 
 REQUIRED: dict[RuleKind, tuple[str, ...]] = {
@@ -64,15 +62,16 @@ REQUIRED: dict[RuleKind, tuple[str, ...]] = {
     RuleKind.EQUIVALENT: ("experiment", "metric", "tolerance"),
     RuleKind.STATUS: ("experiment",),
     RuleKind.COUNT_OK: ("experiment", "order"),
-    RuleKind.CODE_SIZE: ("experiment", "order"),
+    RuleKind.CODE_SIZE: ("experiment", "order", "listings"),
 }
 
 _ENUMS = {"kind": RuleKind, "combine": Combine, "expect": Expect,
           "supported_if": StatusCondition, "contradicted_if": StatusCondition}
+_ENUM_LISTS = {"needs": Need}
 
 
 def _enum_value(name: str, value: object, where: str) -> enum.Enum:
-    kind = _ENUMS[name]
+    kind = _ENUMS.get(name) or _ENUM_LISTS[name]
     try:
         return kind(value)
     except ValueError:
@@ -101,6 +100,13 @@ def parse_rule(raw: dict, where: str) -> Rule:
     for name, value in raw.items():
         if name in _ENUMS:
             values[name] = _enum_value(name, value, where)
+        elif name in _ENUM_LISTS:
+            values[name] = tuple(_enum_value(name, v, where) for v in _tuple(value))
+        elif name == "listings":
+            values[name] = tuple(sorted((str(k), str(v)) for k, v in value.items()))
+        elif name == "documented":
+            values[name] = tuple(sorted((str(k), tuple(str(x) for x in _tuple(v)))
+                                        for k, v in value.items()))
         elif name == "where":
             values[name] = tuple((str(k), tuple(str(v) for v in _tuple(vs)))
                                  for k, vs in sorted(value.items()))
@@ -156,49 +162,63 @@ def latest_per_machine(cells: pd.DataFrame, machines: Mapping[str, str] | None) 
     return cells.drop_duplicates(["machine", "cell_id"], keep="last").reset_index(drop=True)
 
 
+def load_listings(directory: Path = LISTINGS_DIR) -> dict[str, str]:
+    """The user-facing listings by path relative to the project (listings/<framework>.py)."""
+    return {f"listings/{path.name}": path.read_text() for path in sorted(directory.glob("*.py"))
+            if path.name != "__init__.py"}
+
+
 def check_claims(observations: pd.DataFrame, cells: pd.DataFrame,
                  claims: list[Claim] | None = None,
                  machines: Mapping[str, str] | None = None,
-                 code: Mapping[str, str] | None = None) -> list[ClaimVerdict]:
+                 listings: Mapping[str, str] | None = None,
+                 environments: Mapping[str, Mapping] | None = None) -> list[ClaimVerdict]:
     """Every claim's verdict on every machine and device of a release, claim order kept.
 
     `machines` maps run IDs to a machine label, so runs of one machine are judged together;
-    by default every run is its own machine. `code` maps a cell's code_path to the code it
-    ran (the run's snapshot), for code_size rules.
+    by default every run is its own machine. `listings` maps a listing's path to its text
+    (code_size rules; by default the project's listings/). `environments` maps run IDs to
+    their environment records (what the device can measure, its peak FLOP/s). Every
+    comparison of every claim is one family: Holm's correction runs over all of them.
     """
-    from report.claim_rules import evaluate
-
     claims = load_claims() if claims is None else claims
     cells = latest_per_machine(cells, machines)
     observations = observations.merge(cells[["run_id", "cell_id", "machine"]],
                                       on=["run_id", "cell_id"], how="inner")
+    context = Context(observations, cells, load_listings() if listings is None else listings,
+                      environments or {})
     run_of = {(m, c): r for m, c, r in zip(cells["machine"], cells["cell_id"], cells["run_id"],
                                            strict=True)}
     devices = sorted({(str(m), str(d)) for m, d in zip(cells["machine"], cells["device"],
                                                        strict=True)})
-    verdicts = []
-    for claim in claims:
-        per_rule = [evaluate(rule, observations, cells, code) for rule in claim.evidence]
-        for machine, device in devices:
-            findings = [found.get((machine, device)) or Finding(
-                ClaimOutcome.INCONCLUSIVE,
-                f"no {rule.experiment} cells{_metric_text(rule)} on this device")
-                for rule, found in zip(claim.evidence, per_rule, strict=True)]
-            total = combine_findings(findings, Combine.ALL)
-            verdicts.append(ClaimVerdict(
-                claim.id, claim.claim, machine, device, total.outcome, total.sentence + ".",
-                total.cells, tuple(str(run_of[(machine, c)]) for c in total.cells)))
-    return verdicts
+
+    def judge_all(family: Family) -> list[ClaimVerdict]:
+        verdicts = []
+        for claim in claims:
+            per_rule = [evaluate(rule, context, family) for rule in claim.evidence]
+            for machine, device in devices:
+                findings = [found.get((machine, device)) or Finding(
+                    ClaimOutcome.INCONCLUSIVE,
+                    f"no {rule.experiment} cells{_metric_text(rule)} on this device")
+                    for rule, found in zip(claim.evidence, per_rule, strict=True)]
+                total = combine_findings(findings, Combine.ALL)
+                verdicts.append(ClaimVerdict(
+                    claim.id, claim.claim, machine, device, total.outcome, total.sentence + ".",
+                    total.cells, tuple(str(run_of[(machine, c)]) for c in total.cells),
+                    total.regimes, total.ratios, total.why))
+        return verdicts
+
+    return judge_together(judge_all)
 
 
 def _metric_text(rule: Rule) -> str:
-    from dlbench.metrics import METRICS
+    from dlbench.metrics import METRICS, reader_label
 
     if not rule.metric:
         return ""
     if rule.metric not in METRICS:
-        return f" with metric {rule.metric} (not measured by this dlbench version)"
-    return f" with metric {rule.metric}"
+        return f" with {reader_label(rule.metric)} (not measured by this dlbench version)"
+    return f" with {reader_label(rule.metric)}"
 
 
 def machines_of(runs: Sequence[object]) -> dict[str, str]:
@@ -221,11 +241,6 @@ def machines_of(runs: Sequence[object]) -> dict[str, str]:
 
 
 def check_source_claims(source: object, claims: list[Claim] | None = None) -> list[ClaimVerdict]:
-    """check_claims for a loaded release (report.source.Source): machines and code from its runs."""
-    code = {}
-    for run in source.runs:
-        for path in source.cells.loc[source.cells["run_id"] == run.run_id, "code_path"].dropna():
-            text = run.code_text(str(path))
-            if text is not None:
-                code.setdefault(str(path), text)
-    return check_claims(source.observations, source.cells, claims, machines_of(source.runs), code)
+    """check_claims for a loaded release (report.source.Source): its machines and environments."""
+    return check_claims(source.observations, source.cells, claims, machines_of(source.runs),
+                        environments={run.run_id: run.environment for run in source.runs})

@@ -1,18 +1,26 @@
-"""The claims-checked page: each common claim's verdict per machine and device, with links to
-the results it rests on (the verdicts come from report/claims.py)."""
+"""The claims-checked page: each common claim's verdict per machine and device in one
+sentence, a chart of its ratios, and the details folded away (verdicts: report/claims.py)."""
 
 from __future__ import annotations
 
+import json
+import math
+from pathlib import Path
+
 import pandas as pd
 
-from report.claims import ClaimOutcome, check_source_claims, load_claims
+from dlbench.judging import Regime
+from report.charts import ratio_chart
+from report.claims import ClaimVerdict, check_source_claims, load_claims, load_listings
 from report.experiment_page import result_anchor
+from report.render import ChartBlock, chart_block
 from report.source import Source
 
 MAX_LINKS = 12  # evidence links per verdict; the rest are counted
+ORIGINAL_VERDICTS = Path(__file__).with_name("data")
 
 
-def _evidence(verdict, metrics: set[str], summary: pd.DataFrame) -> str:
+def _evidence(verdict: ClaimVerdict, metrics: set[str], summary: pd.DataFrame) -> str:
     """Links to the result rows of the verdict's evidence cells (the claim's metrics only)."""
     links = []
     for run_id, cell_id in zip(verdict.evidence_runs, verdict.evidence, strict=True):
@@ -28,21 +36,67 @@ def _evidence(verdict, metrics: set[str], summary: pd.DataFrame) -> str:
     return " ".join(links[:MAX_LINKS]) + (f" and {more} more" if more > 0 else "")
 
 
-def claim_blocks(source: Source, summary: pd.DataFrame) -> list[dict]:
-    """One block per claim, one row per machine and device it could be judged on."""
+def _regime_words(regimes: tuple[Regime, ...]) -> str:
+    if not regimes:
+        return ""
+    if Regime.OVERHEAD_BOUND in regimes:
+        return ("overhead-bound: these timings measure per-call overhead, not arithmetic"
+                + ("" if len(set(regimes)) == 1 else " (in part)"))
+    return " / ".join(dict.fromkeys(r.value.removeprefix("regime ") for r in regimes))
+
+
+def _chart(claim_id: str, verdict: ClaimVerdict) -> ChartBlock | None:
+    rows = [{"label": label, "ratio": r, "low": low, "high": high}
+            for label, r, low, high in verdict.ratios
+            if all(v > 0 and not math.isnan(v) for v in (r, low, high))]
+    if not rows:
+        return None
+    title = f"{claim_id} on {verdict.device}: the claimed-better side over the other"
+    return chart_block(f"claim-{claim_id}-{verdict.machine}-{verdict.device}",
+                       ratio_chart(pd.DataFrame(rows), title))
+
+
+def _original(release: str) -> dict[tuple[str, str, str], str] | None:
+    path = ORIGINAL_VERDICTS / f"verdicts-{release}-original.json"
+    if not path.is_file():
+        return None
+    return {(c["claim"], c["machine"], c["device"]): c["outcome"]
+            for c in json.loads(path.read_text())["claims"]}
+
+
+def claim_blocks(source: Source, summary: pd.DataFrame) -> tuple[list[dict], list[ChartBlock]]:
+    """One block per claim (one row per machine and device), and the charts they embed."""
     claims = load_claims()
     verdicts = check_source_claims(source, claims)
-    blocks = []
+    original = _original(source.name)
+    listings = load_listings()
+    blocks, charts = [], []
     for claim in claims:
         metrics = {rule.metric for rule in claim.evidence if rule.metric}
-        rows = [{
-            "machine": v.machine, "device": v.device,
-            "verdict": f"**{v.verdict.value}**", "explanation": v.explanation,
-            "evidence": _evidence(v, metrics, summary),
-        } for v in verdicts if v.claim_id == claim.id]
-        counts = {o: sum(v.verdict is o for v in verdicts if v.claim_id == claim.id)
-                  for o in ClaimOutcome}
+        rows = []
+        for v in (v for v in verdicts if v.claim_id == claim.id):
+            chart = _chart(claim.id, v)
+            charts += [chart] if chart else []
+            before = (original or {}).get((claim.id, v.machine, v.device))
+            rows.append({
+                "machine": v.machine, "device": v.device, "verdict": v.verdict.value,
+                "explanation": v.explanation, "regime": _regime_words(v.regimes),
+                "why": "; ".join(v.why),
+                "evidence": _evidence(v, metrics, summary), "chart": chart,
+                "before": before if before and before != v.verdict.value else "",
+            })
+        shown = [dict(rule.listings) for rule in claim.evidence if rule.listings]
         blocks.append({"id": claim.id, "claim": claim.claim, "source": claim.source,
                        "decides": claim.decides, "rows": rows,
-                       "tally": ", ".join(f"{n} {o.value}" for o, n in counts.items() if n)})
-    return blocks
+                       "listings": [{"framework": f, "path": p, "code": listings.get(p, "")}
+                                    for paths in shown for f, p in paths.items()]})
+    return blocks, charts
+
+
+def changed_claims(blocks: list[dict], release: str) -> list[dict] | None:
+    """Claim verdicts that differ from those first published; None without that record."""
+    if _original(release) is None:
+        return None
+    return [{"id": b["id"], "claim": b["claim"], "machine": r["machine"], "device": r["device"],
+             "before": r["before"], "after": r["verdict"]}
+            for b in blocks for r in b["rows"] if r["before"]]

@@ -1,20 +1,25 @@
-"""The home page: each question's verdicts (report/verdicts.py) per machine, with evidence."""
+"""The home page: a summary chart, then each question's verdicts (report/verdicts.py) per
+machine, with their evidence; the words are in templates/index.md.j2."""
 
 from __future__ import annotations
 
-import re
+import json
+import math
+from pathlib import Path
 
 import pandas as pd
 
-from dlbench.metrics import get_metric
+from dlbench.judging import Regime
+from dlbench.metrics import Direction, is_timing_unit, reader_label
 from dlbench.questions import QUESTIONS as EXPERIMENT_QUESTIONS
+from report.charts import summary_chart
 from report.experiment_page import experiment_title, result_anchor
+from report.render import ChartBlock, chart_block
 from report.source import Source
 from report.summary import format_number, machine_label
-from report.verdicts import QUESTIONS, Verdict, VerdictOutcome, verdicts
+from report.verdicts import QUESTIONS, Verdict, verdicts
 
-
-WHERE_PREFIX = re.compile(r"^On \S+ \(run [^;()]+;[^()]*\)(: |, )")
+ORIGINAL_VERDICTS = Path(__file__).with_name("data")
 
 
 def load_questions() -> dict[str, dict]:
@@ -22,30 +27,55 @@ def load_questions() -> dict[str, dict]:
     return {name: {"question": question} for name, question in EXPERIMENT_QUESTIONS.items()}
 
 
+def source_verdicts(source: Source) -> list[Verdict]:
+    """The home page's verdicts of a release, judged as one family."""
+    return verdicts(source.observations, source.cells,
+                    environments={run.run_id: run.environment for run in source.runs})
+
+
 def _evidence(verdict: Verdict, experiment: str, ids: dict[tuple, str]) -> str:
     unit = "" if verdict.unit == "fraction" else f" {verdict.unit}"
     parts = []
     for standing in verdict.standings:
         s = standing.summary
-        text = (f"{standing.contender}: {format_number(s.median)}{unit} (95% CI "
+        variant = standing.cell_id.split(":")[3] if standing.cell_id.count(":") >= 4 else ""
+        text = (f"{standing.contender}" + (f" ({variant})" if variant else "")
+                + f": {format_number(s.median)}{unit} (95% CI "
                 f"{format_number(s.ci_low)}–{format_number(s.ci_high)}, n={s.n})")
         result_id = ids.get((verdict.run_id, standing.cell_id, verdict.metric))
         if result_id:
             text += f" [{result_id}](experiments/{experiment}.md#{result_anchor(result_id)})"
         parts.append(text)
-    return "<br>".join(parts)
+    return "<br>".join(parts) or "—"
 
 
-def _answer(verdict: Verdict) -> str:
-    """The verdict's sentence, without the place it holds (the machine and group columns say
-    it), with its outcome in bold."""
-    sentence = WHERE_PREFIX.sub("", verdict.sentence, count=1)
-    lead = {VerdictOutcome.WINNER: verdict.winner or "",
-            VerdictOutcome.NO_SIGNIFICANT_DIFFERENCE: "no significant difference"}.get(
-                verdict.outcome, "")
-    if lead and sentence.startswith(lead):
-        return f"**{lead}**{sentence[len(lead):]}"
-    return f"**{verdict.outcome.value}**: {sentence}"
+def _better_word(verdict: Verdict) -> str:
+    if is_timing_unit(verdict.unit):
+        return "faster"
+    words = reader_label(verdict.metric).split(" (")[0]
+    return f"{'lower' if verdict.direction is Direction.LOWER else 'higher'} {words}"
+
+
+def _percent(fraction: float) -> str:
+    """0.003 -> '0.3%', 0.25 -> '25%'; empty when not recorded."""
+    if math.isnan(fraction):
+        return ""
+    return f"{fraction:.1%}" if fraction < 0.01 else f"{fraction:.0%}"
+
+
+def _answer(verdict: Verdict) -> dict:
+    """What the template needs to say the verdict in one sentence."""
+    closest = min(verdict.pairings, key=lambda p: p.advantage, default=None)
+    return {
+        "outcome": verdict.outcome.value, "winner": verdict.winner or "",
+        "leaders": ", ".join(verdict.leaders), "better": _better_word(verdict),
+        "advantage": format_number(closest.advantage) if closest else "",
+        "closest": closest.other if closest else "",
+        "p": f"{closest.judgement.p_adjusted:.2g}" if closest else "",
+        "reason": verdict.reason, "regime": verdict.regime.value,
+        "overhead": verdict.regime is Regime.OVERHEAD_BOUND,
+        "peak_pct": _percent(verdict.peak_fraction),
+    }
 
 
 def _row(verdict: Verdict, source: Source, experiment: str, ids: dict[tuple, str]) -> dict:
@@ -57,25 +87,77 @@ def _row(verdict: Verdict, source: Source, experiment: str, ids: dict[tuple, str
     }
 
 
-def question_blocks(source: Source, summary: pd.DataFrame) -> list[dict]:
+def question_blocks(source: Source, summary: pd.DataFrame,
+                    found: list[Verdict] | None = None) -> list[dict]:
     """One block per question that has data in the release, one row per verdict."""
     ids = {(r, c, m): i for r, c, m, i in zip(summary["run_id"], summary["cell_id"],
                                              summary["metric"], summary["result_id"],
                                              strict=True)}
-    found = verdicts(source.observations, source.cells)
+    found = source_verdicts(source) if found is None else found
     blocks = []
     for question in QUESTIONS:
         mine = [v for v in found if v.question == question.key]
-        if not mine:
-            continue
-        metric = get_metric(question.metric)
-        blocks.append({
-            "title": question.title, "metric_label": metric.label,
-            "experiment": experiment_title(question.experiment),
-            "page": f"experiments/{question.experiment}.md",
-            "rows": [_row(v, source, question.experiment, ids) for v in mine],
-        })
+        if mine:
+            blocks.append({
+                "title": question.title, "metric_label": reader_label(question.metric),
+                "experiment": experiment_title(question.experiment),
+                "page": f"experiments/{question.experiment}.md",
+                "rows": [_row(v, source, question.experiment, ids) for v in mine],
+            })
     return blocks
+
+
+def summary_frame(found: list[Verdict]) -> pd.DataFrame:
+    """Each framework's distance from the best, per question and group (framework contests)."""
+    frameworks = {q.key for q in QUESTIONS if q.contest == "system"}
+    rows = []
+    for verdict in found:
+        if len(verdict.standings) < 2 or verdict.question not in frameworks:
+            continue
+        best = verdict.standings[0].summary.median
+        label = f"{reader_label(verdict.metric)} · {dict(verdict.group).get('workload', '')}"
+        for standing in verdict.standings:
+            s = standing.summary
+            if best <= 0 or s.median <= 0 or s.ci_low <= 0:
+                continue
+            lower = verdict.direction is Direction.LOWER
+            scale = (lambda x: x / best) if lower else (lambda x: best / x)
+            low, high = sorted((scale(s.ci_low), scale(s.ci_high)))
+            rows.append({"question": label, "system": standing.contender,
+                         "relative": scale(s.median), "low": low, "high": high,
+                         "outcome": verdict.outcome.value})
+    return pd.DataFrame(rows, columns=["question", "system", "relative", "low", "high",
+                                       "outcome"])
+
+
+def summary_block(found: list[Verdict]) -> ChartBlock | None:
+    """The home page's opening chart, or None when no framework contest has data."""
+    frame = summary_frame(found)
+    return chart_block("home-summary", summary_chart(frame)) if len(frame) else None
+
+
+def changed_answers(release: str, found: list[Verdict]) -> list[dict] | None:
+    """Answers that differ from the release's first published ones; None without a record."""
+    path = ORIGINAL_VERDICTS / f"verdicts-{release}-original.json"
+    if not path.is_file():
+        return None
+    original = {(q["question"], q["run_id"], q["device"], tuple(sorted(q["group"].items()))): q
+                for q in json.loads(path.read_text())["questions"]}
+    changes = []
+    for verdict in found:
+        key = (verdict.question, verdict.run_id, verdict.device,
+               tuple(sorted((k, str(v)) for k, v in verdict.group)))
+        old = original.get(key)
+        if old is None:
+            continue
+        before = old["winner"] or old["outcome"].replace("significant", "meaningful")
+        after = verdict.winner or verdict.outcome.value
+        if before != after:
+            changes.append({"title": verdict.title,
+                            "group": ", ".join(f"{k.replace('_', ' ')} {v}"
+                                               for k, v in verdict.group),
+                            "before": before, "after": after})
+    return changes
 
 
 def experiment_links(summary: pd.DataFrame, questions: dict[str, dict]) -> list[dict]:

@@ -1,29 +1,40 @@
-"""Home-page verdicts: for each question and device, which contender is best, and how sure.
+"""Home-page verdicts: for each question (report/questions.yaml) and device, who is best.
 
-Pure functions: a release's observations and cells tables in, frozen records out. The site
-renders them. A difference that is not significant (see dlbench.stats: Mann-Whitney p < 0.05
-and a ratio interval that excludes 1) is "no significant difference", never a winner.
+Pure functions: a release's tables in, frozen records out; the templates write the words.
+Every pair is judged by dlbench.judging (Holm over the page, a 5% practical threshold).
 
-Rules, stated once:
 - Only per-repeat values (rows without a step) of cells with status ok are used.
 - One verdict per question, run (machine), device and group (workload, batch size, ...).
-- A contender with several cells in a group (for example a framework's eager and compiled
-  inference variants) is represented by its best cell: "the fastest variant of each".
-- The best contender is compared with the runner-up, or, for questions with a baseline
-  (precision, compile), with the baseline.
+- A contender with several cells in a group (eager and compiled variants) is represented by
+  its best cell: "the fastest variant of each".
+- The best contender is compared with every other one; it wins only when it beats each.
 """
 
 from __future__ import annotations
 
 import enum
-import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import yaml
 
+from dlbench.judging import Decision, Family, Judgement, Regime, judge_together
 from dlbench.metrics import METRICS, Direction
 from dlbench.schema import system_name
-from dlbench.stats import Summary, compare_samples, summarize
+from dlbench.stats import Summary, summarize
+from report.conditions import (
+    Need,
+    cell_fractions,
+    half_precision_reason,
+    regime_of_cells,
+    two_devices_reason,
+    working_memory_reason,
+)
+
+QUESTIONS_FILE = Path(__file__).with_name("questions.yaml")
 
 
 @dataclass(frozen=True)
@@ -37,46 +48,33 @@ class Question:
     contest: str = "system"  # the column whose values compete: system, precision, mode
     group_by: tuple[str, ...] = ("workload", "batch_size")
     where: tuple[tuple[str, tuple[str, ...]], ...] = ()  # column -> allowed values
-    #: compare the best with the baseline rather than the runner-up; several names when the
-    #: baseline is spelt differently per framework (eager, run_eagerly)
-    baseline: tuple[str, ...] = ()
+    needs: tuple[Need, ...] = ()
+    stand_in: str = ""  # rows of this metric show the question was asked, not decidable
 
 
-QUESTIONS: tuple[Question, ...] = (
-    Question("training-speed", "Which framework trains fastest?", "training",
-             "steady_epoch_time", where=(("precision", ("fp32",)),)),
-    Question("training-throughput", "Which framework processes the most training samples "
-             "per second?", "training", "train_throughput", where=(("precision", ("fp32",)),)),
-    Question("accuracy", "Which framework reaches the highest test accuracy?", "training",
-             "test_accuracy", where=(("precision", ("fp32",)),)),
-    Question("peak-memory", "Which framework needs the least memory to train?", "training",
-             "peak_memory", where=(("precision", ("fp32",)),)),
-    Question("inference-latency", "Which framework answers one request fastest?",
-             "inference", "latency_p50", where=(("precision", ("fp32",)),)),
-    Question("inference-throughput", "Which framework serves the most samples per second?",
-             "inference", "inference_throughput", where=(("precision", ("fp32",)),)),
-    Question("precision-speedup", "Does reduced precision train faster than fp32?",
-             "precision", "steady_epoch_time", contest="precision",
-             group_by=("workload", "batch_size", "system"), baseline=("fp32",)),
-    Question("precision-memory", "Does reduced precision need less memory than fp32?",
-             "precision", "peak_memory", contest="precision",
-             group_by=("workload", "batch_size", "system"), baseline=("fp32",)),
-    Question("compile-speedup", "Does graph or compiled mode make training steps faster than "
-             "eager?", "execution-mode", "steady_step_time", contest="mode",
-             group_by=("workload", "batch_size", "system"), baseline=("eager", "run_eagerly")),
-    Question("scaling-efficiency", "Which framework's data parallelism scales best?",
-             "data-parallel", "scaling_efficiency",
-             group_by=("workload", "batch_size", "workers")),
-    Question("export-latency", "Which framework's exported model answers fastest in its own "
-             "runtime?", "export", "artifact_latency"),
-)
+def load_questions(path: Path = QUESTIONS_FILE) -> tuple[Question, ...]:
+    """The home page's questions, in page order."""
+    questions = []
+    for raw in yaml.safe_load(path.read_text())["questions"]:
+        raw = dict(raw)
+        raw["where"] = tuple((str(k), tuple(str(v) for v in vs))
+                             for k, vs in sorted((raw.get("where") or {}).items()))
+        raw["group_by"] = tuple(raw.get("group_by") or Question.group_by)
+        raw["needs"] = tuple(Need(n) for n in raw.get("needs") or ())
+        questions.append(Question(**raw))
+    return tuple(questions)
+
+
+QUESTIONS: tuple[Question, ...] = load_questions()
 
 
 class VerdictOutcome(enum.Enum):
     """What a verdict can say."""
 
     WINNER = "winner"
-    NO_SIGNIFICANT_DIFFERENCE = "no significant difference"
+    NO_MEANINGFUL_DIFFERENCE = "no meaningful difference"
+    INCONCLUSIVE = "inconclusive"
+    NOT_MEASURABLE = "not measurable here"
     INSUFFICIENT_DATA = "insufficient data"
 
 
@@ -87,6 +85,22 @@ class Standing:
     contender: str
     cell_id: str
     summary: Summary
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """The best contender judged against one other."""
+
+    other: str
+    judgement: Judgement
+
+    @property
+    def advantage(self) -> float:
+        """How many times better the best is than the other (>= 1 when it leads)."""
+        ratio = self.judgement.ratio
+        if self.judgement.comparison.direction is Direction.LOWER:
+            return 1 / ratio if ratio else float("nan")
+        return ratio
 
 
 @dataclass(frozen=True)
@@ -103,14 +117,12 @@ class Verdict:
     group: tuple[tuple[str, str], ...]
     outcome: VerdictOutcome
     winner: str | None
-    runner_up: str | None
-    advantage: float  # >= 1 when significant: how many times better the winner is
-    advantage_ci_low: float
-    advantage_ci_high: float
-    p_value: float
+    leaders: tuple[str, ...]  # the best and every contender it does not beat meaningfully
     standings: tuple[Standing, ...]  # best first
-    sentence: str
-    note: str = ""
+    pairings: tuple[Pairing, ...]  # the best against every other contender
+    regime: Regime
+    peak_fraction: float  # achieved fraction of the measured peak (nan if not recorded)
+    reason: str = ""  # why there is no winner, when it is known
 
     @property
     def evidence(self) -> tuple[str, ...]:
@@ -133,13 +145,6 @@ def repeat_rows(observations: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame
     return with_system(rows)
 
 
-def _select(rows: pd.DataFrame, question: Question) -> pd.DataFrame:
-    rows = rows[(rows["experiment"] == question.experiment) & (rows["metric"] == question.metric)]
-    for column, allowed in question.where:
-        rows = rows[rows[column].astype(str).isin(allowed)]
-    return rows
-
-
 def standings(rows: pd.DataFrame, contest: str, direction: Direction) -> list[Standing]:
     """Each contender's best cell in `rows`, best contender first."""
     sign = -1.0 if direction is Direction.HIGHER else 1.0
@@ -152,89 +157,109 @@ def standings(rows: pd.DataFrame, contest: str, direction: Direction) -> list[St
     return sorted(best.values(), key=lambda s: (sign * s.summary.median, s.contender))
 
 
-def _claim(best: str, other: str, ratio: float, metric: str, unit: str,
-           direction: Direction) -> str:
-    """E.g. 'pytorch is 1.26× faster than tensorflow' or '... has 1.30× lower peak_memory'."""
-    if unit in ("s", "ms", "us") or unit.endswith("/s"):
-        return f"{best} is {ratio:.2f}× faster than {other}"
-    word = "lower" if direction is Direction.LOWER else "higher"
-    return f"{best} has {ratio:.2f}× {word} {metric} than {other}"
+def cell_values(rows: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The repeat values of each cell in `rows`."""
+    return {str(cell): group["value"].to_numpy() for cell, group in rows.groupby("cell_id")}
 
 
-def _where(run_id: str, device: str, group: tuple[tuple[str, str], ...]) -> str:
-    details = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in group)
-    return f"On {device} (run {run_id}; {details})"
+def judge_lead(family: Family, key: tuple, ranked: list[Standing], values: dict[str, np.ndarray],
+               direction: Direction) -> tuple[Pairing, ...]:
+    """The best standing judged against every other one (one shared family of pairs)."""
+    best = ranked[0]
+    return tuple(Pairing(other.contender, family.judge(
+        (*key, best.cell_id, other.cell_id), values[best.cell_id], values[other.cell_id],
+        direction)) for other in ranked[1:])
 
 
-def _opponent(ranked: list[Standing], baseline: tuple[str, ...]) -> Standing | None:
-    """The runner-up; for a question with a baseline, the baseline unless it is the best."""
-    if len(ranked) < 2:
-        return None
-    if not baseline or ranked[0].contender in baseline:
-        return ranked[1]
-    return next((s for s in ranked if s.contender in baseline), None)
+def lead_outcome(pairings: tuple[Pairing, ...]) -> tuple[VerdictOutcome, str]:
+    """Winner when the best beats every other; else inconclusive or no meaningful difference."""
+    decisions = [p.judgement.decision for p in pairings]
+    if all(d is Decision.A_BETTER for d in decisions):
+        return VerdictOutcome.WINNER, ""
+    unsure = [p for p in pairings if p.judgement.decision is Decision.INCONCLUSIVE]
+    if unsure:
+        return VerdictOutcome.INCONCLUSIVE, unsure[0].judgement.reason
+    tied = [p for p in pairings if p.judgement.decision is not Decision.A_BETTER]
+    return VerdictOutcome.NO_MEANINGFUL_DIFFERENCE, tied[0].judgement.reason
 
 
-def _decide(question: Question, key: tuple, group_rows: pd.DataFrame) -> Verdict:
-    metric = METRICS[question.metric]
+def _select(rows: pd.DataFrame, question: Question) -> pd.DataFrame:
+    metrics = {question.metric, question.stand_in} - {""}
+    rows = rows[(rows["experiment"] == question.experiment) & rows["metric"].isin(metrics)]
+    for column, allowed in question.where:
+        rows = rows[rows[column].astype(str).isin(allowed)]
+    return rows
+
+
+def unmeasurable(question: Question, rows: pd.DataFrame, device: str,
+                 environment: Mapping) -> tuple[pd.DataFrame, str]:
+    """The rows the device can decide, and the reason for the rest (empty when none)."""
+    reasons = []
+    for need in question.needs:
+        whole = (two_devices_reason(device, environment) if need is Need.TWO_DEVICES else
+                 working_memory_reason(set(rows["metric"])) if need is Need.WORKING_MEMORY
+                 else None)
+        if whole:
+            rows, reasons = rows.iloc[:0], [*reasons, whole]
+        if need is Need.HALF_PRECISION_UNITS:
+            for precision in sorted(set(rows["precision"].astype(str))):
+                reason = half_precision_reason(precision, device, environment)
+                if reason:
+                    rows = rows[rows["precision"].astype(str) != precision]
+                    reasons.append(reason)
+    return rows[rows["metric"] == question.metric], "; ".join(r for r in reasons if r)
+
+
+def _decide(family: Family, question: Question, key: tuple, rows: pd.DataFrame,
+            environment: Mapping, fractions: Mapping) -> Verdict:
+    metric = METRICS.get(question.metric)
+    direction = metric.direction if metric else Direction.LOWER
     run_id, device, *values = (str(v) for v in key)
-    group = tuple(zip(question.group_by, values, strict=True))
-    ranked = standings(group_rows, question.contest, metric.direction)
-    where = _where(run_id, device, group)
-    base = dict(question=question.key, title=question.title, metric=metric.name,
-                unit=metric.unit, direction=metric.direction, run_id=run_id, device=device,
-                group=group, standings=tuple(ranked))
-    best, other = ranked[0], _opponent(ranked, question.baseline)
-    if other is None:
-        names = ", ".join(s.contender for s in ranked)
-        has_baseline = any(s.contender in question.baseline for s in ranked)
-        missing = (f" (no {' or '.join(question.baseline)} cell)"
-                   if question.baseline and not has_baseline else "")
-        return Verdict(**base, outcome=VerdictOutcome.INSUFFICIENT_DATA, winner=None,
-                       runner_up=None, advantage=math.nan, advantage_ci_low=math.nan,
-                       advantage_ci_high=math.nan, p_value=math.nan,
-                       sentence=f"{where}, only {names} measured{missing}: nothing to compare.")
-    return _verdict_between(base, where, best, other, group_rows, question)
-
-
-def _verdict_between(base: dict, where: str, best: Standing, other: Standing,
-                     group_rows: pd.DataFrame, question: Question) -> Verdict:
-    metric = METRICS[question.metric]
-    values = {cell: rows["value"].to_numpy() for cell, rows in group_rows.groupby("cell_id")}
-    a, b = values[best.cell_id], values[other.cell_id]
-    if metric.direction is Direction.LOWER:
-        comparison = compare_samples(b, a, metric.direction)
+    base = dict(question=question.key, title=question.title, metric=question.metric,
+                unit=metric.unit if metric else "", direction=direction, run_id=run_id,
+                device=device, group=tuple(zip(question.group_by, values, strict=True)))
+    rows, reason = unmeasurable(question, rows, device, environment)
+    ranked = standings(rows, question.contest, direction) if len(rows) else []
+    regime, fraction = regime_of_cells(fractions, [(run_id, s.cell_id) for s in ranked])
+    if reason and len(ranked) < 2:
+        outcome, pairings = VerdictOutcome.NOT_MEASURABLE, ()
+    elif len(ranked) < 2:
+        outcome, pairings = VerdictOutcome.INSUFFICIENT_DATA, ()
+        reason = "only " + ", ".join(s.contender for s in ranked) + " measured"
     else:
-        comparison = compare_samples(a, b, metric.direction)
-    numbers = (f"95% CI {comparison.ratio_ci_low:.2f}–{comparison.ratio_ci_high:.2f}×, "
-               f"p={comparison.p_value:.2g}; medians {best.summary.median:.4g} vs "
-               f"{other.summary.median:.4g} {metric.unit}")
-    if comparison.significant:
-        outcome, winner = VerdictOutcome.WINNER, best.contender
-        claim = _claim(best.contender, other.contender, comparison.ratio, metric.name,
-                       metric.unit, metric.direction)
-        sentence = f"{where}: {claim} ({numbers})."
-    else:
-        outcome, winner = VerdictOutcome.NO_SIGNIFICANT_DIFFERENCE, None
-        sentence = (f"{where}: no significant difference in {metric.name} between "
-                    f"{best.contender} and {other.contender} (ratio {comparison.ratio:.2f}×, "
-                    f"{numbers}).")
-    return Verdict(**base, outcome=outcome, winner=winner, runner_up=other.contender,
-                   advantage=comparison.ratio, advantage_ci_low=comparison.ratio_ci_low,
-                   advantage_ci_high=comparison.ratio_ci_high, p_value=comparison.p_value,
-                   sentence=sentence, note=comparison.note)
+        pairings = judge_lead(family, (question.key, run_id, question.metric), ranked,
+                              cell_values(rows), direction)
+        outcome, why = lead_outcome(pairings)
+        reason = "; ".join(r for r in (why, reason) if r)
+    beaten = {p.other for p in pairings if p.judgement.decision is Decision.A_BETTER}
+    leaders = tuple(s.contender for s in ranked if s.contender not in beaten)
+    return Verdict(**base, outcome=outcome, leaders=leaders,
+                   winner=ranked[0].contender if outcome is VerdictOutcome.WINNER else None,
+                   standings=tuple(ranked), pairings=pairings, regime=regime,
+                   peak_fraction=fraction, reason=reason)
 
 
-def answer(question: Question, observations: pd.DataFrame, cells: pd.DataFrame) -> list[Verdict]:
+def answer(question: Question, observations: pd.DataFrame, cells: pd.DataFrame,
+           environments: Mapping[str, Mapping] | None = None,
+           family: Family | None = None) -> list[Verdict]:
     """The verdicts of one question: one per run, device and group that has data."""
+    environments = environments or {}
     rows = _select(repeat_rows(observations, cells), question)
+    fractions = cell_fractions(observations, cells, environments)
     keys = ["run_id", "device", *question.group_by]
-    return [_decide(question, key, group_rows)
-            for key, group_rows in rows.groupby(keys, sort=True, dropna=False)]
+
+    def evaluate(judging: Family) -> list[Verdict]:
+        return [_decide(judging, question, key, group, environments.get(str(key[0])) or {},
+                        fractions)
+                for key, group in rows.groupby(keys, sort=True, dropna=False)]
+
+    return evaluate(family) if family is not None else judge_together(evaluate)
 
 
 def verdicts(observations: pd.DataFrame, cells: pd.DataFrame,
-             questions: tuple[Question, ...] = QUESTIONS) -> list[Verdict]:
-    """Every question's verdicts, in question order; questions without data give none."""
-    return [v for question in questions if question.metric in METRICS
-            for v in answer(question, observations, cells)]
+             questions: tuple[Question, ...] = QUESTIONS,
+             environments: Mapping[str, Mapping] | None = None) -> list[Verdict]:
+    """Every question's verdicts, in question order, judged as one family (the page)."""
+    return judge_together(lambda family: [
+        v for question in questions
+        for v in answer(question, observations, cells, environments, family)])

@@ -74,7 +74,7 @@ def test_every_chart_has_a_static_svg_without_external_urls(files: dict[str, byt
     svgs = [p for p in files if p.startswith("charts/")]
     assert len(svgs) == len(SPEC.findall(pages))
     for path in svgs:
-        assert f"../{path}" in pages
+        assert f"../{path}" in pages or f"]({path})" in pages  # experiment pages or top pages
         text = files[path].decode()
         assert text.startswith("<svg") and "<path" in text
         assert "http" not in text.replace("http://www.w3.org", "")
@@ -231,9 +231,12 @@ def test_claims_page_gives_each_claim_a_verdict_with_evidence(files: dict[str, b
     page = files["claims.md"].decode()
     for claim in load_claims():
         assert f"{{ #claim-{claim.id} }}" in page
-    verdicts = re.findall(r"\| \*\*(supported|contradicted|inconclusive)\*\* \|", page)
+    verdicts = re.findall(r"\): \*\*(supported|contradicted|inconclusive|not measurable here)"
+                          r"\*\*", page)
     assert len(verdicts) >= len(load_claims()) - 2  # claims without any cell say so instead
+    assert page.count('??? note "Details: ') == len(load_claims())
     assert re.search(r"\[draft-\d{4}\]\(experiments/training\.md#r-draft-\d{4}\)", page)
+    assert '=== "pytorch"' in page and "loss.backward()" in page  # the counted listings
 
 
 def test_compare_page_sets_a_release_against_the_previous_one(tmp_path: Path) -> None:
@@ -255,9 +258,12 @@ def test_home_page_names_a_winner_only_when_significant(files: dict[str, bytes])
     rows = [line for line in files["index.md"].decode().splitlines()
             if line.startswith("| cpu: Fixture CPU")]
     winners = [r for r in rows if re.search(r"\| \*\*(pytorch|tensorflow|keras-\w+)\*\* ", r)]
-    assert winners
-    assert all(float(re.search(r"p=([\d.e-]+)", r).group(1)) < 0.05 for r in winners)
-    assert any("**no significant difference**" in r for r in rows)
+    assert all(float(re.search(r"Holm p=([\d.e-]+)", r).group(1)) < 0.05 for r in winners)
+    assert any("**no meaningful difference**" in r for r in rows)
+    assert all("steady_epoch_time" not in r for r in rows)  # human words, not metric ids
+    page = files["index.md"].decode()
+    assert page.index('id="chart-home-summary"') < page.index("\n## ")  # the chart first
+    assert "charts/home-summary.svg" in files
 
 
 def test_the_build_step_imports_no_measurement_code() -> None:

@@ -66,9 +66,8 @@ def _metric_lines(report: ComparisonReport, show_all: bool) -> list[str]:
         lines.append(f"{hidden} rows without a significant change not shown (--all shows them)")
     elif show_all and len(rows):
         lines.append("n.s.: no significant difference")
-    if len(report.metrics) >= 20:
-        lines.append(f"p < 0.05 per test, uncorrected: about {0.05 * len(report.metrics):.0f} "
-                     f"of {len(report.metrics)} may look significant by chance")
+    lines.append("a change is named when it exceeds 5% and is significant after Holm's "
+                 "correction over these comparisons")
     return lines
 
 
