@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from runner.experiments.parity.model_protocol import (ModelResult, is_model_workload, model_case,
+                                                      model_parity_fairness, model_parity_outcome)
 from runner.experiments.parity.protocol import (FrameworkResult, parity_case, parity_fairness,
                                                 parity_outcome)
 from runner.experiments.training.keras import KerasTrainer
@@ -30,6 +32,8 @@ def run(spec: CellSpec) -> CellOutcome:
         return skipped(reason)
     import keras
 
+    if is_model_workload(spec.workload):
+        return run_model(spec, settings)
     case = parity_case(spec)
     workload = case.data.workload
     trainer = KerasTrainer(spec, workload.learning_rate, workload.momentum,
@@ -44,3 +48,26 @@ def run(spec: CellSpec) -> CellOutcome:
                            f"{trainer.model.run_eagerly}, jit_compile={trainer.model.jit_compile}",
         settings=settings)
     return parity_outcome(spec, case, result, fairness)
+
+
+def run_model(spec: CellSpec, settings: dict[str, str]) -> CellOutcome:
+    """A runner.models family: inference-mode logits, then one train_on_batch with keras SGD."""
+    import keras
+
+    from runner.models import keras as models
+
+    case = model_case(spec)
+    model = models.build(case.definition, case.framework_weights, case.conventions)
+    logits = keras.ops.convert_to_numpy(model(case.x_forward, training=False))
+    before = models.read_weights(model, case.definition)
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=case.workload.learning_rate,
+                                                 momentum=case.workload.momentum),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    loss = model.train_on_batch(case.x_step, case.y_step)
+    result = ModelResult(logits, float(np.ravel(loss)[0]), before,
+                         models.read_weights(model, case.definition))
+    fairness = model_parity_fairness(
+        spec, case, compile_mode=f"Keras defaults on {spec.backend}: run_eagerly="
+                                 f"{model.run_eagerly}, jit_compile={model.jit_compile}",
+        settings=settings)
+    return model_parity_outcome(spec, case, result, fairness)

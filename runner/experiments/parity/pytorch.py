@@ -6,6 +6,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from runner.experiments.parity.model_protocol import (ModelResult, is_model_workload, model_case,
+                                                      model_parity_fairness, model_parity_outcome)
 from runner.experiments.parity.protocol import (FrameworkResult, parity_case, parity_fairness,
                                                 parity_outcome)
 from runner.experiments.training.pytorch import TorchTrainer, to_tensor
@@ -32,6 +34,8 @@ def run(spec: CellSpec) -> CellOutcome:
     settings = configure_torch(spec)
     if spec.device == "cuda" and not torch.cuda.is_available():
         return skipped("PyTorch sees no CUDA device")
+    if is_model_workload(spec.workload):
+        return run_model(spec, settings)
     case = parity_case(spec)
     workload = case.data.workload
     trainer = TorchTrainer(spec, workload.learning_rate, workload.momentum)
@@ -44,3 +48,31 @@ def run(spec: CellSpec) -> CellOutcome:
     result = FrameworkResult(np.asarray(logits), before, canonical_layers(trainer.model))
     fairness = parity_fairness(spec, compile_mode="eager", settings=settings)
     return parity_outcome(spec, case, result, fairness)
+
+
+def run_model(spec: CellSpec, settings: dict[str, str]) -> CellOutcome:
+    """A runner.models family: inference-mode logits, then one torch.optim.SGD step."""
+    from runner.models import pytorch as models
+
+    device = torch.device("cuda" if spec.device == "cuda" else "cpu")
+    case = model_case(spec)
+
+    def tensor(x: np.ndarray) -> torch.Tensor:
+        return torch.from_numpy(models.images_to_nchw(x) if x.ndim == 4 else x).to(device)
+
+    model = models.build(case.definition, case.framework_weights, case.conventions).to(device)
+    model.eval()
+    with torch.inference_mode():
+        logits = model(tensor(case.x_forward)).cpu().numpy()
+    before = models.read_weights(model)
+    model.train()
+    optimizer = torch.optim.SGD(model.parameters(), lr=case.workload.learning_rate,
+                                momentum=case.workload.momentum)
+    optimizer.zero_grad(set_to_none=True)
+    loss = nn.functional.cross_entropy(model(tensor(case.x_step)),
+                                       torch.from_numpy(case.y_step).to(device))
+    loss.backward()
+    optimizer.step()
+    result = ModelResult(logits, float(loss.item()), before, models.read_weights(model))
+    fairness = model_parity_fairness(spec, case, compile_mode="eager", settings=settings)
+    return model_parity_outcome(spec, case, result, fairness)
