@@ -14,6 +14,7 @@ import numpy as np
 from runner.datasets import Dataset, load_dataset, synthetic_images, synthetic_tokens
 from runner.models import definitions as models
 from runner.models.definitions import ModelDefinition
+from runner.models.flops import dense_flops, forward_flops, same_conv_pool_flops
 
 
 @dataclass(frozen=True)
@@ -185,3 +186,22 @@ def profile_data(workload: Workload, profile: SizeProfile, data_dir: str = "",
         raise ValueError(f"{workload.dataset} samples have shape {dataset.input_shape}; the "
                          f"{profile.name} model {definition.name} takes {definition.input_shape}")
     return dataset
+
+
+#: Input shapes (one sample) of the datasets the MLP/CNN workloads use.
+DATASET_SHAPES = {"digits": (8, 8, 1), "synthetic-images": (32, 32, 3), "mnist": (28, 28, 1),
+                  "cifar10": (32, 32, 3)}
+
+
+def flops_per_sample(name: str, device: str = "cpu") -> int:
+    """Forward FLOPs of one sample of workload `name` at the size it runs on `device`
+    (runner.models.flops: 2 x MACs of every matrix product)."""
+    workload = get_workload(name)
+    if workload.profiles:
+        return forward_flops(device_profile(workload, device).definition)
+    height, width, channels = DATASET_SHAPES[workload.dataset]
+    if workload.model == "mlp":
+        return dense_flops([height * width * channels, *workload.hidden, 10])
+    convs = same_conv_pool_flops(height, width, [channels, *workload.channels])
+    size = (height // 2 ** len(workload.channels)) * (width // 2 ** len(workload.channels))
+    return convs + dense_flops([size * workload.channels[-1], 10])
