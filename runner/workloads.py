@@ -15,6 +15,7 @@ from runner.datasets import Dataset, load_dataset, synthetic_images, synthetic_t
 from runner.models import definitions as models
 from runner.models.definitions import ModelDefinition
 from runner.models.flops import dense_flops, forward_flops, same_conv_pool_flops
+from runner.models.weights import parameter_count
 
 
 @dataclass(frozen=True)
@@ -205,3 +206,36 @@ def flops_per_sample(name: str, device: str = "cpu") -> int:
     convs = same_conv_pool_flops(height, width, [channels, *workload.channels])
     size = (height // 2 ** len(workload.channels)) * (width // 2 ** len(workload.channels))
     return convs + dense_flops([size * workload.channels[-1], 10])
+
+
+@dataclass(frozen=True)
+class WorkloadSize:
+    """What `dlbench list` shows of one size a workload runs at."""
+
+    profile: str  # cpu | gpu, or "any" for a workload of one size
+    model: str
+    batch_size: int
+    parameters: int
+    flops_per_sample: int
+
+
+def workload_sizes(name: str) -> list[WorkloadSize]:
+    """The sizes workload `name` runs at on a CPU and on a GPU (one for the MLP/CNN ones)."""
+    workload = get_workload(name)
+    if workload.profiles:
+        return [WorkloadSize(p.name, p.definition.name, p.batch_size,
+                             parameter_count(p.definition), forward_flops(p.definition))
+                for p in workload.profiles if p.name != "tiny"]
+    return [WorkloadSize("any", workload.model, workload.batch_size, _layer_parameters(workload),
+                         flops_per_sample(name))]
+
+
+def _layer_parameters(workload: Workload) -> int:
+    height, width, channels = DATASET_SHAPES[workload.dataset]
+    if workload.model == "mlp":
+        widths = [height * width * channels, *workload.hidden, 10]
+        return sum(a * b + b for a, b in zip(widths, widths[1:]))
+    convs = [channels, *workload.channels]
+    count = sum(9 * a * b + b for a, b in zip(convs, convs[1:]))
+    size = (height // 2 ** len(workload.channels)) * (width // 2 ** len(workload.channels))
+    return count + size * convs[-1] * 10 + 10

@@ -88,3 +88,28 @@ def test_size_profiles_name_the_valid_ones():
         size_profile(workload, "tpu")
     with pytest.raises(ValueError, match="not a runner.models workload"):
         size_profile(get_workload("mlp-digits"), "cpu")
+
+
+def test_peak_probe_measures_fp32_matmul_and_says_how():
+    from runner.environment import compute_peak
+
+    peak = compute_peak()
+    assert set(peak) == {"fp32_flops", "bf16_flops", "probe"}
+    assert peak["fp32_flops"] > 1e8  # any CPU of the last decades does 0.1 GFLOP/s
+    assert "matmul" in peak["probe"]
+    assert peak["bf16_flops"] is None or peak["bf16_flops"] > 0
+
+
+def test_list_shows_each_workloads_profiles_parameters_and_flops():
+    from rich.console import Console
+
+    from runner.listing import workload_table
+
+    console = Console(width=200, record=True)
+    console.print(workload_table())
+    lines = console.export_text().splitlines()
+    resnet = next(i for i, line in enumerate(lines) if "resnet-synthetic" in line)
+    assert all(part in lines[resnet] for part in ("cpu", "resnet-20", "272,474", "81.6M"))
+    assert all(part in lines[resnet + 1] for part in ("gpu", "resnet-50", "25,557,032", "8.18G"))
+    mlp = next(line for line in lines if "mlp-digits" in line)
+    assert "17,226" in mlp and "34k" in mlp
