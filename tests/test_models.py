@@ -113,3 +113,29 @@ def test_list_shows_each_workloads_profiles_parameters_and_flops():
     assert all(part in lines[resnet + 1] for part in ("gpu", "resnet-50", "25,557,032", "8.18G"))
     mlp = next(line for line in lines if "mlp-digits" in line)
     assert "17,226" in mlp and "34k" in mlp
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("definition", [models.RESNET20, models.BERT_MINI, models.LSTM_CPU],
+                         ids=lambda d: d.name)
+def test_pytorch_builds_the_cpu_sizes_with_the_canonical_parameters_and_function(definition):
+    import torch
+
+    from runner.experiments.parity.model_reference import forward
+    from runner.models import pytorch as builder
+
+    weights = initial_weights(definition)
+    model = builder.build(definition, weights).eval()
+    trained = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    assert trained == parameter_count(definition)
+    rng = np.random.default_rng(5)
+    if definition.family == "resnet":
+        x = rng.uniform(size=(2, *definition.input_shape)).astype(np.float32)
+        inputs = torch.from_numpy(builder.images_to_nchw(x))
+    else:
+        x = rng.integers(0, definition.vocabulary, size=(2, definition.sequence)).astype(np.int32)
+        inputs = torch.from_numpy(x)
+    with torch.inference_mode():
+        logits = model(inputs).numpy()
+    expected, _ = forward(definition, weights, x)
+    assert np.abs(logits - expected).max() <= 1e-4 * np.abs(expected).max()

@@ -31,20 +31,18 @@ class Binding:
     rows: slice | None = None
 
 
+#: Layout -> the axes that turn a canonical array into PyTorch's (None: the same array).
+_TORCH_AXES = {"same": None, "dense": (1, 0), "conv": (3, 2, 0, 1)}
+
+
 def _to_torch(value: np.ndarray, layout: str) -> np.ndarray:
-    if layout == "dense":
-        return value.T
-    if layout == "conv":
-        return value.transpose(3, 2, 0, 1)
-    return value
+    axes = _TORCH_AXES[layout]
+    return value if axes is None else value.transpose(axes)
 
 
 def _to_canonical(value: np.ndarray, layout: str) -> np.ndarray:
-    if layout == "dense":
-        return value.T
-    if layout == "conv":
-        return value.transpose(2, 3, 1, 0)
-    return value
+    axes = _TORCH_AXES[layout]
+    return value if axes is None else value.transpose(np.argsort(axes))
 
 
 def _batchnorm(bindings: dict, prefix: str, channels: int, c: Conventions) -> nn.BatchNorm2d:
