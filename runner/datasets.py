@@ -49,6 +49,9 @@ def load_dataset(name: str, data_dir: str = "", size: str = "") -> Dataset:
         if not data_dir:
             raise DatasetError(f"dataset {name!r} reads local files: pass --data-dir DIR")
         return load_mnist_npz(Path(data_dir)) if name == "mnist" else load_cifar10(Path(data_dir))
+    if name == "synthetic-tokens":
+        raise DatasetError("synthetic-tokens are generated at a model's sequence length and "
+                           "vocabulary: use runner.workloads.profile_data")
     raise DatasetError(f"unknown dataset {name!r}; valid: {', '.join(DATASETS)}")
 
 

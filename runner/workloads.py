@@ -153,8 +153,13 @@ def get_workload(name: str) -> Workload:
         ) from None
 
 
-def load_workload_data(workload: Workload, data_dir: str = "", *, size: str = "") -> Dataset:
-    """The dataset a workload trains on (size selects the synthetic data's sample count)."""
+def load_workload_data(workload: Workload, data_dir: str = "", *, size: str = "",
+                       device: str = "cpu") -> Dataset:
+    """The dataset a workload trains on (size selects the synthetic data's sample count; a
+    runner.models workload's data takes the input size of the device's profile)."""
+    if workload.profiles:
+        return profile_data(workload, device_profile(workload, device), data_dir,
+                            train=8192 if size == "large" else 2048)
     return load_dataset(workload.dataset, data_dir=data_dir, size=size)
 
 

@@ -131,3 +131,12 @@ def test_local_cifar10_feeds_the_resnet_through_data_dir(tmp_path):
     with pytest.raises(ValueError, match="takes \\(16, 16, 3\\)"):
         profile_data(workload, size_profile(get_workload("resnet-synthetic"), "tiny"),
                      data_dir=str(tmp_path))
+
+
+def test_model_workload_data_takes_the_device_profiles_input_size():
+    from runner.workloads import load_workload_data
+
+    tokens = load_workload_data(get_workload("transformer-tokens"), device="cpu")
+    assert tokens.x_train.shape == (2048, 128) and tokens.classes == 10
+    images = load_workload_data(get_workload("resnet-synthetic"), device="cpu", size="large")
+    assert images.x_train.shape == (8192, 32, 32, 3)

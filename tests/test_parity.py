@@ -133,7 +133,9 @@ MODEL_WORKLOADS = ("resnet-synthetic", "resnet-cifar10", "transformer-tokens", "
 #: (framework, backend, workload, perturbation): one convention changed in one framework.
 PERTURBED = [("pytorch", "pytorch", "transformer-tokens", "gelu-tanh"),
              ("keras", "jax", "resnet-synthetic", "batchnorm-momentum"),
-             ("tensorflow", "tensorflow", "lstm-tokens", "lstm-gate-order")]
+             ("tensorflow", "tensorflow", "lstm-tokens", "lstm-gate-order"),
+             ("keras", "torch", "transformer-tokens", "layernorm-epsilon"),
+             ("keras", "tensorflow", "resnet-cifar10", "batchnorm-epsilon")]
 
 
 def _model_cells(framework: str, backend: str, cells: list[tuple[str, str]]) -> list[dict]:

@@ -32,15 +32,20 @@ CONVENTIONS = Conventions()
 RUNNING_VARIANCE = {"pytorch": "unbiased", "tensorflow": "unbiased", "keras": "biased"}
 
 #: One-setting deviations a test applies to one framework to prove parity catches it.
-PERTURBATIONS = ("gelu-tanh", "batchnorm-momentum", "lstm-gate-order")
+PERTURBATIONS = ("gelu-tanh", "batchnorm-momentum", "batchnorm-epsilon", "layernorm-epsilon",
+                 "lstm-gate-order")
 
 
 def perturbed(conventions: Conventions, perturbation: str) -> Conventions:
     """The conventions with one setting changed (weight-layout perturbations leave them)."""
     if perturbation == "gelu-tanh":
         return replace(conventions, gelu_approximate=True)
-    if perturbation == "batchnorm-momentum":
+    if perturbation == "batchnorm-momentum":  # Keras' default 0.99, read as PyTorch's meaning
         return replace(conventions, batchnorm_momentum=0.01)
+    if perturbation == "batchnorm-epsilon":  # Keras' default
+        return replace(conventions, batchnorm_epsilon=1e-3)
+    if perturbation == "layernorm-epsilon":  # Keras' default
+        return replace(conventions, layernorm_epsilon=1e-3)
     return conventions
 
 
@@ -77,10 +82,10 @@ def fairness_note(definition: ModelDefinition, conventions: Conventions = CONVEN
             "running variance: PyTorch and the TensorFlow model update it with the unbiased "
             "batch variance, Keras with the biased one (neither settable); normalisation in "
             "training uses the biased variance everywhere",
-            "padding explicit and symmetric (k//2 on each side) in every framework: 'same' "
-            "with stride 2 on an even size pads only bottom/right in TensorFlow and Keras, so "
-            "it is not used; the stem max-pool pads 1 with zeros after ReLU (equal to -inf "
-            "padding)",
+            "padding symmetric (k//2 on each side) in every framework: PyTorch padding=k//2, "
+            "TensorFlow explicit conv2d padding, Keras 'same' at stride 1 and ZeroPadding2D + "
+            "'valid' at stride 2 ('same' at stride 2 on an even size pads only bottom/right); "
+            "the stem max-pool pads 1 with zeros after ReLU (equal to -inf padding)",
             "convs have no bias (BatchNorm follows); projection shortcut (1x1 conv + "
             "BatchNorm) where the shape changes; stride on the 3x3 conv of a bottleneck",
         ])

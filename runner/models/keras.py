@@ -41,9 +41,11 @@ class PositionEmbedding(layers.Layer):
 
 
 def _conv_bn(x, conv: str, bn: str, kernel: int, filters: int, stride: int, c: Conventions):
-    if kernel // 2:  # explicit symmetric padding: 'same' with stride 2 pads bottom/right only
+    padding = "same"  # symmetric for an odd kernel at stride 1
+    if stride > 1 and kernel > 1:  # 'same' at stride 2 pads bottom/right only: pad explicitly
         x = layers.ZeroPadding2D(kernel // 2, name=_n(f"{conv}.pad"))(x)
-    x = layers.Conv2D(filters, kernel, strides=stride, padding="valid", use_bias=False,
+        padding = "valid"
+    x = layers.Conv2D(filters, kernel, strides=stride, padding=padding, use_bias=False,
                       name=_n(conv))(x)
     return layers.BatchNormalization(momentum=c.keras_batchnorm_momentum,
                                      epsilon=c.batchnorm_epsilon, name=_n(bn))(x)

@@ -59,9 +59,8 @@ class ResNet(CanonicalModule):
                  training: bool) -> tf.Tensor:
         kernel = self[f"{conv}.kernel"]
         pad = int(kernel.shape[0]) // 2  # explicit symmetric padding, as PyTorch's padding=k//2
-        if pad:
-            x = tf.pad(x, [[0, 0], [pad, pad], [pad, pad], [0, 0]])
-        x = tf.nn.conv2d(x, kernel, strides=stride, padding="VALID")
+        x = tf.nn.conv2d(x, kernel, strides=stride,
+                         padding=[[0, 0], [pad, pad], [pad, pad], [0, 0]])
         return self._batchnorm(x, bn, training)
 
     def _batchnorm(self, x: tf.Tensor, bn: str, training: bool) -> tf.Tensor:

@@ -85,9 +85,15 @@ def model_case(spec: CellSpec) -> ModelCase:
 
 
 def _max_diff(values: np.ndarray, expected: np.ndarray) -> tuple[float, float]:
-    diff = float(np.max(np.abs(np.asarray(values, np.float64) - expected))) if expected.size else 0.0
-    scale = float(np.max(np.abs(expected))) if expected.size else 0.0
+    if not expected.size:
+        return 0.0, 0.0
+    diff = float(np.max(np.abs(np.asarray(values, np.float64) - expected)))
+    scale = float(np.max(np.abs(expected)))
     return diff, diff / scale if scale else diff
+
+
+def _flat(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate([np.ravel(p) for p in parts]) if parts else np.zeros(0)
 
 
 def _update(result: ModelResult, name: str) -> np.ndarray:
@@ -121,8 +127,7 @@ def step_errors(spec: CellSpec, case: ModelCase, result: ModelResult) -> dict[st
     names = sorted(statistics)
     changes = [_update(result, n) for n in names]
     expected = [statistics[n] - case.weights[n].astype(np.float64) for n in names]
-    flat = (lambda parts: np.concatenate([np.ravel(p) for p in parts]) if parts else np.zeros(0))
-    errors["statistics_abs"], errors["statistics_rel"] = _max_diff(flat(changes), flat(expected))
+    errors["statistics_abs"], errors["statistics_rel"] = _max_diff(_flat(changes), _flat(expected))
     errors["direction_abs"], errors["direction_rel"] = _direction_errors(case, result)
     return errors
 
