@@ -139,3 +139,11 @@ def test_pytorch_builds_the_cpu_sizes_with_the_canonical_parameters_and_function
         logits = model(inputs).numpy()
     expected, _ = forward(definition, weights, x)
     assert np.abs(logits - expected).max() <= 1e-4 * np.abs(expected).max()
+
+
+def test_pytorch_refuses_a_padding_it_cannot_apply():
+    from runner.models import pytorch as builder
+
+    with pytest.raises(ValueError, match="pad symmetrically"):
+        builder.build(models.RESNET_TINY, initial_weights(models.RESNET_TINY),
+                      perturbed(CONVENTIONS, "same-padding"))

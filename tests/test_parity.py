@@ -135,7 +135,9 @@ PERTURBED = [("pytorch", "pytorch", "transformer-tokens", "gelu-tanh"),
              ("keras", "jax", "resnet-synthetic", "batchnorm-momentum"),
              ("tensorflow", "tensorflow", "lstm-tokens", "lstm-gate-order"),
              ("keras", "torch", "transformer-tokens", "layernorm-epsilon"),
-             ("keras", "tensorflow", "resnet-cifar10", "batchnorm-epsilon")]
+             ("keras", "tensorflow", "resnet-cifar10", "batchnorm-epsilon"),
+             ("tensorflow", "tensorflow", "resnet-synthetic", "same-padding"),
+             ("keras", "torch", "resnet-cifar10", "same-padding")]
 
 
 def _model_cells(framework: str, backend: str, cells: list[tuple[str, str]]) -> list[dict]:

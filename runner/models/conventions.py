@@ -19,6 +19,8 @@ class Conventions:
     batchnorm_momentum: float = 0.1  # weight of the new batch statistic (PyTorch's meaning)
     layernorm_epsilon: float = 1e-5  # PyTorch's default; Keras' default is 1e-3
     gelu_approximate: bool = False  # exact erf GELU; tanh approximation when True
+    #: symmetric (k//2 each side) or TensorFlow's "same" (stride 2: bottom/right only)
+    strided_padding: str = "symmetric"
 
     @property
     def keras_batchnorm_momentum(self) -> float:
@@ -33,7 +35,7 @@ RUNNING_VARIANCE = {"pytorch": "unbiased", "tensorflow": "unbiased", "keras": "b
 
 #: One-setting deviations a test applies to one framework to prove parity catches it.
 PERTURBATIONS = ("gelu-tanh", "batchnorm-momentum", "batchnorm-epsilon", "layernorm-epsilon",
-                 "lstm-gate-order")
+                 "same-padding", "lstm-gate-order")
 
 
 def perturbed(conventions: Conventions, perturbation: str) -> Conventions:
@@ -46,6 +48,8 @@ def perturbed(conventions: Conventions, perturbation: str) -> Conventions:
         return replace(conventions, batchnorm_epsilon=1e-3)
     if perturbation == "layernorm-epsilon":  # Keras' default
         return replace(conventions, layernorm_epsilon=1e-3)
+    if perturbation == "same-padding":  # padding="same" on the stride-2 convs
+        return replace(conventions, strided_padding="same")
     return conventions
 
 

@@ -42,7 +42,8 @@ class PositionEmbedding(layers.Layer):
 
 def _conv_bn(x, conv: str, bn: str, kernel: int, filters: int, stride: int, c: Conventions):
     padding = "same"  # symmetric for an odd kernel at stride 1
-    if stride > 1 and kernel > 1:  # 'same' at stride 2 pads bottom/right only: pad explicitly
+    if stride > 1 and kernel > 1 and c.strided_padding == "symmetric":
+        # 'same' at stride 2 pads bottom/right only: pad explicitly
         x = layers.ZeroPadding2D(kernel // 2, name=_n(f"{conv}.pad"))(x)
         padding = "valid"
     x = layers.Conv2D(filters, kernel, strides=stride, padding=padding, use_bias=False,

@@ -187,6 +187,9 @@ class LstmClassifier(nn.Module):
 def build(definition: ModelDefinition, weights: Weights,
           conventions: Conventions = CONVENTIONS) -> nn.Module:
     """The model holding exactly `weights` (converted from canonical layouts)."""
+    if conventions.strided_padding != "symmetric":
+        raise ValueError(f"PyTorch convolutions pad symmetrically; strided_padding="
+                         f"{conventions.strided_padding!r} is for TensorFlow and Keras")
     if isinstance(definition, ResNetDefinition):
         model: nn.Module = ResNet(definition, conventions)
     elif isinstance(definition, TransformerDefinition):

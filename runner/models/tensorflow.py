@@ -59,8 +59,10 @@ class ResNet(CanonicalModule):
                  training: bool) -> tf.Tensor:
         kernel = self[f"{conv}.kernel"]
         pad = int(kernel.shape[0]) // 2  # explicit symmetric padding, as PyTorch's padding=k//2
-        x = tf.nn.conv2d(x, kernel, strides=stride,
-                         padding=[[0, 0], [pad, pad], [pad, pad], [0, 0]])
+        padding = [[0, 0], [pad, pad], [pad, pad], [0, 0]]
+        if stride > 1 and self.conventions.strided_padding == "same":
+            padding = "SAME"
+        x = tf.nn.conv2d(x, kernel, strides=stride, padding=padding)
         return self._batchnorm(x, bn, training)
 
     def _batchnorm(self, x: tf.Tensor, bn: str, training: bool) -> tf.Tensor:
