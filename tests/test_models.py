@@ -64,6 +64,8 @@ def test_conventions_are_written_in_each_fairness_note():
     assert "input, forget, cell, output" in lstm and "bias_hh" in lstm
     assert "tanh approximation" in fairness_note(models.BERT_MINI, perturbed(CONVENTIONS,
                                                                              "gelu-tanh"))
+    assert "unlike PyTorch's symmetric" in fairness_note(models.RESNET20, perturbed(
+        CONVENTIONS, "same-padding"))
 
 
 def test_lstm_gate_order_perturbation_swaps_cell_and_output_blocks():

@@ -86,10 +86,7 @@ def fairness_note(definition: ModelDefinition, conventions: Conventions = CONVEN
             "running variance: PyTorch and the TensorFlow model update it with the unbiased "
             "batch variance, Keras with the biased one (neither settable); normalisation in "
             "training uses the biased variance everywhere",
-            "padding symmetric (k//2 on each side) in every framework: PyTorch padding=k//2, "
-            "TensorFlow explicit conv2d padding, Keras 'same' at stride 1 and ZeroPadding2D + "
-            "'valid' at stride 2 ('same' at stride 2 on an even size pads only bottom/right); "
-            "the stem max-pool pads 1 with zeros after ReLU (equal to -inf padding)",
+            _padding_note(conventions),
             "convs have no bias (BatchNorm follows); projection shortcut (1x1 conv + "
             "BatchNorm) where the shape changes; stride on the 3x3 conv of a bottleneck",
         ])
@@ -112,3 +109,13 @@ def fairness_note(definition: ModelDefinition, conventions: Conventions = CONVEN
         "trained, else its learning rate on the bias would be doubled",
         "initial state zero; the last layer's final hidden state feeds the classifier",
     ])
+
+
+def _padding_note(conventions: Conventions) -> str:
+    if conventions.strided_padding == "same":
+        return ("padding 'same' on stride-2 convs (bottom/right only on an even size), unlike "
+                "PyTorch's symmetric padding")
+    return ("padding symmetric (k//2 on each side) in every framework: PyTorch padding=k//2, "
+            "TensorFlow explicit conv2d padding, Keras 'same' at stride 1 and ZeroPadding2D + "
+            "'valid' at stride 2 ('same' at stride 2 on an even size pads only bottom/right); "
+            "the stem max-pool pads 1 with zeros after ReLU (equal to -inf padding)")
