@@ -188,3 +188,21 @@ def test_model_families_agree_in_every_framework_pair_and_a_changed_convention_f
         mixed = pd.concat([row.to_frame().T, clean[(clean["workload"] == row["workload"])
                                                    & (clean["framework"] != row["framework"])]])
         assert not pair_results(mixed)["passed"].all()
+
+
+def test_model_reference_updates_running_statistics_in_each_frameworks_convention():
+    from runner.experiments.parity.model_reference import forward
+    from runner.models.definitions import RESNET_TINY
+    from runner.models.weights import initial_weights
+
+    weights = initial_weights(RESNET_TINY)
+    x = np.random.default_rng(0).uniform(size=(3, 8, 8, 3))
+    logits, unbiased = forward(RESNET_TINY, weights, x, training=True)
+    _, biased = forward(RESNET_TINY, weights, x, training=True, running_variance="biased")
+    assert sorted(unbiased) == sorted(n for n in weights if n.endswith((".mean", ".variance")))
+    count = 3 * 8 * 8  # the stem's batch x height x width
+    batch_unbiased = (unbiased["stem.bn.variance"] - 0.9) / 0.1
+    batch_biased = (biased["stem.bn.variance"] - 0.9) / 0.1
+    np.testing.assert_allclose(batch_unbiased, batch_biased * count / (count - 1))
+    eval_logits, nothing = forward(RESNET_TINY, weights, x)
+    assert nothing == {} and not np.allclose(eval_logits, logits)
