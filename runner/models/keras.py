@@ -15,8 +15,8 @@ import numpy as np
 from keras import layers
 
 from runner.models.conventions import CONVENTIONS, Conventions
-from runner.models.definitions import (ModelDefinition, ResNetDefinition, TransformerDefinition,
-                                       block_convs, residual_blocks)
+from runner.models.definitions import (LstmDefinition, ModelDefinition, ResNetDefinition,
+                                       TransformerDefinition, block_convs, residual_blocks)
 from runner.models.weights import Weights, parameter_shapes
 
 #: Canonical weight suffix -> Keras variable attribute.
@@ -99,7 +99,7 @@ def _transformer(d: TransformerDefinition, c: Conventions) -> keras.Model:
     return keras.Model(tokens, layers.Dense(d.classes, name=_n("head"))(x), name=d.name)
 
 
-def _lstm(d, c: Conventions) -> keras.Model:
+def _lstm(d: LstmDefinition, c: Conventions) -> keras.Model:
     tokens = keras.Input((d.sequence,), dtype="int32", name="tokens")
     x = layers.Embedding(d.vocabulary, d.embedding, name=_n("embed.tokens"))(tokens)
     for index in range(d.layers):

@@ -15,8 +15,8 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from runner.models.conventions import CONVENTIONS, Conventions
-from runner.models.definitions import (ModelDefinition, ResNetDefinition, TransformerDefinition,
-                                       block_convs, residual_blocks)
+from runner.models.definitions import (LstmDefinition, ModelDefinition, ResNetDefinition,
+                                       TransformerDefinition, block_convs, residual_blocks)
 from runner.models.weights import Weights
 
 _erf = np.vectorize(math.erf)
@@ -109,7 +109,7 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x))
 
 
-def _lstm(f: _Forward, d, tokens: np.ndarray) -> np.ndarray:
+def _lstm(f: _Forward, d: LstmDefinition, tokens: np.ndarray) -> np.ndarray:
     x = f.w["embed.tokens"][tokens]
     for layer in range(d.layers):
         kernel, recurrent, bias = (f.w[f"lstm{layer}.{part}"]
