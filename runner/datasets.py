@@ -16,7 +16,7 @@ import numpy as np
 
 from dlbench.atomic import atomic_write_bytes
 
-DATASETS = ("digits", "synthetic-images", "mnist", "cifar10")
+DATASETS = ("digits", "synthetic-images", "synthetic-tokens", "mnist", "cifar10")
 
 
 class DatasetError(ValueError):
@@ -49,6 +49,9 @@ def load_dataset(name: str, data_dir: str = "", size: str = "") -> Dataset:
         if not data_dir:
             raise DatasetError(f"dataset {name!r} reads local files: pass --data-dir DIR")
         return load_mnist_npz(Path(data_dir)) if name == "mnist" else load_cifar10(Path(data_dir))
+    if name == "synthetic-tokens":
+        raise DatasetError("synthetic-tokens are generated at a model's sequence length and "
+                           "vocabulary: use runner.workloads.profile_data")
     raise DatasetError(f"unknown dataset {name!r}; valid: {', '.join(DATASETS)}")
 
 
@@ -97,18 +100,43 @@ def _split_digits() -> Dataset:
     return Dataset("digits", x_train, y_train, x_test, y_test, classes=10)
 
 
-def synthetic_images(train: int, test_fraction: float = 0.25, seed: int = 7) -> Dataset:
-    """32x32x3 images: a smooth per-class pattern plus noise, so labels are learnable."""
+def synthetic_images(train: int, test_fraction: float = 0.25, seed: int = 7,
+                     size: int = 32) -> Dataset:
+    """size x size x 3 images (size a multiple of 4): a smooth per-class pattern plus noise,
+    so labels are learnable."""
+    if size % 4:
+        raise DatasetError(f"synthetic image size {size} is not a multiple of 4")
     rng = np.random.default_rng(seed)
     coarse = rng.normal(size=(10, 4, 4, 3)).astype(np.float32)
-    prototypes = coarse.repeat(8, axis=1).repeat(8, axis=2)
+    prototypes = coarse.repeat(size // 4, axis=1).repeat(size // 4, axis=2)
     total = train + int(train * test_fraction)
     labels = rng.integers(0, 10, size=total).astype(np.int64)
-    noise = rng.normal(scale=1.5, size=(total, 32, 32, 3)).astype(np.float32)
+    noise = rng.normal(scale=1.5, size=(total, size, size, 3)).astype(np.float32)
     images = 0.5 + 0.15 * (prototypes[labels] + noise)
     images = np.clip(images, 0.0, 1.0).astype(np.float32)
     return Dataset("synthetic-images", images[:train], labels[:train], images[train:],
                    labels[train:], classes=10)
+
+
+def synthetic_tokens(train: int, sequence: int, vocabulary: int, classes: int = 10,
+                     test_fraction: float = 0.25, seed: int = 11) -> Dataset:
+    """Token sequences (int32 ids) whose label is learnable: uniform random tokens with a
+    quarter of the positions replaced by marker tokens of the sequence's class (each class
+    owns its own few markers)."""
+    markers_per_class = max(1, min(8, vocabulary // (2 * classes)))
+    if vocabulary < classes * markers_per_class + 1:
+        raise DatasetError(f"vocabulary {vocabulary} too small for {classes} classes of "
+                           "marker tokens")
+    rng = np.random.default_rng(seed)
+    total = train + int(train * test_fraction)
+    labels = rng.integers(0, classes, size=total).astype(np.int64)
+    tokens = rng.integers(0, vocabulary, size=(total, sequence))
+    marked = rng.random(size=(total, sequence)) < 0.25
+    markers = rng.integers(0, markers_per_class, size=(total, sequence))
+    tokens = np.where(marked, labels[:, None] * markers_per_class + markers, tokens)
+    tokens = tokens.astype(np.int32)
+    return Dataset("synthetic-tokens", tokens[:train], labels[:train], tokens[train:],
+                   labels[train:], classes=classes)
 
 
 def load_mnist_npz(folder: Path) -> Dataset:

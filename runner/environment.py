@@ -33,7 +33,71 @@ def capture_environment(project_root: Path) -> dict:
         "environment_variables": {name: os.environ.get(name, "") for name in
                                   PINNED_VARIABLES + ("CUDA_VERSION", "NVIDIA_DRIVER_VERSION")},
         "hostname_sha256": hashlib.sha256(platform.node().encode()).hexdigest()[:12],
+        "compute_peak": compute_peak(),
     }
+
+
+#: Square matrix sizes of the peak probes: large enough to reach the matmul kernels' speed.
+CPU_PROBE_SIZE, GPU_PROBE_SIZE = 512, 8192
+
+
+def compute_peak() -> dict:
+    """The machine's measured matrix-multiply rate, the yardstick of achieved FLOP/s: on a GPU
+    (torch, in a child process) fp32 and bf16, else the CPU's fp32 through NumPy."""
+    if gpu_facts():
+        measured = _gpu_peak()
+        if measured:
+            return measured
+    return {"fp32_flops": _numpy_peak(CPU_PROBE_SIZE), "bf16_flops": None,
+            "probe": f"NumPy float32 {CPU_PROBE_SIZE}x{CPU_PROBE_SIZE} matmul on every usable "
+                     "core, best of 7 after one warm-up; bf16 not probed on a CPU (NumPy has "
+                     "no bf16 matmul)"}
+
+
+def _numpy_peak(size: int, tries: int = 7) -> float:
+    import time
+
+    import numpy as np
+
+    a, b = np.random.default_rng(0).standard_normal((2, size, size), dtype=np.float32)
+    a @ b
+    best = float("inf")
+    for _ in range(tries):
+        start = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - start)
+    return 2.0 * size ** 3 / best
+
+
+_GPU_PROBE = """
+import json, time, torch
+torch.backends.cuda.matmul.allow_tf32 = False
+n, peaks = {size}, {{}}
+for name, dtype in (("fp32_flops", torch.float32), ("bf16_flops", torch.bfloat16)):
+    a, b = (torch.randn(n, n, device="cuda", dtype=dtype) for _ in range(2))
+    a @ b; torch.cuda.synchronize(); best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter(); a @ b; torch.cuda.synchronize()
+        best = min(best, time.perf_counter() - start)
+    peaks[name] = 2.0 * n ** 3 / best
+print(json.dumps(peaks))
+"""
+
+
+def _gpu_peak() -> dict | None:
+    """fp32 (TF32 off) and bf16 torch matmul on GPU 0, or None where torch cannot run it."""
+    import json
+
+    try:
+        done = subprocess.run([sys.executable, "-c", _GPU_PROBE.format(size=GPU_PROBE_SIZE)],
+                              capture_output=True, text=True, timeout=120)
+        peaks = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        return None
+    if not peaks:
+        return None
+    return peaks | {"probe": f"torch {GPU_PROBE_SIZE}x{GPU_PROBE_SIZE} matmul on GPU 0, fp32 "
+                             "with TF32 off and bf16, best of 5 after one warm-up"}
 
 
 def cpu_facts() -> dict:

@@ -11,7 +11,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runner.datasets import Dataset, load_dataset
+from runner.datasets import Dataset, load_dataset, synthetic_images, synthetic_tokens
+from runner.models import definitions as models
+from runner.models.definitions import ModelDefinition
+from runner.models.flops import dense_flops, forward_flops, same_conv_pool_flops
+from runner.models.weights import parameter_count
+
+
+@dataclass(frozen=True)
+class SizeProfile:
+    """A model size and batch size for one kind of device: cpu, gpu, or tiny (tests, parity)."""
+
+    name: str
+    definition: ModelDefinition
+    batch_size: int
 
 
 @dataclass(frozen=True)
@@ -19,7 +32,7 @@ class Workload:
     """A model on a dataset with fixed hyper-parameters."""
 
     name: str
-    model: str  # mlp | cnn
+    model: str  # mlp | cnn | resnet | transformer | lstm
     dataset: str
     batch_size: int
     learning_rate: float
@@ -29,6 +42,14 @@ class Workload:
     hidden: tuple[int, ...] = ()  # dense widths (mlp)
     channels: tuple[int, ...] = ()  # conv widths (cnn), each followed by 2x2 max-pool
     seed: int = 0
+    profiles: tuple[SizeProfile, ...] = ()  # the model families of runner.models
+
+
+def _family(name: str, dataset: str, learning_rate: float, description: str,
+            *profiles: SizeProfile) -> Workload:
+    cpu = next(p for p in profiles if p.name == "cpu")
+    return Workload(name, cpu.definition.family, dataset, cpu.batch_size, learning_rate, 0.9,
+                    0.9, description, profiles=profiles)
 
 
 WORKLOADS: dict[str, Workload] = {
@@ -46,11 +67,30 @@ WORKLOADS: dict[str, Workload] = {
         Workload("cnn-cifar10", "cnn", "cifar10", 64, 0.02, 0.9, 0.5,
                  "CNN conv32-pool-conv64-pool-dense10 on local CIFAR-10 batches",
                  channels=(32, 64)),
+        _family("resnet-synthetic", "synthetic-images", 0.1,
+                "ResNet with BatchNorm on synthetic learnable images: ResNet-20 on 32x32x3 "
+                "(CPU), ResNet-50 on 224x224x3 (GPU)",
+                SizeProfile("cpu", models.RESNET20, 32), SizeProfile("gpu", models.RESNET50, 128),
+                SizeProfile("tiny", models.RESNET_BOTTLENECK_TINY, 4)),
+        _family("resnet-cifar10", "cifar10", 0.1,
+                "ResNet-20 (He et al.) on local CIFAR-10 batches",
+                SizeProfile("cpu", models.RESNET20, 32), SizeProfile("gpu", models.RESNET20, 256),
+                SizeProfile("tiny", models.RESNET_TINY, 4)),
+        _family("transformer-tokens", "synthetic-tokens", 0.05,
+                "Transformer encoder classifier on synthetic token sequences: BERT-mini "
+                "(4x256, 4 heads, seq 128) on CPU, BERT-base (12x768, 12 heads, seq 128) on GPU",
+                SizeProfile("cpu", models.BERT_MINI, 8), SizeProfile("gpu", models.BERT_BASE, 32),
+                SizeProfile("tiny", models.TRANSFORMER_TINY, 4)),
+        _family("lstm-tokens", "synthetic-tokens", 0.1,
+                "LSTM classifier on synthetic token sequences: 1x256 seq 64 (CPU), 2x256 seq "
+                "128 (GPU)",
+                SizeProfile("cpu", models.LSTM_CPU, 32), SizeProfile("gpu", models.LSTM_GPU, 128),
+                SizeProfile("tiny", models.LSTM_TINY, 4)),
     ]
 }
 
 #: Workloads that need files from the user (--data-dir); never in a suite by default.
-LOCAL_DATA_WORKLOADS = {"mlp-mnist", "cnn-cifar10"}
+LOCAL_DATA_WORKLOADS = {"mlp-mnist", "cnn-cifar10", "resnet-cifar10"}
 
 
 @dataclass(frozen=True)
@@ -71,6 +111,9 @@ def model_input(workload: Workload, x: np.ndarray) -> np.ndarray:
 
 def initial_layers(workload: Workload, dataset: Dataset) -> list[Layer]:
     """Glorot-uniform weights and zero biases, drawn from the workload's seed."""
+    if workload.profiles:
+        raise ValueError(f"workload {workload.name!r} is a {workload.model} of runner.models: "
+                         "its weights come from runner.models.weights.initial_weights")
     rng = np.random.default_rng(workload.seed + 1000)
     layers: list[Layer] = []
     if workload.model == "mlp":
@@ -110,6 +153,94 @@ def get_workload(name: str) -> Workload:
         ) from None
 
 
-def load_workload_data(workload: Workload, data_dir: str = "", *, size: str = "") -> Dataset:
-    """The dataset a workload trains on (size selects the synthetic data's sample count)."""
+def load_workload_data(workload: Workload, data_dir: str = "", *, size: str = "",
+                       device: str = "cpu") -> Dataset:
+    """The dataset a workload trains on (size selects the synthetic data's sample count; a
+    runner.models workload's data takes the input size of the device's profile)."""
+    if workload.profiles:
+        return profile_data(workload, device_profile(workload, device), data_dir,
+                            train=8192 if size == "large" else 2048)
     return load_dataset(workload.dataset, data_dir=data_dir, size=size)
+
+
+def size_profile(workload: Workload, name: str) -> SizeProfile:
+    """The workload's size profile `name` (cpu, gpu, tiny), or ValueError listing them."""
+    for profile in workload.profiles:
+        if profile.name == name:
+            return profile
+    valid = ", ".join(p.name for p in workload.profiles) or "none (not a runner.models workload)"
+    raise ValueError(f"workload {workload.name!r} has no size profile {name!r}; valid: {valid}")
+
+
+def device_profile(workload: Workload, device: str) -> SizeProfile:
+    """The size profile a device runs: gpu on cuda, cpu otherwise."""
+    return size_profile(workload, "gpu" if device == "cuda" else "cpu")
+
+
+def profile_data(workload: Workload, profile: SizeProfile, data_dir: str = "",
+                 train: int = 2048) -> Dataset:
+    """The data a model workload trains on at one size profile: generated at the profile's
+    input size, or the user's local files."""
+    definition = profile.definition
+    if workload.dataset == "synthetic-images":
+        return synthetic_images(train, size=definition.image_size)
+    if workload.dataset == "synthetic-tokens":
+        return synthetic_tokens(train, definition.sequence, definition.vocabulary,
+                                definition.classes)
+    dataset = load_dataset(workload.dataset, data_dir=data_dir)
+    if dataset.input_shape != definition.input_shape:
+        raise ValueError(f"{workload.dataset} samples have shape {dataset.input_shape}; the "
+                         f"{profile.name} model {definition.name} takes {definition.input_shape}")
+    return dataset
+
+
+#: Input shapes (one sample) of the datasets the MLP/CNN workloads use.
+DATASET_SHAPES = {"digits": (8, 8, 1), "synthetic-images": (32, 32, 3), "mnist": (28, 28, 1),
+                  "cifar10": (32, 32, 3)}
+
+
+def flops_per_sample(name: str, device: str = "cpu") -> int:
+    """Forward FLOPs of one sample of workload `name` at the size it runs on `device`
+    (runner.models.flops: 2 x MACs of every matrix product)."""
+    workload = get_workload(name)
+    if workload.profiles:
+        return forward_flops(device_profile(workload, device).definition)
+    height, width, channels = DATASET_SHAPES[workload.dataset]
+    if workload.model == "mlp":
+        return dense_flops([height * width * channels, *workload.hidden, 10])
+    convs = same_conv_pool_flops(height, width, [channels, *workload.channels])
+    size = (height // 2 ** len(workload.channels)) * (width // 2 ** len(workload.channels))
+    return convs + dense_flops([size * workload.channels[-1], 10])
+
+
+@dataclass(frozen=True)
+class WorkloadSize:
+    """What `dlbench list` shows of one size a workload runs at."""
+
+    profile: str  # cpu | gpu, or "any" for a workload of one size
+    model: str
+    batch_size: int
+    parameters: int
+    flops_per_sample: int
+
+
+def workload_sizes(name: str) -> list[WorkloadSize]:
+    """The sizes workload `name` runs at on a CPU and on a GPU (one for the MLP/CNN ones)."""
+    workload = get_workload(name)
+    if workload.profiles:
+        return [WorkloadSize(p.name, p.definition.name, p.batch_size,
+                             parameter_count(p.definition), forward_flops(p.definition))
+                for p in workload.profiles if p.name != "tiny"]
+    return [WorkloadSize("any", workload.model, workload.batch_size, _layer_parameters(workload),
+                         flops_per_sample(name))]
+
+
+def _layer_parameters(workload: Workload) -> int:
+    height, width, channels = DATASET_SHAPES[workload.dataset]
+    if workload.model == "mlp":
+        widths = [height * width * channels, *workload.hidden, 10]
+        return sum(a * b + b for a, b in zip(widths, widths[1:]))
+    convs = [channels, *workload.channels]
+    count = sum(9 * a * b + b for a, b in zip(convs, convs[1:]))
+    size = (height // 2 ** len(workload.channels)) * (width // 2 ** len(workload.channels))
+    return count + size * convs[-1] * 10 + 10

@@ -7,8 +7,10 @@ import pickle
 import numpy as np
 import pytest
 
-from runner.datasets import DatasetError, load_cifar10, load_digits, load_mnist_npz, synthetic_images
-from runner.workloads import WORKLOADS, epoch_order, initial_layers
+from runner.datasets import (DatasetError, load_cifar10, load_digits, load_mnist_npz,
+                             synthetic_images, synthetic_tokens)
+from runner.workloads import (WORKLOADS, epoch_order, get_workload, initial_layers, profile_data,
+                              size_profile)
 
 
 def test_digits_split_is_fixed_and_scaled():
@@ -86,3 +88,55 @@ def test_initial_weights_are_deterministic_and_shaped():
     again = initial_layers(workload, data)
     assert [layer.kernel.shape for layer in layers] == [(3, 3, 1, 16), (3, 3, 16, 32), (128, 10)]
     assert all(np.array_equal(a.kernel, b.kernel) for a, b in zip(layers, again))
+
+
+def test_synthetic_tokens_have_learnable_labels_and_are_seeded():
+    from sklearn.linear_model import LogisticRegression
+
+    data = synthetic_tokens(train=600, sequence=32, vocabulary=200)
+    assert data.x_train.dtype == np.int32 and data.x_train.shape == (600, 32)
+    assert data.x_train.min() >= 0 and data.x_train.max() < 200
+    assert np.array_equal(data.x_test, synthetic_tokens(600, 32, 200).x_test)
+
+    def counts(tokens: np.ndarray) -> np.ndarray:
+        return np.stack([np.bincount(row, minlength=200) for row in tokens])
+
+    model = LogisticRegression(max_iter=500).fit(counts(data.x_train), data.y_train)
+    assert model.score(counts(data.x_test), data.y_test) > 0.5  # chance is 0.1
+    with pytest.raises(DatasetError, match="vocabulary 5 too small"):
+        synthetic_tokens(10, 4, 5)
+
+
+def test_synthetic_images_take_the_profile_size():
+    workload = get_workload("resnet-synthetic")
+    data = profile_data(workload, size_profile(workload, "tiny"), train=8)
+    assert data.x_train.shape == (8, 16, 16, 3)
+    with pytest.raises(DatasetError, match="not a multiple of 4"):
+        synthetic_images(4, size=30)
+
+
+def test_local_cifar10_feeds_the_resnet_through_data_dir(tmp_path):
+    from runner.experiments.parity.model_reference import forward
+    from runner.models.weights import initial_weights
+
+    write_cifar(tmp_path / "cifar-10-batches-py")
+    workload = get_workload("resnet-cifar10")
+    profile = size_profile(workload, "cpu")
+    data = profile_data(workload, profile, data_dir=str(tmp_path))
+    assert data.x_train.shape[1:] == profile.definition.input_shape == (32, 32, 3)
+    logits, _ = forward(profile.definition, initial_weights(profile.definition), data.x_test[:2])
+    assert logits.shape == (2, 10) and np.isfinite(logits).all()
+    with pytest.raises(DatasetError, match="pass --data-dir"):
+        profile_data(workload, profile)
+    with pytest.raises(ValueError, match="takes \\(16, 16, 3\\)"):
+        profile_data(workload, size_profile(get_workload("resnet-synthetic"), "tiny"),
+                     data_dir=str(tmp_path))
+
+
+def test_model_workload_data_takes_the_device_profiles_input_size():
+    from runner.workloads import load_workload_data
+
+    tokens = load_workload_data(get_workload("transformer-tokens"), device="cpu")
+    assert tokens.x_train.shape == (2048, 128) and tokens.classes == 10
+    images = load_workload_data(get_workload("resnet-synthetic"), device="cpu", size="large")
+    assert images.x_train.shape == (8192, 32, 32, 3)

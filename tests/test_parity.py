@@ -127,3 +127,82 @@ def test_every_framework_pair_agrees_and_a_mis_transferred_weight_fails():
                             | (bad_pairs["framework_b"] == "pytorch")]
     assert len(with_faulty) == len(installed) - 1 and not with_faulty["passed"].any()
     assert bad_pairs.drop(with_faulty.index)["passed"].all()
+
+
+MODEL_WORKLOADS = ("resnet-synthetic", "resnet-cifar10", "transformer-tokens", "lstm-tokens")
+#: (framework, backend, workload, perturbation): one convention changed in one framework.
+PERTURBED = [("pytorch", "pytorch", "transformer-tokens", "gelu-tanh"),
+             ("keras", "jax", "resnet-synthetic", "batchnorm-momentum"),
+             ("tensorflow", "tensorflow", "lstm-tokens", "lstm-gate-order"),
+             ("keras", "torch", "transformer-tokens", "layernorm-epsilon"),
+             ("keras", "tensorflow", "resnet-cifar10", "batchnorm-epsilon"),
+             ("tensorflow", "tensorflow", "resnet-synthetic", "same-padding"),
+             ("keras", "torch", "resnet-cifar10", "same-padding")]
+
+
+def _model_cells(framework: str, backend: str, cells: list[tuple[str, str]]) -> list[dict]:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = os.environ | {"PYTHONPATH": str(root), "KERAS_BACKEND": backend,
+                        "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "3"}
+    done = subprocess.run([sys.executable, str(root / "tests" / "parity_models_worker.py"),
+                           framework, backend, json.dumps(cells)],
+                          capture_output=True, text=True, env=env, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+@pytest.mark.slow
+def test_model_families_agree_in_every_framework_pair_and_a_changed_convention_fails():
+    from runner.frameworks import FRAMEWORKS, missing_modules
+
+    installed = [f for f in FRAMEWORKS if not missing_modules(f)]
+    assert len(installed) >= 3
+    rows = []
+    for f in installed:
+        cells = [(w, "") for w in MODEL_WORKLOADS]
+        cells += [(w, p) for fw, b, w, p in PERTURBED if (fw, b) == (f.framework, f.backend)]
+        for cell in _model_cells(f.framework, f.backend, cells):
+            rows.append(_cell(f.framework, f.backend, [], []) | {
+                "workload": cell["workload"], "mode": cell["perturbation"] or "one-step",
+                "details_json": json.dumps(cell["details"]), "metrics": cell["metrics"],
+                "notes": cell["notes"]})
+    cells = pd.DataFrame(rows)
+    clean = cells[cells["mode"] == "one-step"]
+    assert (clean["metrics"].map(lambda m: m["parity_pass"]) == 1.0).all(), \
+        clean[["framework", "backend", "workload", "metrics"]].to_string()
+    pairs = pair_results(clean)
+    assert len(pairs) == len(MODEL_WORKLOADS) * len(installed) * (len(installed) - 1) // 2
+    assert pairs["passed"].all(), pairs.to_string()
+
+    perturbed = cells[cells["mode"] != "one-step"]
+    assert len(perturbed) == sum(1 for fw, b, *_ in PERTURBED
+                                 if any((f.framework, f.backend) == (fw, b) for f in installed))
+    for _, row in perturbed.iterrows():
+        assert row["metrics"]["parity_pass"] == 0.0, row["mode"]
+        assert f"DELIBERATE PERTURBATION: {row['mode']}" in row["notes"]
+        mixed = pd.concat([row.to_frame().T, clean[(clean["workload"] == row["workload"])
+                                                   & (clean["framework"] != row["framework"])]])
+        assert not pair_results(mixed)["passed"].all()
+
+
+def test_model_reference_updates_running_statistics_in_each_frameworks_convention():
+    from runner.experiments.parity.model_reference import forward
+    from runner.models.definitions import RESNET_TINY
+    from runner.models.weights import initial_weights
+
+    weights = initial_weights(RESNET_TINY)
+    x = np.random.default_rng(0).uniform(size=(3, 8, 8, 3))
+    logits, unbiased = forward(RESNET_TINY, weights, x, training=True)
+    _, biased = forward(RESNET_TINY, weights, x, training=True, running_variance="biased")
+    assert sorted(unbiased) == sorted(n for n in weights if n.endswith((".mean", ".variance")))
+    count = 3 * 8 * 8  # the stem's batch x height x width
+    batch_unbiased = (unbiased["stem.bn.variance"] - 0.9) / 0.1
+    batch_biased = (biased["stem.bn.variance"] - 0.9) / 0.1
+    np.testing.assert_allclose(batch_unbiased, batch_biased * count / (count - 1))
+    eval_logits, nothing = forward(RESNET_TINY, weights, x)
+    assert nothing == {} and not np.allclose(eval_logits, logits)

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from runner.experiments import SUITES, experiment_names, get_experiment
 from runner.frameworks import FRAMEWORKS, missing_modules
-from runner.workloads import LOCAL_DATA_WORKLOADS, WORKLOADS
+from runner.workloads import LOCAL_DATA_WORKLOADS, WORKLOADS, workload_sizes
 
 
 def list_command(args: argparse.Namespace) -> int:
@@ -37,6 +37,29 @@ def print_listing(console: Console) -> None:
     for framework in FRAMEWORKS:
         missing = missing_modules(framework)
         frameworks.add_row(framework.name, "no: missing " + ", ".join(missing) if missing else "yes")
-    for table in (experiments, workloads, frameworks):
+    for table in (experiments, workloads, workload_table(), frameworks):
         console.print(table)
     console.print(f"suites: {', '.join(SUITES)}")
+
+
+def workload_table() -> Table:
+    """Each workload's size profiles: model, batch, parameters, forward FLOPs per sample."""
+    table = Table(title="workload sizes: cpu, or gpu on CUDA; forward FLOPs per sample")
+    for column in ("workload", "size", "model", "batch", "parameters", "FLOPs/sample"):
+        table.add_column(column, no_wrap=True, justify="right" if column in (
+            "batch", "parameters", "FLOPs/sample") else "left")
+    for workload in WORKLOADS.values():
+        sizes = workload_sizes(workload.name)
+        table.add_row(workload.name, *("\n".join(values) for values in (
+            [s.profile for s in sizes], [s.model for s in sizes],
+            [str(s.batch_size) for s in sizes], [f"{s.parameters:,}" for s in sizes],
+            [_si(s.flops_per_sample) for s in sizes])))
+    return table
+
+
+def _si(value: float) -> str:
+    """A count with an SI prefix: 81.6M, 8.18G."""
+    for prefix, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if value >= scale:
+            return f"{value / scale:.3g}{prefix}"
+    return f"{value:.3g}"

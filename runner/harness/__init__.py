@@ -47,14 +47,21 @@ class Cell:
                            details=(details or {}) | self.sampler.details())
 
 
-def open_cell(spec: CellSpec) -> Cell:
-    """Configure the framework, skip when it cannot run the cell (CellSkipped), load the
-    data, and pay the framework's first use before the memory baseline is read."""
+def configured_adapter(spec: CellSpec) -> tuple[Adapter, dict[str, str]]:
+    """The cell's framework adapter, configured, and its settings; CellSkipped when the
+    framework cannot run the cell here."""
     adapter = adapter_for(spec)
     settings = adapter.configure()
     reason = adapter.skip_reason()
     if reason:
         raise CellSkipped(reason)
+    return adapter, settings
+
+
+def open_cell(spec: CellSpec) -> Cell:
+    """Configure the framework, skip when it cannot run the cell (CellSkipped), load the
+    data, and pay the framework's first use before the memory baseline is read."""
+    adapter, settings = configured_adapter(spec)
     data = cell_data(spec)
     adapter.warm_up()
     footprint = process_memory_kib()["VmRSS"] / 1024
