@@ -6,7 +6,8 @@
         cells.*, observations.*   the tables of all its runs together (Parquet and CSV)
         CITATION.cff       how to cite this release (CFF 1.2.0)
         runs/<run_id>/     each run copied whole: run.json, environment.json, tables, code/
-        MANIFEST.json      SHA-256 of every other file
+        MANIFEST.json      SHA-256 of every other file, except errata.yml
+        errata.yml         optional, append-only: what is known to be wrong, and its correction
 
 Shared by the site (report/), `dlbench compare` and `dlbench reproduce`; a release's data
 never changes once written.
@@ -29,6 +30,7 @@ from dlbench.tables import ResultsFileError, read_json, read_table, write_table
 RELEASES = Path("releases")
 RUNS = Path("runs")
 MANIFEST = "MANIFEST.json"
+ERRATA = "errata.yml"  # grows after publication, so the manifest leaves it out
 RESULT_IDS = "result_ids.csv"
 RELEASE_NAME = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,39}$")
 RESULT_ID_COLUMNS = ["result_id", "run_id", "cell_id", "metric"]
@@ -82,11 +84,11 @@ def read_result_ids(root: Path) -> pd.DataFrame:
 
 
 def checksums(root: Path) -> dict[str, str]:
-    """SHA-256 of every file under `root` except the manifest, by relative path."""
+    """SHA-256 of every file under `root` except the manifest and the errata, by relative path."""
     sums = {}
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         relative = path.relative_to(root).as_posix()
-        if relative != MANIFEST:
+        if relative not in (MANIFEST, ERRATA):
             sums[relative] = hashlib.sha256(path.read_bytes()).hexdigest()
     return sums
 

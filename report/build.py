@@ -15,15 +15,18 @@ import yaml
 
 from dlbench.atomic import atomic_write_bytes
 from dlbench.metrics import METRICS
+from dlbench.releases import ERRATA
 from dlbench.stats import METHOD_MARKDOWN
 from dlbench.tables import write_table
 from report import experiment_page as ep
 from report.charts import static_spec
 from report.cite import Citation
 from report.compare_page import compare_blocks
+from report.errata import read_errata, superseded_by
 from report.claims_page import claim_blocks
 from report.home_page import experiment_links, load_questions, question_blocks
 from report.info_pages import TABLES, column_rows, environment_runs, manifest_blocks
+from report.mkdocs_errata import BANNER_FILE
 from report.mkdocs_nav import NAV_FILE
 from report.render import ChartBlock, environment, render
 from report.source import Source
@@ -99,6 +102,23 @@ def experiment_files(source: Source, summary: pd.DataFrame, env: jinja2.Environm
     return files
 
 
+def errata_files(source: Source, env: jinja2.Environment, cite: Citation) -> dict[str, bytes]:
+    """The errata page, the banner every page shows and the errata download, when the
+    release has errata."""
+    errata = read_errata(source.root) if source.root else ()
+    if not errata:
+        return {}
+    newer = superseded_by(errata)
+    banner = {"release": source.name, "titles": [e.title for e in errata],
+              "superseded_by": newer}
+    return {
+        "errata.md": render(env, "errata.md.j2", errata=errata, superseded_by=newer,
+                            source=source, cite=cite).encode(),
+        BANNER_FILE: yaml.safe_dump(banner, sort_keys=False, allow_unicode=True).encode(),
+        "downloads/errata.yml": (source.root / ERRATA).read_bytes(),
+    }
+
+
 def site_files(source: Source, templates_dir: Path, site_url: str,
                results_dir: Path | None = None) -> dict[str, bytes]:
     """Every file of site_src/ for `source`, by relative path; `results_dir` (where the other
@@ -127,6 +147,7 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
         pages["compare.md"] = render(env, "compare.md.j2",
                                      comparisons=compare_blocks(source, results_dir), **common)
     files = {path: text.encode() for path, text in pages.items()}
+    files |= errata_files(source, env, cite)
     for experiment in sorted(set(source.cells["experiment"])):
         question = (questions.get(experiment) or {}).get("question", "")
         files |= experiment_files(source, summary, env, str(experiment), question)

@@ -13,6 +13,7 @@ from dlbench.cli import UsageError
 from dlbench.releases import ReleaseError, freeze_release, release_names, run_ids
 from report.build import BuildReport, build_site
 from report.cite import Citation
+from report.errata import Erratum, ErrataError, append_erratum
 from report.publish import (
     PublishError, build_mkdocs, deployed_versions, export_site, make_server, mike_deploy,
 )
@@ -111,6 +112,20 @@ def deploy_command(args: argparse.Namespace) -> int:
         raise UsageError(f"no release in {args.results_dir}/releases: `dlbench publish` one")
     for name in names:
         _deploy(args, name)
+    return 0
+
+
+def erratum_command(args: argparse.Namespace) -> int:
+    """`dlbench erratum RELEASE --title ... --wrong ... --correction ...`: append one erratum."""
+    date = args.date or datetime.datetime.now(datetime.UTC).date().isoformat()
+    erratum = Erratum(date, args.title.strip(), args.wrong.strip(), args.correction.strip(),
+                      args.superseded_by.strip())
+    try:
+        path = append_erratum(Path(args.results_dir), args.release, erratum)
+    except ErrataError as error:
+        raise UsageError(str(error)) from None
+    print(f"appended an erratum to {path}; rebuild and deploy the release "
+          f"(`dlbench deploy {args.release}`) to show it, and commit the file")
     return 0
 
 

@@ -35,6 +35,7 @@ def site_config(tmp: Path, docs_dir: Path, site_url: str = SITE_URL) -> Path:
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
     config["site_url"] = site_url
     config["hooks"] = [str(ROOT / hook) for hook in config.get("hooks", [])]
+    config["theme"]["custom_dir"] = str(ROOT / config["theme"]["custom_dir"])
     config["docs_dir"] = str(docs_dir)
     config["site_dir"] = str(tmp / "site")
     path = tmp / "mkdocs.yml"
