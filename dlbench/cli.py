@@ -83,6 +83,11 @@ def _add_site_commands(commands: argparse._SubParsersAction) -> None:
                          help="a run to include ('latest' works; repeatable)")
     publish.add_argument("--title", default="", help="a title for the release")
     publish.add_argument("--date", default="", help="release date YYYY-MM-DD (default today)")
+    publish.add_argument("--local", action="store_true",
+                         help="a release served on this machine only: allowed while site_url "
+                         "is the placeholder, and its citation says it is local")
+    publish.add_argument("--preview", action="store_true",
+                         help="allow a quick-suite run: the release is labelled not citable")
     site_options(publish)
     pages_option(publish)
     publish.set_defaults(handler=_site("publish"))

@@ -130,9 +130,11 @@ def _check_new(results_dir: Path, name: str, ids: list[str]) -> Path:
 
 
 def freeze_release(
-    results_dir: Path, name: str, ids: list[str], date: str, title: str, cff: str
+    results_dir: Path, name: str, ids: list[str], date: str, title: str, cff: str,
+    labels: dict[str, bool] | None = None,
 ) -> Path:
-    """Copy runs into results/releases/<name>/ with result IDs and a manifest, atomically."""
+    """Copy runs into results/releases/<name>/ with result IDs and a manifest, atomically;
+    `labels` (e.g. local, preview) are recorded in release.json."""
     target = _check_new(results_dir, name, ids)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=target.parent))
@@ -147,7 +149,8 @@ def freeze_release(
         result_ids = assign_result_ids(name, tables["observations"], ids)
         atomic_write_bytes(staging / RESULT_IDS, result_ids.to_csv(index=False).encode())
         atomic_write_json(staging / "release.json",
-                          {"name": name, "title": title, "date": date, "runs": ids})
+                          {"name": name, "title": title, "date": date, "runs": ids,
+                           **{k: True for k, v in (labels or {}).items() if v}})
         atomic_write_bytes(staging / "CITATION.cff", cff.encode())
         manifest = {"release": name, "files": checksums(staging)}
         atomic_write_json(staging / MANIFEST, manifest)

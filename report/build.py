@@ -20,7 +20,7 @@ from dlbench.stats import METHOD_MARKDOWN
 from dlbench.tables import write_table
 from report import experiment_page as ep
 from report.charts import static_spec
-from report.cite import Citation
+from report.cite import Citation, release_citation
 from report.compare_page import compare_blocks
 from report.errata import read_errata, superseded_by
 from report.claims_page import claim_blocks
@@ -126,7 +126,7 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
     env = environment(templates_dir)
     questions = load_questions(templates_dir)
     summary = summarize(source)
-    cite = Citation(source.name, source.date, site_url)
+    cite = release_citation(source.root, source.name, source.date, site_url)
     common = {"source": source, "cite": cite}
     pages = {
         "index.md": render(env, "index.md.j2", questions=question_blocks(source, summary),

@@ -10,9 +10,10 @@ from pathlib import Path
 import yaml
 
 from dlbench.cli import UsageError
-from dlbench.releases import ReleaseError, freeze_release, release_names, run_ids
+from dlbench.releases import RUNS, ReleaseError, freeze_release, release_names, run_ids
+from dlbench.tables import read_json
 from report.build import BuildReport, build_site
-from report.cite import Citation
+from report.cite import PLACEHOLDER_SITE_URL, Citation, SiteUrlError, configured_site_url
 from report.errata import Erratum, ErrataError, append_erratum
 from report.publish import (
     PublishError, build_mkdocs, deployed_versions, export_site, make_server, mike_deploy,
@@ -23,12 +24,32 @@ from report.source import Source, SourceError, load_draft, load_release
 def site_url(config: Path) -> str:
     """The site's root address from mkdocs.yml, ending in '/'."""
     try:
-        value = yaml.safe_load(config.read_text()).get("site_url") or ""
-    except (OSError, yaml.YAMLError) as error:
-        raise UsageError(f"cannot read {config}: {error}") from None
-    if not value.startswith(("http://", "https://")):
-        raise UsageError(f"{config}: site_url must be an http(s) address, found {value!r}")
-    return value if value.endswith("/") else value + "/"
+        return configured_site_url(config)
+    except SiteUrlError as error:
+        raise UsageError(str(error)) from None
+
+
+def run_suite(results_dir: Path, run_id: str) -> str:
+    """The suite a run measured ('' when its run.json does not say or is missing)."""
+    path = results_dir / RUNS / run_id / "run.json"
+    info = read_json(path) if path.is_file() else {}
+    return str((info.get("request") or {}).get("suite") or info.get("suite") or "")
+
+
+def publish_labels(args: argparse.Namespace, runs: list[str]) -> dict[str, bool]:
+    """The labels of a new release; refuses a placeholder address unless --local, and a
+    quick-suite run unless --preview."""
+    url = site_url(Path(args.config))
+    if url == PLACEHOLDER_SITE_URL and not args.local:
+        raise UsageError(f"{args.config}: site_url is still the placeholder {url}; set it to "
+                         "the address the site is published at, or pass --local to publish "
+                         "a release labelled local")
+    quick = [r for r in runs if run_suite(Path(args.results_dir), r) == "quick"]
+    if quick and not args.preview:
+        raise UsageError(f"run {quick[0]} measured the quick suite, a preview that is not "
+                         "citable; publish a standard or full run, or pass --preview to "
+                         "publish it labelled not citable")
+    return {"local": bool(args.local), "preview": bool(args.preview)}
 
 
 def resolve_runs(results_dir: Path, runs: list[str]) -> list[str]:
@@ -90,10 +111,11 @@ def publish_command(args: argparse.Namespace) -> int:
         raise UsageError(f"invalid --date {date!r}; expected YYYY-MM-DD") from None
     results_dir = Path(args.results_dir)
     runs = resolve_runs(results_dir, args.run)
-    cff = Citation(args.release, date, site_url(Path(args.config))).cff()
+    labels = publish_labels(args, runs)
+    cff = Citation(args.release, date, site_url(Path(args.config)), **labels).cff()
     try:
         path = freeze_release(results_dir, args.release, runs, date,
-                              args.title or f"dlbench release {args.release}", cff)
+                              args.title or f"dlbench release {args.release}", cff, labels)
     except ReleaseError as error:
         raise UsageError(str(error)) from None
     print(f"froze {len(runs)} run(s) into {path}")
