@@ -64,6 +64,8 @@ def _add_site_commands(commands: argparse._SubParsersAction) -> None:
         parser.add_argument("--out", default="site_src", help="generated Markdown goes here")
         parser.add_argument("--templates", default="templates", help="page templates")
         parser.add_argument("--config", default="mkdocs.yml", help="the mkdocs config")
+        parser.add_argument("--cache-dir", default="build/cache",
+                            help="charts and pages of earlier builds, reused when unchanged")
 
     def pages_option(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--pages-repo", default="build/pages",

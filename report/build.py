@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import io
+import json
+import os
 import tempfile
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from importlib import metadata
 from pathlib import Path
 
 import altair as alt
@@ -13,7 +17,6 @@ import pandas as pd
 import vl_convert
 import yaml
 
-from dlbench.atomic import atomic_write_bytes
 from dlbench.metrics import METRICS
 from dlbench.releases import ERRATA
 from dlbench.stats import METHOD_MARKDOWN
@@ -29,24 +32,21 @@ from report.info_pages import TABLES, column_rows, environment_runs, manifest_bl
 from report.mkdocs_errata import BANNER_FILE
 from report.mkdocs_nav import NAV_FILE
 from report.render import ChartBlock, environment, render
+from report.site_cache import BuildReport, SiteCache, site_key, write_tree
 from report.source import Source
 from report.summary import summarize
 
 VEGA_BUNDLE = "assets/javascripts/vega-bundle.js"
 
 
-@dataclass(frozen=True)
-class BuildReport:
-    """What a build wrote: files changed, files left as they were, files removed."""
-
-    written: tuple[str, ...]
-    unchanged: tuple[str, ...]
-    removed: tuple[str, ...]
-
-
 def vega_lite_version() -> str:
     """The Vega-Lite major.minor version altair writes specs for, e.g. '6.4'."""
     return ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+
+
+def renderer_version() -> str:
+    """What a static SVG depends on besides its spec: Vega-Lite's and vl-convert's versions."""
+    return f"vega-lite {vega_lite_version()}, vl-convert {metadata.version('vl-convert-python')}"
 
 
 def vega_bundle() -> bytes:
@@ -55,11 +55,27 @@ def vega_bundle() -> bytes:
     return f"(function () {{\n{script}\n}})();\n".encode()
 
 
+def spec_svg(spec: dict) -> bytes:
+    """The static SVG of a Vega-Lite spec; fails on any reference to an external URL."""
+    return vl_convert.vegalite_to_svg(spec, vl_version=vega_lite_version(),
+                                      allowed_base_urls=[]).encode()
+
+
 def chart_svg(block: ChartBlock) -> bytes:
-    """The static SVG of a chart; fails on any reference to an external URL."""
-    svg = vl_convert.vegalite_to_svg(static_spec(block.spec), vl_version=vega_lite_version(),
-                                     allowed_base_urls=[])
-    return svg.encode()
+    """The static SVG of a chart (at the fixed static width)."""
+    return spec_svg(static_spec(block.spec))
+
+
+def chart_svgs(charts: dict[str, ChartBlock], cache: SiteCache) -> dict[str, bytes]:
+    """The static SVG of each chart by its path: each distinct spec once, those not cached
+    rendered in parallel (vl-convert renders outside the interpreter lock)."""
+    version = renderer_version()
+    specs = {path: static_spec(block.spec) for path, block in sorted(charts.items())}
+    distinct = {json.dumps(spec, sort_keys=True): spec for spec in specs.values()}
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        svgs = dict(zip(distinct, pool.map(lambda spec: cache.svg(spec, spec_svg, version),
+                                           distinct.values()), strict=True))
+    return {path: svgs[json.dumps(spec, sort_keys=True)] for path, spec in specs.items()}
 
 
 def _tables(source: Source, summary: pd.DataFrame) -> dict[str, bytes]:
@@ -79,8 +95,9 @@ def _tables(source: Source, summary: pd.DataFrame) -> dict[str, bytes]:
 
 
 def experiment_files(source: Source, summary: pd.DataFrame, env: jinja2.Environment,
-                     experiment: str, question: str) -> dict[str, bytes]:
-    """The page of one experiment and the static SVGs of its charts."""
+                     experiment: str, question: str
+                     ) -> tuple[dict[str, bytes], dict[str, ChartBlock]]:
+    """The page of one experiment, and its charts by the path of their static SVG."""
     sections = ep.metric_sections(summary[summary["experiment"] == experiment], experiment)
     curves = ep.curve_blocks(source, experiment)
     machines = sorted(set(summary.loc[summary["experiment"] == experiment, "machine"]))
@@ -96,10 +113,9 @@ def experiment_files(source: Source, summary: pd.DataFrame, env: jinja2.Environm
         sections=sections, curves=curves, not_ok=not_ok, index=index,
         code_tabs=ep.code_tabs(source, experiment),
     )
-    files = {f"experiments/{experiment}.md": page.encode()}
-    for block in [c for s in sections for c in s["charts"]] + curves:
-        files[f"charts/{block.svg}"] = chart_svg(block)
-    return files
+    charts = {f"charts/{block.svg}": block
+              for block in [c for s in sections for c in s["charts"]] + curves}
+    return {f"experiments/{experiment}.md": page.encode()}, charts
 
 
 def errata_files(source: Source, env: jinja2.Environment, cite: Citation) -> dict[str, bytes]:
@@ -120,9 +136,11 @@ def errata_files(source: Source, env: jinja2.Environment, cite: Citation) -> dic
 
 
 def site_files(source: Source, templates_dir: Path, site_url: str,
-               results_dir: Path | None = None) -> dict[str, bytes]:
+               results_dir: Path | None = None, cache: SiteCache | None = None
+               ) -> dict[str, bytes]:
     """Every file of site_src/ for `source`, by relative path; `results_dir` (where the other
-    releases are) adds the comparison page."""
+    releases are) adds the comparison page; `cache` keeps SVGs and the Vega bundle."""
+    cache = cache or SiteCache(None)
     env = environment(templates_dir)
     questions = load_questions(templates_dir)
     summary = summarize(source)
@@ -148,16 +166,20 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
                                      comparisons=compare_blocks(source, results_dir), **common)
     files = {path: text.encode() for path, text in pages.items()}
     files |= errata_files(source, env, cite)
+    charts: dict[str, ChartBlock] = {}
     for experiment in sorted(set(source.cells["experiment"])):
         question = (questions.get(experiment) or {}).get("question", "")
-        files |= experiment_files(source, summary, env, str(experiment), question)
+        page, page_charts = experiment_files(source, summary, env, str(experiment), question)
+        files |= page
+        charts |= page_charts
+    files |= chart_svgs(charts, cache)
     files |= _tables(source, summary)
     if not source.draft:
         files["downloads/CITATION.cff"] = cite.cff().encode()
     assets = templates_dir / "assets"
     for path in sorted(p for p in assets.rglob("*") if p.is_file()):
         files[f"assets/{path.relative_to(assets).as_posix()}"] = path.read_bytes()
-    files[VEGA_BUNDLE] = vega_bundle()
+    files[VEGA_BUNDLE] = cache.blob("assets", renderer_version(), vega_bundle, ".js")[0]
     files[NAV_FILE] = yaml.safe_dump(navigation(files, list(questions)),
                                      sort_keys=False).encode()
     return files
@@ -189,28 +211,22 @@ def navigation(files: dict[str, bytes], experiment_order: list[str]) -> list:
     return nav + [{_title(files[p]): p} for p in others]
 
 
-def write_tree(out_dir: Path, files: dict[str, bytes]) -> BuildReport:
-    """Make `out_dir` hold exactly `files`, rewriting only those whose bytes changed."""
-    written, unchanged = [], []
-    for relative, data in sorted(files.items()):
-        path = out_dir / relative
-        if path.is_file() and path.read_bytes() == data:
-            unchanged.append(relative)
-            continue
-        atomic_write_bytes(path, data)
-        written.append(relative)
-    removed = []
-    for path in sorted(out_dir.rglob("*"), reverse=True):
-        relative = path.relative_to(out_dir).as_posix()
-        if path.is_file() and relative not in files and relative != ".gitkeep":
-            path.unlink()
-            removed.append(relative)
-        elif path.is_dir() and not any(path.iterdir()):
-            path.rmdir()
-    return BuildReport(tuple(written), tuple(unchanged), tuple(removed))
+def source_dirs(source: Source) -> list[Path]:
+    """The directories a source is read from: a release's, or a draft's runs'."""
+    return [source.root] if source.root else [run.root for run in source.runs]
 
 
 def build_site(source: Source, out_dir: Path, templates_dir: Path, site_url: str,
-               results_dir: Path | None = None) -> BuildReport:
-    """Render `source` into `out_dir` (site_src/)."""
-    return write_tree(out_dir, site_files(source, templates_dir, site_url, results_dir))
+               results_dir: Path | None = None, cache_dir: Path | None = None) -> BuildReport:
+    """Render `source` into `out_dir` (site_src/); with `cache_dir`, a build whose inputs did
+    not change reuses the files of the last one, and unchanged charts reuse their SVGs."""
+    cache = SiteCache(cache_dir)
+    key = site_key(source_dirs(source), templates_dir, site_url, results_dir) \
+        if cache_dir else ""
+    files = cache.load(key) if cache_dir else None
+    if files is not None:
+        return replace(write_tree(out_dir, files), cached=True)
+    files = site_files(source, templates_dir, site_url, results_dir, cache)
+    cache.store(key, files)
+    return replace(write_tree(out_dir, files), svgs_rendered=cache.rendered,
+                   svgs_reused=cache.reused)

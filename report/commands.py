@@ -12,12 +12,13 @@ import yaml
 from dlbench.cli import UsageError
 from dlbench.releases import RUNS, ReleaseError, freeze_release, release_names, run_ids
 from dlbench.tables import read_json
-from report.build import BuildReport, build_site
+from report.build import build_site
 from report.cite import PLACEHOLDER_SITE_URL, Citation, SiteUrlError, configured_site_url
 from report.errata import Erratum, ErrataError, append_erratum
 from report.publish import (
     PublishError, build_mkdocs, deployed_versions, export_site, make_server, mike_deploy,
 )
+from report.site_cache import BuildReport
 from report.source import Source, SourceError, load_draft, load_release
 
 
@@ -76,8 +77,10 @@ def pick_source(results_dir: Path, release: str | None, runs: list[str]) -> Sour
 
 
 def _describe(report: BuildReport, out: Path, source: Source) -> None:
+    how = ("nothing changed since the cached build" if report.cached else
+           f"{report.svgs_rendered} charts rendered, {report.svgs_reused} reused")
     print(f"built {source.name} into {out}/: {len(report.written)} written, "
-          f"{len(report.unchanged)} unchanged, {len(report.removed)} removed")
+          f"{len(report.unchanged)} unchanged, {len(report.removed)} removed ({how})")
 
 
 def build_command(args: argparse.Namespace) -> int:
@@ -85,7 +88,7 @@ def build_command(args: argparse.Namespace) -> int:
     source = pick_source(Path(args.results_dir), args.release, args.run)
     out = Path(args.out)
     report = build_site(source, out, Path(args.templates), site_url(Path(args.config)),
-                        Path(args.results_dir))
+                        Path(args.results_dir), Path(args.cache_dir))
     _describe(report, out, source)
     return 0
 
@@ -94,7 +97,7 @@ def _deploy(args: argparse.Namespace, name: str) -> None:
     source = pick_source(Path(args.results_dir), name, [])
     out = Path(args.out)
     _describe(build_site(source, out, Path(args.templates), site_url(Path(args.config)),
-                         Path(args.results_dir)), out, source)
+                         Path(args.results_dir), Path(args.cache_dir)), out, source)
     try:
         mike_deploy(Path(args.config), Path(args.pages_repo), name, f"{name} ({source.date})")
     except PublishError as error:

@@ -121,7 +121,8 @@ def test_build_command_takes_the_newest_run_as_latest(tmp_path: Path) -> None:
     results = golden_results(tmp_path)
     out = tmp_path / "site_src"
     argv = ["build", "--run", "latest", "--results-dir", str(results), "--out", str(out),
-            "--config", str(ROOT / "mkdocs.yml"), "--templates", str(ROOT / "templates")]
+            "--config", str(ROOT / "mkdocs.yml"), "--templates", str(ROOT / "templates"),
+            "--cache-dir", str(tmp_path / "cache")]
     assert main(argv) == 0
     assert sorted(p.name for p in (out / "experiments").iterdir()) == ["precision.md"]
     assert RUN_B in (out / "environment.md").read_text()
@@ -161,7 +162,8 @@ def _publish(tmp_path: Path, results: Path, *extra: str,
     config = site_config(tmp_path, docs, site_url)
     return ["publish", "2026.12", "--run", RUN_A, "--results-dir", str(results),
             "--config", str(config), "--out", str(docs), "--templates", str(ROOT / "templates"),
-            "--pages-repo", str(tmp_path / "pages"), *extra]
+            "--pages-repo", str(tmp_path / "pages"), "--cache-dir", str(tmp_path / "cache"),
+            *extra]
 
 
 def _as_quick_run(results: Path) -> None:
