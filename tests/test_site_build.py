@@ -112,6 +112,17 @@ def test_every_chart_is_labelled_with_unit_and_direction(files: dict[str, bytes]
             spec["title"])
 
 
+def test_every_chart_is_a_valid_vega_lite_spec(files: dict[str, bytes]) -> None:
+    from altair.utils.schemapi import validate_jsonschema
+    from altair.vegalite.v6.schema.core import load_schema
+
+    schema = load_schema()
+    specs = [s for path, data in files.items() if path.endswith(".md") for s in _specs(data)]
+    assert len(specs) >= 10
+    for spec in specs:  # the build skips altair's validation, for speed; this is it
+        validate_jsonschema(spec, schema, raise_error=True)
+
+
 def test_every_chart_has_a_static_svg_without_external_urls(files: dict[str, bytes]) -> None:
     pages = b"".join(d for p, d in files.items() if p.endswith(".md")).decode()
     svgs = [p for p in files if p.startswith("charts/")]
