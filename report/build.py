@@ -61,11 +61,6 @@ def spec_svg(spec: dict) -> bytes:
                                       allowed_base_urls=[]).encode()
 
 
-def chart_svg(block: ChartBlock) -> bytes:
-    """The static SVG of a chart (at the fixed static width)."""
-    return spec_svg(static_spec(block.spec))
-
-
 def chart_svgs(charts: dict[str, ChartBlock], cache: SiteCache) -> dict[str, bytes]:
     """The static SVG of each chart by its path: each distinct spec once, those not cached
     rendered in parallel (vl-convert renders outside the interpreter lock)."""
