@@ -8,7 +8,11 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SUITE ?= quick
 
-.PHONY: all env run site test serve preview
+# The browser tests drive headless Chromium; `make test` installs it when it can.
+CHROMIUM ?= chromium
+USER_ID ?= $(shell id -u)
+
+.PHONY: all env run site test test-deps serve preview
 
 all: run site
 
@@ -33,5 +37,18 @@ serve: $(STAMP)
 preview: $(STAMP)
 	$(BIN)/python -m http.server --bind 127.0.0.1 --directory site 8001
 
-test: $(STAMP)
+# Chromium from the system package manager when run as root; otherwise one line saying
+# the exact command to run, and stop.
+test-deps:
+	@command -v $(CHROMIUM) >/dev/null 2>&1 || { \
+	  if [ "$(USER_ID)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Chromium for the browser tests: apt-get install -y chromium"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "make test needs Chromium for the browser tests: run 'sudo apt-get install -y chromium', then 'make test' again" >&2; \
+	    exit 1; \
+	  fi; }
+
+test: $(STAMP) test-deps
 	$(BIN)/python -m pytest

@@ -6,7 +6,8 @@
         cells.*, observations.*   the tables of all its runs together (Parquet and CSV)
         CITATION.cff       how to cite this release (CFF 1.2.0)
         runs/<run_id>/     each run copied whole: run.json, environment.json, tables, code/
-        MANIFEST.json      SHA-256 of every other file
+        MANIFEST.json      SHA-256 of every other file, except errata.yml
+        errata.yml         optional, append-only: what is known to be wrong, and its correction
 
 Freezing and numbering releases lives here; reading them, and every path, in
 dlbench/layout.py. A release merges runs only if each cell ID it holds was measured with one
@@ -34,6 +35,7 @@ from dlbench.layout import (
 from dlbench.tables import read_json, write_table
 
 MANIFEST = "MANIFEST.json"
+ERRATA = "errata.yml"  # grows after publication, so the manifest leaves it out
 RESULT_IDS = "result_ids.csv"
 RELEASE_NAME = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,39}$")
 RESULT_ID_COLUMNS = ["result_id", "run_id", "cell_id", "metric"]
@@ -64,11 +66,11 @@ def read_result_ids(root: Path) -> pd.DataFrame:
 
 
 def checksums(root: Path) -> dict[str, str]:
-    """SHA-256 of every file under `root` except the manifest, by relative path."""
+    """SHA-256 of every file under `root` except the manifest and the errata, by relative path."""
     sums = {}
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         relative = path.relative_to(root).as_posix()
-        if relative != MANIFEST:
+        if relative not in (MANIFEST, ERRATA):
             sums[relative] = hashlib.sha256(path.read_bytes()).hexdigest()
     return sums
 
@@ -123,9 +125,11 @@ def refuse_unlike_cells(cells: pd.DataFrame) -> None:
 
 
 def freeze_release(
-    results_dir: Path, name: str, ids: list[str], date: str, title: str, cff: str
+    results_dir: Path, name: str, ids: list[str], date: str, title: str, cff: str,
+    labels: dict[str, bool] | None = None,
 ) -> Path:
-    """Copy runs into results/releases/<name>/ with result IDs and a manifest, atomically."""
+    """Copy runs into results/releases/<name>/ with result IDs and a manifest, atomically;
+    `labels` (e.g. local, preview) are recorded in release.json."""
     target = _check_new(results_dir, name, ids)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=target.parent))
@@ -139,7 +143,8 @@ def freeze_release(
             write_table(frame, staging / kind, kind)  # the release's tables, all runs together
         result_ids = assign_result_ids(name, tables["observations"], ids)
         atomic_write_bytes(staging / RESULT_IDS, result_ids.to_csv(index=False).encode())
-        write_release_info(staging, {"name": name, "title": title, "date": date, "runs": ids})
+        write_release_info(staging, {"name": name, "title": title, "date": date, "runs": ids,
+                                     **{k: True for k, v in (labels or {}).items() if v}})
         atomic_write_bytes(staging / "CITATION.cff", cff.encode())
         manifest = {"release": name, "files": checksums(staging)}
         atomic_write_json(staging / MANIFEST, manifest)

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import io
+import json
+import os
 import tempfile
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from importlib import metadata
 from pathlib import Path
 
 import altair as alt
@@ -13,13 +17,14 @@ import pandas as pd
 import vl_convert
 import yaml
 
-from dlbench.atomic import atomic_write_bytes
 from dlbench.metrics import METRICS
+from dlbench.releases import ERRATA
 from dlbench.tables import write_table
 from report import experiment_page as ep
 from report.charts import static_spec
-from report.cite import Citation
+from report.cite import Citation, release_citation
 from report.compare_page import compare_blocks
+from report.errata import read_errata, superseded_by
 from report.claims_page import changed_claims, claim_blocks
 from report.home_page import (
     changed_answers,
@@ -30,26 +35,24 @@ from report.home_page import (
     summary_block,
 )
 from report.info_pages import TABLES, column_rows, environment_runs, manifest_blocks
+from report.mkdocs_errata import BANNER_FILE
 from report.mkdocs_nav import NAV_FILE
 from report.render import ChartBlock, environment, render
+from report.site_cache import BuildReport, SiteCache, site_key, write_tree
 from report.source import Source
 from report.summary import summarize
 
 VEGA_BUNDLE = "assets/javascripts/vega-bundle.js"
 
 
-@dataclass(frozen=True)
-class BuildReport:
-    """What a build wrote: files changed, files left as they were, files removed."""
-
-    written: tuple[str, ...]
-    unchanged: tuple[str, ...]
-    removed: tuple[str, ...]
-
-
 def vega_lite_version() -> str:
     """The Vega-Lite major.minor version altair writes specs for, e.g. '6.4'."""
     return ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+
+
+def renderer_version() -> str:
+    """What a static SVG depends on besides its spec: Vega-Lite's and vl-convert's versions."""
+    return f"vega-lite {vega_lite_version()}, vl-convert {metadata.version('vl-convert-python')}"
 
 
 def vega_bundle() -> bytes:
@@ -58,11 +61,22 @@ def vega_bundle() -> bytes:
     return f"(function () {{\n{script}\n}})();\n".encode()
 
 
-def chart_svg(block: ChartBlock) -> bytes:
-    """The static SVG of a chart; fails on any reference to an external URL."""
-    svg = vl_convert.vegalite_to_svg(static_spec(block.spec), vl_version=vega_lite_version(),
-                                     allowed_base_urls=[])
-    return svg.encode()
+def spec_svg(spec: dict) -> bytes:
+    """The static SVG of a Vega-Lite spec; fails on any reference to an external URL."""
+    return vl_convert.vegalite_to_svg(spec, vl_version=vega_lite_version(),
+                                      allowed_base_urls=[]).encode()
+
+
+def chart_svgs(charts: dict[str, ChartBlock], cache: SiteCache) -> dict[str, bytes]:
+    """The static SVG of each chart by its path: each distinct spec once, those not cached
+    rendered in parallel (vl-convert renders outside the interpreter lock)."""
+    version = renderer_version()
+    specs = {path: static_spec(block.spec) for path, block in sorted(charts.items())}
+    distinct = {json.dumps(spec, sort_keys=True): spec for spec in specs.values()}
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        svgs = dict(zip(distinct, pool.map(lambda spec: cache.svg(spec, spec_svg, version),
+                                           distinct.values()), strict=True))
+    return {path: svgs[json.dumps(spec, sort_keys=True)] for path, spec in specs.items()}
 
 
 def _tables(source: Source, summary: pd.DataFrame) -> dict[str, bytes]:
@@ -82,8 +96,9 @@ def _tables(source: Source, summary: pd.DataFrame) -> dict[str, bytes]:
 
 
 def experiment_files(source: Source, summary: pd.DataFrame, env: jinja2.Environment,
-                     experiment: str, question: str) -> dict[str, bytes]:
-    """The page of one experiment and the static SVGs of its charts."""
+                     experiment: str, question: str
+                     ) -> tuple[dict[str, bytes], dict[str, ChartBlock]]:
+    """The page of one experiment, and its charts by the path of their static SVG."""
     sections = ep.metric_sections(summary[summary["experiment"] == experiment], experiment)
     curves = ep.curve_blocks(source, experiment)
     machines = sorted(set(summary.loc[summary["experiment"] == experiment, "machine"]))
@@ -99,10 +114,26 @@ def experiment_files(source: Source, summary: pd.DataFrame, env: jinja2.Environm
         sections=sections, curves=curves, not_ok=not_ok, index=index,
         code_tabs=ep.code_tabs(source, experiment),
     )
-    files = {f"experiments/{experiment}.md": page.encode()}
-    for block in [c for s in sections for c in s["charts"]] + curves:
-        files[f"charts/{block.svg}"] = chart_svg(block)
-    return files
+    charts = {f"charts/{block.svg}": block
+              for block in [c for s in sections for c in s["charts"]] + curves}
+    return {f"experiments/{experiment}.md": page.encode()}, charts
+
+
+def errata_files(source: Source, env: jinja2.Environment, cite: Citation) -> dict[str, bytes]:
+    """The errata page, the banner every page shows and the errata download, when the
+    release has errata."""
+    errata = read_errata(source.root) if source.root else ()
+    if not errata:
+        return {}
+    newer = superseded_by(errata)
+    banner = {"release": source.name, "titles": [e.title for e in errata],
+              "superseded_by": newer}
+    return {
+        "errata.md": render(env, "errata.md.j2", errata=errata, superseded_by=newer,
+                            source=source, cite=cite).encode(),
+        BANNER_FILE: yaml.safe_dump(banner, sort_keys=False, allow_unicode=True).encode(),
+        "downloads/errata.yml": (source.root / ERRATA).read_bytes(),
+    }
 
 
 def _family_size(found: list) -> int:
@@ -111,13 +142,15 @@ def _family_size(found: list) -> int:
 
 
 def site_files(source: Source, templates_dir: Path, site_url: str,
-               results_dir: Path | None = None) -> dict[str, bytes]:
+               results_dir: Path | None = None, cache: SiteCache | None = None
+               ) -> dict[str, bytes]:
     """Every file of site_src/ for `source`, by relative path; `results_dir` (where the other
-    releases are) adds the comparison page."""
+    releases are) adds the comparison page; `cache` keeps SVGs and the Vega bundle."""
+    cache = cache or SiteCache(None)
     env = environment(templates_dir)
     questions = load_questions()
     summary = summarize(source)
-    cite = Citation(source.name, source.date, site_url)
+    cite = release_citation(source.root, source.name, source.date, site_url)
     common = {"source": source, "cite": cite}
     found = source_verdicts(source)
     summary_chart = summary_block(found)
@@ -142,19 +175,23 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
         pages["compare.md"] = render(env, "compare.md.j2",
                                      comparisons=compare_blocks(source, results_dir), **common)
     files = {path: text.encode() for path, text in pages.items()}
-    for block in [summary_chart, *claim_charts]:
-        if block is not None:
-            files[f"charts/{block.svg}"] = chart_svg(block)
+    files |= errata_files(source, env, cite)
+    charts: dict[str, ChartBlock] = {f"charts/{block.svg}": block
+                                     for block in [summary_chart, *claim_charts]
+                                     if block is not None}
     for experiment in sorted(set(source.cells["experiment"])):
         question = (questions.get(experiment) or {}).get("question", "")
-        files |= experiment_files(source, summary, env, str(experiment), question)
+        page, page_charts = experiment_files(source, summary, env, str(experiment), question)
+        files |= page
+        charts |= page_charts
+    files |= chart_svgs(charts, cache)
     files |= _tables(source, summary)
     if not source.draft:
         files["downloads/CITATION.cff"] = cite.cff().encode()
     assets = templates_dir / "assets"
     for path in sorted(p for p in assets.rglob("*") if p.is_file()):
         files[f"assets/{path.relative_to(assets).as_posix()}"] = path.read_bytes()
-    files[VEGA_BUNDLE] = vega_bundle()
+    files[VEGA_BUNDLE] = cache.blob("assets", renderer_version(), vega_bundle, ".js")[0]
     files[NAV_FILE] = yaml.safe_dump(navigation(files, list(questions)),
                                      sort_keys=False).encode()
     return files
@@ -186,28 +223,22 @@ def navigation(files: dict[str, bytes], experiment_order: list[str]) -> list:
     return nav + [{_title(files[p]): p} for p in others]
 
 
-def write_tree(out_dir: Path, files: dict[str, bytes]) -> BuildReport:
-    """Make `out_dir` hold exactly `files`, rewriting only those whose bytes changed."""
-    written, unchanged = [], []
-    for relative, data in sorted(files.items()):
-        path = out_dir / relative
-        if path.is_file() and path.read_bytes() == data:
-            unchanged.append(relative)
-            continue
-        atomic_write_bytes(path, data)
-        written.append(relative)
-    removed = []
-    for path in sorted(out_dir.rglob("*"), reverse=True):
-        relative = path.relative_to(out_dir).as_posix()
-        if path.is_file() and relative not in files and relative != ".gitkeep":
-            path.unlink()
-            removed.append(relative)
-        elif path.is_dir() and not any(path.iterdir()):
-            path.rmdir()
-    return BuildReport(tuple(written), tuple(unchanged), tuple(removed))
+def source_dirs(source: Source) -> list[Path]:
+    """The directories a source is read from: a release's, or a draft's runs'."""
+    return [source.root] if source.root else [run.root for run in source.runs]
 
 
 def build_site(source: Source, out_dir: Path, templates_dir: Path, site_url: str,
-               results_dir: Path | None = None) -> BuildReport:
-    """Render `source` into `out_dir` (site_src/)."""
-    return write_tree(out_dir, site_files(source, templates_dir, site_url, results_dir))
+               results_dir: Path | None = None, cache_dir: Path | None = None) -> BuildReport:
+    """Render `source` into `out_dir` (site_src/); with `cache_dir`, a build whose inputs did
+    not change reuses the files of the last one, and unchanged charts reuse their SVGs."""
+    cache = SiteCache(cache_dir)
+    key = site_key(source_dirs(source), templates_dir, site_url, results_dir) \
+        if cache_dir else ""
+    files = cache.load(key) if cache_dir else None
+    if files is not None:
+        return replace(write_tree(out_dir, files), cached=True)
+    files = site_files(source, templates_dir, site_url, results_dir, cache)
+    cache.store(key, files)
+    return replace(write_tree(out_dir, files), svgs_rendered=cache.rendered,
+                   svgs_reused=cache.reused)

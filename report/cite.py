@@ -3,10 +3,34 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from dlbench.tables import read_json
 
 AUTHOR = "dlbench contributors"
 PROJECT_TITLE = "dlbench: PyTorch, TensorFlow and Keras compared by measurement"
 LICENSE = "MIT"
+#: mkdocs.yml's site_url until the project has an address: `dlbench publish` refuses it
+#: unless the release is labelled local.
+PLACEHOLDER_SITE_URL = "https://dlbench.example.org/"
+
+
+class SiteUrlError(ValueError):
+    """mkdocs.yml has no usable site_url."""
+
+
+def configured_site_url(config: Path) -> str:
+    """The address the versioned site is published at: mkdocs.yml's site_url, ending in '/'
+    (the one setting that citations, frozen releases and the site itself read)."""
+    try:
+        value = (yaml.safe_load(config.read_text()) or {}).get("site_url") or ""
+    except (OSError, yaml.YAMLError) as error:
+        raise SiteUrlError(f"cannot read {config}: {error}") from None
+    if not isinstance(value, str) or not value.startswith(("http://", "https://")):
+        raise SiteUrlError(f"{config}: site_url must be an http(s) address, found {value!r}")
+    return value if value.endswith("/") else value + "/"
 
 
 @dataclass(frozen=True)
@@ -16,6 +40,18 @@ class Citation:
     release: str
     date: str  # YYYY-MM-DD
     site_url: str  # the site's root, ending in '/'
+    local: bool = False  # served on one machine only: its address is not a permanent one
+    preview: bool = False  # a quick-suite run: a preview, not citable
+
+    @property
+    def caveat(self) -> str:
+        """What keeps this release from being cited as usual ('' when nothing does)."""
+        parts = []
+        if self.preview:
+            parts.append("a preview of a quick-suite run, not citable")
+        if self.local:
+            parts.append("a local release, not published at a permanent address")
+        return "; ".join(parts)
 
     @property
     def url(self) -> str:
@@ -43,19 +79,23 @@ class Citation:
             f"  month = {{{month}}},\n"
             f"  version = {{{self.release}}},\n"
             f"  howpublished = {{\\url{{{self.url}}}}},\n"
-            f"  note = {{Versioned benchmark results, release {self.release}}}\n"
+            f"  note = {{Versioned benchmark results, release {self.release}"
+            f"{'; ' + self.caveat if self.caveat else ''}}}\n"
             f"}}"
         )
 
     def apa(self) -> str:
         """An APA 7 reference for a data set."""
-        return f"{AUTHOR}. ({self.date[:4]}). *{self.title}* [Data set]. {self.url}"
+        kind = f"Data set; {self.caveat}" if self.caveat else "Data set"
+        return f"{AUTHOR}. ({self.date[:4]}). *{self.title}* [{kind}]. {self.url}"
 
     def cff(self) -> str:
         """A CITATION.cff (CFF 1.2.0) for this release."""
+        message = ("If you use these measurements, please cite this release as below."
+                   if not self.caveat else f"This release is {self.caveat}.")
         return (
             "cff-version: 1.2.0\n"
-            'message: "If you use these measurements, please cite this release as below."\n'
+            f'message: "{message}"\n'
             "type: dataset\n"
             f'title: "{self.title}"\n'
             "authors:\n"
@@ -66,3 +106,11 @@ class Citation:
             f"license: {LICENSE}\n"
             "keywords:\n  - benchmark\n  - pytorch\n  - tensorflow\n  - keras\n"
         )
+
+
+def release_citation(release_root: Path | None, name: str, date: str,
+                     site_url: str) -> Citation:
+    """The citation of a release, with the labels it was frozen with (local, preview)."""
+    meta = read_json(release_root / "release.json") if release_root else {}
+    return Citation(name, date, site_url, local=bool(meta.get("local")),
+                    preview=bool(meta.get("preview")))

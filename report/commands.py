@@ -9,26 +9,49 @@ from pathlib import Path
 
 import yaml
 
+from dlbench import layout
 from dlbench.errors import UsageError
 from dlbench.layout import LATEST, release_names, run_ids
 from dlbench.releases import ReleaseError, freeze_release
-from report.build import BuildReport, build_site
-from report.cite import Citation
+from report.build import build_site
+from report.cite import PLACEHOLDER_SITE_URL, Citation, SiteUrlError, configured_site_url
+from report.errata import Erratum, ErrataError, append_erratum
 from report.publish import (
     PublishError, build_mkdocs, deployed_versions, export_site, make_server, mike_deploy,
 )
+from report.site_cache import BuildReport
 from report.source import Source, SourceError, load_draft, load_release
 
 
 def site_url(config: Path) -> str:
     """The site's root address from mkdocs.yml, ending in '/'."""
     try:
-        value = yaml.safe_load(config.read_text()).get("site_url") or ""
-    except (OSError, yaml.YAMLError) as error:
-        raise UsageError(f"cannot read {config}: {error}") from None
-    if not value.startswith(("http://", "https://")):
-        raise UsageError(f"{config}: site_url must be an http(s) address, found {value!r}")
-    return value if value.endswith("/") else value + "/"
+        return configured_site_url(config)
+    except SiteUrlError as error:
+        raise UsageError(str(error)) from None
+
+
+def run_suite(results_dir: Path, run_id: str) -> str:
+    """The suite a run measured ('' when its run.json does not say or is missing)."""
+    root = layout.run_dir(results_dir, run_id)
+    info = layout.read_run_info(root) if layout.is_run(root) else {}
+    return str((info.get("request") or {}).get("suite") or info.get("suite") or "")
+
+
+def publish_labels(args: argparse.Namespace, runs: list[str]) -> dict[str, bool]:
+    """The labels of a new release; refuses a placeholder address unless --local, and a
+    quick-suite run unless --preview."""
+    url = site_url(Path(args.config))
+    if url == PLACEHOLDER_SITE_URL and not args.local:
+        raise UsageError(f"{args.config}: site_url is still the placeholder {url}; set it to "
+                         "the address the site is published at, or pass --local to publish "
+                         "a release labelled local")
+    quick = [r for r in runs if run_suite(Path(args.results_dir), r) == "quick"]
+    if quick and not args.preview:
+        raise UsageError(f"run {quick[0]} measured the quick suite, a preview that is not "
+                         "citable; publish a standard or full run, or pass --preview to "
+                         "publish it labelled not citable")
+    return {"local": bool(args.local), "preview": bool(args.preview)}
 
 
 def resolve_runs(results_dir: Path, runs: list[str]) -> list[str]:
@@ -55,8 +78,10 @@ def pick_source(results_dir: Path, release: str | None, runs: list[str]) -> Sour
 
 
 def _describe(report: BuildReport, out: Path, source: Source) -> None:
+    how = ("nothing changed since the cached build" if report.cached else
+           f"{report.svgs_rendered} charts rendered, {report.svgs_reused} reused")
     print(f"built {source.name} into {out}/: {len(report.written)} written, "
-          f"{len(report.unchanged)} unchanged, {len(report.removed)} removed")
+          f"{len(report.unchanged)} unchanged, {len(report.removed)} removed ({how})")
 
 
 def build_command(args: argparse.Namespace) -> int:
@@ -64,7 +89,7 @@ def build_command(args: argparse.Namespace) -> int:
     source = pick_source(Path(args.results_dir), args.release, args.run)
     out = Path(args.out)
     report = build_site(source, out, Path(args.templates), site_url(Path(args.config)),
-                        Path(args.results_dir))
+                        Path(args.results_dir), Path(args.cache_dir))
     _describe(report, out, source)
     return 0
 
@@ -73,7 +98,7 @@ def _deploy(args: argparse.Namespace, name: str) -> None:
     source = pick_source(Path(args.results_dir), name, [])
     out = Path(args.out)
     _describe(build_site(source, out, Path(args.templates), site_url(Path(args.config)),
-                         Path(args.results_dir)), out, source)
+                         Path(args.results_dir), Path(args.cache_dir)), out, source)
     try:
         mike_deploy(Path(args.config), Path(args.pages_repo), name, f"{name} ({source.date})")
     except PublishError as error:
@@ -90,10 +115,11 @@ def publish_command(args: argparse.Namespace) -> int:
         raise UsageError(f"invalid --date {date!r}; expected YYYY-MM-DD") from None
     results_dir = Path(args.results_dir)
     runs = resolve_runs(results_dir, args.run)
-    cff = Citation(args.release, date, site_url(Path(args.config))).cff()
+    labels = publish_labels(args, runs)
+    cff = Citation(args.release, date, site_url(Path(args.config)), **labels).cff()
     try:
         path = freeze_release(results_dir, args.release, runs, date,
-                              args.title or f"dlbench release {args.release}", cff)
+                              args.title or f"dlbench release {args.release}", cff, labels)
     except ReleaseError as error:
         raise UsageError(str(error)) from None
     print(f"froze {len(runs)} run(s) into {path}")
@@ -112,6 +138,20 @@ def deploy_command(args: argparse.Namespace) -> int:
         raise UsageError(f"no release in {args.results_dir}/releases: `dlbench publish` one")
     for name in names:
         _deploy(args, name)
+    return 0
+
+
+def erratum_command(args: argparse.Namespace) -> int:
+    """`dlbench erratum RELEASE --title ... --wrong ... --correction ...`: append one erratum."""
+    date = args.date or datetime.datetime.now(datetime.UTC).date().isoformat()
+    erratum = Erratum(date, args.title.strip(), args.wrong.strip(), args.correction.strip(),
+                      args.superseded_by.strip())
+    try:
+        path = append_erratum(Path(args.results_dir), args.release, erratum)
+    except ErrataError as error:
+        raise UsageError(str(error)) from None
+    print(f"appended an erratum to {path}; rebuild and deploy the release "
+          f"(`dlbench deploy {args.release}`) to show it, and commit the file")
     return 0
 
 

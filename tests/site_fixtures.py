@@ -9,6 +9,7 @@ import yaml
 
 from report.build import build_site
 from report.cite import Citation
+from report.errata import Erratum, append_erratum
 from report.publish import mike_deploy
 from dlbench.releases import freeze_release
 from report.source import load_release
@@ -21,6 +22,8 @@ RUN_B = "20261201T110000Z-fixture"  # precision
 SITE_URL = "https://dlbench.example.org/"
 #: Two releases: the second adds a run, as a real project would publish them.
 RELEASES = (("2026.11", [RUN_A], "2026-11-30"), ("2026.12", [RUN_A, RUN_B], "2026-12-01"))
+FIXTURE_ERRATUM = Erratum("2026-12-01", "fixture erratum", "the fixture's numbers are made up",
+                          "none needed: they only test the site")
 
 
 def golden_results(tmp: Path) -> Path:
@@ -35,6 +38,7 @@ def site_config(tmp: Path, docs_dir: Path, site_url: str = SITE_URL) -> Path:
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
     config["site_url"] = site_url
     config["hooks"] = [str(ROOT / hook) for hook in config.get("hooks", [])]
+    config["theme"]["custom_dir"] = str(ROOT / config["theme"]["custom_dir"])
     config["docs_dir"] = str(docs_dir)
     config["site_dir"] = str(tmp / "site")
     path = tmp / "mkdocs.yml"
@@ -57,6 +61,8 @@ def publish_golden(tmp: Path, site_url: str = SITE_URL) -> Path:
     pages = tmp / "pages"
     for name, runs, date in RELEASES:
         freeze(results, name, runs, date, site_url)
+        if name == RELEASES[0][0]:  # the older release carries an erratum
+            append_erratum(results, name, FIXTURE_ERRATUM)
         build_site(load_release(results, name), docs, TEMPLATES, site_url, results)
         mike_deploy(config, pages, name, f"{name} ({date})")
     return pages

@@ -218,3 +218,20 @@ def test_search_runs_from_the_site_itself(page, site: str) -> None:
     page.keyboard.type("fairness")
     page.wait_for_selector(".md-search-result__item", timeout=20000)
     assert page.locator(".md-search-result__item").count() > 0
+
+
+def test_a_release_with_errata_shows_its_banner_on_every_page(page, site: str) -> None:
+    from playwright.sync_api import expect
+
+    for path in ("", "experiments/training/", "cite/"):
+        page.goto(f"{site}2026.11/{path}")
+        banner = page.locator(".md-banner .dlbench-errata")
+        expect(banner).to_be_visible()
+        assert "Errata for release 2026.11" in banner.inner_text()
+        assert "fixture erratum" in banner.inner_text()
+    banner.locator("a", has_text="What is wrong").click()
+    page.wait_for_url("**/2026.11/errata/")
+    assert "the fixture's numbers are made up" in page.locator("article").inner_text()
+    page.goto(f"{site}2026.12/")
+    page.wait_for_load_state("networkidle")
+    assert page.locator(".dlbench-errata").count() == 0

@@ -45,6 +45,49 @@ def test_same_results_give_byte_identical_pages(tmp_path: Path) -> None:
     assert a == b
 
 
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
+            if p.is_file()}
+
+
+def test_a_rebuild_reuses_the_cache_until_data_or_templates_change(tmp_path: Path) -> None:
+    import shutil
+
+    from dlbench.tables import read_table, write_table
+
+    results = golden_results(tmp_path)
+    out, cache = tmp_path / "site_src", tmp_path / "cache"
+    first = build_site(load_draft(results, [RUN_A, RUN_B]), out, TEMPLATES, SITE_URL,
+                       cache_dir=cache)
+    assert not first.cached and first.svgs_rendered > 0 and first.svgs_reused == 0
+    pages = _tree(out)
+    again = build_site(load_draft(results, [RUN_A, RUN_B]), out, TEMPLATES, SITE_URL,
+                       cache_dir=cache)
+    assert again.cached and not again.written and not again.removed
+    assert again.svgs_rendered == 0 and _tree(out) == pages
+    build_site(load_draft(results, [RUN_A, RUN_B]), tmp_path / "plain", TEMPLATES, SITE_URL)
+    assert _tree(tmp_path / "plain") == pages  # the cache gives what a build without it gives
+
+    stem = results / "runs" / RUN_B / "observations"
+    frame = read_table(stem.with_suffix(".parquet"), "observations")
+    frame["value"] = frame["value"] * 1.5
+    write_table(frame.drop(columns=["schema_version"]), stem, "observations")
+    changed = build_site(load_draft(results, [RUN_A, RUN_B]), out, TEMPLATES, SITE_URL,
+                         cache_dir=cache)
+    assert not changed.cached and "experiments/precision.md" in changed.written
+    assert "experiments/training.md" not in changed.written
+    assert changed.svgs_rendered > 0 and changed.svgs_reused > 0  # training's charts reused
+
+    templates = tmp_path / "templates"
+    shutil.copytree(TEMPLATES, templates)
+    with (templates / "cite.md.j2").open("a") as template:
+        template.write("\nA changed template.\n")
+    edited = build_site(load_draft(results, [RUN_A, RUN_B]), out, templates, SITE_URL,
+                        cache_dir=cache)
+    assert not edited.cached and edited.written == ("cite.md",)
+    assert edited.svgs_rendered == 0
+
+
 def test_adding_a_run_changes_only_what_depends_on_it(tmp_path: Path) -> None:
     out = tmp_path / "site_src"
     build_site(load_draft(GOLDEN, [RUN_A]), out, TEMPLATES, SITE_URL)
@@ -67,6 +110,17 @@ def test_every_chart_is_labelled_with_unit_and_direction(files: dict[str, bytes]
         assert any(re.search(r"\(.+, (lower|higher) is better\)", t) for t in titles), titles
         assert "lower is better" in str(spec["title"]) or "higher is better" in str(
             spec["title"])
+
+
+def test_every_chart_is_a_valid_vega_lite_spec(files: dict[str, bytes]) -> None:
+    from altair.utils.schemapi import validate_jsonschema
+    from altair.vegalite.v6.schema.core import load_schema
+
+    schema = load_schema()
+    specs = [s for path, data in files.items() if path.endswith(".md") for s in _specs(data)]
+    assert len(specs) >= 10
+    for spec in specs:  # the build skips altair's validation, for speed; this is it
+        validate_jsonschema(spec, schema, raise_error=True)
 
 
 def test_every_chart_has_a_static_svg_without_external_urls(files: dict[str, bytes]) -> None:

@@ -13,7 +13,9 @@ from dlbench.cli import main
 from dlbench.releases import ReleaseError, freeze_release
 from dlbench.releases import release_names
 from report.source import SourceError, load_release
-from tests.site_fixtures import ROOT, RUN_A, RUN_B, freeze, golden_results
+from tests.site_fixtures import (
+    ROOT, RUN_A, RUN_B, SITE_URL, freeze, golden_results, site_config,
+)
 
 SCHEMA = Path(__file__).parent / "data" / "cff-1.2.0.schema.json"
 
@@ -58,7 +60,7 @@ def test_publish_command_refuses_bad_input_with_one_line(tmp_path: Path,
     results = golden_results(tmp_path)
     base = ["--results-dir", str(results), "--config", str(ROOT / "mkdocs.yml"),
             "--out", str(tmp_path / "site_src")]
-    pages = ["--pages-repo", str(tmp_path / "pages")]
+    pages = ["--pages-repo", str(tmp_path / "pages"), "--local"]
     for argv, message in (
         (["publish", "bad/name", "--run", RUN_A, *pages], "invalid release name"),
         (["publish", "2026.12", "--run", "nope", *pages], "unknown run 'nope'"),
@@ -119,7 +121,8 @@ def test_build_command_takes_the_newest_run_as_latest(tmp_path: Path) -> None:
     results = golden_results(tmp_path)
     out = tmp_path / "site_src"
     argv = ["build", "--run", "latest", "--results-dir", str(results), "--out", str(out),
-            "--config", str(ROOT / "mkdocs.yml"), "--templates", str(ROOT / "templates")]
+            "--config", str(ROOT / "mkdocs.yml"), "--templates", str(ROOT / "templates"),
+            "--cache-dir", str(tmp_path / "cache")]
     assert main(argv) == 0
     assert sorted(p.name for p in (out / "experiments").iterdir()) == ["precision.md"]
     assert RUN_B in (out / "environment.md").read_text()
@@ -151,3 +154,68 @@ def test_before_the_first_release_serve_shows_the_draft(tmp_path: Path) -> None:
         server.terminate()
         server.wait(timeout=10)
         server.stdout.close()
+
+
+def _publish(tmp_path: Path, results: Path, *extra: str,
+             site_url: str = SITE_URL) -> list[str]:
+    docs = tmp_path / "site_src"
+    config = site_config(tmp_path, docs, site_url)
+    return ["publish", "2026.12", "--run", RUN_A, "--results-dir", str(results),
+            "--config", str(config), "--out", str(docs), "--templates", str(ROOT / "templates"),
+            "--pages-repo", str(tmp_path / "pages"), "--cache-dir", str(tmp_path / "cache"),
+            *extra]
+
+
+def _as_quick_run(results: Path) -> None:
+    path = results / "runs" / RUN_A / "run.json"
+    info = json.loads(path.read_text())
+    path.write_text(json.dumps(info | {"request": {"suite": "quick"}}))
+
+
+def test_publish_refuses_the_placeholder_address_and_a_quick_run_in_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    results = golden_results(tmp_path)
+    assert main(_publish(tmp_path, results)) == 2
+    error = capsys.readouterr().err
+    assert "site_url is still the placeholder https://dlbench.example.org/" in error
+    assert "--local" in error and error.count("\n") == 1
+    _as_quick_run(results)
+    assert main(_publish(tmp_path, results, "--local")) == 2
+    error = capsys.readouterr().err
+    assert f"run {RUN_A} measured the quick suite" in error and "--preview" in error
+    assert error.count("\n") == 1
+    assert not (results / "releases").exists() and not (tmp_path / "pages").exists()
+
+
+def test_a_local_preview_release_says_so_in_every_citation(tmp_path: Path) -> None:
+    results = golden_results(tmp_path)
+    _as_quick_run(results)
+    assert main(_publish(tmp_path, results, "--local", "--preview")) == 0
+    root = results / "releases" / "2026.12"
+    meta = json.loads((root / "release.json").read_text())
+    assert meta["local"] is True and meta["preview"] is True
+    document = _validate_cff(root / "CITATION.cff")
+    assert "not citable" in document["message"] and "local release" in document["message"]
+    cite = (tmp_path / "site_src" / "cite.md").read_text()
+    assert '!!! warning "Not citable: a preview"' in cite
+    assert "a local release, not published at a permanent address" in cite  # BibTeX, APA too
+    assert cite.count("not citable") >= 3
+
+
+def test_publish_freezes_the_configured_address_into_the_citation(tmp_path: Path) -> None:
+    results = golden_results(tmp_path)
+    assert main(_publish(tmp_path, results, site_url="https://bench.example.com/dl/")) == 0
+    root = results / "releases" / "2026.12"
+    document = _validate_cff(root / "CITATION.cff")
+    assert document["url"] == "https://bench.example.com/dl/2026.12/"
+    assert document["message"].startswith("If you use these measurements")
+    assert "local" not in json.loads((root / "release.json").read_text())
+    cite = (tmp_path / "site_src" / "cite.md").read_text()
+    assert "<https://bench.example.com/dl/2026.12/>" in cite and "!!! warning" not in cite
+
+
+def test_the_root_citation_names_the_configured_address() -> None:
+    from report.cite import configured_site_url
+
+    document = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert document["url"] == configured_site_url(ROOT / "mkdocs.yml")

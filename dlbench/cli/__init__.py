@@ -55,12 +55,14 @@ def _site(name: str) -> Callable[[argparse.Namespace], int]:
 
 
 def _add_site_commands(commands: argparse._SubParsersAction) -> None:
-    """build, publish, deploy, export and serve: the comparison site (report/)."""
+    """build, publish, deploy, erratum, export and serve: the comparison site (report/)."""
     def site_options(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--results-dir", default="results", help="where results/ lives")
         parser.add_argument("--out", default="site_src", help="generated Markdown goes here")
         parser.add_argument("--templates", default="templates", help="page templates")
         parser.add_argument("--config", default="mkdocs.yml", help="the mkdocs config")
+        parser.add_argument("--cache-dir", default="build/cache",
+                            help="charts and pages of earlier builds, reused when unchanged")
 
     def pages_option(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--pages-repo", default="build/pages",
@@ -80,6 +82,11 @@ def _add_site_commands(commands: argparse._SubParsersAction) -> None:
                          help="a run to include ('latest' works; repeatable)")
     publish.add_argument("--title", default="", help="a title for the release")
     publish.add_argument("--date", default="", help="release date YYYY-MM-DD (default today)")
+    publish.add_argument("--local", action="store_true",
+                         help="a release served on this machine only: allowed while site_url "
+                         "is the placeholder, and its citation says it is local")
+    publish.add_argument("--preview", action="store_true",
+                         help="allow a quick-suite run: the release is labelled not citable")
     site_options(publish)
     pages_option(publish)
     publish.set_defaults(handler=_site("publish"))
@@ -89,6 +96,18 @@ def _add_site_commands(commands: argparse._SubParsersAction) -> None:
     site_options(deploy)
     pages_option(deploy)
     deploy.set_defaults(handler=_site("deploy"))
+
+    erratum = commands.add_parser(
+        "erratum", help="append what is known to be wrong with a release to its errata")
+    erratum.add_argument("release", metavar="RELEASE", help="a published release, e.g. 2026.12")
+    erratum.add_argument("--title", required=True, help="the problem in a few words")
+    erratum.add_argument("--wrong", required=True, help="what is wrong with its numbers")
+    erratum.add_argument("--correction", required=True, help="how it is corrected, and where")
+    erratum.add_argument("--superseded-by", default="", metavar="RELEASE",
+                         help="the published release that supersedes this one")
+    erratum.add_argument("--date", default="", help="when it was found, YYYY-MM-DD (today)")
+    erratum.add_argument("--results-dir", default="results", help="where results/ lives")
+    erratum.set_defaults(handler=_site("erratum"))
 
     export = commands.add_parser("export", help="write the versioned site as plain files")
     export.add_argument("dir", metavar="DIR")

@@ -1,0 +1,48 @@
+"""The newcomer path: `make test` sets up what the tests need, or says the one command to run."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+
+pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+
+
+def _make(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["make", "-s", "--no-print-directory", "-C", str(ROOT), *args],
+                          capture_output=True, text=True, check=False, timeout=60)
+
+
+def test_test_target_sets_up_the_browser_first() -> None:
+    plan = _make("-n", "-o", ".venv/.installed", "test")  # the environment taken as made
+    lines = plan.stdout.splitlines()
+    setup = next(i for i, line in enumerate(lines) if "command -v" in line)
+    tests = next(i for i, line in enumerate(lines) if "-m pytest" in line)
+    assert setup < tests
+
+
+def test_a_missing_chromium_without_root_names_the_command_and_fails() -> None:
+    done = _make("test-deps", "CHROMIUM=no-such-chromium-here", "USER_ID=1000")
+    assert done.returncode != 0
+    ours = [line for line in done.stderr.splitlines() if not line.startswith("make:")]
+    assert ours == ["make test needs Chromium for the browser tests: run "
+                    "'sudo apt-get install -y chromium', then 'make test' again"]
+    assert not done.stdout
+
+
+def test_an_installed_chromium_needs_nothing() -> None:
+    done = _make("test-deps", "CHROMIUM=sh", "USER_ID=1000")
+    assert done.returncode == 0 and not done.stdout and not done.stderr
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    script = (ROOT / ".ci" / "run").read_text()
+    commands = [line for line in script.splitlines()
+                if line.strip() and not line.startswith(("#", "set ", "cd "))]
+    assert commands == ["make test"]
+    assert "make test" in (ROOT / "README.md").read_text()
