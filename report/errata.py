@@ -21,7 +21,8 @@ from pathlib import Path
 import yaml
 
 from dlbench.atomic import atomic_write_bytes
-from dlbench.releases import ERRATA, RELEASES, release_names
+from dlbench.layout import release_dir, release_names
+from dlbench.releases import ERRATA
 from dlbench.tables import ResultsFileError
 
 HEADER = (
@@ -98,7 +99,7 @@ def superseded_by(errata: tuple[Erratum, ...]) -> str:
 
 def append_erratum(results_dir: Path, release: str, erratum: Erratum) -> Path:
     """Add `erratum` at the end of the release's errata file; earlier entries stay byte for byte."""
-    root = results_dir / RELEASES / release
+    root = release_dir(results_dir, release)
     known = release_names(results_dir)
     if release not in known:
         raise ErrataError(f"unknown release {release!r}; releases: {', '.join(known) or 'none'}")

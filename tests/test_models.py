@@ -105,7 +105,7 @@ def test_peak_probe_measures_fp32_matmul_and_says_how():
 def test_list_shows_each_workloads_profiles_parameters_and_flops():
     from rich.console import Console
 
-    from runner.listing import workload_table
+    from dlbench.cli.listing import workload_table
 
     console = Console(width=200, record=True)
     console.print(workload_table())

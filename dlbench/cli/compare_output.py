@@ -66,8 +66,8 @@ def _metric_lines(report: ComparisonReport, show_all: bool) -> list[str]:
         lines.append(f"{hidden} rows without a significant change not shown (--all shows them)")
     elif show_all and len(rows):
         lines.append("n.s.: no significant difference")
-    lines.append("a change is named when it exceeds 5% and is significant after Holm's "
-                 "correction over these comparisons")
+    lines.append("a change is named when it exceeds 5% and is significant after")
+    lines.append("Holm's correction over these comparisons")
     return lines
 
 
