@@ -10,10 +10,7 @@ import pytest
 from dlbench.metrics import Direction
 from dlbench.stats import (
     Outcome,
-    RepeatReason,
     compare_samples,
-    needs_more_repeats,
-    repeat_decision,
     summarize,
 )
 
@@ -96,24 +93,3 @@ def test_zero_median_of_b_gives_no_ratio_and_no_verdict():
     assert math.isnan(comparison.ratio)
     assert comparison.outcome is Outcome.NO_SIGNIFICANT_DIFFERENCE
     assert "zero" in comparison.note
-
-
-def test_repeats_stop_when_the_interval_is_tight():
-    decision = repeat_decision([1.0, 1.01, 0.99, 1.0, 1.02], 0.05, max_repeats=10)
-    assert not decision.more
-    assert decision.reason is RepeatReason.TARGET_REACHED
-    assert decision.relative_half_width <= 0.05
-
-
-def test_repeats_go_on_while_wide_and_stop_at_the_cap():
-    noisy = [1.0, 2.0, 0.5, 1.0, 3.0]
-    assert needs_more_repeats(noisy, 0.05, max_repeats=10)
-    assert repeat_decision(noisy, 0.05, 10).reason is RepeatReason.INTERVAL_TOO_WIDE
-    capped = repeat_decision(noisy, 0.05, max_repeats=5)
-    assert not capped.more and capped.reason is RepeatReason.CAP_REACHED
-
-
-def test_too_few_repeats_always_asks_for_more():
-    decision = repeat_decision([1.0, 1.0], 0.5, max_repeats=10, min_repeats=3)
-    assert decision.more and decision.reason is RepeatReason.BELOW_MINIMUM
-    assert not needs_more_repeats([1.0, 1.0, 1.0], 0.5, max_repeats=10, min_repeats=3)
