@@ -15,7 +15,7 @@ from runner.outcome import CellOutcome, Fairness
 def measure_training(cell: Cell, trainer: Trainer, fairness: Fairness) -> CellOutcome:
     """Train once from the shared initial weights, recording every epoch."""
     observations = train_once(cell, trainer, int(cell.spec.params["epochs"]))
-    return cell.outcome(observations, fairness)
+    return cell.outcome(observations, fairness, cell.workload_details())
 
 
 def training_fairness(cell: Cell, *, timer_includes: str, compile_mode: str,
