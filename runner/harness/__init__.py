@@ -50,7 +50,8 @@ class Cell:
     def workload_details(self) -> dict:
         """What the report needs of the cell's workload: its forward FLOPs per sample at the
         size it runs on this device (the regime of the cell's verdicts rests on it)."""
-        return {"flops_per_sample": flops_per_sample(self.spec.workload, self.spec.device)}
+        return {"flops_per_sample": flops_per_sample(self.spec.workload, self.spec.device,
+                                                     self.data.profile)}
 
 
 def configured_adapter(spec: CellSpec) -> tuple[Adapter, dict[str, str]]:
