@@ -15,7 +15,7 @@ from runner.datasets import Dataset, load_dataset, synthetic_images, synthetic_t
 from runner.models import definitions as models
 from runner.models.definitions import ModelDefinition
 from runner.models.flops import dense_flops, forward_flops, same_conv_pool_flops
-from runner.models.weights import parameter_count
+from runner.models.weights import Weights, initial_weights, parameter_count
 
 
 @dataclass(frozen=True)
@@ -154,13 +154,28 @@ def get_workload(name: str) -> Workload:
 
 
 def load_workload_data(workload: Workload, data_dir: str = "", *, size: str = "",
-                       device: str = "cpu") -> Dataset:
+                       device: str = "cpu", profile: str = "") -> Dataset:
     """The dataset a workload trains on (size selects the synthetic data's sample count; a
-    runner.models workload's data takes the input size of the device's profile)."""
+    runner.models workload's data takes the input size of the device's profile, or of
+    `profile`, whose tiny size trains on 256 samples)."""
     if workload.profiles:
-        return profile_data(workload, device_profile(workload, device), data_dir,
-                            train=8192 if size == "large" else 2048)
+        train = 8192 if size == "large" else 256 if profile == "tiny" else 2048
+        return profile_data(workload, device_profile(workload, device, profile), data_dir, train)
     return load_dataset(workload.dataset, data_dir=data_dir, size=size)
+
+
+@dataclass(frozen=True)
+class ModelStart:
+    """The initial state of a runner.models workload: its definition at one size profile and
+    the shared initial weights (what the adapters' builders take in place of `layers`)."""
+
+    definition: ModelDefinition
+    weights: Weights
+
+
+def model_start(workload: Workload, profile: SizeProfile) -> ModelStart:
+    """The model at `profile` with the weights parity checks (initial_weights, the seed)."""
+    return ModelStart(profile.definition, initial_weights(profile.definition, workload.seed))
 
 
 def size_profile(workload: Workload, name: str) -> SizeProfile:
@@ -172,9 +187,10 @@ def size_profile(workload: Workload, name: str) -> SizeProfile:
     raise ValueError(f"workload {workload.name!r} has no size profile {name!r}; valid: {valid}")
 
 
-def device_profile(workload: Workload, device: str) -> SizeProfile:
-    """The size profile a device runs: gpu on cuda, cpu otherwise."""
-    return size_profile(workload, "gpu" if device == "cuda" else "cpu")
+def device_profile(workload: Workload, device: str, profile: str = "") -> SizeProfile:
+    """The size profile a device runs: gpu on cuda, cpu otherwise (`profile` names another,
+    e.g. tiny in tests)."""
+    return size_profile(workload, profile or ("gpu" if device == "cuda" else "cpu"))
 
 
 def profile_data(workload: Workload, profile: SizeProfile, data_dir: str = "",
@@ -199,12 +215,12 @@ DATASET_SHAPES = {"digits": (8, 8, 1), "synthetic-images": (32, 32, 3), "mnist":
                   "cifar10": (32, 32, 3)}
 
 
-def flops_per_sample(name: str, device: str = "cpu") -> int:
+def flops_per_sample(name: str, device: str = "cpu", profile: str = "") -> int:
     """Forward FLOPs of one sample of workload `name` at the size it runs on `device`
     (runner.models.flops: 2 x MACs of every matrix product)."""
     workload = get_workload(name)
     if workload.profiles:
-        return forward_flops(device_profile(workload, device).definition)
+        return forward_flops(device_profile(workload, device, profile).definition)
     height, width, channels = DATASET_SHAPES[workload.dataset]
     if workload.model == "mlp":
         return dense_flops([height * width * channels, *workload.hidden, 10])

@@ -13,6 +13,7 @@ from runner.frameworks import FRAMEWORKS
 from runner.harness.inference import large_batch
 from runner.outcome import Fairness
 from runner.spec import CellSpec
+from runner.workloads import flops_per_sample
 from tests.harness_fixtures import numpy_cell
 
 
@@ -74,6 +75,7 @@ def test_protocol_keeps_every_latency_and_its_percentiles_for_its_one_repeat():
     assert summary["inference_throughput"] > 0
     assert [o.metric for o in outcome.observations].count("first_call_time") == 1
     assert outcome.details["sampling"]["repeat_index"] == 2
+    assert outcome.details["flops_per_sample"] == flops_per_sample("mlp-digits", "cpu") > 0
 
 
 def test_throughput_windows_are_calibrated_to_the_minimum_window():

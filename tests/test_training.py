@@ -11,6 +11,7 @@ from dlbench.tables import read_table
 from runner.plan import RunRequest, plan_cells
 from runner.run import run_cells
 from runner.store import RunStore
+from runner.workloads import flops_per_sample
 
 pytestmark = pytest.mark.slow
 
@@ -57,6 +58,8 @@ def test_cells_carry_fairness_manifest_settings_and_code(mlp_run):
         assert (mlp_run.root / "code" / row.code_path).is_file()
         details = json.loads(row.details_json)
         assert details["sampling"]["measurements"]["epoch_time"]["samples"] == 10
+        # the regime of the report's verdicts (report.conditions) reads this key
+        assert details["flops_per_sample"] == flops_per_sample("mlp-digits", "cpu") > 0
 
 
 def test_epoch_rows_and_summaries_are_consistent(mlp_run):
@@ -90,6 +93,20 @@ def test_one_process_measures_one_repeat_its_working_memory_and_its_code(tmp_pat
                  "runner/harness/training.py", "runner/workloads.py", "runner/worker.py"):
         assert len(code[path]) == 64, path
     assert not any(path.startswith(("tests/", ".venv")) for path in code)
+
+
+def test_a_training_cell_records_the_flops_its_regime_reads(tmp_path):
+    from report.conditions import cell_fractions
+
+    store = training_run(tmp_path, ["cnn-digits"], ["pytorch"])
+    cells = read_table(store.root / "cells.parquet", "cells")
+    assert list(cells["status"]) == ["ok"], cells["reason"].tolist()
+    details = json.loads(cells["details_json"].item())
+    assert details["flops_per_sample"] == flops_per_sample("cnn-digits", "cpu") > 0
+    observations = read_table(store.root / "observations.parquet", "observations")
+    peak = {"compute_peak": {"fp32_flops": 1e12}}
+    fractions = cell_fractions(observations, cells, {"test-run": peak})
+    assert list(fractions.values()) and all(0 < f < 1 for f in fractions.values())
 
 
 def test_local_mnist_file_trains_through_data_dir(tmp_path):

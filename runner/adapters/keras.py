@@ -9,8 +9,9 @@ from collections.abc import Callable
 import numpy as np
 
 from runner.adapters import Adapter
+from runner.models.conventions import CONVENTIONS
 from runner.spec import CellSpec
-from runner.workloads import Layer, Workload
+from runner.workloads import Layer, ModelStart, Workload
 
 
 def backend_adapter(spec: CellSpec) -> Adapter | None:
@@ -60,14 +61,23 @@ def sequential_model(layers: list[Layer], input_shape: tuple[int, ...]):
     return model
 
 
+def family_model(workload: Workload, start: ModelStart, input_shape: tuple[int, ...]):
+    """The builder of the runner.models families: the definition with the shared weights."""
+    from runner.models import keras as models
+
+    return models.build(start.definition, start.weights, CONVENTIONS)
+
+
 def layered_model(workload: Workload, layers: list[Layer], input_shape: tuple[int, ...]):
     """The builder of the mlp and cnn workloads, whose weights are `layers`."""
     return sequential_model(layers, input_shape)
 
 
 #: Workload model kind -> builder(workload, layers, input_shape): the same signature in every
-#: adapter. New architectures (runner/models/<framework>.py) plug in here.
-BUILDERS: dict[str, Callable] = {"mlp": layered_model, "cnn": layered_model}
+#: adapter (a runner.models family takes its ModelStart in place of layers).
+BUILDERS: dict[str, Callable] = {
+    "mlp": layered_model, "cnn": layered_model,
+    "resnet": family_model, "transformer": family_model, "lstm": family_model}
 
 
 def compile_model(model, workload: Workload, **options) -> None:

@@ -11,8 +11,9 @@ import torch
 from torch import nn
 
 from runner.adapters import Adapter, cache_files, fresh_cache_dir
+from runner.models.conventions import CONVENTIONS
 from runner.spec import CellSpec
-from runner.workloads import Layer, Workload
+from runner.workloads import Layer, ModelStart, Workload
 
 
 def configure_torch(spec: CellSpec) -> dict[str, str]:
@@ -76,9 +77,19 @@ def layered_model(workload: Workload, layers: list[Layer],
     return sequential_model(layers)
 
 
+def family_model(workload: Workload, start: ModelStart,
+                 input_shape: tuple[int, ...]) -> nn.Module:
+    """The builder of the runner.models families: the definition with the shared weights."""
+    from runner.models import pytorch as models
+
+    return models.build(start.definition, start.weights, CONVENTIONS)
+
+
 #: Workload model kind -> builder(workload, layers, input_shape): the same signature in every
-#: adapter. New architectures (runner/models/<framework>.py) plug in here.
-BUILDERS: dict[str, Callable[..., nn.Module]] = {"mlp": layered_model, "cnn": layered_model}
+#: adapter (a runner.models family takes its ModelStart in place of layers).
+BUILDERS: dict[str, Callable[..., nn.Module]] = {
+    "mlp": layered_model, "cnn": layered_model,
+    "resnet": family_model, "transformer": family_model, "lstm": family_model}
 
 
 def to_tensor(x: np.ndarray, device: torch.device) -> torch.Tensor:

@@ -10,8 +10,9 @@ import numpy as np
 import tensorflow as tf
 
 from runner.adapters import Adapter
+from runner.models.conventions import CONVENTIONS
 from runner.spec import CellSpec
-from runner.workloads import Layer, Workload
+from runner.workloads import Layer, ModelStart, Workload
 
 
 def configure_tensorflow(spec: CellSpec) -> dict[str, str]:
@@ -46,7 +47,7 @@ class TfModel(tf.Module):
         self.biases = [tf.Variable(layer.bias) for layer in layers]
         self.compute_dtype = compute_dtype
 
-    def __call__(self, x: tf.Tensor) -> tf.Tensor:
+    def __call__(self, x: tf.Tensor, training: bool = False) -> tf.Tensor:
         last = len(self.kinds) - 1
         dtype = self.compute_dtype
         x = tf.cast(x, dtype)  # tf.cast to the same dtype is the identity: fp32 is untouched
@@ -70,10 +71,28 @@ def layered_model(workload: Workload, layers: list[Layer], input_shape: tuple[in
     return TfModel(layers, compute_dtype)
 
 
+def family_model(workload: Workload, start: ModelStart, input_shape: tuple[int, ...],
+                 compute_dtype: tf.DType = tf.float32) -> tf.Module:
+    """The builder of the runner.models families: the definition with the shared weights
+    (float32 only)."""
+    from runner.models import tensorflow as models
+
+    if compute_dtype != tf.float32:
+        raise ValueError(f"{workload.name} is built in float32 only, not {compute_dtype.name}")
+    return models.build(start.definition, start.weights, CONVENTIONS)
+
+
 #: Workload model kind -> builder(workload, layers, input_shape, compute_dtype): the same
-#: signature in every adapter (plus the compute dtype of mixed precision). New
-#: architectures (runner/models/<framework>.py) plug in here.
-BUILDERS: dict[str, Callable[..., tf.Module]] = {"mlp": layered_model, "cnn": layered_model}
+#: signature in every adapter (plus the compute dtype of mixed precision; a runner.models
+#: family takes its ModelStart in place of layers).
+BUILDERS: dict[str, Callable[..., tf.Module]] = {
+    "mlp": layered_model, "cnn": layered_model,
+    "resnet": family_model, "transformer": family_model, "lstm": family_model}
+
+
+def input_dtype(workload: Workload) -> tf.DType:
+    """What the workload's model takes: int32 token ids or float32 images/features."""
+    return tf.int32 if workload.dataset == "synthetic-tokens" else tf.float32
 
 
 def mean_cross_entropy(logits: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
@@ -143,7 +162,7 @@ class TfTrainer:
         self.device = adapter.device
         self.batch_size = adapter.spec.batch_size
         self.learning_rate, self.momentum = workload.learning_rate, workload.momentum
-        self.signature = [tf.TensorSpec([None, *input_shape], tf.float32),
+        self.signature = [tf.TensorSpec([None, *input_shape], input_dtype(workload)),
                           tf.TensorSpec([None], tf.int64)]
 
     def reset(self, layers: list[Layer]) -> None:
@@ -155,10 +174,11 @@ class TfTrainer:
 
     def _train_step(self, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
         with tf.GradientTape() as tape:
-            loss = mean_cross_entropy(self.model(x), y)
+            loss = mean_cross_entropy(self.model(x, training=True), y)
         variables = self.model.trainable_variables
         for variable, velocity, grad in zip(variables, self.velocities,
                                             tape.gradient(loss, variables)):
+            grad = tf.convert_to_tensor(grad)  # an embedding's gradient comes as slices
             velocity.assign(self.momentum * velocity + grad)  # the same rule as torch.optim.SGD
             variable.assign_sub(self.learning_rate * velocity)
         return loss

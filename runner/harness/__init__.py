@@ -17,6 +17,7 @@ from runner.harness.sampling import Sampler
 from runner.measure import process_memory_kib
 from runner.outcome import CellOutcome, Fairness, Observation
 from runner.spec import CellSpec
+from runner.workloads import flops_per_sample
 
 
 class CellSkipped(Exception):
@@ -45,6 +46,12 @@ class Cell:
         extra = [self.observe("import_footprint", self.footprint_mib)]
         return CellOutcome(status, [*observations, *extra], fairness, reason=reason,
                            details=(details or {}) | self.sampler.details())
+
+    def workload_details(self) -> dict:
+        """What the report needs of the cell's workload: its forward FLOPs per sample at the
+        size it runs on this device (the regime of the cell's verdicts rests on it)."""
+        return {"flops_per_sample": flops_per_sample(self.spec.workload, self.spec.device,
+                                                     self.data.profile)}
 
 
 def configured_adapter(spec: CellSpec) -> tuple[Adapter, dict[str, str]]:

@@ -8,8 +8,9 @@ import numpy as np
 
 from runner.datasets import Dataset
 from runner.spec import CellSpec
-from runner.workloads import Layer, Workload, get_workload, initial_layers
-from runner.workloads import load_workload_data, model_input
+from runner.workloads import (Layer, ModelStart, SizeProfile, Workload, device_profile,
+                              get_workload, initial_layers, load_workload_data, model_input,
+                              model_start, size_profile)
 
 
 @dataclass(frozen=True)
@@ -25,14 +26,26 @@ class CellData:
     def input_shape(self) -> tuple[int, ...]:
         return tuple(self.x_train.shape[1:])
 
-    def initial_layers(self) -> list[Layer]:
-        """The shared initial weights of the workload's model."""
+    profile: str = ""  # the size profile of a runner.models workload ("" for mlp/cnn)
+
+    def initial_layers(self) -> list[Layer] | ModelStart:
+        """The shared initial weights of the workload's model (a runner.models workload's
+        definition and weights at the cell's size profile)."""
+        if self.workload.profiles:
+            return model_start(self.workload, self.model_profile())
         return initial_layers(self.workload, self.dataset)
+
+    def model_profile(self) -> SizeProfile:
+        """The size profile of a runner.models workload."""
+        return size_profile(self.workload, self.profile)
 
 
 def cell_data(spec: CellSpec) -> CellData:
     """Load the workload's dataset and shape it for its model."""
     workload = get_workload(spec.workload)
-    dataset = load_workload_data(workload, spec.data_dir, size=spec.params.get("data_size", ""))
+    profile = str(spec.params.get("profile", ""))
+    dataset = load_workload_data(workload, spec.data_dir, size=spec.params.get("data_size", ""),
+                                 device=spec.device, profile=profile)
+    profile = device_profile(workload, spec.device, profile).name if workload.profiles else ""
     return CellData(workload, dataset, model_input(workload, dataset.x_train),
-                    model_input(workload, dataset.x_test))
+                    model_input(workload, dataset.x_test), profile)

@@ -23,7 +23,7 @@ def measure_inference(cell: Cell, predictor: Predictor, fairness: Fairness) -> C
     observations += latency_summary(cell, latencies_ms(cell, predictor, x, plan))
     observations.append(cell.observe("inference_throughput",
                                       throughput(cell, predictor, x, plan)))
-    return cell.outcome(observations, fairness)
+    return cell.outcome(observations, fairness, cell.workload_details())
 
 
 def inference_fairness(cell: Cell, *, timer_includes: str, compile_mode: str,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from runner.adapters.tensorflow import TfAdapter, TfModel
+from runner.adapters.tensorflow import TfAdapter, TfModel, input_dtype
 from runner.experiments.inference.protocol import inference_fairness, measure_inference
 from runner.harness import open_cell
 from runner.outcome import CellOutcome
@@ -16,9 +16,9 @@ class TfPredictor:
     """The workload's model; `graph` traces its call once with tf.function (any batch size)."""
 
     def __init__(self, adapter: TfAdapter, model: TfModel, input_shape: tuple[int, ...],
-                 graph: bool) -> None:
+                 graph: bool, dtype: tf.DType = tf.float32) -> None:
         self.adapter, self.device = adapter, adapter.device
-        signature = [tf.TensorSpec([None, *input_shape], tf.float32)]
+        signature = [tf.TensorSpec([None, *input_shape], dtype)]
         self.forward = tf.function(model.__call__, input_signature=signature) if graph else model
 
     def prepare(self, x: np.ndarray) -> tf.Tensor:
@@ -42,5 +42,6 @@ def run(spec: CellSpec) -> CellOutcome:
                      if graph else "eager",
         data_pipeline="inputs converted to device tensors before timing",
     )
-    predictor = TfPredictor(cell.adapter, model, data.input_shape, graph)
+    predictor = TfPredictor(cell.adapter, model, data.input_shape, graph,
+                            input_dtype(data.workload))
     return measure_inference(cell, predictor, fairness)

@@ -9,7 +9,8 @@ from runner.spec import CellSpec
 #: Per suite: workloads with their epoch counts, and repeats (worker processes) per cell.
 GRID: dict[str, dict] = {
     "quick": {"epochs": {"mlp-digits": 10, "cnn-digits": 8}, "repeats": 3},
-    "standard": {"epochs": {"mlp-digits": 20, "cnn-digits": 15, "cnn-synthetic": 4},
+    "standard": {"epochs": {"mlp-digits": 20, "cnn-digits": 15, "cnn-synthetic": 4,
+                            "resnet-synthetic": 2, "transformer-tokens": 2, "lstm-tokens": 2},
                  "repeats": 5},
     "full": {"epochs": {"mlp-digits": 30, "cnn-digits": 20, "cnn-synthetic": 8},
              "repeats": 10, "data_size": "large"},
@@ -18,14 +19,17 @@ DEFAULT_EPOCHS = 10
 
 
 def plan(request: PlanRequest) -> list[CellSpec]:
-    """One cell per workload and framework, fp32, the workload's batch size."""
-    from runner.workloads import get_workload
+    """One cell per workload and framework, fp32, the workload's batch size (a runner.models
+    workload's at the device's size profile)."""
+    from runner.workloads import device_profile, get_workload
 
     grid = suite_grid(GRID, request)
     names = request.workloads or list(grid["epochs"])
     cells = []
     for name in names:
         workload = get_workload(name)
+        batch_size = (device_profile(workload, request.device).batch_size if workload.profiles
+                      else workload.batch_size)
         params = {"epochs": grid["epochs"].get(name, DEFAULT_EPOCHS)}
         if workload.dataset == "synthetic-images" and "data_size" in grid:
             params["data_size"] = grid["data_size"]
@@ -33,7 +37,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
             cells.append(CellSpec(
                 experiment="training", workload=name, framework=framework.framework,
                 backend=framework.backend, device=request.device,
-                batch_size=workload.batch_size,
+                batch_size=batch_size,
                 repeats=request.repeats or grid["repeats"], threads=request.threads,
                 timeout_s=request.timeout_s or 600.0, data_dir=request.data_dir,
                 params=params,
