@@ -18,7 +18,7 @@ import numpy as np
 from dlbench.schema import CellStatus
 from runner.datasets import synthetic_images, synthetic_tokens
 from runner.experiments.parity import model_reference as reference
-from runner.experiments.parity.protocol import TOLERANCE, parity_fairness
+from runner.experiments.parity.protocol import TOLERANCE, parity_manifest
 from runner.models.conventions import (CONVENTIONS, RUNNING_VARIANCE, Conventions,
                                        check_perturbation, fairness_note, perturbed,
                                        perturbed_weights)
@@ -169,7 +169,7 @@ def model_parity_outcome(spec: CellSpec, case: ModelCase, result: ModelResult,
 def model_parity_fairness(spec: CellSpec, case: ModelCase, *, compile_mode: str,
                           settings: dict[str, str]) -> Fairness:
     """The manifest of a model parity cell: the equalised conventions in words."""
-    base = parity_fairness(spec, compile_mode=compile_mode, settings=settings)
+    base = parity_manifest(spec, settings, compile_mode=compile_mode)
     perturbation = spec.params.get("perturbation", "")
     return replace(
         base,

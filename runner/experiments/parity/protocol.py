@@ -16,6 +16,7 @@ from runner.experiments.parity import reference
 from runner.harness import Cell
 from runner.harness.data import CellData
 from runner.outcome import CellOutcome, Fairness
+from runner.spec import CellSpec
 from runner.workloads import Layer, get_workload
 
 #: Fixed inputs for the forward comparison: the first test samples.
@@ -123,7 +124,11 @@ def parity_outcome(cell: Cell, case: ParityCase, result: FrameworkResult,
 
 def parity_fairness(cell: Cell, *, compile_mode: str) -> Fairness:
     """The manifest every parity cell carries."""
-    spec, settings = cell.spec, cell.settings
+    return parity_manifest(cell.spec, cell.settings, compile_mode=compile_mode)
+
+
+def parity_manifest(spec: CellSpec, settings: dict[str, str], *, compile_mode: str) -> Fairness:
+    """The parity manifest of `spec` under the framework `settings` it was configured with."""
     workload = get_workload(spec.workload)
     fault = spec.params.get("fault", "")
     return Fairness(
