@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,9 +14,15 @@ ROOT = Path(__file__).parent.parent
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 
 
+#: What a parent make (`make test` running this suite) passes down; a child that inherits it
+#: prints 'make[1]:' and takes the parent's flags, so each test starts make afresh.
+PARENT_MAKE_VARIABLES = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
+
+
 def _make(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in PARENT_MAKE_VARIABLES}
     return subprocess.run(["make", "-s", "--no-print-directory", "-C", str(ROOT), *args],
-                          capture_output=True, text=True, check=False, timeout=60)
+                          capture_output=True, text=True, check=False, timeout=60, env=env)
 
 
 def test_test_target_sets_up_the_browser_first() -> None:
