@@ -25,10 +25,13 @@ from runner.frameworks import missing_modules
 from runner.machine_load import assess, read_load
 from runner.outcome import CellOutcome, failed, skipped
 from runner.spec import CellSpec
+from runner.stop import raise_if_stop_requested
 from runner.store import CellRecord
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 STDERR_TAIL_CHARS = 2000
+#: How often a waiting runner checks whether a stop was requested, in seconds.
+STOP_POLL_S = 0.2
 
 
 def code_of(spec: CellSpec) -> tuple[str, str, str]:
@@ -91,7 +94,7 @@ def _run_worker(spec: CellSpec) -> tuple[CellOutcome, str]:
                                        start_new_session=True,
                                        preexec_fn=_die_with_parent(os.getpid()))
             try:
-                code = process.wait(timeout=spec.timeout_s)
+                code = _wait_for(process, spec.timeout_s)
             except subprocess.TimeoutExpired:
                 _kill_group(process)
                 return failed(f"timed out after {spec.timeout_s:g} s"), _tail(stderr_path)
@@ -102,6 +105,20 @@ def _run_worker(spec: CellSpec) -> tuple[CellOutcome, str]:
         if outcome_path.exists():
             return CellOutcome.from_json(outcome_path.read_text()), tail
         return failed(_crash_reason(code)), tail
+
+
+def _wait_for(process: subprocess.Popen, timeout_s: float) -> int:
+    """The worker's exit code; TimeoutExpired after `timeout_s`. Checks for a stop request
+    every fraction of a second, so that a Ctrl-C whose exception was swallowed still stops."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        raise_if_stop_requested()
+        remaining = deadline - time.monotonic()
+        try:
+            return process.wait(timeout=max(0.0, min(remaining, STOP_POLL_S)))
+        except subprocess.TimeoutExpired:
+            if remaining <= STOP_POLL_S:
+                raise
 
 
 def _crash_reason(code: int) -> str:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import signal
 import time
 from dataclasses import asdict, replace
 from datetime import datetime, timezone
@@ -27,6 +26,7 @@ from runner.remeasure import cells_to_remeasure
 from runner.repeats import policy_record
 from runner.schedule import new_seed, process_label, process_order
 from runner.spec import CellSpec
+from runner.stop import raise_if_stop_requested, stop_on_signals
 from runner.store import CellRecord, RunStore
 from runner.store_tables import by_cell, cell_status
 
@@ -87,18 +87,9 @@ def open_run(results_dir: Path, args: argparse.Namespace) -> tuple[RunStore, Run
     return store, request, device
 
 
-def _stop_on_sigterm() -> None:
-    """Treat SIGTERM like Ctrl-C: stop the worker, keep every finished process, say how to
-    resume."""
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, interrupt)
-
-
 def run_command(args: argparse.Namespace) -> int:
     """Entry point of `dlbench run`: holds the machine's measurement lock while it measures."""
-    _stop_on_sigterm()
+    stop_on_signals()
     check_arguments(args)
     try:
         with measurement_lock():
@@ -162,6 +153,7 @@ def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[Cel
         with _progress(progress) as bar:
             task = bar.add_task("starting", total=len(order), completed=len(order) - len(todo))
             for spec in todo:
+                raise_if_stop_requested()
                 bar.update(task, description=process_label(spec))
                 persist(store, _measure_process(store, spec))
                 bar.advance(task)
