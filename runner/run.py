@@ -19,6 +19,7 @@ from dlbench.errors import LayoutError, UsageError
 from dlbench.schema import CellStatus
 from dlbench.tables import ResultsFileError
 from runner.environment import capture_environment
+from runner.estimate import estimate, recorded_process_seconds
 from runner.execute import PROJECT_ROOT, execute_cell
 from runner.lock import MachineLockedError, measurement_lock
 from runner.plan import PlanError, RunRequest, plan_cells, resolve_device, validate
@@ -148,6 +149,7 @@ def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[Cel
     order = process_order(cells, info["order_seed"])
     done = store.finished_processes()
     todo = [spec for spec in order if (spec.cell_id, spec.repeat_index) not in done]
+    console.print(estimate(todo, recorded_process_seconds(store.root.parent.parent)).sentence())
     started = time.perf_counter()
     try:
         with _progress(progress) as bar:
