@@ -44,6 +44,12 @@ def _reproduce(args: argparse.Namespace) -> int:
     return reproduce_command(args)
 
 
+def _import_run(args: argparse.Namespace) -> int:
+    from dlbench.cli.import_run import import_command
+
+    return import_command(args)
+
+
 def _site(name: str) -> Callable[[argparse.Namespace], int]:
     """A handler that imports the site's command `name` only when it runs."""
     def handler(args: argparse.Namespace) -> int:
@@ -188,6 +194,11 @@ def build_parser() -> argparse.ArgumentParser:
     again.add_argument("result_id", metavar="RESULT_ID", help="e.g. 2026.12-0007")
     again.add_argument("--results-dir", default="results")
     again.set_defaults(handler=_reproduce)
+    importing = commands.add_parser(
+        "import-run", help="bring in a run archived on another machine (scripts/gpu_run.py)")
+    importing.add_argument("archive", metavar="ARCHIVE", help="the run's .tar.gz")
+    importing.add_argument("--results-dir", default="results", help="where results/ lives")
+    importing.set_defaults(handler=_import_run)
     _add_site_commands(commands)
     return parser
 
