@@ -164,6 +164,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="re-runs of a process measured on a busy machine (default 2)")
     run.add_argument("--seed", type=int, default=None,
                      help="seed of the interleaved process order (default: random, recorded)")
+    run.add_argument("--plan", default=None, metavar="FILE",
+                     help="measure a device plan's cells (e.g. scripts/gpu_plan.json) as one "
+                     "run; --experiment, --workload, --framework and --repeats are its steps'")
     run.set_defaults(handler=_run)
 
     listing = commands.add_parser("list", help="experiments, workloads, frameworks, suites")
