@@ -1,0 +1,91 @@
+"""scripts/gpu_run.py, the GPU machine's entry point: its plan step runs where TensorFlow and
+the site's packages cannot be imported, and a whole (tiny) run is packed into one archive that
+`dlbench import-run` accepts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "scripts" / "gpu_run.py"
+#: What the GPU machine lacks or the run must not load.
+FORBIDDEN = ("tensorflow", "jinja2", "altair", "mkdocs", "report")
+#: The site's packages alone: what even a run on this machine (with TensorFlow) must not load.
+SITE = ("jinja2", "altair", "mkdocs", "report")
+#: argv: script, forbidden top-level modules, modules to import first, then the script's own.
+BLOCKER = """
+import importlib.abc, runpy, sys
+FORBIDDEN = set(sys.argv[2].split(","))
+class Forbidden(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in FORBIDDEN:
+            raise ImportError(f"forbidden on the GPU machine: {name}")
+        return None
+sys.meta_path.insert(0, Forbidden())
+for module in sys.argv[3].split(","):
+    __import__(module)
+sys.argv = [sys.argv[1], *sys.argv[4:]]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+#: Modules of the run path that must import without the forbidden ones.
+RUN_PATH = "dlbench.cli,runner.run,runner.execute,runner.worker,dlbench.run_archive"
+
+
+def blocked(*args: str, forbidden: tuple[str, ...] = FORBIDDEN,
+            env: dict | None = None) -> subprocess.CompletedProcess:
+    """scripts/gpu_run.py run with every `forbidden` import failing."""
+    return subprocess.run([sys.executable, "-c", BLOCKER, str(SCRIPT), ",".join(forbidden),
+                           RUN_PATH, *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env=(env or os.environ) | {"PYTHONPATH": ""})
+
+
+def test_the_plan_step_runs_without_tensorflow_or_the_site():
+    done = blocked("--plan")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert any("training:resnet-synthetic:pytorch:" in line and ":cuda" in line for line in lines)
+    assert any("precision:transformer-tokens:keras-jax:bf16-mixed" in line for line in lines)
+    assert "not measured: data-parallel: not measurable with one GPU" in done.stdout
+    assert lines[-1].startswith("expected duration: ") and lines[-1].endswith("of 480 s")
+
+
+def test_the_blocker_blocks():
+    done = subprocess.run([sys.executable, "-c", BLOCKER, str(SCRIPT), "jinja2", "jinja2",
+                           "--plan"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "forbidden on the GPU machine: jinja2" in done.stderr
+
+
+def test_a_tiny_plan_is_measured_packed_and_imported(tmp_path):
+    """The whole script on this CPU machine: the cuda cell is refused by PyTorch (no GPU)
+    and recorded so; the run is packed, imported, and says what it did not measure."""
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({
+        "device": "cuda", "budget_s": 60, "fixed_s": 5,
+        "steps": [{"suite": "quick", "experiments": ["parity"], "workloads": ["mlp-digits"],
+                   "frameworks": ["pytorch"], "repeats": 1,
+                   "seconds_per_process": {"pytorch": 10}}],
+        "not_measured": [{"experiment": "data-parallel", "reason": "one GPU"}]}))
+    out, results = tmp_path / "out", tmp_path / "measured"
+    env = os.environ | {"DLBENCH_LOCK_FILE": str(tmp_path / "lock")}
+    done = blocked("--plan-file", str(plan), "--out", str(out), "--results-dir", str(results),
+                   "--wheels", str(tmp_path / "no-wheels"), forbidden=SITE, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (archive,) = out.iterdir()
+    with tarfile.open(archive) as tar:
+        assert {Path(name).parts[0] for name in tar.getnames()} == {archive.name[:-7]}
+    imported = tmp_path / "results"
+    assert subprocess.run([sys.executable, "-m", "dlbench.cli", "import-run", str(archive),
+                           "--results-dir", str(imported)], cwd=ROOT).returncode == 0
+    (run_root,) = (imported / "runs").iterdir()
+    info = json.loads((run_root / "run.json").read_text())
+    assert info["device"] == "cuda" and info["not_measured"][0]["reason"] == "one GPU"
+    records = [json.loads(p.read_text()) for p in (run_root / "processes").glob("*.json")]
+    assert len(records) == 1
+    assert records[0]["outcome"]["status"] == "skipped"
+    assert "CUDA devices" in records[0]["outcome"]["reason"]
