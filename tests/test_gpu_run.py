@@ -61,22 +61,30 @@ def test_the_blocker_blocks():
     assert done.returncode != 0 and "forbidden on the GPU machine: jinja2" in done.stderr
 
 
-def test_a_tiny_plan_is_measured_packed_and_imported(tmp_path):
-    """The whole script on this CPU machine: the cuda cell is refused by PyTorch (no GPU)
-    and recorded so; the run is packed, imported, and says what it did not measure."""
+def tiny_gpu_run(tmp_path: Path, step: dict) -> Path:
+    """The archive scripts/gpu_run.py writes for a one-step plan on cuda (the site's packages
+    forbidden); on this CPU machine PyTorch refuses the cuda cells, recorded as skipped."""
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps({
         "device": "cuda", "budget_s": 60, "fixed_s": 5,
-        "steps": [{"suite": "quick", "experiments": ["parity"], "workloads": ["mlp-digits"],
-                   "frameworks": ["pytorch"], "repeats": 1,
-                   "seconds_per_process": {"pytorch": 10}}],
+        "steps": [{"suite": "quick", "repeats": 1, "seconds_per_process": {"pytorch": 10}}
+                  | step],
         "not_measured": [{"experiment": "data-parallel", "reason": "one GPU"}]}))
-    out, results = tmp_path / "out", tmp_path / "measured"
+    out = tmp_path / "out"
     env = os.environ | {"DLBENCH_LOCK_FILE": str(tmp_path / "lock")}
-    done = blocked("--plan-file", str(plan), "--out", str(out), "--results-dir", str(results),
-                   "--wheels", str(tmp_path / "no-wheels"), forbidden=SITE, env=env)
+    done = blocked("--plan-file", str(plan), "--out", str(out), "--results-dir",
+                   str(tmp_path / "measured"), "--wheels", str(tmp_path / "no-wheels"),
+                   forbidden=SITE, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     (archive,) = out.iterdir()
+    return archive
+
+
+def test_a_tiny_plan_is_measured_packed_and_imported(tmp_path):
+    """The whole script on this CPU machine: the run is packed as one directory, imported,
+    and says what it did not measure and why its cell did not run."""
+    archive = tiny_gpu_run(tmp_path, {"experiments": ["parity"], "workloads": ["mlp-digits"],
+                                      "frameworks": ["pytorch"]})
     with tarfile.open(archive) as tar:
         assert {Path(name).parts[0] for name in tar.getnames()} == {archive.name[:-7]}
     imported = tmp_path / "results"
