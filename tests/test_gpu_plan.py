@@ -82,3 +82,14 @@ def test_run_refuses_a_plan_it_cannot_follow(tmp_path, capsys, extra, expected):
     error = capsys.readouterr().err
     assert expected in error and len(error.strip().splitlines()) == 1
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_plan_run_resumes_with_the_same_cells():
+    """run.json records the plan's steps in the request; --resume rebuilds it from there."""
+    import json
+    from dataclasses import asdict
+
+    request = plan_request(plan_selections(load_plan(PLAN_FILE)))
+    recorded = RunRequest(**json.loads(json.dumps(asdict(request))))
+    assert [c.cell_id for c in plan_cells(recorded, "cuda")] == \
+        [c.cell_id for c in plan_cells(request, "cuda")]
