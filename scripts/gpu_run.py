@@ -106,7 +106,21 @@ def check_machine() -> list[str]:
     return [f"{name} ({REQUIRED[name]})" for name, found in required.items() if not found]
 
 
-def measure(plan_file: Path, results: Path, out: Path, timeout_s: float) -> int:
+def record_commit(root: Path, commit: str) -> None:
+    """Name the source commit in environment.json where git could not (a tree copied
+    without .git): the commit the tree was copied from, as given on the command line."""
+    from dlbench import layout
+
+    environment = layout.read_environment(root)
+    if commit and (environment.get("git") or {}).get("commit", "unknown") == "unknown":
+        environment["git"] = {"commit": commit, "dirty": None, "measurement_code_dirty": None,
+                              "source": "--commit of scripts/gpu_run.py (no .git on the "
+                                        "machine)"}
+        layout.write_environment(root, environment)
+
+
+def measure(plan_file: Path, results: Path, out: Path, timeout_s: float,
+            commit: str = "") -> int:
     """`dlbench run --plan` on cuda into `results`, then the run packed into `out`."""
     from dlbench import layout
     from dlbench.cli import main
@@ -126,6 +140,7 @@ def measure(plan_file: Path, results: Path, out: Path, timeout_s: float) -> int:
     info["plan_file"] = str(plan_file.relative_to(ROOT)) if plan_file.is_relative_to(ROOT) \
         else str(plan_file)
     layout.write_run_info(root, info)
+    record_commit(root, commit)
     archive = pack_run(root, out)
     print(f"gpu_run: run {root.name} ({info.get('status')}) packed into {archive} "
           f"({archive.stat().st_size / 2**20:.1f} MiB)")
@@ -142,6 +157,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--wheels", type=Path, default=ROOT / "wheels",
                         help="wheels carried to the machine (keras and its small deps)")
     parser.add_argument("--results-dir", type=Path, default=ROOT / "build" / "gpu-results")
+    parser.add_argument("--commit", default="",
+                        help="the commit this tree was copied from (recorded where the "
+                        "machine's copy has no .git)")
     parser.add_argument("--timeout", type=float, default=150.0,
                         help="seconds allowed per worker process")
     args = parser.parse_args(argv)
@@ -165,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{args.wheels} (README, 'GPU run')", file=sys.stderr)
         return 2
     print_plan(args.plan_file)
-    return measure(args.plan_file, args.results_dir, args.out, args.timeout)
+    return measure(args.plan_file, args.results_dir, args.out, args.timeout, args.commit)
 
 
 if __name__ == "__main__":

@@ -74,7 +74,7 @@ def tiny_gpu_run(tmp_path: Path, step: dict) -> Path:
     env = os.environ | {"DLBENCH_LOCK_FILE": str(tmp_path / "lock")}
     done = blocked("--plan-file", str(plan), "--out", str(out), "--results-dir",
                    str(tmp_path / "measured"), "--wheels", str(tmp_path / "no-wheels"),
-                   forbidden=SITE, env=env)
+                   "--commit", "0123abc", forbidden=SITE, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     (archive,) = out.iterdir()
     return archive
@@ -97,3 +97,24 @@ def test_a_tiny_plan_is_measured_packed_and_imported(tmp_path):
     assert len(records) == 1
     assert records[0]["outcome"]["status"] == "skipped"
     assert "CUDA devices" in records[0]["outcome"]["reason"]
+
+
+def test_a_tree_copied_without_git_records_the_commit_it_was_given(tmp_path):
+    import importlib.util
+    import shutil
+
+    from tests.site_fixtures import GOLDEN, RUN_A
+
+    spec = importlib.util.spec_from_file_location("gpu_run", SCRIPT)
+    gpu_run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu_run)
+    root = tmp_path / RUN_A
+    shutil.copytree(GOLDEN / "runs" / RUN_A, root)
+    environment = json.loads((root / "environment.json").read_text())
+    (root / "environment.json").write_text(json.dumps(
+        environment | {"git": {"commit": "unknown", "dirty": None}}))
+    gpu_run.record_commit(root, "0123abc")
+    git = json.loads((root / "environment.json").read_text())["git"]
+    assert git["commit"] == "0123abc" and "no .git" in git["source"]
+    gpu_run.record_commit(root, "fedcba9")  # a commit git recorded is never replaced
+    assert json.loads((root / "environment.json").read_text())["git"]["commit"] == "0123abc"
