@@ -18,8 +18,11 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -119,17 +122,35 @@ def record_commit(root: Path, commit: str) -> None:
         layout.write_environment(root, environment)
 
 
+def stop_at(deadline: float) -> threading.Timer:
+    """Stop the run (as SIGTERM does: finished processes kept, the run marked interrupted) at
+    the monotonic time `deadline`, so that what finished is still packed before the machine's
+    time ends."""
+    timer = threading.Timer(max(0.0, deadline - time.monotonic()),
+                            lambda: os.kill(os.getpid(), signal.SIGTERM))
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
 def measure(plan_file: Path, results: Path, out: Path, timeout_s: float,
-            commit: str = "") -> int:
-    """`dlbench run --plan` on cuda into `results`, then the run packed into `out`."""
+            commit: str = "", deadline: float = float("inf")) -> int:
+    """`dlbench run --plan` on cuda into `results` (stopped at `deadline`), then the run
+    packed into `out`."""
     from dlbench import layout
     from dlbench.cli import main
     from dlbench.run_archive import pack_run
     from runner.device_plan import load_plan
 
-    status = main(["run", "--plan", str(plan_file), "--device", "cuda", "--results-dir",
-                   str(results), "--busy-retries", "0", "--timeout", str(timeout_s),
-                   "--no-progress"])
+    timer = stop_at(deadline) if deadline != float("inf") else None
+    try:
+        status = main(["run", "--plan", str(plan_file), "--device", "cuda", "--results-dir",
+                       str(results), "--busy-retries", "0", "--timeout", str(timeout_s),
+                       "--no-progress"])
+    finally:
+        if timer is not None:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a stop too late: pack anyway
+            timer.cancel()
     runs = layout.run_ids(results)
     if not runs:
         print("gpu_run: the run wrote nothing to pack", file=sys.stderr)
@@ -160,6 +181,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--commit", default="",
                         help="the commit this tree was copied from (recorded where the "
                         "machine's copy has no .git)")
+    parser.add_argument("--deadline", type=float, default=540.0,
+                        help="seconds from the start after which the run is stopped and what "
+                        "finished is packed (keep it under the machine's command limit)")
     parser.add_argument("--timeout", type=float, default=150.0,
                         help="seconds allowed per worker process")
     args = parser.parse_args(argv)
@@ -170,6 +194,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     """Plan, or check the machine, measure and pack."""
+    started = time.monotonic()
     args = parse_args(argv)
     use_source_tree([])
     if args.plan:
@@ -183,7 +208,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{args.wheels} (README, 'GPU run')", file=sys.stderr)
         return 2
     print_plan(args.plan_file)
-    return measure(args.plan_file, args.results_dir, args.out, args.timeout, args.commit)
+    return measure(args.plan_file, args.results_dir, args.out, args.timeout, args.commit,
+                   deadline=started + args.deadline)
 
 
 if __name__ == "__main__":

@@ -61,7 +61,7 @@ def test_the_blocker_blocks():
     assert done.returncode != 0 and "forbidden on the GPU machine: jinja2" in done.stderr
 
 
-def tiny_gpu_run(tmp_path: Path, step: dict) -> Path:
+def tiny_gpu_run(tmp_path: Path, step: dict, *options: str, status: int = 0) -> Path:
     """The archive scripts/gpu_run.py writes for a one-step plan on cuda (the site's packages
     forbidden); on this CPU machine PyTorch refuses the cuda cells, recorded as skipped."""
     plan = tmp_path / "plan.json"
@@ -74,8 +74,8 @@ def tiny_gpu_run(tmp_path: Path, step: dict) -> Path:
     env = os.environ | {"DLBENCH_LOCK_FILE": str(tmp_path / "lock")}
     done = blocked("--plan-file", str(plan), "--out", str(out), "--results-dir",
                    str(tmp_path / "measured"), "--wheels", str(tmp_path / "no-wheels"),
-                   "--commit", "0123abc", forbidden=SITE, env=env)
-    assert done.returncode == 0, done.stdout + done.stderr
+                   "--commit", "0123abc", *options, forbidden=SITE, env=env)
+    assert done.returncode == status, done.stdout + done.stderr
     (archive,) = out.iterdir()
     return archive
 
@@ -118,3 +118,17 @@ def test_a_tree_copied_without_git_records_the_commit_it_was_given(tmp_path):
     assert git["commit"] == "0123abc" and "no .git" in git["source"]
     gpu_run.record_commit(root, "fedcba9")  # a commit git recorded is never replaced
     assert json.loads((root / "environment.json").read_text())["git"]["commit"] == "0123abc"
+
+
+def test_a_run_past_its_deadline_is_stopped_and_what_finished_is_packed(tmp_path):
+    """Three worker processes (each a framework import) cannot finish in 10 s: the run is
+    stopped as by SIGTERM, marked interrupted, and still packed."""
+    archive = tiny_gpu_run(tmp_path, {"experiments": ["parity"], "workloads": ["mlp-digits"],
+                                      "frameworks": ["pytorch", "keras-torch", "keras-jax"],
+                                      "seconds_per_process": {"pytorch": 5, "keras-torch": 5,
+                                                              "keras-jax": 5}},
+                           "--deadline", "10", status=130)
+    with tarfile.open(archive) as tar:
+        info = json.load(tar.extractfile(f"{archive.name[:-7]}/run.json"))
+    assert info["status"] == "interrupted" and info["not_measured"]
+    assert len(info["planned_cells"]) == 3
