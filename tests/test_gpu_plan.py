@@ -45,6 +45,9 @@ def test_the_gpu_plan_covers_every_system_experiment_and_variant():
     assert {("pytorch", "compiled"), ("keras-jax", "default"), ("keras-torch", "jit_compile")} \
         <= modes
     assert all(c.device == "cuda" for c in cells if c.experiment != "export")
+    bert = {c.batch_size for c in cells if c.workload == "transformer-tokens"
+            and c.experiment in ("training", "precision")}
+    assert bert == {32}  # BERT-base's GPU batch, not the CPU profile's
     assert {"tensorflow", "keras-tensorflow"} <= {c.framework_id.name for c in cells}
     left_out = {entry["experiment"]: entry["reason"] for entry in plan.not_measured}
     assert "one GPU" in left_out["data-parallel"]
