@@ -46,7 +46,20 @@ def new_run_id(device: str) -> str:
 def request_from_args(args: argparse.Namespace) -> RunRequest:
     return RunRequest(suite=args.suite, experiments=args.experiment, workloads=args.workload,
                       frameworks=args.framework, device=args.device, repeats=args.repeats,
-                      threads=args.threads, timeout_s=args.timeout, data_dir=args.data_dir)
+                      threads=args.threads, timeout_s=args.timeout, data_dir=args.data_dir,
+                      plan=_plan_steps(getattr(args, "plan", None)))
+
+
+def _plan_steps(path: str | None) -> list[dict]:
+    """The steps of the device plan file `path` (--plan), or none."""
+    if not path:
+        return []
+    from runner.device_plan import PlanFileError, load_plan, plan_selections
+
+    try:
+        return plan_selections(load_plan(Path(path)))
+    except PlanFileError as error:
+        raise UsageError(str(error)) from None
 
 
 def existing_run(results_dir: Path, name: str) -> RunStore:
@@ -65,6 +78,10 @@ def check_arguments(args: argparse.Namespace) -> None:
     if getattr(args, "remeasure", None) and args.resume:
         raise UsageError("--remeasure and --resume each name a run: give one of them")
     _busy_retries(args)
+    if getattr(args, "plan", None) and (args.experiment or args.workload or args.framework
+                                        or args.repeats):
+        raise UsageError("--plan names the cells: give it without --experiment, --workload, "
+                         "--framework or --repeats")
     earlier = getattr(args, "remeasure", None) or args.resume
     if earlier:
         existing_run(Path(args.results_dir), earlier)

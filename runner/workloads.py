@@ -193,6 +193,13 @@ def device_profile(workload: Workload, device: str, profile: str = "") -> SizePr
     return size_profile(workload, profile or ("gpu" if device == "cuda" else "cpu"))
 
 
+def device_batch_size(workload: Workload, device: str) -> int:
+    """The batch a workload trains with on `device`: its size profile's for a runner.models
+    workload (ResNet-50's on a GPU), else the workload's own."""
+    return device_profile(workload, device).batch_size if workload.profiles \
+        else workload.batch_size
+
+
 def profile_data(workload: Workload, profile: SizeProfile, data_dir: str = "",
                  train: int = 2048) -> Dataset:
     """The data a model workload trains on at one size profile: generated at the profile's

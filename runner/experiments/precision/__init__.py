@@ -31,13 +31,15 @@ GRID: dict[str, dict] = {
 
 
 def plan(request: PlanRequest) -> list[CellSpec]:
-    """One cell per workload, framework and precision, at the workload's batch size."""
-    from runner.workloads import get_workload
+    """One cell per workload, framework and precision, at the workload's batch size (a
+    runner.models workload's at the device's size profile, as in training)."""
+    from runner.workloads import device_batch_size, get_workload
 
     grid = suite_grid(GRID, request)
     cells = []
     for name in request.workloads or grid["workloads"]:
         workload = get_workload(name)
+        batch_size = device_batch_size(workload, request.device)
         params = dict(grid["params"], epochs=grid["epochs"])
         if workload.dataset == "synthetic-images" and "data_size" in grid:
             params["data_size"] = grid["data_size"]
@@ -47,7 +49,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
                     experiment="precision", workload=name, framework=framework.framework,
                     backend=framework.backend, device=request.device, precision=precision,
                     mode="mixed" if precision != "fp32" else "default",
-                    batch_size=workload.batch_size, repeats=request.repeats or grid["repeats"],
+                    batch_size=batch_size, repeats=request.repeats or grid["repeats"],
                     threads=request.threads, timeout_s=request.timeout_s or 600.0,
                     data_dir=request.data_dir, params=params,
                 ))
