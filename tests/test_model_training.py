@@ -65,3 +65,19 @@ def test_each_model_trains_one_tiny_epoch(workload, framework):
     assert 0 <= values["test_accuracy"] <= 1
     assert outcome.details["flops_per_sample"] == flops_per_sample(workload, "cpu", "tiny")
     assert "same canonical initial weights" in outcome.fairness.notes
+
+
+def test_standard_cpu_training_uses_the_small_data_size_for_the_models_only():
+    cells = _plan(training.EXPERIMENT, "standard")
+    for cell in cells:
+        expected = "small" if cell.workload in MODEL_WORKLOADS else cell.params.get("data_size")
+        assert cell.params.get("data_size") == expected, cell.cell_id
+    gpu = _plan(training.EXPERIMENT, "standard", device="cuda")
+    assert not any(c.params.get("data_size") for c in gpu if c.workload in MODEL_WORKLOADS)
+
+
+def test_an_unknown_model_data_size_is_refused_naming_the_valid_ones():
+    from runner.workloads import get_workload, load_workload_data
+
+    with pytest.raises(ValueError, match="unknown data size 'huge'; valid: '', 'small', 'large'"):
+        load_workload_data(get_workload("lstm-tokens"), size="huge")

@@ -17,7 +17,7 @@ GRID: dict[str, dict] = {
               "repeats": 3},
     "standard": {"epochs": {"mlp-digits": 20, "cnn-digits": 15, "cnn-synthetic": 4,
                             "resnet-synthetic": 2, "transformer-tokens": 2, "lstm-tokens": 2},
-                 "repeats": 5},
+                 "repeats": 5, "cpu": {"model_data_size": "small"}},
     "full": {"epochs": {"mlp-digits": 30, "cnn-digits": 20, "cnn-synthetic": 8},
              "repeats": 10, "data_size": "large"},
 }
@@ -42,6 +42,8 @@ def plan(request: PlanRequest) -> list[CellSpec]:
             params["profile"] = profile
         if workload.dataset == "synthetic-images" and "data_size" in grid:
             params["data_size"] = grid["data_size"]
+        if workload.profiles and "model_data_size" in grid and not profile:
+            params["data_size"] = grid["model_data_size"]
         for framework in request.frameworks:
             cells.append(CellSpec(
                 experiment="training", workload=name, framework=framework.framework,
