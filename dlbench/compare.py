@@ -7,8 +7,8 @@ matched by their `cell_id` and compared only when their configurations are equal
 against a standard one) is listed as not comparable, with the parameters that differ, never
 as faster or slower. For every metric with per-repeat values (rows without a step) the
 repeats of B are compared with those of A: ratio of medians B/A with its bootstrap interval
-and a Mann-Whitney test, judged by dlbench.judging (Holm over the report's comparisons, a 5%
-practical threshold). B is read as "the new one": "slower" means B is slower than A.
+and Welch's t-test on log values, judged by dlbench.judging (Holm over the report's
+comparisons, a 5% practical threshold). B is read as "the new one": "slower" means B is slower than A.
 """
 
 from __future__ import annotations

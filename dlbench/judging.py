@@ -7,8 +7,8 @@ samples (the repeats of two cells) here. The rules, stated once:
   comparison of the family (a page, or one `dlbench compare` report) AND larger than the
   practical threshold (5% by default): the ratio of medians is above 1.05 or below 1/1.05.
   Otherwise it is "no meaningful difference".
-- Significant: the Holm-adjusted Mann-Whitney p < 0.05 and the bootstrap interval of the
-  ratio excludes 1 (see dlbench.stats).
+- Significant: the Holm-adjusted p (Welch's t-test on log values, see dlbench.stats) < 0.05
+  and the bootstrap interval of the ratio excludes 1.
 - A sample of identical repeats (zero spread, as a deterministic rerun gives) is not a set of
   independent measurements: a comparison with it is inconclusive, never a p-value.
 - Regime: a measurement at less than 10% of the machine's measured peak FLOP/s is
