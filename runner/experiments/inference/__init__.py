@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
+from dlbench.modes import OTHER, mode_class, modes
 from dlbench.questions import QUESTIONS
 from runner.experiments import Experiment, PlanRequest, suite_grid
 from runner.spec import CellSpec
-
-#: Each framework's plain path and its idiomatic fast path.
-MODES: dict[str, tuple[str, ...]] = {
-    "pytorch": ("inference_mode", "compiled"),
-    "tensorflow": ("eager", "tf.function"),
-    "keras": ("call", "predict"),
-}
 
 #: Per suite: workloads, repeats (worker processes), and the calls one process makes.
 GRID: dict[str, dict] = {
@@ -29,13 +23,22 @@ GRID: dict[str, dict] = {
 }
 
 
+def inference_modes(suite: str, framework: str) -> list[str]:
+    """The quick suite measures the default and the fastest mode; standard and full add the
+    framework's other modes (TensorFlow's graph without XLA)."""
+    every = modes("inference", framework)
+    if suite != "quick":
+        return every
+    return [mode for mode in every if mode_class("inference", framework, mode) != OTHER]
+
+
 def plan(request: PlanRequest) -> list[CellSpec]:
     """One cell per workload, framework and mode; batch_size 1 is the latency batch."""
     grid = suite_grid(GRID, request)
     cells = []
     for name in request.workloads or grid["workloads"]:
         for framework in request.frameworks:
-            for mode in MODES[framework.framework]:
+            for mode in inference_modes(request.suite, framework.framework):
                 cells.append(CellSpec(
                     experiment="inference", workload=name, framework=framework.framework,
                     backend=framework.backend, device=request.device, mode=mode,
