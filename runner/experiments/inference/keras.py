@@ -5,6 +5,8 @@ XLA on TensorFlow and JAX, torch.compile under torch.no_grad on torch)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from runner.adapters.keras import KerasAdapter, compile_model
@@ -30,6 +32,15 @@ class KerasCallPredictor:
         with self.adapter.no_grad():
             return self.ops.convert_to_numpy(self.model(prepared, training=False))
 
+    def facts(self, prepared: object) -> dict:
+        """What the timed call is, and (on torch) whether its output recorded a graph."""
+        facts: dict = {"keras_timed_call": "model(x, training=False) under the no-grad context"}
+        if self.adapter.spec.backend == "torch":
+            with self.adapter.no_grad():
+                output = self.model(prepared, training=False)
+            facts["keras_output_requires_grad"] = bool(output.requires_grad)
+        return facts
+
 
 class KerasJitPredictor:
     """predict_on_batch on a backend tensor, through the jitted predict function Keras builds
@@ -44,6 +55,11 @@ class KerasJitPredictor:
 
     def predict(self, prepared: object) -> np.ndarray:
         return np.asarray(self.model.predict_on_batch(prepared))  # NumPy: waits for the device
+
+    def facts(self, prepared: object) -> dict:
+        """What the timed call is, and what Keras made of jit_compile."""
+        return {"keras_timed_call": "predict_on_batch",
+                "keras_jit_compile": bool(self.model.jit_compile)}
 
 
 def run(spec: CellSpec) -> CellOutcome:
@@ -64,4 +80,6 @@ def run(spec: CellSpec) -> CellOutcome:
         compile_mode = f"direct call, no compilation (eager {spec.backend})"
     fairness = inference_fairness(cell, timer_includes=timer, compile_mode=compile_mode,
                                   data_pipeline=pipeline)
-    return measure_inference(cell, predictor, fairness)
+    outcome = measure_inference(cell, predictor, fairness)
+    facts = predictor.facts(predictor.prepare(data.x_test[:1]))
+    return replace(outcome, details=outcome.details | facts)
