@@ -14,6 +14,7 @@ import pandas as pd
 
 from dlbench.judging import IDENTICAL_REPEATS, Decision, Family, Judgement, Regime, identical_repeats
 from dlbench.metrics import METRICS, Direction, reader_label
+from dlbench.modes import group_words
 from report.claim_context import Context, of_system, select
 from report.claim_counts import code_size, count_ok, status
 from report.claim_types import ClaimOutcome, Expect, Finding, Rule, RuleKind, combine_findings
@@ -23,11 +24,11 @@ from report.conditions import (
     two_devices_reason,
     working_memory_reason,
 )
-from report.verdicts import Standing, cell_values, standings
+from report.verdicts import Standing, cell_values, like_with_like, standings
 
 SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_MEASURABLE = ClaimOutcome
-DEFAULT_GROUPS = {RuleKind.ORDER: ("workload", "batch_size"),
-                  RuleKind.EQUIVALENT: ("workload", "batch_size"),
+DEFAULT_GROUPS = {RuleKind.ORDER: ("workload", "batch_size", "mode_class"),
+                  RuleKind.EQUIVALENT: ("workload", "batch_size", "mode_class"),
                   RuleKind.EFFECT: ("workload", "batch_size", "system")}
 Key = tuple[str, str]
 __all__ = ["Context", "evaluate"]
@@ -35,7 +36,7 @@ __all__ = ["Context", "evaluate"]
 
 def _label(columns: tuple[str, ...], key: object) -> str:
     values = key if isinstance(key, tuple) else (key,)
-    return ", ".join(f"{c.replace('_', ' ')} {v}" for c, v in zip(columns, values, strict=True))
+    return group_words(list(zip(columns, values, strict=True)))
 
 
 def _numbers(judgement: Judgement) -> str:
@@ -88,6 +89,7 @@ def _by_group(rule: Rule, context: Context,
     metrics |= {"peak_memory"} if Need.WORKING_MEMORY in rule.needs else set()
     rows = rows[rows["metric"].isin(metrics)]
     columns = rule.group_by or DEFAULT_GROUPS[rule.kind]
+    rows = like_with_like(rows, columns)
     result = {}
     for (machine, device), device_rows in rows.groupby(["machine", "device"], sort=True):
         env = context.environment(device_rows)

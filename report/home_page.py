@@ -11,6 +11,7 @@ import pandas as pd
 
 from dlbench.judging import Regime
 from dlbench.metrics import Direction, is_timing_unit, reader_label
+from dlbench.modes import comparison_words, group_words
 from dlbench.questions import QUESTIONS as EXPERIMENT_QUESTIONS
 from report.charts import summary_chart
 from report.experiment_page import experiment_title, result_anchor
@@ -81,7 +82,7 @@ def _answer(verdict: Verdict) -> dict:
 def _row(verdict: Verdict, source: Source, experiment: str, ids: dict[tuple, str]) -> dict:
     return {
         "machine": machine_label(source.run(verdict.run_id).environment, verdict.device),
-        "group": ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in verdict.group),
+        "group": group_words(verdict.group),
         "answer": _answer(verdict),
         "evidence": _evidence(verdict, experiment, ids),
     }
@@ -115,7 +116,10 @@ def summary_frame(found: list[Verdict]) -> pd.DataFrame:
         if len(verdict.standings) < 2 or verdict.question not in frameworks:
             continue
         best = verdict.standings[0].summary.median
-        label = f"{reader_label(verdict.metric)} · {dict(verdict.group).get('workload', '')}"
+        group = dict(verdict.group)
+        label = f"{reader_label(verdict.metric)} · {group.get('workload', '')}"
+        if "mode_class" in group:
+            label += f" · {comparison_words(str(group['mode_class']))}"
         for standing in verdict.standings:
             s = standing.summary
             if best <= 0 or s.median <= 0 or s.ci_low <= 0:
@@ -145,8 +149,8 @@ def changed_answers(release: str, found: list[Verdict]) -> list[dict] | None:
                 for q in json.loads(path.read_text())["questions"]}
     changes = []
     for verdict in found:
-        key = (verdict.question, verdict.run_id, verdict.device,
-               tuple(sorted((k, str(v)) for k, v in verdict.group)))
+        key = (verdict.question, verdict.run_id, verdict.device,  # older: no mode classes
+               tuple(sorted((k, str(v)) for k, v in verdict.group if k != "mode_class")))
         old = original.get(key)
         if old is None:
             continue
@@ -154,8 +158,7 @@ def changed_answers(release: str, found: list[Verdict]) -> list[dict] | None:
         after = verdict.winner or verdict.outcome.value
         if before != after:
             changes.append({"title": verdict.title,
-                            "group": ", ".join(f"{k.replace('_', ' ')} {v}"
-                                               for k, v in verdict.group),
+                            "group": group_words(verdict.group),
                             "before": before, "after": after})
     return changes
 

@@ -5,8 +5,10 @@ Every pair is judged by dlbench.judging (Holm over the page, a 5% practical thre
 
 - Only per-repeat values (rows without a step) of cells with status ok are used.
 - One verdict per question, run (machine), device and group (workload, batch size, ...).
-- A contender with several cells in a group (eager and compiled variants) is represented by
-  its best cell: "the fastest variant of each".
+- Like with like: frameworks are compared within a mode class (dlbench.modes), default mode
+  with default mode and fastest with fastest, each comparison labelled with its class; a
+  mode of neither class is not compared across frameworks.
+- A contender with several cells in a group is represented by its best cell.
 - The best contender is compared with every other one; it wins only when it beats each.
 """
 
@@ -23,6 +25,7 @@ import yaml
 
 from dlbench.judging import Decision, Family, Judgement, Regime, judge_together
 from dlbench.metrics import METRICS, Direction
+from dlbench.modes import OTHER, mode_class
 from dlbench.schema import system_name
 from dlbench.stats import Summary, summarize
 from report.conditions import (
@@ -46,7 +49,7 @@ class Question:
     experiment: str
     metric: str
     contest: str = "system"  # the column whose values compete: system, precision, mode
-    group_by: tuple[str, ...] = ("workload", "batch_size")
+    group_by: tuple[str, ...] = ("workload", "batch_size", "mode_class")
     where: tuple[tuple[str, tuple[str, ...]], ...] = ()  # column -> allowed values
     needs: tuple[Need, ...] = ()
     stand_in: str = ""  # rows of this metric show the question was asked, not decidable
@@ -131,10 +134,20 @@ class Verdict:
 
 
 def with_system(frame: pd.DataFrame) -> pd.DataFrame:
-    """Add the `system` column: the framework, or keras-<backend> for Keras."""
+    """Add the `system` column (the framework, or keras-<backend> for Keras) and the
+    `mode_class` column (default, fastest or other: dlbench.modes)."""
     systems = [system_name(f, b)
                for f, b in zip(frame["framework"], frame["backend"], strict=True)]
-    return frame.assign(system=pd.Series(systems, index=frame.index, dtype="object"))
+    classes = [mode_class(str(e), str(f), str(m)) for e, f, m in
+               zip(frame["experiment"], frame["framework"], frame["mode"], strict=True)]
+    return frame.assign(system=pd.Series(systems, index=frame.index, dtype="object"),
+                        mode_class=pd.Series(classes, index=frame.index, dtype="object"))
+
+
+def like_with_like(rows: pd.DataFrame, group_by: tuple[str, ...]) -> pd.DataFrame:
+    """Rows that may be compared across frameworks: when comparisons are grouped by mode
+    class, a mode that is neither a default nor a fastest one is left out."""
+    return rows[rows["mode_class"] != OTHER] if "mode_class" in group_by else rows
 
 
 def repeat_rows(observations: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
@@ -188,7 +201,7 @@ def _select(rows: pd.DataFrame, question: Question) -> pd.DataFrame:
     rows = rows[(rows["experiment"] == question.experiment) & rows["metric"].isin(metrics)]
     for column, allowed in question.where:
         rows = rows[rows[column].astype(str).isin(allowed)]
-    return rows
+    return like_with_like(rows, question.group_by)
 
 
 def unmeasurable(question: Question, rows: pd.DataFrame, device: str,

@@ -74,6 +74,31 @@ def test_an_artifact_computing_another_function_fails_parity():
     assert diff == [pytest.approx(0.01, rel=1e-3)]
 
 
+def test_the_artifact_layout_is_applied_once_outside_the_timer():
+    """An artifact taking the inputs reversed (as PyTorch's take NCHW): the layout is done
+    once before timing, never inside a timed call."""
+    layouts, calls = [], []
+    plain = npz_path()
+
+    def reversed_layout(x: np.ndarray) -> np.ndarray:
+        layouts.append(len(x))
+        return np.ascontiguousarray(x[:, ::-1])
+
+    def load(path: Path):
+        w = np.load(path)["w"][::-1]
+
+        def predict(x: np.ndarray) -> np.ndarray:
+            calls.append(x.flags.c_contiguous)
+            return x @ w
+
+        return predict
+
+    outcome = measure(ExportPath("numpy, reversed inputs", plain.export, load, reversed_layout))
+    assert outcome.status is CellStatus.OK, outcome.reason  # parity: the layout was applied
+    assert len(layouts) == 1 and len(calls) > 10 and all(calls)
+    assert "before timing" in outcome.fairness.data_pipeline
+
+
 def test_artifact_size_counts_every_file_of_a_directory(tmp_path):
     (tmp_path / "a").write_bytes(b"x" * 2**20)
     (tmp_path / "sub").mkdir()

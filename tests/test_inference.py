@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from runner.experiments import PlanRequest
-from runner.experiments.inference import EXPERIMENT, MODES
+from dlbench.modes import mode_of_class, modes
+from runner.experiments.inference import EXPERIMENT
 from runner.experiments.inference.protocol import measure_inference
 from runner.experiments.parity import reference
 from runner.frameworks import FRAMEWORKS
@@ -22,17 +23,17 @@ def _request(suite: str = "quick") -> PlanRequest:
                        repeats=None, threads=1, timeout_s=None, data_dir="")
 
 
-def test_quick_plan_has_each_frameworks_first_mode_and_standard_every_mode_at_batch_one():
+def test_quick_plan_has_each_frameworks_default_mode_and_standard_every_mode_at_batch_one():
     cells = EXPERIMENT.plan(_request())
     assert {(c.framework_id.name, c.mode) for c in cells} == {
-        (f.name, MODES[f.framework][0]) for f in FRAMEWORKS}
+        (f.name, mode_of_class("inference", f.framework, "default")) for f in FRAMEWORKS}
     standard = EXPERIMENT.plan(_request("standard"))
     assert {(c.framework_id.name, c.mode) for c in standard} == {
-        (f.name, mode) for f in FRAMEWORKS for mode in MODES[f.framework]}
+        (f.name, mode) for f in FRAMEWORKS for mode in modes("inference", f.framework)}
     assert len({c.cell_id for c in cells}) == len(cells)
     assert {c.batch_size for c in cells} == {1}
     for cell in cells:
-        assert cell.mode in MODES[cell.framework]
+        assert cell.mode in modes("inference", cell.framework)
         assert cell.params["latency_calls"] >= 200
 
 
@@ -115,3 +116,33 @@ def test_real_pytorch_compiled_cell_separates_first_call_from_latency():
     assert values["first_call_time"] * 1000 > values["latency_p50"]  # compilation is in there
     assert "torch.compile" in record.outcome.fairness.compile_mode
     assert record.outcome.fairness.settings["torch.inductor_cache"].startswith("fresh")
+
+
+def _keras_cell(backend: str, mode: str):
+    from runner.execute import execute_cell
+
+    spec = CellSpec(experiment="inference", workload="mlp-digits", framework="keras",
+                    backend=backend, device="cpu", mode=mode, batch_size=1, repeats=1,
+                    threads=1, timeout_s=300,
+                    params={"warmup_calls": 2, "latency_calls": 20, "throughput_batch": 64,
+                            "throughput_samples": 2, "min_window_s": 0.01})
+    record = execute_cell(spec)
+    assert record.outcome.status.value == "ok", record.outcome.reason + record.stderr_tail
+    return record.outcome
+
+
+@pytest.mark.slow
+def test_keras_default_inference_on_torch_times_a_call_that_records_no_graph():
+    outcome = _keras_cell("torch", "call")
+    assert outcome.details["keras_output_requires_grad"] is False  # under torch.no_grad
+    assert "no-grad" in outcome.details["keras_timed_call"]
+    assert "no-grad" in outcome.fairness.timer_includes
+
+
+@pytest.mark.slow
+def test_keras_fastest_inference_times_the_jitted_predict_on_batch_not_predict():
+    outcome = _keras_cell("tensorflow", "jit_compile")
+    assert outcome.details["keras_timed_call"] == "predict_on_batch"
+    assert outcome.details["keras_jit_compile"] is True
+    assert "predict_on_batch" in outcome.fairness.timer_includes
+    assert "before timing" in outcome.fairness.data_pipeline  # converted outside the timer

@@ -131,3 +131,22 @@ def test_a_missing_framework_is_skipped_and_the_run_goes_on(tmp_path, monkeypatc
     assert cells.loc["keras", "status"] == "skipped"
     assert "not installed: no_such_module_jax" in cells.loc["keras", "reason"]
     assert cells.loc["pytorch", "status"] == "ok"
+
+
+def test_keras_trains_every_epoch_in_one_fit_timed_by_a_callback(tmp_path):
+    from runner.execute import execute_cell
+    from runner.spec import CellSpec
+
+    spec = CellSpec(experiment="training", workload="mlp-digits", framework="keras",
+                    backend="tensorflow", device="cpu", batch_size=32, repeats=1, threads=1,
+                    timeout_s=300, params={"epochs": 2})
+    record = execute_cell(spec)
+    outcome = record.outcome
+    assert outcome.status.value == "ok", outcome.reason + record.stderr_tail
+    assert outcome.details["keras_fit_calls"] == 1
+    epochs = sorted(o.step for o in outcome.observations if o.metric == "epoch_time")
+    assert epochs == [0, 1]  # both epochs from the one fit's callback
+    summary = {o.metric: o.value for o in outcome.observations if o.step is None}
+    first = next(o.value for o in outcome.observations if o.metric == "epoch_time" and o.step == 0)
+    assert summary["first_epoch_time"] == first  # reported apart: it holds the tracing
+    assert "one model.fit(epochs=N)" in outcome.fairness.timer_includes

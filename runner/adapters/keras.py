@@ -4,11 +4,14 @@ the compile/fit trainer every Keras experiment file builds on."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 import numpy as np
 
 from runner.adapters import Adapter
+from runner.harness.training import EpochClock, EpochData
 from runner.models.conventions import CONVENTIONS
 from runner.spec import CellSpec
 from runner.workloads import Layer, ModelStart, Workload
@@ -126,6 +129,15 @@ class KerasAdapter(Adapter):
 
         return keras.ops.convert_to_tensor(x)
 
+    def no_grad(self) -> AbstractContextManager:
+        """The backend's no-grad context for inference (torch.no_grad on torch; TensorFlow
+        and JAX record no gradients outside a tape or a grad transform)."""
+        if self.spec.backend == "torch":
+            import torch
+
+            return torch.no_grad()
+        return contextlib.nullcontext()
+
     def sync(self) -> None:
         if self.backend is not None:
             self.backend.sync()
@@ -163,14 +175,55 @@ class KerasAdapter(Adapter):
         return self.backend.compile_cache_files() if self.backend else None
 
 
+def epoch_batches(epoch_data: EpochData, batch_size: int):
+    """A keras.utils.PyDataset serving the batches of one epoch in the shared order;
+    `load(epoch)` switches it to another epoch's arrays (called between epochs)."""
+    import keras
+
+    class EpochBatches(keras.utils.PyDataset):
+        def __init__(self) -> None:
+            super().__init__(workers=1, use_multiprocessing=False)
+            self.load(0)
+
+        def load(self, epoch: int) -> None:
+            self.x, self.y = epoch_data(epoch)
+
+        def __len__(self) -> int:
+            return -(-len(self.y) // batch_size)
+
+        def __getitem__(self, index: int) -> tuple[np.ndarray, np.ndarray]:
+            rows = slice(index * batch_size, (index + 1) * batch_size)
+            return self.x[rows], self.y[rows]
+
+    return EpochBatches()
+
+
+def epoch_clock_callback(clock: EpochClock, batches, epochs: int):
+    """A Keras callback that starts the harness's clock at each epoch's beginning, stops it
+    at the epoch's end (Keras has read the loss), then loads the next epoch's order."""
+    import keras
+
+    class ClockCallback(keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
+            clock.begin(epoch)
+
+        def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+            clock.end(epoch, float((logs or {})["loss"]))
+            if epoch + 1 < epochs:
+                batches.load(epoch + 1)  # outside the timer
+
+    return ClockCallback()
+
+
 class KerasTrainer:
-    """The workload's Sequential model, compiled with Keras SGD and trained with fit."""
+    """The workload's Sequential model, compiled with Keras SGD and trained with one fit."""
 
     def __init__(self, adapter: KerasAdapter, workload: Workload,
                  input_shape: tuple[int, ...], **compile_options) -> None:
         self.adapter, self.workload, self.input_shape = adapter, workload, input_shape
         self.batch_size = adapter.spec.batch_size
         self.compile_options = compile_options
+        self.fit_calls = 0
 
     def reset(self, layers: list[Layer]) -> None:
         self.model = self.adapter.build_model(self.workload, layers, self.input_shape)
@@ -181,6 +234,13 @@ class KerasTrainer:
         history = self.model.fit(x, y, batch_size=self.batch_size, epochs=1,
                                  shuffle=False, verbose=0)
         return float(history.history["loss"][-1])  # fit returns after the device finished
+
+    def train(self, epochs: int, epoch_data: EpochData, clock: EpochClock) -> None:
+        """All epochs in one model.fit(epochs=N), timed by a callback."""
+        batches = epoch_batches(epoch_data, self.batch_size)
+        self.fit_calls += 1
+        self.model.fit(batches, epochs=epochs, shuffle=False, verbose=0,
+                       callbacks=[epoch_clock_callback(clock, batches, epochs)])
 
     def accuracy(self, x: np.ndarray, y: np.ndarray) -> float:
         logits = self.model.predict(x, batch_size=1024, verbose=0)

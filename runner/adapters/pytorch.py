@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from runner.adapters import Adapter, cache_files, fresh_cache_dir
+from runner.harness.training import EpochClock, EpochData, loop_epochs
 from runner.models.conventions import CONVENTIONS
 from runner.spec import CellSpec
 from runner.workloads import Layer, ModelStart, Workload
@@ -153,37 +154,50 @@ class TorchAdapter(Adapter):
 
 
 class TorchTrainer:
-    """The workload's model trained with torch.optim.SGD in a plain loop."""
+    """The workload's model trained with torch.optim.SGD in a plain loop; `compiled` wraps
+    the whole step (zero_grad, forward, loss, backward, optimizer step) in torch.compile."""
 
     def __init__(self, adapter: TorchAdapter, workload: Workload,
-                 input_shape: tuple[int, ...]) -> None:
+                 input_shape: tuple[int, ...], compiled: bool = False) -> None:
         self.adapter, self.workload, self.input_shape = adapter, workload, input_shape
         self.device = adapter.device
         self.batch_size = adapter.spec.batch_size
         self.loss_fn = nn.CrossEntropyLoss()
+        self.compiled = compiled
 
     def reset(self, layers: list[Layer]) -> None:
         model = self.adapter.build_model(self.workload, layers, self.input_shape)
         self.model = model.to(self.device)
         self.optimizer = torch.optim.SGD(self.model.parameters(), lr=self.workload.learning_rate,
                                          momentum=self.workload.momentum)
+        self.step_fn = self._step
+        if self.compiled:
+            torch._dynamo.reset()  # a new compilation per model; inductor's caches are kept
+            self.step_fn = torch.compile(self._step)
         self.adapter.reset_peak()
+
+    def _step(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """One SGD step; the loss, detached, still on the device."""
+        self.optimizer.zero_grad(set_to_none=True)
+        loss = self.loss_fn(self.model(x), y)
+        loss.backward()
+        self.optimizer.step()
+        return loss.detach()
 
     def train_epoch(self, x: np.ndarray, y: np.ndarray) -> float:
         self.model.train()
         inputs, labels = to_tensor(x, self.device), torch.from_numpy(y).to(self.device)
         total = torch.zeros((), device=self.device)
         for start in range(0, len(labels), self.batch_size):
-            batch_x = inputs[start:start + self.batch_size]
             batch_y = labels[start:start + self.batch_size]
-            self.optimizer.zero_grad(set_to_none=True)
-            loss = self.loss_fn(self.model(batch_x), batch_y)
-            loss.backward()
-            self.optimizer.step()
-            total += loss.detach() * len(batch_y)
+            loss = self.step_fn(inputs[start:start + self.batch_size], batch_y)
+            total += loss * len(batch_y)
         mean_loss = (total / len(labels)).item()  # .item() synchronises the device
         self.adapter.sync()
         return mean_loss
+
+    def train(self, epochs: int, epoch_data: EpochData, clock: EpochClock) -> None:
+        loop_epochs(self, epochs, epoch_data, clock)
 
     @torch.inference_mode()
     def accuracy(self, x: np.ndarray, y: np.ndarray) -> float:

@@ -10,6 +10,7 @@ import numpy as np
 import tensorflow as tf
 
 from runner.adapters import Adapter
+from runner.harness.training import EpochClock, EpochData, loop_epochs
 from runner.models.conventions import CONVENTIONS
 from runner.spec import CellSpec
 from runner.workloads import Layer, ModelStart, Workload
@@ -154,10 +155,12 @@ class TfAdapter(Adapter):
 
 
 class TfTrainer:
-    """The workload's model trained by a tf.function GradientTape step with momentum SGD."""
+    """The workload's model trained by a tf.function GradientTape step with momentum SGD;
+    `jit_compile` compiles the step with XLA."""
 
     def __init__(self, adapter: TfAdapter, workload: Workload,
-                 input_shape: tuple[int, ...]) -> None:
+                 input_shape: tuple[int, ...], jit_compile: bool = False) -> None:
+        self.jit_compile = jit_compile
         self.adapter, self.workload, self.input_shape = adapter, workload, input_shape
         self.device = adapter.device
         self.batch_size = adapter.spec.batch_size
@@ -169,7 +172,8 @@ class TfTrainer:
         self.model = self.adapter.build_model(self.workload, layers, self.input_shape)
         with tf.device(self.device):
             self.velocities = [tf.Variable(tf.zeros_like(v)) for v in self.model.trainable_variables]
-        self.train_step = tf.function(self._train_step, input_signature=self.signature)
+        self.train_step = tf.function(self._train_step, input_signature=self.signature,
+                                      jit_compile=self.jit_compile)
         self.adapter.reset_peak()
 
     def _train_step(self, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
@@ -192,6 +196,9 @@ class TfTrainer:
                 loss = self.train_step(inputs[start:start + self.batch_size], batch_y)
                 total += loss * tf.cast(tf.shape(batch_y)[0], tf.float32)
             return float((total / len(y)).numpy())  # .numpy() waits for the device
+
+    def train(self, epochs: int, epoch_data: EpochData, clock: EpochClock) -> None:
+        loop_epochs(self, epochs, epoch_data, clock)
 
     def accuracy(self, x: np.ndarray, y: np.ndarray) -> float:
         with tf.device(self.device):

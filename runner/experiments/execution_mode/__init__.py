@@ -3,16 +3,14 @@ the compilation paid for itself?"""
 
 from __future__ import annotations
 
+from dlbench.modes import MODES as MODE_MATRIX
 from dlbench.questions import QUESTIONS
 from runner.experiments import Experiment, PlanRequest, suite_grid
 from runner.spec import CellSpec, FrameworkId
 
 #: Each framework's eager mode first, then its graph/compiled modes.
 MODES: dict[str, tuple[str, ...]] = {
-    "pytorch": ("eager", "compiled"),
-    "tensorflow": ("eager", "tf.function", "xla"),
-    "keras": ("run_eagerly", "default", "jit_compile"),
-}
+    framework: tuple(table) for framework, table in MODE_MATRIX["execution-mode"].items()}
 
 #: Modes the quick suite leaves out because another quick cell measures the same thing: every
 #: graph/compiled cell times its framework's eager mode in the same process (eager_step_time);

@@ -24,7 +24,7 @@ class TfStepper(TfTrainer):
 
     def __init__(self, adapter: TfAdapter, workload: Workload, input_shape: tuple[int, ...],
                  mode: str) -> None:
-        super().__init__(adapter, workload, input_shape)
+        super().__init__(adapter, workload, input_shape, jit_compile=mode == "xla")
         self.mode = mode
 
     def prepare(self, x: np.ndarray, y: np.ndarray) -> tuple[tf.Tensor, tf.Tensor]:
@@ -34,9 +34,6 @@ class TfStepper(TfTrainer):
         super().reset(layers)
         if self.mode == "eager":
             self.train_step = self._train_step
-        elif self.mode == "xla":
-            self.train_step = tf.function(self._train_step, input_signature=self.signature,
-                                          jit_compile=True)
 
     def step(self, x: tf.Tensor, y: tf.Tensor) -> float:
         with tf.device(self.device):

@@ -40,6 +40,9 @@ class ExportPath:
     runtime: str  # what runs the artifact, for the fairness manifest
     export: Callable[[Path], Path]  # directory -> the artifact (file or directory)
     load: Callable[[Path], Predict]
+    #: The NumPy inputs in the artifact's layout (NHWC -> NCHW for PyTorch's), applied
+    #: before any timer starts, alike for every framework.
+    layout: Callable[[np.ndarray], np.ndarray] = np.ascontiguousarray
 
 
 def unsupported(reason: str, fairness: Fairness | None = None,
@@ -89,12 +92,14 @@ def measure_export(cell: Cell, eager: Predict, path: ExportPath,
             predict = path.load(artifact)
             load_s = (clock_ns() - start) / NS_PER_S
             stage = "running the artifact"
-            diff = float(np.max(np.abs(in_batches(predict, x, spec.batch_size) - expected)))
+            inputs = path.layout(x)  # not timed
+            diff = float(np.max(np.abs(in_batches(predict, inputs, spec.batch_size)
+                                       - expected)))
             observations = [cell.observe("export_time", export_s),
                             cell.observe("artifact_size", size),
                             cell.observe("artifact_load_time", load_s),
                             cell.observe("artifact_max_abs_diff", diff)]
-            observations += _timings(cell, predict, x)
+            observations += _timings(cell, predict, inputs)
         except Exception as error:  # noqa: BLE001 - a failing path is a result
             return unsupported(_error(stage, error), fairness)
     if not diff <= PARITY_TOLERANCE:
@@ -106,9 +111,10 @@ def measure_export(cell: Cell, eager: Predict, path: ExportPath,
 
 
 def _timings(cell: Cell, predict: Predict, x: np.ndarray) -> list[Observation]:
-    """Batch-1 latency and whole-pass throughput, each over calibrated windows."""
+    """Batch-1 latency and whole-pass throughput, each over calibrated windows (`x` already
+    in the artifact's layout)."""
     batch_size = cell.spec.batch_size
-    one = x[:1]
+    one = np.ascontiguousarray(x[:1])
     for _ in range(WARMUP_CALLS):
         predict(one)
     in_batches(predict, x, batch_size)  # warm the batch shape
@@ -132,7 +138,8 @@ def export_fairness(cell: Cell, runtime: str, exporter: str) -> Fairness:
                         f"after a warm-up pass"),
         precision_policy="fp32 weights, activations and artifact",
         compile_mode=f"{spec.export_format} artifact run by {runtime}",
-        data_pipeline="NumPy float32 test inputs of the workload, cut to whole batches",
+        data_pipeline="NumPy float32 test inputs of the workload, cut to whole batches and put "
+                      "in the artifact's layout (NHWC->NCHW for PyTorch's) before timing",
         threads=spec.threads,
         batch_size=spec.batch_size,
         notes=(f"The model holds the workload's shared initial weights (no training). "

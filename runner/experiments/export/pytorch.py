@@ -25,9 +25,18 @@ def eager_predict(model: torch.nn.Module) -> Predict:
     return predict
 
 
-def nchw(predict: Predict) -> Predict:
-    """The artifact takes PyTorch's NCHW images: convert the NHWC inputs as eager does."""
-    return lambda x: predict(np.ascontiguousarray(x.transpose(0, 3, 1, 2)) if x.ndim == 4 else x)
+def nchw(x: np.ndarray) -> np.ndarray:
+    """PyTorch's artifacts take NCHW images: the NHWC inputs converted (before timing)."""
+    return np.ascontiguousarray(x.transpose(0, 3, 1, 2) if x.ndim == 4 else x)
+
+
+def tensor_predict(model: torch.nn.Module) -> Predict:
+    """A loaded module called on inputs already in its layout."""
+    def predict(x: np.ndarray) -> np.ndarray:
+        with torch.inference_mode():
+            return model(torch.from_numpy(x)).numpy()
+
+    return predict
 
 
 def export_paths(model: torch.nn.Module, example: torch.Tensor, threads: int) -> dict:
@@ -49,15 +58,15 @@ def export_paths(model: torch.nn.Module, example: torch.Tensor, threads: int) ->
         return directory / "model.ts"
 
     def load_torchscript(path: Path) -> Predict:
-        return eager_predict(torch.jit.load(str(path)))
+        return tensor_predict(torch.jit.load(str(path)))
 
     return {
         "torch.export": ExportPath("torch.export.load(...).module()", program,
-                                   lambda path: nchw(torch_program_predict(path))),
+                                   torch_program_predict, nchw),
         "onnx-dynamo": ExportPath(f"onnxruntime CPU, {threads} thread(s)", onnx,
-                                  lambda path: nchw(onnxruntime_predict(path, threads))),
+                                  lambda path: onnxruntime_predict(path, threads), nchw),
         "torchscript": ExportPath("torch.jit.load (TorchScript, legacy)", torchscript,
-                                  load_torchscript),
+                                  load_torchscript, nchw),
     }
 
 

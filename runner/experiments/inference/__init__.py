@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
+from dlbench.modes import DEFAULT, mode_class, modes
 from dlbench.questions import QUESTIONS
 from runner.experiments import Experiment, PlanRequest, suite_grid
 from runner.spec import CellSpec
 
-#: Each framework's plain path and its idiomatic fast path.
-MODES: dict[str, tuple[str, ...]] = {
-    "pytorch": ("inference_mode", "compiled"),
-    "tensorflow": ("eager", "tf.function"),
-    "keras": ("call", "predict"),
-}
-
-#: Per suite: workloads, repeats (worker processes), and the calls one process makes; quick
-#: measures each framework's first (default) mode only.
+#: Per suite: workloads, repeats (worker processes), and the calls one process makes.
 GRID: dict[str, dict] = {
-    "quick": {"workloads": ["mlp-digits"], "repeats": 3, "modes_per_framework": 1,
+    "quick": {"workloads": ["mlp-digits"], "repeats": 3,
               "params": {"warmup_calls": 10, "latency_calls": 200, "throughput_batch": 512,
                          "throughput_samples": 3}},
     "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "repeats": 5,
@@ -30,13 +23,23 @@ GRID: dict[str, dict] = {
 }
 
 
+def inference_modes(suite: str, framework: str) -> list[str]:
+    """The quick suite (8 minutes on 2 cores) measures each framework's default mode only;
+    standard and full measure every mode: default, fastest and other (TensorFlow's graph
+    without XLA)."""
+    every = modes("inference", framework)
+    if suite != "quick":
+        return every
+    return [mode for mode in every if mode_class("inference", framework, mode) == DEFAULT]
+
+
 def plan(request: PlanRequest) -> list[CellSpec]:
     """One cell per workload, framework and mode; batch_size 1 is the latency batch."""
     grid = suite_grid(GRID, request)
     cells = []
     for name in request.workloads or grid["workloads"]:
         for framework in request.frameworks:
-            for mode in MODES[framework.framework][:grid.get("modes_per_framework")]:
+            for mode in inference_modes(request.suite, framework.framework):
                 cells.append(CellSpec(
                     experiment="inference", workload=name, framework=framework.framework,
                     backend=framework.backend, device=request.device, mode=mode,

@@ -59,8 +59,9 @@ def run(spec: CellSpec) -> CellOutcome:
         policy=f"Keras dtype policy {POLICIES[spec.precision]} (float32 variables)"
                + ("; compile() wraps SGD in a LossScaleOptimizer" if spec.precision == "fp16"
                   else ""),
-        timer_includes="one model.fit(epochs=1, shuffle=False) call per epoch over the "
-                       "epoch's arrays in the shared order",
+        timer_includes="each epoch of one model.fit(epochs=N) call over the epochs' batches "
+                       "in the shared order, timed by a callback (on_epoch_begin to "
+                       "on_epoch_end)",
         compile_mode=f"Keras defaults on {spec.backend} (fit); inference by direct model "
                      f"calls on backend tensors",
     )

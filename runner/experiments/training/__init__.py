@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dlbench.modes import modes
 from dlbench.questions import QUESTIONS
 from runner.experiments import Experiment, PlanRequest, suite_grid
 from runner.spec import CellSpec
@@ -24,9 +25,14 @@ GRID: dict[str, dict] = {
 DEFAULT_EPOCHS = 10
 
 
+def training_modes(suite: str, framework: str) -> list[str]:
+    """The quick suite trains in the default mode only; standard and full add the fastest."""
+    return ["default"] if suite == "quick" else modes("training", framework)
+
+
 def plan(request: PlanRequest) -> list[CellSpec]:
-    """One cell per workload and framework, fp32, the workload's batch size (a runner.models
-    workload's at the device's size profile)."""
+    """One cell per workload, framework and mode, fp32, the workload's batch size (a
+    runner.models workload's at the device's size profile)."""
     from runner.workloads import device_profile, get_workload
 
     grid = suite_grid(GRID, request)
@@ -45,14 +51,14 @@ def plan(request: PlanRequest) -> list[CellSpec]:
         if workload.profiles and "model_data_size" in grid and not profile:
             params["data_size"] = grid["model_data_size"]
         for framework in request.frameworks:
-            cells.append(CellSpec(
+            cells += [CellSpec(
                 experiment="training", workload=name, framework=framework.framework,
-                backend=framework.backend, device=request.device,
+                backend=framework.backend, device=request.device, mode=mode,
                 batch_size=batch_size,
                 repeats=request.repeats or grid["repeats"], threads=request.threads,
                 timeout_s=request.timeout_s or 600.0, data_dir=request.data_dir,
                 params=params,
-            ))
+            ) for mode in training_modes(request.suite, framework.framework)]
     return cells
 
 

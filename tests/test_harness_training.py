@@ -1,0 +1,78 @@
+"""The shared epoch clock: one training per process, timed by the harness whichever way a
+framework drives its epochs (its own loop, or one fit with a callback)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from runner.experiments.parity import reference
+from runner.harness.training import EpochClock, loop_epochs, train_once
+from runner.spec import CellSpec
+from tests.harness_fixtures import numpy_cell
+
+SPEC = CellSpec(experiment="training", workload="mlp-digits", framework="pytorch", backend="",
+                device="cpu", batch_size=32, params={"epochs": 3})
+
+
+class OneCallTrainer:
+    """A NumPy model whose `train` drives every epoch itself, as Keras' fit does."""
+
+    def __init__(self, loop: bool) -> None:
+        self.loop, self.train_calls, self.seen = loop, 0, []
+
+    def reset(self, layers) -> None:
+        self.layers = layers
+
+    def train_epoch(self, x: np.ndarray, y: np.ndarray) -> float:
+        self.seen.append(y.copy())
+        return float(np.mean(y))
+
+    def train(self, epochs: int, epoch_data, clock: EpochClock) -> None:
+        self.train_calls += 1
+        if self.loop:
+            loop_epochs(self, epochs, epoch_data, clock)
+            return
+        for epoch in range(epochs):  # one call, epochs inside, the clock around each
+            clock.begin(epoch)
+            loss = self.train_epoch(*epoch_data(epoch))
+            clock.end(epoch, loss)
+
+    def accuracy(self, x: np.ndarray, y: np.ndarray) -> float:
+        return float(np.mean(np.argmax(reference.forward(self.layers, x), axis=1) == y))
+
+    def peak_memory_mib(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize("loop", [True, False])
+def test_both_ways_of_driving_epochs_give_the_same_epochs_in_the_same_order(loop):
+    cell = numpy_cell(SPEC)
+    trainer = OneCallTrainer(loop)
+    observations = train_once(cell, trainer, 3)
+    assert trainer.train_calls == 1
+    assert sorted(o.step for o in observations if o.metric == "epoch_time") == [0, 1, 2]
+    assert not np.array_equal(trainer.seen[0], trainer.seen[1])  # each epoch's own order
+    reference_trainer = OneCallTrainer(not loop)
+    train_once(numpy_cell(SPEC), reference_trainer, 3)
+    for a, b in zip(trainer.seen, reference_trainer.seen, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_trainer_that_times_fewer_epochs_than_asked_is_an_error():
+    class Lazy(OneCallTrainer):
+        def train(self, epochs, epoch_data, clock) -> None:
+            clock.begin(0)
+            clock.end(0, 0.0)
+
+    with pytest.raises(RuntimeError, match="timed 1 of 3 epochs"):
+        train_once(numpy_cell(SPEC), Lazy(True), 3)
+
+
+def test_an_epoch_that_ends_without_beginning_is_refused():
+    clock = EpochClock(lambda: 1.0)
+    with pytest.raises(ValueError, match="ended without beginning"):
+        clock.end(0, 0.1)
+    clock.begin(0)
+    clock.end(0, 0.1)
+    assert clock.accuracies == [1.0] and len(clock.times) == 1
