@@ -20,15 +20,17 @@ def test_break_even_counts_steps_until_compilation_has_paid_off():
     assert break_even_steps(eager, compiled) is None  # slower modes never break even
 
 
-def test_quick_plan_covers_every_framework_with_its_compiled_modes_only():
+def test_quick_plan_covers_every_framework_but_keras_torch_with_its_compiled_modes_only():
     request = PlanRequest(suite="quick", workloads=[], frameworks=list(FRAMEWORKS),
                           device="cpu", repeats=None, threads=1, timeout_s=None, data_dir="")
     cells = EXPERIMENT.plan(request)
     assert len({c.cell_id for c in cells}) == len(cells)
-    assert {c.framework_id.name for c in cells} == {f.name for f in FRAMEWORKS}
+    assert {c.framework_id.name for c in cells} == {f.name for f in FRAMEWORKS} - {"keras-torch"}
     assert modes("quick", FrameworkId("pytorch", "")) == ["compiled"]
     assert modes("quick", FrameworkId("tensorflow", "")) == ["tf.function", "xla"]
-    assert modes("quick", FrameworkId("keras", "torch")) == ["jit_compile"]
+    assert modes("quick", FrameworkId("keras", "torch")) == []  # minutes of torch.compile
+    assert modes("standard", FrameworkId("keras", "torch")) == [
+        "run_eagerly", "default", "jit_compile"]
     assert modes("quick", FrameworkId("keras", "jax")) == ["default"]
     assert modes("standard", FrameworkId("keras", "jax")) == ["run_eagerly", "default",
                                                               "jit_compile"]
