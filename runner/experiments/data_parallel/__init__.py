@@ -29,7 +29,7 @@ STRATEGIES: dict[str, tuple[str, ...]] = {
 #: measures its own 1-worker baseline, so quick plans only N = 2; quick also leaves out
 #: MultiWorkerMirroredStrategy, whose worker processes each pay TensorFlow's import.
 GRID: dict[str, dict] = {
-    "quick": {"epochs": {"mlp-digits": 5}, "repeats": 1, "skip": ("multi-worker-mirrored",)},
+    "quick": {"epochs": {"mlp-digits": 2}, "repeats": 1, "skip": ("multi-worker-mirrored",)},
     "standard": {"epochs": {"mlp-digits": 8, "cnn-synthetic": 3}, "repeats": 3, "skip": (),
                  "cpu": {"epochs": {"mlp-digits": 8}}},
     "full": {"epochs": {"mlp-digits": 15, "cnn-synthetic": 5}, "repeats": 5, "skip": ()},
