@@ -15,7 +15,7 @@ PRECISIONS = ("fp32", "bf16", "fp16")
 #: support are very slow.
 GRID: dict[str, dict] = {
     "quick": {"workloads": ["mlp-digits"], "epochs": 2, "repeats": 3,
-              "precisions": ("fp32", "bf16"),
+              "cpu": {"precisions": ("fp32", "bf16")},
               "params": {"warmup_calls": 5, "latency_calls": 50, "throughput_batch": 256,
                          "throughput_samples": 3, "train_samples": 640}},
     "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "epochs": 5,
