@@ -64,6 +64,7 @@ def check_arguments(args: argparse.Namespace) -> None:
     if getattr(args, "remeasure", None) and args.resume:
         raise UsageError("--remeasure and --resume each name a run: give one of them")
     _busy_retries(args)
+    _check_executor(args)
     earlier = getattr(args, "remeasure", None) or args.resume
     if earlier:
         existing_run(Path(args.results_dir), earlier)
@@ -95,6 +96,13 @@ def run_command(args: argparse.Namespace) -> int:
         with measurement_lock():
             if getattr(args, "remeasure", None):
                 return _remeasure(args)
+            if executor_of(args) == "ray":
+                from runner.cluster import require_ray
+
+                require_ray()
+                from runner.cluster.executor import measure_on_cluster
+
+                return measure_on_cluster(args)
             return _measure(args)
     except MachineLockedError as error:
         raise UsageError(str(error)) from None
@@ -128,6 +136,27 @@ def _remeasure(args: argparse.Namespace) -> int:
     return 0
 
 
+def executor_of(args: argparse.Namespace) -> str:
+    """local or ray: what --executor says, or for --resume what the run was measured with."""
+    if args.resume:
+        return existing_run(Path(args.results_dir), args.resume).load_run_info().get(
+            "executor", "local")
+    return getattr(args, "executor", None) or "local"
+
+
+def _check_executor(args: argparse.Namespace) -> None:
+    """--address and --machine-kind belong to --executor ray, which needs Ray installed."""
+    if getattr(args, "executor", None) == "ray" and getattr(args, "remeasure", None):
+        raise UsageError("--remeasure measures on this machine: leave out --executor ray")
+    if getattr(args, "executor", None) != "ray" and (getattr(args, "address", None)
+                                                     or getattr(args, "machine_kind", None)):
+        raise UsageError("--address and --machine-kind need --executor ray")
+    if getattr(args, "executor", None) == "ray":
+        from runner.cluster import require_ray
+
+        require_ray()
+
+
 def _busy_retries(args: argparse.Namespace) -> int:
     retries = getattr(args, "busy_retries", None)
     if retries is None:
@@ -142,7 +171,7 @@ def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[Cel
               seed: int | None = None, record_plan: bool = True) -> list[CellRecord]:
     """Measure every process of `cells` not yet recorded in `store`, in the run's interleaved
     order; each is persisted as soon as it ends. Busy processes are measured again at the end."""
-    info = _start_info(store, request, device, cells, seed, record_plan)
+    info = start_info(store, request, device, cells, seed, record_plan)
     if not (store.root / "environment.json").exists():
         store.save_environment(capture_environment(PROJECT_ROOT))
     order = process_order(cells, info["order_seed"])
@@ -159,32 +188,56 @@ def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[Cel
                 bar.advance(task)
             _rerun_busy(store, {cell.cell_id for cell in cells}, busy_retries, bar)
     except KeyboardInterrupt:
-        store.rebuild_tables()  # the records are the truth; a stop between them must not lag
-        store.save_run_info(store.load_run_info() | {"status": "interrupted"})
-        console.print(f"interrupted: finished processes are kept; continue with "
-                      f"`dlbench run --resume {store.run_id}`")
+        mark_interrupted(store)
         raise
+    mark_complete(store, started)
+    return store.load_records()
+
+
+def mark_interrupted(store: RunStore) -> None:
+    """Tables up to date with the kept records, the run marked interrupted, and how to go on."""
+    store.rebuild_tables()  # the records are the truth; a stop between them must not lag
+    store.save_run_info(store.load_run_info() | {"status": "interrupted"})
+    console.print(f"interrupted: finished processes are kept; continue with "
+                  f"`dlbench run --resume {store.run_id}`")
+
+
+def mark_complete(store: RunStore, started: float) -> None:
+    """Final tables, and the run marked complete with its wall time since `started`."""
     store.rebuild_tables()
     store.save_run_info(store.load_run_info() | {
         "status": "complete", "finished_at": _now(),
         "wall_time_s": round(time.perf_counter() - started, 1)})
-    return store.load_records()
 
 
 def _measure_process(store: RunStore, spec: CellSpec, attempt: int = 0) -> CellRecord:
     """Measure one process, labelled with its place in the run's order and its index."""
     order_index = store.next_order_index()
+    not_started = not_started_record(store, spec, order_index, attempt)
+    if not_started is not None:
+        return not_started
+    return labelled(execute_cell(spec), order_index, attempt)
+
+
+def not_started_record(store: RunStore, spec: CellSpec, order_index: int,
+                       attempt: int = 0) -> CellRecord | None:
+    """The record of a process not started because an earlier process of its cell was
+    skipped or refused by the framework; None when none was."""
     sibling = _same_for_every_process(store, spec)
-    if sibling is not None:
-        ended = f"process {sibling.spec.repeat_index} ended {sibling.outcome.status.value}"
-        outcome = replace(sibling.outcome,
-                          reason=f"{sibling.outcome.reason} (not started: {ended})")
-        now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-        return replace(sibling, spec=spec, outcome=outcome, order_index=order_index,
-                       attempt=attempt, wall_time_s=0.0, machine={}, started_at=now,
-                       ended_at=now)
-    record = execute_cell(spec)
-    observations = [replace(o, repeat=spec.repeat_index) for o in record.outcome.observations]
+    if sibling is None:
+        return None
+    ended = f"process {sibling.spec.repeat_index} ended {sibling.outcome.status.value}"
+    outcome = replace(sibling.outcome, reason=f"{sibling.outcome.reason} (not started: {ended})")
+    now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return replace(sibling, spec=spec, outcome=outcome, order_index=order_index,
+                   attempt=attempt, wall_time_s=0.0, machine={}, started_at=now, ended_at=now)
+
+
+def labelled(record: CellRecord, order_index: int, attempt: int = 0) -> CellRecord:
+    """A measured process's record with its place in the order; its observations carry its
+    process index."""
+    index = record.spec.repeat_index
+    observations = [replace(o, repeat=index) for o in record.outcome.observations]
     return replace(record, outcome=replace(record.outcome, observations=observations),
                    order_index=order_index, attempt=attempt)
 
@@ -202,9 +255,7 @@ def _rerun_busy(store: RunStore, cell_ids: set[str], retries: int, bar: Progress
     """Measure again, up to `retries` times, each process flagged as measured on a busy
     machine; the earlier record is kept in superseded/ with the reason."""
     for attempt in range(1, retries + 1):
-        flagged = [r for r in store.load_records() if r.busy_reasons
-                   and r.spec.cell_id in cell_ids and r.attempt == attempt - 1
-                   and r.outcome.status not in SAME_FOR_EVERY_PROCESS]
+        flagged = busy_flagged(store, cell_ids, attempt)
         if not flagged:
             continue
         task = bar.add_task(f"busy re-run {attempt}", total=len(flagged))
@@ -213,6 +264,13 @@ def _rerun_busy(store: RunStore, cell_ids: set[str], retries: int, bar: Progress
             store.supersede(record, "machine busy: " + "; ".join(record.busy_reasons))
             persist(store, _measure_process(store, record.spec, attempt))
             bar.advance(task)
+
+
+def busy_flagged(store: RunStore, cell_ids: set[str], attempt: int) -> list[CellRecord]:
+    """The processes of `cell_ids` flagged busy on attempt `attempt - 1`, to measure again."""
+    return [r for r in store.load_records() if r.busy_reasons
+            and r.spec.cell_id in cell_ids and r.attempt == attempt - 1
+            and r.outcome.status not in SAME_FOR_EVERY_PROCESS]
 
 
 def persist(store: RunStore, record: CellRecord) -> None:
@@ -233,7 +291,7 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _start_info(store: RunStore, request: RunRequest, device: str, cells: list[CellSpec],
+def start_info(store: RunStore, request: RunRequest, device: str, cells: list[CellSpec],
                 seed: int | None, record_plan: bool) -> dict:
     existing = store.load_run_info() if (store.root / "run.json").exists() else {}
     info = existing or {"run_id": store.run_id, "started_at": _now(), "device": device,

@@ -158,6 +158,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="re-runs of a process measured on a busy machine (default 2)")
     run.add_argument("--seed", type=int, default=None,
                      help="seed of the interleaved process order (default: random, recorded)")
+    run.add_argument("--executor", choices=("local", "ray"), default=None,
+                     help="local (default): this machine; ray: the nodes of a Ray cluster")
+    run.add_argument("--address", default=None, metavar="ADDR",
+                     help="the Ray cluster's head, HOST:PORT (default: RAY_ADDRESS or local)")
+    run.add_argument("--machine-kind", action="append", default=[], metavar="KIND",
+                     help="measure on nodes of this kind (repeatable; default: every kind)")
     run.set_defaults(handler=_run)
 
     listing = commands.add_parser("list", help="experiments, workloads, frameworks, suites")

@@ -1,0 +1,162 @@
+"""The Ray executor on a real local cluster: two nodes of different machine kinds on
+loopback, a Ray worker killed mid-process (the process is measured again, nothing lost),
+tables shaped like a local run's, --resume of a cluster run, a node whose code differs
+from the driver's refused, and the install hint where Ray is missing."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from dlbench.tables import read_table
+from runner.cluster import INSTALL_HINT
+from tests.test_processes import DLBENCH
+
+ROOT = Path(__file__).resolve().parent.parent
+KINDS = ("alpha", "beta")
+TINY_RUN = ["run", "--executor", "ray", "--experiment", "training", "--workload", "mlp-digits",
+            "--framework", "pytorch", "--repeats", "2", "--threads", "1", "--device", "cpu",
+            "--busy-retries", "0", "--no-progress"]
+
+
+def test_without_ray_the_command_says_how_to_install_it(tmp_path):
+    blocked = ("import sys; sys.modules['ray'] = None; from dlbench.cli import main; "
+               f"sys.exit(main({[*TINY_RUN, '--results-dir', str(tmp_path)]!r}))")
+    done = subprocess.run([sys.executable, "-c", blocked], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120,
+                          env=os.environ | {"DLBENCH_LOCK_FILE": str(tmp_path / "lock")})
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [f"dlbench: error: {INSTALL_HINT}"]
+    assert "pip install -e '.[cluster]'" in done.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_address_without_the_ray_executor_is_refused(tmp_path):
+    done = subprocess.run([*DLBENCH, "run", "--address", "127.0.0.1:6379", "--results-dir",
+                           str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip() == "dlbench: error: --address and --machine-kind need --executor ray"
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A head of kind alpha and a node of kind beta, one CPU each, on this machine."""
+    pytest.importorskip("ray", reason="the cluster extra is not installed")
+    os.environ.setdefault("RAY_memory_monitor_refresh_ms", "0")  # no OOM killer on 2 cores
+    from ray.cluster_utils import Cluster
+
+    def node(kind: str) -> dict:
+        return {"num_cpus": 1, "object_store_memory": 80 * 2**20,
+                "resources": {"dlbench_slot": 1, f"dlbench_kind_{kind}": 1}}
+
+    started = Cluster(initialize_head=True,
+                      head_node_args=node(KINDS[0]) | {"include_dashboard": False})
+    try:
+        started.add_node(**node(KINDS[1]))
+        started.wait_for_nodes()
+        yield started
+    finally:
+        started.shutdown()
+
+
+def kill_a_measuring_ray_worker(driver: subprocess.Popen, timeout: float = 240.0) -> int:
+    """SIGKILL the Ray worker of the first task seen running a dlbench worker process."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and driver.poll() is None:
+        for process in psutil.process_iter(["cmdline"]):
+            cmdline = process.info["cmdline"] or []
+            if "runner.worker" not in cmdline:
+                continue
+            try:
+                parent = process.parent()
+                if parent is not None and parent.cmdline()[0].startswith("ray::measure_on_node"):
+                    parent.send_signal(signal.SIGKILL)
+                    return parent.pid
+            except (psutil.NoSuchProcess, IndexError):
+                continue
+        time.sleep(0.1)
+    raise AssertionError("no Ray worker was seen measuring")
+
+
+@pytest.mark.slow
+def test_a_cluster_run_survives_a_killed_worker_and_writes_local_shaped_tables(cluster,
+                                                                             tmp_path):
+    env = os.environ | {"DLBENCH_LOCK_FILE": str(tmp_path / "lock")}
+    command = [*DLBENCH, *TINY_RUN, "--address", cluster.address, "--results-dir",
+               str(tmp_path / "cluster")]
+    driver = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    kill_a_measuring_ray_worker(driver)
+    _, stderr = driver.communicate(timeout=600)
+    assert driver.returncode == 0, stderr
+    assert "measuring it again" in stderr
+
+    runs = sorted((tmp_path / "cluster" / "runs").iterdir())
+    assert [run.name.rsplit("-", 1)[1] for run in runs] == list(KINDS)  # one run per kind
+    superseded = []
+    for run in runs:
+        info = json.loads((run / "run.json").read_text())
+        assert info["status"] == "complete" and info["executor"] == "ray"
+        assert info["address"] == cluster.address and run.name.endswith(info["machine_kind"])
+        assert json.loads((run / "environment.json").read_text())["machine_kind"] in KINDS
+        processes = read_table(run / "processes.parquet", "processes")
+        assert sorted(processes["repeat"]) == [0, 1]  # nothing lost
+        cells = read_table(run / "cells.parquet", "cells")
+        assert list(cells["status"]) == ["ok"], cells["status_reason"].tolist()
+        superseded += [json.loads(p.read_text()) for p in (run / "superseded").glob("*.json")]
+    assert len(superseded) == 1 and "died" in superseded[0]["reason"]
+    assert superseded[0]["record"]["outcome"]["status"] == "failed"
+
+    local = _local_run(tmp_path / "local", env)
+    for stem in ("cells", "observations", "processes"):
+        mine, theirs = (read_table(r / f"{stem}.parquet", stem) for r in (runs[0], local))
+        assert list(mine.columns) == list(theirs.columns), stem
+        assert mine.dtypes.astype(str).tolist() == theirs.dtypes.astype(str).tolist(), stem
+
+    resumed = subprocess.run([*DLBENCH, "run", "--resume", runs[1].name, "--no-progress",
+                              "--results-dir", str(tmp_path / "cluster")], cwd=ROOT, env=env,
+                             capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert sorted(p.name for p in (tmp_path / "cluster" / "runs").iterdir()) == [
+        r.name for r in runs]  # the run went on in place; nothing was measured twice
+    assert len(list((runs[1] / "processes").glob("*.json"))) == 2
+
+
+def _local_run(results: Path, env: dict) -> Path:
+    local = [arg for arg in TINY_RUN if arg not in ("--executor", "ray")]
+    local[local.index("--repeats") + 1] = "1"
+    done = subprocess.run([*DLBENCH, *local, "--results-dir", str(results)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    (run,) = (results / "runs").iterdir()
+    return run
+
+
+@pytest.mark.slow
+def test_a_node_whose_code_differs_from_the_drivers_is_refused(cluster):
+    import ray
+
+    from dlbench.errors import UsageError
+    from runner.cluster.executor import _capture
+    from runner.cluster.node_identity import mismatch, node_identity
+
+    ray.init(address=cluster.address, log_to_driver=False, configure_logging=False)
+    try:
+        here = node_identity()
+        assert mismatch(here, here, "alpha") is None
+        other = here | {"commit": "0" * 40, "code_hash": "f" * 64}
+        with pytest.raises(UsageError, match=r"^node .* \(machine kind beta\) runs commit .* "
+                                             r"the driver commit 000000000000 with code hash "
+                                             r"ffffffffffff: check out"):
+            _capture("beta", "cpu", other)
+        assert "machine_kind" in _capture("beta", "cpu", here)
+    finally:
+        ray.shutdown()
