@@ -67,19 +67,17 @@ def cluster():
         started.shutdown()
 
 
-def kill_a_measuring_ray_worker(driver: subprocess.Popen, timeout: float = 240.0) -> int:
-    """SIGKILL the Ray worker of the first task seen running a dlbench worker process."""
+def measuring_ray_worker(driver: subprocess.Popen, timeout: float = 240.0) -> psutil.Process:
+    """The Ray worker of the first task seen running a dlbench worker process."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and driver.poll() is None:
         for process in psutil.process_iter(["cmdline"]):
-            cmdline = process.info["cmdline"] or []
-            if "runner.worker" not in cmdline:
+            if "runner.worker" not in (process.info["cmdline"] or []):
                 continue
             try:
                 parent = process.parent()
                 if parent is not None and parent.cmdline()[0].startswith("ray::measure_on_node"):
-                    parent.send_signal(signal.SIGKILL)
-                    return parent.pid
+                    return parent
             except (psutil.NoSuchProcess, IndexError):
                 continue
         time.sleep(0.1)
@@ -94,7 +92,7 @@ def test_a_cluster_run_survives_a_killed_worker_and_writes_local_shaped_tables(c
                str(tmp_path / "cluster")]
     driver = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
-    kill_a_measuring_ray_worker(driver)
+    measuring_ray_worker(driver).send_signal(signal.SIGKILL)
     _, stderr = driver.communicate(timeout=600)
     assert driver.returncode == 0, stderr
     assert "measuring it again" in stderr
@@ -121,13 +119,38 @@ def test_a_cluster_run_survives_a_killed_worker_and_writes_local_shaped_tables(c
         assert list(mine.columns) == list(theirs.columns), stem
         assert mine.dtypes.astype(str).tolist() == theirs.dtypes.astype(str).tolist(), stem
 
-    resumed = subprocess.run([*DLBENCH, "run", "--resume", runs[1].name, "--no-progress",
-                              "--results-dir", str(tmp_path / "cluster")], cwd=ROOT, env=env,
+
+@pytest.mark.slow
+def test_ctrl_c_stops_the_tasks_keeps_what_finished_and_resume_finishes(cluster, tmp_path):
+    env = os.environ | {"DLBENCH_LOCK_FILE": str(tmp_path / "lock")}
+    command = [*DLBENCH, *TINY_RUN, "--address", cluster.address, "--machine-kind", "alpha",
+               "--results-dir", str(tmp_path)]
+    driver = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    records = tmp_path / "runs"
+    deadline = time.monotonic() + 240
+    while not list(records.glob("*/processes/*.json")):  # the first process finished
+        assert time.monotonic() < deadline and driver.poll() is None, "no process finished"
+        time.sleep(0.1)
+    worker = measuring_ray_worker(driver)  # the second one is measuring
+    driver.send_signal(signal.SIGINT)
+    _, stderr = driver.communicate(timeout=120)
+    assert driver.returncode == 130, stderr
+    psutil.wait_procs([worker], timeout=30)
+    assert not worker.is_running()  # the task in flight was cancelled
+    (run,) = records.iterdir()
+    assert json.loads((run / "run.json").read_text())["status"] == "interrupted"
+    assert len(list((run / "processes").glob("*.json"))) == 1  # what finished is kept
+    assert f"dlbench run --resume {run.name}" in " ".join(stderr.split())
+
+    resumed = subprocess.run([*DLBENCH, "run", "--resume", run.name, "--no-progress",
+                              "--results-dir", str(tmp_path)], cwd=ROOT, env=env,
                              capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
-    assert sorted(p.name for p in (tmp_path / "cluster" / "runs").iterdir()) == [
-        r.name for r in runs]  # the run went on in place; nothing was measured twice
-    assert len(list((runs[1] / "processes").glob("*.json"))) == 2
+    info = json.loads((run / "run.json").read_text())
+    assert info["status"] == "complete" and info["machine_kind"] == "alpha"
+    processes = read_table(run / "processes.parquet", "processes")
+    assert sorted(processes["repeat"]) == [0, 1] and list(records.iterdir()) == [run]
 
 
 def _local_run(results: Path, env: dict) -> Path:

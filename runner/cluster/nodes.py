@@ -11,6 +11,7 @@ from __future__ import annotations
 import ray
 
 from dlbench.errors import UsageError
+from runner.stop import stop_on_signals
 
 #: One unit per node: a measurement holds it, so no two measurements share a machine.
 SLOT_RESOURCE = "dlbench_slot"
@@ -29,6 +30,7 @@ def connect(address: str | None) -> None:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error)
         raise UsageError(f"no Ray cluster at {address or 'auto'} ({first_line}); "
                          f"{START_HINT}") from None
+    stop_on_signals()  # ray.init installs its own SIGTERM handler; a stop must stay a stop
 
 
 def kind_resource(kind: str) -> str:
