@@ -63,7 +63,7 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise UsageError("--cell names a cell to re-measure: use it with --remeasure RUN_ID")
     if getattr(args, "remeasure", None) and args.resume:
         raise UsageError("--remeasure and --resume each name a run: give one of them")
-    _busy_retries(args)
+    busy_retries_of(args)
     _check_executor(args)
     earlier = getattr(args, "remeasure", None) or args.resume
     if earlier:
@@ -116,7 +116,7 @@ def _measure(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     try:
         records = run_cells(store, request, device, cells, progress=not args.no_progress,
-                            busy_retries=_busy_retries(args), seed=getattr(args, "seed", None))
+                            busy_retries=busy_retries_of(args), seed=getattr(args, "seed", None))
     except ResultsFileError as error:
         raise UsageError(str(error)) from None
     print_summary(store, records)
@@ -127,7 +127,7 @@ def _remeasure(args: argparse.Namespace) -> int:
     """--remeasure RUN_ID --cell ...: the cells' earlier processes become superseded, and the
     cells are measured again under the run's original request."""
     store = existing_run(Path(args.results_dir), args.remeasure)
-    retries = _busy_retries(args)
+    retries = busy_retries_of(args)
     cells = cells_to_remeasure(store, args.cell, args.reason)
     info = store.load_run_info()
     records = run_cells(store, RunRequest(**info["request"]), info["device"], cells,
@@ -157,7 +157,8 @@ def _check_executor(args: argparse.Namespace) -> None:
         require_ray()
 
 
-def _busy_retries(args: argparse.Namespace) -> int:
+def busy_retries_of(args: argparse.Namespace) -> int:
+    """--busy-retries, or its default; a negative count is refused."""
     retries = getattr(args, "busy_retries", None)
     if retries is None:
         return DEFAULT_BUSY_RETRIES

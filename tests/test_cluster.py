@@ -1,7 +1,8 @@
-"""The Ray executor on a real local cluster: two nodes of different machine kinds on
-loopback, a Ray worker killed mid-process (the process is measured again, nothing lost),
-tables shaped like a local run's, --resume of a cluster run, a node whose code differs
-from the driver's refused, and the install hint where Ray is missing."""
+"""The Ray executor on a real local cluster of nodes of two machine kinds on loopback: a
+node that dies and a Ray worker killed mid-process (each process is measured again on a
+node of its kind, nothing lost), tables shaped like a local run's, Ctrl-C and --resume of a
+cluster run, a node whose code differs from the driver's refused, and the install hint
+where Ray is missing."""
 
 from __future__ import annotations
 
@@ -46,16 +47,18 @@ def test_address_without_the_ray_executor_is_refused(tmp_path):
     assert done.stderr.strip() == "dlbench: error: --address and --machine-kind need --executor ray"
 
 
+def node(kind: str) -> dict:
+    """A Ray node of machine kind `kind` with one CPU and a small object store."""
+    return {"num_cpus": 1, "object_store_memory": 80 * 2**20,
+            "resources": {"dlbench_slot": 1, f"dlbench_kind_{kind}": 1}}
+
+
 @pytest.fixture(scope="module")
 def cluster():
     """A head of kind alpha and a node of kind beta, one CPU each, on this machine."""
     pytest.importorskip("ray", reason="the cluster extra is not installed")
     os.environ.setdefault("RAY_memory_monitor_refresh_ms", "0")  # no OOM killer on 2 cores
     from ray.cluster_utils import Cluster
-
-    def node(kind: str) -> dict:
-        return {"num_cpus": 1, "object_store_memory": 80 * 2**20,
-                "resources": {"dlbench_slot": 1, f"dlbench_kind_{kind}": 1}}
 
     started = Cluster(initialize_head=True,
                       head_node_args=node(KINDS[0]) | {"include_dashboard": False})
@@ -67,8 +70,10 @@ def cluster():
         started.shutdown()
 
 
-def measuring_ray_worker(driver: subprocess.Popen, timeout: float = 240.0) -> psutil.Process:
-    """The Ray worker of the first task seen running a dlbench worker process."""
+def measuring_ray_worker(driver: subprocess.Popen, under: int | None = None,
+                         timeout: float = 240.0) -> psutil.Process:
+    """The Ray worker of the first task seen running a dlbench worker process (on the node
+    whose raylet has PID `under`, if given)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and driver.poll() is None:
         for process in psutil.process_iter(["cmdline"]):
@@ -76,12 +81,19 @@ def measuring_ray_worker(driver: subprocess.Popen, timeout: float = 240.0) -> ps
                 continue
             try:
                 parent = process.parent()
-                if parent is not None and parent.cmdline()[0].startswith("ray::measure_on_node"):
+                if (parent is not None and parent.cmdline()[0].startswith("ray::measure_on_node")
+                        and under in (None, parent.ppid())):
                     return parent
             except (psutil.NoSuchProcess, IndexError):
                 continue
         time.sleep(0.1)
     raise AssertionError("no Ray worker was seen measuring")
+
+
+def raylet_pid(ray_node) -> int:
+    """The PID of a node's raylet (a Ray worker's parent)."""
+    (raylet,) = ray_node.all_processes["raylet"]
+    return raylet.process.pid
 
 
 @pytest.mark.slow
@@ -90,12 +102,18 @@ def test_a_cluster_run_survives_a_killed_worker_and_writes_local_shaped_tables(c
     env = os.environ | {"DLBENCH_LOCK_FILE": str(tmp_path / "lock")}
     command = [*DLBENCH, *TINY_RUN, "--address", cluster.address, "--results-dir",
                str(tmp_path / "cluster")]
-    driver = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
-    measuring_ray_worker(driver).send_signal(signal.SIGKILL)
+    second_alpha = cluster.add_node(**node("alpha"))
+    try:
+        cluster.wait_for_nodes()
+        driver = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+        measuring_ray_worker(driver, under=raylet_pid(second_alpha))
+    finally:
+        cluster.remove_node(second_alpha)  # the node dies mid-process
+    measuring_ray_worker(driver, under=raylet_pid(cluster.head_node)).send_signal(signal.SIGKILL)
     _, stderr = driver.communicate(timeout=600)
     assert driver.returncode == 0, stderr
-    assert "measuring it again" in stderr
+    assert stderr.count("measuring it again") == 2
 
     runs = sorted((tmp_path / "cluster" / "runs").iterdir())
     assert [run.name.rsplit("-", 1)[1] for run in runs] == list(KINDS)  # one run per kind
@@ -110,8 +128,9 @@ def test_a_cluster_run_survives_a_killed_worker_and_writes_local_shaped_tables(c
         cells = read_table(run / "cells.parquet", "cells")
         assert list(cells["status"]) == ["ok"], cells["status_reason"].tolist()
         superseded += [json.loads(p.read_text()) for p in (run / "superseded").glob("*.json")]
-    assert len(superseded) == 1 and "died" in superseded[0]["reason"]
-    assert superseded[0]["record"]["outcome"]["status"] == "failed"
+    assert len(superseded) == 2  # the process of the dead node, the one of the killed worker
+    for entry in superseded:
+        assert "died" in entry["reason"] and entry["record"]["outcome"]["status"] == "failed"
 
     local = _local_run(tmp_path / "local", env)
     for stem in ("cells", "observations", "processes"):

@@ -24,7 +24,7 @@ from runner.cluster.node_identity import node_identity
 from runner.cluster.nodes import chosen_kinds, connect, placement
 from runner.cluster.tasks import capture_on_node
 from runner.plan import PlanError, RunRequest, plan_cells
-from runner.run import (_busy_retries, busy_flagged, existing_run, mark_complete,
+from runner.run import (busy_retries_of, busy_flagged, existing_run, mark_complete,
                         mark_interrupted, new_run_id, print_summary, request_from_args,
                         start_info)
 from runner.schedule import process_order
@@ -73,7 +73,7 @@ def _measure_kinds(args: argparse.Namespace, request: RunRequest, kinds: list[st
         jobs += [Job(store, kind, spec) for spec in process_order(cells, info["order_seed"])
                  if (spec.cell_id, spec.repeat_index) not in done]
         stores[kind] = (store, {cell.cell_id for cell in cells})
-    return _run(stores, jobs, driver, _busy_retries(args))
+    return _run(stores, jobs, driver, busy_retries_of(args))
 
 
 def _run(stores: dict, jobs: list[Job], driver: dict, busy_retries: int) -> int:
