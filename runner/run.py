@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -88,22 +89,17 @@ def open_run(results_dir: Path, args: argparse.Namespace) -> tuple[RunStore, Run
     return store, request, device
 
 
-def run_command(args: argparse.Namespace) -> int:
-    """Entry point of `dlbench run`: holds the machine's measurement lock while it measures."""
+def run_command(args: argparse.Namespace,
+                measure: Callable[[argparse.Namespace], int] | None = None) -> int:
+    """Entry point of `dlbench run`: holds the machine's measurement lock while it measures
+    (on this machine, or with `measure`, e.g. on a Ray cluster)."""
     stop_on_signals()
     check_arguments(args)
     try:
         with measurement_lock():
             if getattr(args, "remeasure", None):
                 return _remeasure(args)
-            if executor_of(args) == "ray":
-                from runner.cluster import require_ray
-
-                require_ray()
-                from runner.cluster.executor import measure_on_cluster
-
-                return measure_on_cluster(args)
-            return _measure(args)
+            return (measure or _measure)(args)
     except MachineLockedError as error:
         raise UsageError(str(error)) from None
 
@@ -138,23 +134,29 @@ def _remeasure(args: argparse.Namespace) -> int:
 
 def executor_of(args: argparse.Namespace) -> str:
     """local or ray: what --executor says, or for --resume what the run was measured with."""
-    if args.resume:
-        return existing_run(Path(args.results_dir), args.resume).load_run_info().get(
-            "executor", "local")
-    return getattr(args, "executor", None) or "local"
+    given = getattr(args, "executor", None)
+    if not args.resume:
+        return given or "local"
+    store = existing_run(Path(args.results_dir), args.resume)
+    recorded = store.load_run_info().get("executor", "local")
+    if given and given != recorded:
+        raise UsageError(f"run {store.run_id} was measured with --executor {recorded}: "
+                         "resume it with that executor, or leave out --executor")
+    return recorded
 
 
 def _check_executor(args: argparse.Namespace) -> None:
-    """--address and --machine-kind belong to --executor ray, which needs Ray installed."""
-    if getattr(args, "executor", None) == "ray" and getattr(args, "remeasure", None):
+    """--address and --machine-kind belong to --executor ray (a resumed cluster run keeps
+    its machine kind); --remeasure measures on this machine."""
+    executor = executor_of(args)
+    if executor == "ray" and getattr(args, "remeasure", None):
         raise UsageError("--remeasure measures on this machine: leave out --executor ray")
-    if getattr(args, "executor", None) != "ray" and (getattr(args, "address", None)
-                                                     or getattr(args, "machine_kind", None)):
+    if executor != "ray" and (getattr(args, "address", None)
+                              or getattr(args, "machine_kind", None)):
         raise UsageError("--address and --machine-kind need --executor ray")
-    if getattr(args, "executor", None) == "ray":
-        from runner.cluster import require_ray
-
-        require_ray()
+    if args.resume and getattr(args, "machine_kind", None):
+        raise UsageError("--resume goes on with the run's own machine kind: leave out "
+                         "--machine-kind")
 
 
 def busy_retries_of(args: argparse.Namespace) -> int:

@@ -187,7 +187,7 @@ def test_a_node_whose_code_differs_from_the_drivers_is_refused(cluster):
     import ray
 
     from dlbench.errors import UsageError
-    from runner.cluster.executor import _capture
+    from runner.cluster.executor import capture_kind_environment
     from runner.cluster.node_identity import mismatch, node_identity
 
     ray.init(address=cluster.address, log_to_driver=False, configure_logging=False)
@@ -198,7 +198,7 @@ def test_a_node_whose_code_differs_from_the_drivers_is_refused(cluster):
         with pytest.raises(UsageError, match=r"^node .* \(machine kind beta\) runs commit .* "
                                              r"the driver commit 000000000000 with code hash "
                                              r"ffffffffffff: check out"):
-            _capture("beta", "cpu", other)
-        assert "machine_kind" in _capture("beta", "cpu", here)
+            capture_kind_environment("beta", "cpu", other)
+        assert "machine_kind" in capture_kind_environment("beta", "cpu", here)
     finally:
         ray.shutdown()

@@ -15,9 +15,16 @@ from dlbench.errors import LayoutError, ResultsFileError, UsageError
 
 
 def _run(args: argparse.Namespace) -> int:
-    from runner.run import run_command
+    from runner.run import executor_of, run_command
 
-    return run_command(args)
+    if executor_of(args) != "ray":
+        return run_command(args)
+    from runner.cluster import require_ray
+
+    require_ray()
+    from runner.cluster.executor import measure_on_cluster
+
+    return run_command(args, measure_on_cluster)
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -52,7 +52,8 @@ def measure_on_cluster(args: argparse.Namespace) -> int:
 def _measure_kinds(args: argparse.Namespace, request: RunRequest, kinds: list[str],
                    earlier: RunStore | None) -> int:
     driver = node_identity()
-    environments = {kind: _capture(kind, request.device, driver) for kind in kinds}
+    environments = {kind: capture_kind_environment(kind, request.device, driver)
+                    for kind in kinds}
     address = ray.get_runtime_context().gcs_address
     stores, jobs = {}, []
     for kind, environment in environments.items():
@@ -97,7 +98,7 @@ def _run(stores: dict, jobs: list[Job], driver: dict, busy_retries: int) -> int:
     return 0
 
 
-def _capture(kind: str, device: str, driver: dict[str, str]) -> dict:
+def capture_kind_environment(kind: str, device: str, driver: dict[str, str]) -> dict:
     """The environment of a node of `kind`, captured there; a node whose code differs from
     the driver's is refused."""
     options = placement(kind, "cuda" if device == "cuda" else "cpu")
