@@ -40,11 +40,35 @@ def test_without_ray_the_command_says_how_to_install_it(tmp_path):
     assert not (tmp_path / "runs").exists()
 
 
-def test_address_without_the_ray_executor_is_refused(tmp_path):
-    done = subprocess.run([*DLBENCH, "run", "--address", "127.0.0.1:6379", "--results-dir",
-                           str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+def _fake_run(results: Path, run_id: str, **info: str) -> None:
+    (results / "runs" / run_id).mkdir(parents=True)
+    (results / "runs" / run_id / "run.json").write_text(json.dumps({"run_id": run_id} | info))
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    (["--address", "127.0.0.1:6379"], "--address and --machine-kind need --executor ray"),
+    (["--machine-kind", "h100"], "--address and --machine-kind need --executor ray"),
+    (["--executor", "ray", "--remeasure", "latest", "--cell", "c"],
+     "--remeasure measures on this machine: leave out --executor ray"),
+    (["--resume", "20260101T000000Z-cpu", "--executor", "ray"],
+     "run 20260101T000000Z-cpu was measured with --executor local: resume it with that "
+     "executor, or leave out --executor"),
+    (["--resume", "20260101T000000Z-cpu-alpha", "--machine-kind", "beta"],
+     "--resume goes on with the run's own machine kind: leave out --machine-kind"),
+    (["--executor", "ray", "--machine-kind", "a/b"],
+     "--machine-kind 'a/b': letters, digits, '_', '.' and '-' only"),
+])
+def test_bad_executor_arguments_are_refused_in_one_line(tmp_path, arguments, message):
+    pytest.importorskip("ray", reason="the cluster extra is not installed")
+    _fake_run(tmp_path, "20260101T000000Z-cpu")
+    _fake_run(tmp_path, "20260101T000000Z-cpu-alpha", executor="ray", machine_kind="alpha")
+    before = sorted(tmp_path.rglob("*"))
+    done = subprocess.run([*DLBENCH, "run", *arguments, "--results-dir", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env=os.environ | {"DLBENCH_LOCK_FILE": str(tmp_path / "lock")})
     assert done.returncode == 2
-    assert done.stderr.strip() == "dlbench: error: --address and --machine-kind need --executor ray"
+    assert done.stderr.strip() == f"dlbench: error: {message}"
+    assert sorted(p for p in tmp_path.rglob("*") if p.name != "lock") == before
 
 
 def node(kind: str) -> dict:
