@@ -57,14 +57,15 @@ def _measure_kinds(args: argparse.Namespace, request: RunRequest, kinds: list[st
     address = ray.get_runtime_context().gcs_address
     stores, jobs = {}, []
     for kind, environment in environments.items():
-        device = _device(request.device, environment)
-        store = earlier or RunStore(layout.run_dir(Path(args.results_dir),
-                                                   f"{new_run_id(device)}-{kind}"))
-        store.root.mkdir(parents=True, exist_ok=True)
+        device = (earlier.load_run_info()["device"] if earlier
+                  else _device(request.device, environment))
         try:
             cells = plan_cells(request, device)
         except (PlanError, ValueError) as error:
             raise UsageError(str(error)) from None
+        store = earlier or RunStore(layout.run_dir(Path(args.results_dir),
+                                                   f"{new_run_id(device)}-{kind}"))
+        store.root.mkdir(parents=True, exist_ok=earlier is not None)
         info = start_info(store, request, device, cells, getattr(args, "seed", None), True)
         store.save_run_info(info | {"executor": "ray", "address": address,
                                     "machine_kind": kind})
