@@ -150,7 +150,7 @@ def test_a_cluster_run_survives_a_killed_worker_and_writes_local_shaped_tables(c
         processes = read_table(run / "processes.parquet", "processes")
         assert sorted(processes["repeat"]) == [0, 1]  # nothing lost
         cells = read_table(run / "cells.parquet", "cells")
-        assert list(cells["status"]) == ["ok"], cells["status_reason"].tolist()
+        assert list(cells["status"]) == ["ok"], cells["reason"].tolist()
         superseded += [json.loads(p.read_text()) for p in (run / "superseded").glob("*.json")]
     assert len(superseded) == 2  # the process of the dead node, the one of the killed worker
     for entry in superseded:
@@ -162,6 +162,28 @@ def test_a_cluster_run_survives_a_killed_worker_and_writes_local_shaped_tables(c
         assert list(mine.columns) == list(theirs.columns), stem
         assert mine.dtypes.astype(str).tolist() == theirs.dtypes.astype(str).tolist(), stem
 
+
+@pytest.mark.slow
+def test_processes_of_a_kind_whose_last_node_died_are_recorded_failed(cluster, tmp_path):
+    gamma = cluster.add_node(**node("gamma"))
+    command = [*DLBENCH, *TINY_RUN, "--address", cluster.address, "--machine-kind", "gamma",
+               "--results-dir", str(tmp_path)]
+    try:
+        cluster.wait_for_nodes()
+        driver = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True,
+                                  env=os.environ | {"DLBENCH_LOCK_FILE": str(tmp_path / "lock")})
+        measuring_ray_worker(driver, under=raylet_pid(gamma))
+    finally:
+        cluster.remove_node(gamma)
+    _, stderr = driver.communicate(timeout=300)
+    assert driver.returncode == 0, stderr  # the run ends, with what it could not measure
+    (run,) = (tmp_path / "runs").iterdir()
+    processes = read_table(run / "processes.parquet", "processes")
+    assert sorted(processes["repeat"]) == [0, 1]
+    cells = read_table(run / "cells.parquet", "cells")
+    assert list(cells["status"]) == ["failed"]
+    assert "no alive node of machine kind gamma" in cells["reason"].iloc[0]
 
 @pytest.mark.slow
 def test_ctrl_c_stops_the_tasks_keeps_what_finished_and_resume_finishes(cluster, tmp_path):

@@ -72,10 +72,15 @@ def run_jobs(jobs: list[Job], driver: dict[str, str]) -> None:
 
 
 def _submit(waiting: deque[Job], running: dict, driver: dict[str, str]) -> None:
-    """Start the next waiting jobs of each kind that has a free node; a job whose kind has
-    no alive node left, and none measuring, is recorded failed."""
-    alive = {kind: alive_slots(kind) for kind in {job.kind for job in waiting}}
+    """Start the next waiting jobs of each kind that has a free node. When no node of a kind
+    is left, its tasks in flight are cancelled (and so queued again), and its waiting jobs
+    are recorded failed."""
+    kinds = {job.kind for job in waiting} | {r.job.kind for r in running.values()}
+    alive = {kind: alive_slots(kind) for kind in kinds}
     in_flight = {kind: sum(r.job.kind == kind for r in running.values()) for kind in alive}
+    for ref, started in running.items():
+        if alive[started.job.kind] == 0:  # lost with its node, or waiting for a node forever
+            ray.cancel(ref, force=True)
     for job in list(waiting):
         if alive[job.kind] == 0 and in_flight[job.kind] == 0:
             waiting.remove(job)
