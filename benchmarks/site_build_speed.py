@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench.releases import RELEASES, RUNS, freeze_release
+from dlbench.layout import RELEASES, RUNS
+from dlbench.releases import freeze_release
 from dlbench.tables import read_json, read_table, write_table
 
 ROOT = Path(__file__).resolve().parent.parent

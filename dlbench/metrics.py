@@ -61,10 +61,14 @@ _ALL = [
        "Accuracy on the held-out test split after the last epoch."),
     _m("epoch_loss", "loss", "lower",
        "Mean training loss over one epoch (step = epoch index)."),
-    _m("peak_memory", "MiB", "lower",
+    _m("working_memory", "MiB", "lower",
        "Working memory of the model's training or inference: the allocator peak on a GPU; "
        "on a CPU the process's peak resident memory above its baseline taken after imports, "
        "data loading and the framework's first use (shared-library code paged in excluded)."),
+    _m("peak_memory", "MiB", "lower",
+       "The worker process's peak resident memory, imports and data included (release "
+       "2026.12 published it as memory; new runs record working_memory and import_footprint "
+       "instead)."),
     _m("import_footprint", "MiB", "lower",
        "Resident memory of the worker process after importing the framework, loading the "
        "data and the framework's first use, before the model is built."),

@@ -141,6 +141,11 @@ def _family_size(found: list) -> int:
     return max((p.judgement.family_size for v in found for p in v.pairings), default=0)
 
 
+def legacy_protocol_runs(source: Source) -> list[str]:
+    """Runs measured before repeats were independent processes (no process policy recorded)."""
+    return [run.run_id for run in source.runs if "processes_policy" not in run.info]
+
+
 def site_files(source: Source, templates_dir: Path, site_url: str,
                results_dir: Path | None = None, cache: SiteCache | None = None
                ) -> dict[str, bytes]:
@@ -163,7 +168,7 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
         "environment.md": render(env, "environment.md.j2", runs=environment_runs(source),
                                  **common),
         "methodology.md": render(env, "methodology.md.j2", manifests=manifest_blocks(source),
-                                 **common),
+                                 legacy_runs=legacy_protocol_runs(source), **common),
         "downloads.md": render(env, "downloads.md.j2", metrics=list(METRICS.values()),
                                columns=column_rows(), tables=[
                                    {"name": n, "row": r} for n, r in TABLES], **common),

@@ -49,7 +49,7 @@ def _rows(rows: pd.DataFrame) -> list[dict]:
 RESULT_COLUMNS = [("Machine", "machine", False), ("Workload", "workload", False),
                   ("Framework", "system", False), ("Variant", "variant", False),
                   ("Median", "median", True), ("95% CI", "ci", False),
-                  ("Min–max", "spread", False), ("n", "n", True), ("CV", "cv", True)]
+                  ("Min–max", "spread", False), ("Processes", "n", True), ("CV", "cv", True)]
 #: Columns that are left out when every row has the same value (said once above the table).
 CONSTANT_COLUMNS = ("machine", "variant")
 UNIT_COLUMNS = ("median", "ci", "spread")

@@ -80,6 +80,9 @@ for name, dtype in (("fp32_flops", torch.float32), ("bf16_flops", torch.bfloat16
         start = time.perf_counter(); a @ b; torch.cuda.synchronize()
         best = min(best, time.perf_counter() - start)
     peaks[name] = 2.0 * n ** 3 / best
+peaks["cuda_runtime"] = torch.version.cuda
+peaks["cudnn"] = torch.backends.cudnn.version()
+peaks["device"] = torch.cuda.get_device_name(0)
 print(json.dumps(peaks))
 """
 
@@ -96,8 +99,11 @@ def _gpu_peak() -> dict | None:
         return None
     if not peaks:
         return None
-    return peaks | {"probe": f"torch {GPU_PROBE_SIZE}x{GPU_PROBE_SIZE} matmul on GPU 0, fp32 "
-                             "with TF32 off and bf16, best of 5 after one warm-up"}
+    runtime = {key: peaks.pop(key, None) for key in ("cuda_runtime", "cudnn", "device")}
+    return peaks | {"probe": f"torch {GPU_PROBE_SIZE}x{GPU_PROBE_SIZE} matmul on GPU 0 "
+                             f"({runtime['device']}, CUDA runtime {runtime['cuda_runtime']}, "
+                             f"cuDNN {runtime['cudnn']}), fp32 with TF32 off and bf16, best of "
+                             "5 after one warm-up"}
 
 
 def cpu_facts() -> dict:
@@ -137,10 +143,29 @@ def gpu_facts() -> list[dict]:
                 "memory_gib": round(pynvml.nvmlDeviceGetMemoryInfo(handle).total / 2**30, 1),
                 "driver": driver,
                 "cuda_driver": f"{cuda // 1000}.{cuda % 1000 // 10}",
-            })
+            } | _gpu_clocks(pynvml, handle))
         return gpus
     finally:
         pynvml.nvmlShutdown()
+
+
+def _gpu_clocks(pynvml, handle) -> dict:
+    """The GPU's maximum SM and memory clocks and its power limit, each where NVML gives it."""
+    readings = {
+        "sm_clock_max_mhz": lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle,
+                                                                     pynvml.NVML_CLOCK_SM),
+        "memory_clock_max_mhz": lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle,
+                                                                         pynvml.NVML_CLOCK_MEM),
+        "sm_clock_mhz": lambda: pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM),
+        "power_limit_w": lambda: pynvml.nvmlDeviceGetPowerManagementLimit(handle) / 1000,
+    }
+    facts = {}
+    for name, read in readings.items():
+        try:
+            facts[name] = read()
+        except pynvml.NVMLError:  # not supported on this GPU or driver
+            facts[name] = None
+    return facts
 
 
 def package_versions() -> dict[str, str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from runner import frameworks
 from runner.experiments import SUITES, PlanRequest, experiment_names, get_experiment
@@ -31,6 +31,15 @@ class RunRequest:
     threads: int | None
     timeout_s: float | None
     data_dir: str
+    #: A device plan's steps (runner/device_plan.py): the run measures the union of their
+    #: cells, each step with its own suite, selection and processes per cell.
+    plan: list[dict] = field(default_factory=list)
+
+    def steps(self) -> list[RunRequest]:
+        """Each plan step as a request of its own (threads, timeout, data and device shared)."""
+        return [replace(self, plan=[], suite=step["suite"], experiments=step["experiments"],
+                        workloads=step["workloads"], frameworks=step["frameworks"],
+                        repeats=step["repeats"]) for step in self.plan]
 
 
 def _check(kind: str, values: list[str], valid: list[str] | tuple[str, ...]) -> None:
@@ -41,6 +50,8 @@ def _check(kind: str, values: list[str], valid: list[str] | tuple[str, ...]) -> 
 
 def validate(request: RunRequest) -> None:
     """Raise PlanError naming the first bad value and listing the valid ones."""
+    for step in request.steps():
+        validate(step)
     _check("suite", [request.suite], SUITES)
     _check("experiment", request.experiments, experiment_names())
     _check("workload", request.workloads, list(WORKLOADS))
@@ -74,8 +85,14 @@ def resolve_device(device: str) -> str:
 
 def plan_cells(request: RunRequest, device: str) -> list[CellSpec]:
     """Every cell of the requested experiments, in suite order, with the number of processes
-    the harness's repeat policy gives it."""
+    the harness's repeat policy gives it (a plan: every step's cells, each once)."""
     validate(request)
+    if request.plan:
+        unique: dict[str, CellSpec] = {}
+        for step in request.steps():
+            for cell in plan_cells(step, device):
+                unique.setdefault(cell.cell_id, cell)
+        return list(unique.values())
     plan_request = PlanRequest(
         suite=request.suite,
         workloads=request.workloads,

@@ -2,8 +2,8 @@
 one per suite). Inside a process there is one repeat; its timed samples are sub-samples
 (runner.harness.sampling).
 
-Processes per cell: quick 2 (a preview: enough to see a spread, not to cite), standard 3,
-full 5; `--repeats N` sets N for every cell. Parity is measured by one process whatever the
+Processes per cell: quick 1 (a preview that fits 8 minutes on 2 cores: no interval, not to
+cite), standard 3, full 5; `--repeats N` sets N for every cell. Parity is measured by one process whatever the
 suite: whether two frameworks compute the same function does not vary between processes.
 A run is citable when its suite is standard or full and every cell has at least that
 suite's number of processes; run.json records the policy and whether the run is citable.
@@ -12,7 +12,7 @@ suite's number of processes; run.json records the policy and whether the run is 
 from __future__ import annotations
 
 #: Worker processes per cell for each suite.
-SUITE_PROCESSES: dict[str, int] = {"quick": 2, "standard": 3, "full": 5}
+SUITE_PROCESSES: dict[str, int] = {"quick": 1, "standard": 3, "full": 5}
 #: Suites whose results may be cited (quick is a preview).
 CITABLE_SUITES = ("standard", "full")
 #: Experiments one process measures whatever the suite, and why.

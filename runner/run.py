@@ -20,6 +20,7 @@ from dlbench.errors import LayoutError, UsageError
 from dlbench.schema import CellStatus
 from dlbench.tables import ResultsFileError
 from runner.environment import capture_environment
+from runner.estimate import estimate, recorded_process_seconds
 from runner.execute import PROJECT_ROOT, execute_cell
 from runner.lock import MachineLockedError, measurement_lock
 from runner.plan import PlanError, RunRequest, plan_cells, resolve_device, validate
@@ -46,7 +47,20 @@ def new_run_id(device: str) -> str:
 def request_from_args(args: argparse.Namespace) -> RunRequest:
     return RunRequest(suite=args.suite, experiments=args.experiment, workloads=args.workload,
                       frameworks=args.framework, device=args.device, repeats=args.repeats,
-                      threads=args.threads, timeout_s=args.timeout, data_dir=args.data_dir)
+                      threads=args.threads, timeout_s=args.timeout, data_dir=args.data_dir,
+                      plan=_plan_steps(getattr(args, "plan", None)))
+
+
+def _plan_steps(path: str | None) -> list[dict]:
+    """The steps of the device plan file `path` (--plan), or none."""
+    if not path:
+        return []
+    from runner.device_plan import PlanFileError, load_plan, plan_selections
+
+    try:
+        return plan_selections(load_plan(Path(path)))
+    except PlanFileError as error:
+        raise UsageError(str(error)) from None
 
 
 def existing_run(results_dir: Path, name: str) -> RunStore:
@@ -66,6 +80,10 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise UsageError("--remeasure and --resume each name a run: give one of them")
     busy_retries_of(args)
     _check_executor(args)
+    if getattr(args, "plan", None) and (args.experiment or args.workload or args.framework
+                                        or args.repeats):
+        raise UsageError("--plan names the cells: give it without --experiment, --workload, "
+                         "--framework or --repeats")
     earlier = getattr(args, "remeasure", None) or args.resume
     if earlier:
         existing_run(Path(args.results_dir), earlier)
@@ -180,6 +198,7 @@ def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[Cel
     order = process_order(cells, info["order_seed"])
     done = store.finished_processes()
     todo = [spec for spec in order if (spec.cell_id, spec.repeat_index) not in done]
+    console.print(estimate(todo, recorded_process_seconds(store.root.parent.parent)).sentence())
     started = time.perf_counter()
     try:
         with _progress(progress) as bar:

@@ -153,13 +153,21 @@ def get_workload(name: str) -> Workload:
         ) from None
 
 
+#: Training samples a runner.models workload generates, by data size: "small" keeps a CPU
+#: suite's epoch to a few dozen steps of the CPU-size models (about 0.3-0.8 s each on 2 cores).
+MODEL_TRAIN_SAMPLES = {"": 2048, "small": 256, "large": 8192}
+
+
 def load_workload_data(workload: Workload, data_dir: str = "", *, size: str = "",
                        device: str = "cpu", profile: str = "") -> Dataset:
     """The dataset a workload trains on (size selects the synthetic data's sample count; a
     runner.models workload's data takes the input size of the device's profile, or of
     `profile`, whose tiny size trains on 256 samples)."""
     if workload.profiles:
-        train = 8192 if size == "large" else 256 if profile == "tiny" else 2048
+        if size not in MODEL_TRAIN_SAMPLES:
+            raise ValueError(f"unknown data size {size!r}; valid: "
+                             f"{', '.join(repr(s) for s in MODEL_TRAIN_SAMPLES)}")
+        train = 256 if profile == "tiny" else MODEL_TRAIN_SAMPLES[size]
         return profile_data(workload, device_profile(workload, device, profile), data_dir, train)
     return load_dataset(workload.dataset, data_dir=data_dir, size=size)
 
@@ -191,6 +199,13 @@ def device_profile(workload: Workload, device: str, profile: str = "") -> SizePr
     """The size profile a device runs: gpu on cuda, cpu otherwise (`profile` names another,
     e.g. tiny in tests)."""
     return size_profile(workload, profile or ("gpu" if device == "cuda" else "cpu"))
+
+
+def device_batch_size(workload: Workload, device: str) -> int:
+    """The batch a workload trains with on `device`: its size profile's for a runner.models
+    workload (ResNet-50's on a GPU), else the workload's own."""
+    return device_profile(workload, device).batch_size if workload.profiles \
+        else workload.batch_size
 
 
 def profile_data(workload: Workload, profile: SizeProfile, data_dir: str = "",

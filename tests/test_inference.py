@@ -22,9 +22,13 @@ def _request(suite: str = "quick") -> PlanRequest:
                        repeats=None, threads=1, timeout_s=None, data_dir="")
 
 
-def test_quick_plan_has_a_plain_and_a_fast_path_per_framework_at_batch_one():
+def test_quick_plan_has_each_frameworks_first_mode_and_standard_every_mode_at_batch_one():
     cells = EXPERIMENT.plan(_request())
-    assert len(cells) == 2 * len(FRAMEWORKS)
+    assert {(c.framework_id.name, c.mode) for c in cells} == {
+        (f.name, MODES[f.framework][0]) for f in FRAMEWORKS}
+    standard = EXPERIMENT.plan(_request("standard"))
+    assert {(c.framework_id.name, c.mode) for c in standard} == {
+        (f.name, mode) for f in FRAMEWORKS for mode in MODES[f.framework]}
     assert len({c.cell_id for c in cells}) == len(cells)
     assert {c.batch_size for c in cells} == {1}
     for cell in cells:

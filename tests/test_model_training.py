@@ -23,12 +23,23 @@ def _plan(experiment, suite: str, device: str = "cpu") -> list[CellSpec]:
 
 
 @pytest.mark.parametrize("experiment", [training.EXPERIMENT, inference.EXPERIMENT])
-def test_standard_suite_runs_the_models_on_a_cpu_and_quick_does_not(experiment):
+def test_standard_suite_runs_the_models_on_a_cpu(experiment):
     standard = _plan(experiment, "standard")
     assert set(MODEL_WORKLOADS) <= {cell.workload for cell in standard}
-    assert not set(MODEL_WORKLOADS) & {cell.workload for cell in _plan(experiment, "quick")}
     frameworks = {(c.framework, c.backend) for c in standard if c.workload == "lstm-tokens"}
     assert frameworks == {(f.framework, f.backend) for f in FRAMEWORKS}
+    assert not any(c.params.get("profile") for c in standard)  # the device's own size
+
+
+def test_quick_suite_trains_every_model_at_its_tiny_size_in_every_framework():
+    quick = [c for c in _plan(training.EXPERIMENT, "quick") if c.workload in MODEL_WORKLOADS]
+    systems = {(f.framework, f.backend) for f in FRAMEWORKS}
+    for workload in MODEL_WORKLOADS:
+        cells = [c for c in quick if c.workload == workload]
+        assert {(c.framework, c.backend) for c in cells} == systems
+        assert {c.params["profile"] for c in cells} == {"tiny"}
+        assert {c.batch_size for c in cells} == {4}  # the tiny profile's batch
+    assert not set(MODEL_WORKLOADS) & {c.workload for c in _plan(inference.EXPERIMENT, "quick")}
 
 
 def test_training_batch_is_the_device_profiles():
@@ -54,3 +65,19 @@ def test_each_model_trains_one_tiny_epoch(workload, framework):
     assert 0 <= values["test_accuracy"] <= 1
     assert outcome.details["flops_per_sample"] == flops_per_sample(workload, "cpu", "tiny")
     assert "same canonical initial weights" in outcome.fairness.notes
+
+
+def test_standard_cpu_training_uses_the_small_data_size_for_the_models_only():
+    cells = _plan(training.EXPERIMENT, "standard")
+    for cell in cells:
+        expected = "small" if cell.workload in MODEL_WORKLOADS else cell.params.get("data_size")
+        assert cell.params.get("data_size") == expected, cell.cell_id
+    gpu = _plan(training.EXPERIMENT, "standard", device="cuda")
+    assert not any(c.params.get("data_size") for c in gpu if c.workload in MODEL_WORKLOADS)
+
+
+def test_an_unknown_model_data_size_is_refused_naming_the_valid_ones():
+    from runner.workloads import get_workload, load_workload_data
+
+    with pytest.raises(ValueError, match="unknown data size 'huge'; valid: '', 'small', 'large'"):
+        load_workload_data(get_workload("lstm-tokens"), size="huge")

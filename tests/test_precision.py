@@ -14,14 +14,15 @@ from runner.spec import CellSpec
 from tests.harness_fixtures import numpy_cell
 
 
-def test_quick_plan_has_every_precision_for_every_framework():
-    request = PlanRequest(suite="quick", workloads=[], frameworks=list(FRAMEWORKS),
+@pytest.mark.parametrize("suite, precisions", [("quick", ("fp32", "bf16")),
+                                               ("standard", PRECISIONS)])
+def test_plan_has_the_suites_precisions_for_every_framework(suite, precisions):
+    request = PlanRequest(suite=suite, workloads=["mlp-digits"], frameworks=list(FRAMEWORKS),
                           device="cpu", repeats=None, threads=1, timeout_s=None, data_dir="")
     cells = EXPERIMENT.plan(request)
-    assert len(cells) == len(PRECISIONS) * len(FRAMEWORKS)
     assert len({c.cell_id for c in cells}) == len(cells)
-    assert {(c.framework_id.name, c.precision) for c in cells} == {
-        (f.name, p) for f in FRAMEWORKS for p in PRECISIONS}
+    assert sorted((c.framework_id.name, c.precision) for c in cells) == sorted(
+        (f.name, p) for f in FRAMEWORKS for p in precisions)
 
 
 class HalfInverseTrainer:
@@ -80,6 +81,6 @@ def test_real_pytorch_fp16_cell_compares_with_fp32_from_the_same_weights():
     assert 0 < values["output_deviation_vs_fp32"] < 0.05  # half precision rounds, a little
     assert abs(values["accuracy_change_vs_fp32"]) < 0.1
     assert values["test_accuracy"] > 0.8
-    for metric in ("steady_epoch_time", "peak_memory", "inference_throughput", "latency_p50"):
+    for metric in ("steady_epoch_time", "working_memory", "inference_throughput", "latency_p50"):
         assert values[metric] > 0
     assert "GradScaler" in outcome.fairness.precision_policy

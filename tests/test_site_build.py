@@ -177,7 +177,7 @@ def test_every_number_states_spread_and_machine(files: dict[str, bytes]) -> None
             assert re.fullmatch(r"[\d.,]+", row[median]), row
             assert re.fullmatch(interval, row[ci]), row
             assert re.fullmatch(interval, row[spread]), row
-            assert re.fullmatch(r"\d+", row["n"])
+            assert re.fullmatch(r"\d+", row["Processes"])
     assert units == {"s", "MiB", "fraction", "samples/s"}
     home = files["index.md"].decode()
     assert "95% CI" in home and "cpu: Fixture CPU" in home

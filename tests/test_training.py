@@ -86,7 +86,7 @@ def test_one_process_measures_one_repeat_its_working_memory_and_its_code(tmp_pat
     values = {o.metric: o.value for o in outcome.observations if o.step is None}
     # a 17k-parameter MLP, its SGD state and batch-32 activations: far under a few MiB,
     # while the process itself holds hundreds of MiB of PyTorch
-    assert 0 <= values["peak_memory"] < 8
+    assert 0 <= values["working_memory"] < 8
     assert values["import_footprint"] > 100
     code = outcome.details["code_files"]
     for path in ("runner/experiments/training/pytorch.py", "runner/adapters/pytorch.py",

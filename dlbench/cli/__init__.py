@@ -51,6 +51,12 @@ def _reproduce(args: argparse.Namespace) -> int:
     return reproduce_command(args)
 
 
+def _import_run(args: argparse.Namespace) -> int:
+    from dlbench.cli.import_run import import_command
+
+    return import_command(args)
+
+
 def _site(name: str) -> Callable[[argparse.Namespace], int]:
     """A handler that imports the site's command `name` only when it runs."""
     def handler(args: argparse.Namespace) -> int:
@@ -165,6 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="re-runs of a process measured on a busy machine (default 2)")
     run.add_argument("--seed", type=int, default=None,
                      help="seed of the interleaved process order (default: random, recorded)")
+    run.add_argument("--plan", default=None, metavar="FILE",
+                     help="measure a device plan's cells (e.g. scripts/gpu_plan.json) as one "
+                     "run; --experiment, --workload, --framework and --repeats are its steps'")
     run.add_argument("--executor", choices=("local", "ray"), default=None,
                      help="local (default): this machine; ray: the nodes of a Ray cluster")
     run.add_argument("--address", default=None, metavar="ADDR",
@@ -201,6 +210,11 @@ def build_parser() -> argparse.ArgumentParser:
     again.add_argument("result_id", metavar="RESULT_ID", help="e.g. 2026.12-0007")
     again.add_argument("--results-dir", default="results")
     again.set_defaults(handler=_reproduce)
+    importing = commands.add_parser(
+        "import-run", help="bring in a run archived on another machine (scripts/gpu_run.py)")
+    importing.add_argument("archive", metavar="ARCHIVE", help="the run's .tar.gz")
+    importing.add_argument("--results-dir", default="results", help="where results/ lives")
+    importing.set_defaults(handler=_import_run)
     _add_site_commands(commands)
     return parser
 

@@ -60,7 +60,7 @@ def train_once(cell: Cell, trainer: Trainer, epochs: int,
         cell.observe("steady_epoch_time", steady),
         cell.observe("train_throughput", len(dataset.y_train) / steady),
         cell.observe("test_accuracy", accuracy),
-        cell.observe("peak_memory", peak if peak is not None else memory.peak_mib),
+        cell.observe("working_memory", peak if peak is not None else memory.peak_mib),
     ]
     if time_to_target is not None:
         observations.append(cell.observe("time_to_target", time_to_target))

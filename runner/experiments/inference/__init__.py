@@ -13,9 +13,10 @@ MODES: dict[str, tuple[str, ...]] = {
     "keras": ("call", "predict"),
 }
 
-#: Per suite: workloads, repeats (worker processes), and the calls one process makes.
+#: Per suite: workloads, repeats (worker processes), and the calls one process makes; quick
+#: measures each framework's first (default) mode only.
 GRID: dict[str, dict] = {
-    "quick": {"workloads": ["mlp-digits"], "repeats": 3,
+    "quick": {"workloads": ["mlp-digits"], "repeats": 3, "modes_per_framework": 1,
               "params": {"warmup_calls": 10, "latency_calls": 200, "throughput_batch": 512,
                          "throughput_samples": 3}},
     "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "repeats": 5,
@@ -35,7 +36,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     cells = []
     for name in request.workloads or grid["workloads"]:
         for framework in request.frameworks:
-            for mode in MODES[framework.framework]:
+            for mode in MODES[framework.framework][:grid.get("modes_per_framework")]:
                 cells.append(CellSpec(
                     experiment="inference", workload=name, framework=framework.framework,
                     backend=framework.backend, device=request.device, mode=mode,

@@ -1,0 +1,84 @@
+"""How long a planned run will take, said before it starts.
+
+Each process is estimated from the wall times earlier runs in the same results directory
+recorded for the same cell (their median), and otherwise from a per-experiment,
+per-framework default: the quick suite's processes measured on 2 idle cores (see README).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from dlbench import layout
+from dlbench.errors import ResultsFileError
+from dlbench.tables import read_table
+from runner.spec import CellSpec
+
+#: Seconds one worker process took in the quick suite on 2 idle cores, by experiment and
+#: framework: framework import and first use dominate these small cells.
+DEFAULT_PROCESS_S: dict[str, dict[str, float]] = {
+    "training": {"pytorch": 5, "tensorflow": 8, "keras-tensorflow": 10, "keras-torch": 8,
+                 "keras-jax": 10},
+    "inference": {"pytorch": 5, "tensorflow": 8, "keras-tensorflow": 10, "keras-torch": 8,
+                  "keras-jax": 10},
+    "precision": {"pytorch": 8, "tensorflow": 10, "keras-tensorflow": 12, "keras-torch": 10,
+                  "keras-jax": 12},
+    "execution-mode": {"pytorch": 12, "tensorflow": 10, "keras-tensorflow": 12,
+                       "keras-torch": 10, "keras-jax": 12},
+    "parity": {"pytorch": 5, "tensorflow": 7, "keras-tensorflow": 9, "keras-torch": 7,
+               "keras-jax": 9},
+    "data-parallel": {"pytorch": 10, "tensorflow": 12, "keras-tensorflow": 12,
+                      "keras-torch": 8, "keras-jax": 12},
+    "export": {"pytorch": 8, "tensorflow": 12, "keras-tensorflow": 12, "keras-torch": 10,
+               "keras-jax": 12},
+}
+FALLBACK_PROCESS_S = 10.0
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The expected seconds of a run's remaining processes, and how many came from history."""
+
+    seconds: float
+    processes: int
+    from_history: int
+
+    def sentence(self) -> str:
+        minutes = self.seconds / 60
+        source = (f"{self.from_history} from earlier runs of the same cells here, the rest "
+                  f"from per-framework defaults" if self.from_history
+                  else "from per-framework defaults measured on 2 idle cores")
+        return (f"expected duration: about {minutes:.0f} min for {self.processes} "
+                f"processes ({source})")
+
+
+def recorded_process_seconds(results_dir: Path) -> dict[str, float]:
+    """The median wall time of every cell's finished processes in earlier runs."""
+    times: dict[str, list[float]] = defaultdict(list)
+    for run_id in layout.run_ids(results_dir):
+        path = layout.run_dir(results_dir, run_id) / "processes.parquet"
+        try:
+            table = read_table(path, "processes") if path.is_file() else None
+        except ResultsFileError:
+            continue  # a damaged earlier run does not stop a new one
+        if table is None:
+            continue
+        for cell_id, wall in zip(table["cell_id"], table["wall_time_s"], strict=True):
+            if wall and wall > 0:
+                times[str(cell_id)].append(float(wall))
+    return {cell_id: statistics.median(values) for cell_id, values in times.items()}
+
+
+def default_process_s(spec: CellSpec) -> float:
+    return DEFAULT_PROCESS_S.get(spec.experiment, {}).get(spec.framework_id.name,
+                                                          FALLBACK_PROCESS_S)
+
+
+def estimate(processes: list[CellSpec], history: dict[str, float]) -> Estimate:
+    """The expected duration of `processes` (one spec per worker process)."""
+    known = [history[p.cell_id] for p in processes if p.cell_id in history]
+    rest = [default_process_s(p) for p in processes if p.cell_id not in history]
+    return Estimate(sum(known) + sum(rest), len(processes), len(known))

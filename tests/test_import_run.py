@@ -1,0 +1,140 @@
+"""`dlbench import-run`: a real tiny CPU run, packed the way scripts/gpu_run.py packs the GPU
+run, imported into another results directory and shown; bad archives each refused with one
+line, exit 2, and nothing written."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from dlbench.run_archive import pack_run
+
+ROOT = Path(__file__).resolve().parent.parent
+DLBENCH = [sys.executable, "-m", "dlbench.cli"]
+
+
+def dlbench(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([*DLBENCH, *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600, env=env)
+
+
+@pytest.fixture(scope="module")
+def measured_run(tmp_path_factory) -> Path:
+    """One real parity cell of PyTorch on the digits MLP, measured on the CPU."""
+    results = tmp_path_factory.mktemp("measured")
+    env = os.environ | {"DLBENCH_LOCK_FILE": str(results / "measure.lock")}
+    done = dlbench("run", "--experiment", "parity", "--workload", "mlp-digits", "--framework",
+                   "pytorch", "--device", "cpu", "--threads", "1", "--busy-retries", "0",
+                   "--no-progress", "--results-dir", str(results), env=env)
+    assert done.returncode == 0, done.stderr
+    (run_root,) = (results / "runs").iterdir()
+    return run_root
+
+
+@pytest.fixture
+def archive(measured_run, tmp_path) -> Path:
+    return pack_run(measured_run, tmp_path / "out")
+
+
+def refused(archive: Path, results: Path) -> str:
+    """The one-line error of importing `archive`, after checking nothing was written."""
+    done = dlbench("import-run", str(archive), "--results-dir", str(results))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    runs = results / "runs"
+    assert not runs.exists() or not list(runs.iterdir())
+    assert not results.exists() or not list(results.glob(".import-*"))
+    return done.stderr
+
+
+def test_an_archived_run_imports_into_another_results_dir_and_shows(measured_run, archive,
+                                                                     tmp_path):
+    results = tmp_path / "elsewhere"
+    done = dlbench("import-run", str(archive), "--results-dir", str(results))
+    assert done.returncode == 0, done.stderr
+    imported = results / "runs" / measured_run.name
+    assert json.loads((imported / "run.json").read_text())["run_id"] == measured_run.name
+    assert sorted(p.relative_to(imported) for p in imported.rglob("*")) == sorted(
+        p.relative_to(measured_run) for p in measured_run.rglob("*"))
+    shown = dlbench("results", "show", measured_run.name, "--results-dir", str(results))
+    assert shown.returncode == 0, shown.stderr
+    assert f"run {measured_run.name}" in shown.stdout and "parity_pass" in shown.stdout
+
+
+def test_the_same_run_twice_is_refused(archive, tmp_path):
+    results = tmp_path / "results"
+    assert dlbench("import-run", str(archive), "--results-dir", str(results)).returncode == 0
+    done = dlbench("import-run", str(archive), "--results-dir", str(results))
+    assert done.returncode == 2 and "already exists" in done.stderr
+    assert len(list((results / "runs").iterdir())) == 1
+
+
+def _repack(archive: Path, target: Path, change) -> Path:
+    """A copy of `archive` whose members went through `change(name, data) -> (name, data)`
+    (None drops the member)."""
+    with tarfile.open(archive, "r:gz") as source, tarfile.open(target, "w:gz") as tar:
+        for member in source.getmembers():
+            data = source.extractfile(member).read() if member.isfile() else b""
+            changed = change(member.name, data)
+            if changed is None:
+                continue
+            info = tarfile.TarInfo(changed[0])
+            info.size = len(changed[1])
+            tar.addfile(info, io.BytesIO(changed[1]))
+    return target
+
+
+def _with_member(archive: Path, target: Path, info: tarfile.TarInfo, data: bytes = b"") -> Path:
+    with tarfile.open(archive, "r:gz") as source, tarfile.open(target, "w:gz") as tar:
+        for member in source.getmembers():
+            tar.addfile(member, source.extractfile(member) if member.isfile() else None)
+        tar.addfile(info, io.BytesIO(data) if data else None)
+    return target
+
+
+@pytest.mark.parametrize("case", ["corrupt", "no run.json", "traversal", "symlink",
+                                  "bad table", "edited code", "bad record", "not gzip"])
+def test_a_bad_archive_is_refused_with_one_line_and_nothing_written(archive, tmp_path, case):
+    bad = tmp_path / "bad.tar.gz"
+    if case == "corrupt":
+        bad.write_bytes(archive.read_bytes()[: archive.stat().st_size // 2])
+        expected = "not a readable"
+    elif case == "not gzip":
+        bad.write_text("run.json")
+        expected = "not a readable"
+    elif case == "no run.json":
+        _repack(archive, bad, lambda n, d: None if n.endswith("/run.json") else (n, d))
+        expected = "no run.json"
+    elif case == "traversal":
+        info = tarfile.TarInfo("../escaped.txt")
+        info.size = 4
+        _with_member(archive, bad, info, b"oops")
+        expected = "escapes the archive"
+    elif case == "symlink":
+        info = tarfile.TarInfo(f"{archive.name.split('.')[0]}/link")
+        info.type, info.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        _with_member(archive, bad, info)
+        expected = "not a regular file"
+    elif case == "bad table":
+        _repack(archive, bad, lambda n, d: (n, b"PAR1 no" if n.endswith("/cells.parquet")
+                                           else d))
+        expected = "cells.parquet: not a readable Parquet file"
+    elif case == "edited code":
+        _repack(archive, bad, lambda n, d: (n, d + b"#" if "/code/" in n else d))
+        expected = "matches no code object"
+    else:
+        _repack(archive, bad, lambda n, d: (n, b"{}" if "/processes/" in n else d))
+        expected = "not a dlbench process record"
+    assert expected in refused(bad, tmp_path / "results")
+    assert not (tmp_path / "escaped.txt").exists()
+
+
+def test_a_missing_archive_is_refused(tmp_path):
+    assert "no such archive file" in refused(tmp_path / "none.tar.gz", tmp_path / "results")
