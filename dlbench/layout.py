@@ -43,6 +43,9 @@ RUN_SCHEMA: dict[str, tuple[tuple[type, ...], bool]] = {
     "finished_at": ((str,), False),
     "wall_time_s": ((int, float), False),
     "reproduces": ((str,), False),
+    "executor": ((str,), False),  # local, or ray: measured on a Ray cluster's nodes
+    "address": ((str,), False),  # the Ray cluster's address (executor ray)
+    "machine_kind": ((str,), False),  # the kind of node that measured it (executor ray)
 }
 
 #: environment.json, likewise; every field optional (older runs recorded fewer).
@@ -58,6 +61,7 @@ ENVIRONMENT_SCHEMA: dict[str, tuple[tuple[type, ...], bool]] = {
     "git": ((dict,), False),
     "environment_variables": ((dict,), False),
     "hostname_sha256": ((str,), False),
+    "machine_kind": ((str,), False),  # a cluster run's machine kind, as its node declares
 }
 
 RELEASE_SCHEMA: dict[str, tuple[tuple[type, ...], bool]] = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -77,7 +78,8 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise UsageError("--cell names a cell to re-measure: use it with --remeasure RUN_ID")
     if getattr(args, "remeasure", None) and args.resume:
         raise UsageError("--remeasure and --resume each name a run: give one of them")
-    _busy_retries(args)
+    busy_retries_of(args)
+    _check_executor(args)
     if getattr(args, "plan", None) and (args.experiment or args.workload or args.framework
                                         or args.repeats):
         raise UsageError("--plan names the cells: give it without --experiment, --workload, "
@@ -105,15 +107,17 @@ def open_run(results_dir: Path, args: argparse.Namespace) -> tuple[RunStore, Run
     return store, request, device
 
 
-def run_command(args: argparse.Namespace) -> int:
-    """Entry point of `dlbench run`: holds the machine's measurement lock while it measures."""
+def run_command(args: argparse.Namespace,
+                measure: Callable[[argparse.Namespace], int] | None = None) -> int:
+    """Entry point of `dlbench run`: holds the machine's measurement lock while it measures
+    (on this machine, or with `measure`, e.g. on a Ray cluster)."""
     stop_on_signals()
     check_arguments(args)
     try:
         with measurement_lock():
             if getattr(args, "remeasure", None):
                 return _remeasure(args)
-            return _measure(args)
+            return (measure or _measure)(args)
     except MachineLockedError as error:
         raise UsageError(str(error)) from None
 
@@ -126,7 +130,7 @@ def _measure(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     try:
         records = run_cells(store, request, device, cells, progress=not args.no_progress,
-                            busy_retries=_busy_retries(args), seed=getattr(args, "seed", None))
+                            busy_retries=busy_retries_of(args), seed=getattr(args, "seed", None))
     except ResultsFileError as error:
         raise UsageError(str(error)) from None
     print_summary(store, records)
@@ -137,7 +141,7 @@ def _remeasure(args: argparse.Namespace) -> int:
     """--remeasure RUN_ID --cell ...: the cells' earlier processes become superseded, and the
     cells are measured again under the run's original request."""
     store = existing_run(Path(args.results_dir), args.remeasure)
-    retries = _busy_retries(args)
+    retries = busy_retries_of(args)
     cells = cells_to_remeasure(store, args.cell, args.reason)
     info = store.load_run_info()
     records = run_cells(store, RunRequest(**info["request"]), info["device"], cells,
@@ -146,7 +150,35 @@ def _remeasure(args: argparse.Namespace) -> int:
     return 0
 
 
-def _busy_retries(args: argparse.Namespace) -> int:
+def executor_of(args: argparse.Namespace) -> str:
+    """local or ray: what --executor says, or for --resume what the run was measured with."""
+    given = getattr(args, "executor", None)
+    if not args.resume:
+        return given or "local"
+    store = existing_run(Path(args.results_dir), args.resume)
+    recorded = store.load_run_info().get("executor", "local")
+    if given and given != recorded:
+        raise UsageError(f"run {store.run_id} was measured with --executor {recorded}: "
+                         "resume it with that executor, or leave out --executor")
+    return recorded
+
+
+def _check_executor(args: argparse.Namespace) -> None:
+    """--address and --machine-kind belong to --executor ray (a resumed cluster run keeps
+    its machine kind); --remeasure measures on this machine."""
+    executor = executor_of(args)
+    if executor == "ray" and getattr(args, "remeasure", None):
+        raise UsageError("--remeasure measures on this machine: leave out --executor ray")
+    if executor != "ray" and (getattr(args, "address", None)
+                              or getattr(args, "machine_kind", None)):
+        raise UsageError("--address and --machine-kind need --executor ray")
+    if args.resume and getattr(args, "machine_kind", None):
+        raise UsageError("--resume goes on with the run's own machine kind: leave out "
+                         "--machine-kind")
+
+
+def busy_retries_of(args: argparse.Namespace) -> int:
+    """--busy-retries, or its default; a negative count is refused."""
     retries = getattr(args, "busy_retries", None)
     if retries is None:
         return DEFAULT_BUSY_RETRIES
@@ -160,7 +192,7 @@ def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[Cel
               seed: int | None = None, record_plan: bool = True) -> list[CellRecord]:
     """Measure every process of `cells` not yet recorded in `store`, in the run's interleaved
     order; each is persisted as soon as it ends. Busy processes are measured again at the end."""
-    info = _start_info(store, request, device, cells, seed, record_plan)
+    info = start_info(store, request, device, cells, seed, record_plan)
     if not (store.root / "environment.json").exists():
         store.save_environment(capture_environment(PROJECT_ROOT))
     order = process_order(cells, info["order_seed"])
@@ -178,32 +210,56 @@ def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[Cel
                 bar.advance(task)
             _rerun_busy(store, {cell.cell_id for cell in cells}, busy_retries, bar)
     except KeyboardInterrupt:
-        store.rebuild_tables()  # the records are the truth; a stop between them must not lag
-        store.save_run_info(store.load_run_info() | {"status": "interrupted"})
-        console.print(f"interrupted: finished processes are kept; continue with "
-                      f"`dlbench run --resume {store.run_id}`")
+        mark_interrupted(store)
         raise
+    mark_complete(store, started)
+    return store.load_records()
+
+
+def mark_interrupted(store: RunStore) -> None:
+    """Tables up to date with the kept records, the run marked interrupted, and how to go on."""
+    store.rebuild_tables()  # the records are the truth; a stop between them must not lag
+    store.save_run_info(store.load_run_info() | {"status": "interrupted"})
+    console.print(f"interrupted: finished processes are kept; continue with "
+                  f"`dlbench run --resume {store.run_id}`")
+
+
+def mark_complete(store: RunStore, started: float) -> None:
+    """Final tables, and the run marked complete with its wall time since `started`."""
     store.rebuild_tables()
     store.save_run_info(store.load_run_info() | {
         "status": "complete", "finished_at": _now(),
         "wall_time_s": round(time.perf_counter() - started, 1)})
-    return store.load_records()
 
 
 def _measure_process(store: RunStore, spec: CellSpec, attempt: int = 0) -> CellRecord:
     """Measure one process, labelled with its place in the run's order and its index."""
     order_index = store.next_order_index()
+    not_started = not_started_record(store, spec, order_index, attempt)
+    if not_started is not None:
+        return not_started
+    return labelled(execute_cell(spec), order_index, attempt)
+
+
+def not_started_record(store: RunStore, spec: CellSpec, order_index: int,
+                       attempt: int = 0) -> CellRecord | None:
+    """The record of a process not started because an earlier process of its cell was
+    skipped or refused by the framework; None when none was."""
     sibling = _same_for_every_process(store, spec)
-    if sibling is not None:
-        ended = f"process {sibling.spec.repeat_index} ended {sibling.outcome.status.value}"
-        outcome = replace(sibling.outcome,
-                          reason=f"{sibling.outcome.reason} (not started: {ended})")
-        now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-        return replace(sibling, spec=spec, outcome=outcome, order_index=order_index,
-                       attempt=attempt, wall_time_s=0.0, machine={}, started_at=now,
-                       ended_at=now)
-    record = execute_cell(spec)
-    observations = [replace(o, repeat=spec.repeat_index) for o in record.outcome.observations]
+    if sibling is None:
+        return None
+    ended = f"process {sibling.spec.repeat_index} ended {sibling.outcome.status.value}"
+    outcome = replace(sibling.outcome, reason=f"{sibling.outcome.reason} (not started: {ended})")
+    now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return replace(sibling, spec=spec, outcome=outcome, order_index=order_index,
+                   attempt=attempt, wall_time_s=0.0, machine={}, started_at=now, ended_at=now)
+
+
+def labelled(record: CellRecord, order_index: int, attempt: int = 0) -> CellRecord:
+    """A measured process's record with its place in the order; its observations carry its
+    process index."""
+    index = record.spec.repeat_index
+    observations = [replace(o, repeat=index) for o in record.outcome.observations]
     return replace(record, outcome=replace(record.outcome, observations=observations),
                    order_index=order_index, attempt=attempt)
 
@@ -221,9 +277,7 @@ def _rerun_busy(store: RunStore, cell_ids: set[str], retries: int, bar: Progress
     """Measure again, up to `retries` times, each process flagged as measured on a busy
     machine; the earlier record is kept in superseded/ with the reason."""
     for attempt in range(1, retries + 1):
-        flagged = [r for r in store.load_records() if r.busy_reasons
-                   and r.spec.cell_id in cell_ids and r.attempt == attempt - 1
-                   and r.outcome.status not in SAME_FOR_EVERY_PROCESS]
+        flagged = busy_flagged(store, cell_ids, attempt)
         if not flagged:
             continue
         task = bar.add_task(f"busy re-run {attempt}", total=len(flagged))
@@ -232,6 +286,13 @@ def _rerun_busy(store: RunStore, cell_ids: set[str], retries: int, bar: Progress
             store.supersede(record, "machine busy: " + "; ".join(record.busy_reasons))
             persist(store, _measure_process(store, record.spec, attempt))
             bar.advance(task)
+
+
+def busy_flagged(store: RunStore, cell_ids: set[str], attempt: int) -> list[CellRecord]:
+    """The processes of `cell_ids` flagged busy on attempt `attempt - 1`, to measure again."""
+    return [r for r in store.load_records() if r.busy_reasons
+            and r.spec.cell_id in cell_ids and r.attempt == attempt - 1
+            and r.outcome.status not in SAME_FOR_EVERY_PROCESS]
 
 
 def persist(store: RunStore, record: CellRecord) -> None:
@@ -252,7 +313,7 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _start_info(store: RunStore, request: RunRequest, device: str, cells: list[CellSpec],
+def start_info(store: RunStore, request: RunRequest, device: str, cells: list[CellSpec],
                 seed: int | None, record_plan: bool) -> dict:
     existing = store.load_run_info() if (store.root / "run.json").exists() else {}
     info = existing or {"run_id": store.run_id, "started_at": _now(), "device": device,

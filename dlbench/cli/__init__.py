@@ -15,9 +15,16 @@ from dlbench.errors import LayoutError, ResultsFileError, UsageError
 
 
 def _run(args: argparse.Namespace) -> int:
-    from runner.run import run_command
+    from runner.run import executor_of, run_command
 
-    return run_command(args)
+    if executor_of(args) != "ray":
+        return run_command(args)
+    from runner.cluster import require_ray
+
+    require_ray()
+    from runner.cluster.executor import measure_on_cluster
+
+    return run_command(args, measure_on_cluster)
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -167,6 +174,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--plan", default=None, metavar="FILE",
                      help="measure a device plan's cells (e.g. scripts/gpu_plan.json) as one "
                      "run; --experiment, --workload, --framework and --repeats are its steps'")
+    run.add_argument("--executor", choices=("local", "ray"), default=None,
+                     help="local (default): this machine; ray: the nodes of a Ray cluster")
+    run.add_argument("--address", default=None, metavar="ADDR",
+                     help="the Ray cluster's head, HOST:PORT (default: RAY_ADDRESS or local)")
+    run.add_argument("--machine-kind", action="append", default=[], metavar="KIND",
+                     help="measure on nodes of this kind (repeatable; default: every kind)")
     run.set_defaults(handler=_run)
 
     listing = commands.add_parser("list", help="experiments, workloads, frameworks, suites")

@@ -1,0 +1,116 @@
+"""`dlbench run --executor ray`: one run per machine kind, each measured on that kind's
+nodes and written on the driver by the same store as a local run.
+
+Each run's environment.json is captured on a node of its kind; its run.json records the
+executor, the cluster's address and the machine kind, so `--resume RUN_ID` goes back to
+the same cluster and kind. A node whose commit or code hash differs from the driver's is
+refused before it measures anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import ray
+
+from dlbench import layout
+from dlbench.errors import UsageError
+from runner.cluster.dispatch import Job, run_jobs
+from runner.cluster.node_identity import node_identity
+from runner.cluster.nodes import chosen_kinds, connect, placement
+from runner.cluster.tasks import capture_on_node
+from runner.plan import PlanError, RunRequest, plan_cells
+from runner.run import (busy_flagged, busy_retries_of, existing_run, mark_complete,
+                        mark_interrupted, new_run_id, print_summary, request_from_args,
+                        start_info)
+from runner.schedule import process_order
+from runner.store import RunStore
+
+KIND_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def measure_on_cluster(args: argparse.Namespace) -> int:
+    """Measure the request on every chosen machine kind of the Ray cluster."""
+    earlier = existing_run(Path(args.results_dir), args.resume) if args.resume else None
+    info = earlier.load_run_info() if earlier else {}
+    for kind in args.machine_kind:
+        if not KIND_NAME.fullmatch(kind):
+            raise UsageError(f"--machine-kind {kind!r}: letters, digits, '_', '.' and '-' only")
+    connect(args.address or info.get("address"))
+    try:
+        kinds = [info["machine_kind"]] if earlier else chosen_kinds(args.machine_kind)
+        request = RunRequest(**info["request"]) if earlier else request_from_args(args)
+        return _measure_kinds(args, request, kinds, earlier)
+    finally:
+        ray.shutdown()
+
+
+def _measure_kinds(args: argparse.Namespace, request: RunRequest, kinds: list[str],
+                   earlier: RunStore | None) -> int:
+    driver = node_identity()
+    environments = {kind: capture_kind_environment(kind, request.device, driver)
+                    for kind in kinds}
+    address = ray.get_runtime_context().gcs_address
+    stores, jobs = {}, []
+    for kind, environment in environments.items():
+        device = (earlier.load_run_info()["device"] if earlier
+                  else _device(request.device, environment))
+        try:
+            cells = plan_cells(request, device)
+        except (PlanError, ValueError) as error:
+            raise UsageError(str(error)) from None
+        store = earlier or RunStore(layout.run_dir(Path(args.results_dir),
+                                                   f"{new_run_id(device)}-{kind}"))
+        store.root.mkdir(parents=True, exist_ok=earlier is not None)
+        info = start_info(store, request, device, cells, getattr(args, "seed", None), True)
+        store.save_run_info(info | {"executor": "ray", "address": address,
+                                    "machine_kind": kind})
+        if not (store.root / "environment.json").exists():
+            store.save_environment(environment)
+        done = store.finished_processes()
+        jobs += [Job(store, kind, spec) for spec in process_order(cells, info["order_seed"])
+                 if (spec.cell_id, spec.repeat_index) not in done]
+        stores[kind] = (store, {cell.cell_id for cell in cells})
+    return _run(stores, jobs, driver, busy_retries_of(args))
+
+
+def _run(stores: dict, jobs: list[Job], driver: dict, busy_retries: int) -> int:
+    started = time.perf_counter()
+    try:
+        run_jobs(jobs, driver)
+        for attempt in range(1, busy_retries + 1):
+            again = []
+            for kind, (store, cell_ids) in stores.items():
+                for record in busy_flagged(store, cell_ids, attempt):
+                    store.supersede(record, "machine busy: " + "; ".join(record.busy_reasons))
+                    again.append(Job(store, kind, record.spec, attempt))
+            run_jobs(again, driver)
+    except KeyboardInterrupt:
+        for store, _ in stores.values():
+            mark_interrupted(store)
+        raise
+    for store, _ in stores.values():
+        mark_complete(store, started)
+        print_summary(store, store.load_records())
+    return 0
+
+
+def capture_kind_environment(kind: str, device: str, driver: dict[str, str]) -> dict:
+    """The environment of a node of `kind`, captured there; a node whose code differs from
+    the driver's is refused."""
+    options = placement(kind, "cuda" if device == "cuda" else "cpu")
+    result = ray.get(capture_on_node.options(**options).remote(driver, kind))
+    if "refused" in result:
+        raise UsageError(result["refused"])
+    return result["environment"]
+
+
+def _device(requested: str, environment: dict) -> str:
+    """'auto' becomes cuda where the node of that kind has an NVIDIA GPU, else cpu."""
+    if requested != "auto":
+        return requested
+    return "cuda" if environment.get("gpus") else "cpu"
