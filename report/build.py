@@ -22,6 +22,7 @@ from dlbench.releases import ERRATA
 from dlbench.tables import write_table
 from report import experiment_page as ep
 from report.charts import static_spec
+from report.svg_render import render_svg, svg_pool
 from report.cite import Citation, release_citation
 from report.compare_page import compare_blocks
 from report.errata import read_errata, superseded_by
@@ -63,18 +64,21 @@ def vega_bundle() -> bytes:
 
 def spec_svg(spec: dict) -> bytes:
     """The static SVG of a Vega-Lite spec; fails on any reference to an external URL."""
-    return vl_convert.vegalite_to_svg(spec, vl_version=vega_lite_version(),
-                                      allowed_base_urls=[]).encode()
+    return render_svg(spec, vega_lite_version())
 
 
 def chart_svgs(charts: dict[str, ChartBlock], cache: SiteCache) -> dict[str, bytes]:
     """The static SVG of each chart by its path: each distinct spec once, those not cached
-    rendered in parallel (vl-convert renders outside the interpreter lock)."""
-    version = renderer_version()
+    rendered in parallel (in worker processes: vl-convert holds the interpreter lock)."""
+    version, vl_version = renderer_version(), vega_lite_version()
     specs = {path: static_spec(block.spec) for path, block in sorted(charts.items())}
     distinct = {json.dumps(spec, sort_keys=True): spec for spec in specs.values()}
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        svgs = dict(zip(distinct, pool.map(lambda spec: cache.svg(spec, spec_svg, version),
+    with svg_pool(len(distinct)) as renderers, \
+            ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        def render(spec: dict) -> bytes:
+            return renderers.submit(render_svg, spec, vl_version).result()
+
+        svgs = dict(zip(distinct, pool.map(lambda spec: cache.svg(spec, render, version),
                                            distinct.values()), strict=True))
     return {path: svgs[json.dumps(spec, sort_keys=True)] for path, spec in specs.items()}
 
