@@ -24,3 +24,27 @@ def svg_pool(jobs: int) -> ProcessPoolExecutor:
     workers = max(1, min(os.cpu_count() or 1, jobs))
     return ProcessPoolExecutor(max_workers=workers,
                                mp_context=multiprocessing.get_context("spawn"))
+
+
+def javascript_bundle(vl_version: str) -> str:
+    """Vega, Vega-Lite and vega-embed as one script, as vl-convert bundles them."""
+    return vl_convert.javascript_bundle(vl_version=vl_version)
+
+
+class BackgroundBundle:
+    """vl-convert's script bundle, made in a worker process while the build goes on (making
+    it holds the interpreter lock for seconds); made here instead when `start` is False."""
+
+    def __init__(self, vl_version: str, start: bool) -> None:
+        self._vl_version = vl_version
+        self._pool = svg_pool(1) if start else None
+        self._future = self._pool.submit(javascript_bundle, vl_version) if self._pool else None
+
+    def result(self) -> str:
+        """The bundle's script."""
+        if self._pool is None or self._future is None:
+            return javascript_bundle(self._vl_version)
+        try:
+            return self._future.result()
+        finally:
+            self._pool.shutdown()
