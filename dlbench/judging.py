@@ -38,6 +38,9 @@ IDENTICAL_REPEATS = ("its repeats are identical (a deterministic rerun, not repe
                      "differ in seed), so they carry no uncertainty to test")
 
 T = TypeVar("T")
+_COMPARISONS: dict[tuple, Comparison] = {}  # by the samples' bytes: one build judges a pair
+# in several families (home-page verdicts, claims) and twice in each (judge_together)
+_COMPARISONS_KEPT = 4096
 
 
 class Decision(enum.Enum):
@@ -169,7 +172,7 @@ class Family:
             if self._adjusted is not None:
                 raise ValueError(f"pair {key!r} was not judged before the family settled")
             identical = identical_repeats(a) or identical_repeats(b)
-            self._pairs[key] = (compare_samples(a, b, direction), identical)
+            self._pairs[key] = (shared_comparison(a, b, direction), identical)
         comparison, identical = self._pairs[key]
         p_value = comparison.p_value if self._adjusted is None else self._adjusted[key]
         return decide(comparison, p_value, max(1, self.size), threshold, identical)
@@ -180,6 +183,20 @@ class Family:
                 if not identical and not math.isnan(c.p_value)]
         adjusted = holm([self._pairs[k][0].p_value for k in keys])
         self._adjusted = {k: 1.0 for k in self._pairs} | dict(zip(keys, adjusted, strict=True))
+
+
+def shared_comparison(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray,
+                      direction: Direction) -> Comparison:
+    """`compare_samples(a, b, direction)`, computed once per distinct pair of samples."""
+    array_a, array_b = np.asarray(a), np.asarray(b)
+    if array_a.dtype == object or array_b.dtype == object:
+        return compare_samples(a, b, direction)
+    key = (array_a.dtype.str, array_a.tobytes(), array_b.dtype.str, array_b.tobytes(), direction)
+    if key not in _COMPARISONS:
+        if len(_COMPARISONS) >= _COMPARISONS_KEPT:
+            _COMPARISONS.clear()
+        _COMPARISONS[key] = compare_samples(a, b, direction)
+    return _COMPARISONS[key]
 
 
 def judge_together(evaluate: Callable[[Family], T]) -> T:

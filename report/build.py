@@ -14,7 +14,6 @@ from pathlib import Path
 import altair as alt
 import jinja2
 import pandas as pd
-import vl_convert
 import yaml
 
 from dlbench.metrics import METRICS
@@ -22,6 +21,7 @@ from dlbench.releases import ERRATA
 from dlbench.tables import write_table
 from report import experiment_page as ep
 from report.charts import static_spec
+from report.svg_render import BackgroundBundle, render_svg, svg_pool
 from report.cite import Citation, release_citation
 from report.compare_page import compare_blocks
 from report.errata import read_errata, superseded_by
@@ -55,26 +55,23 @@ def renderer_version() -> str:
     return f"vega-lite {vega_lite_version()}, vl-convert {metadata.version('vl-convert-python')}"
 
 
-def vega_bundle() -> bytes:
-    """Vega, Vega-Lite and vega-embed as one script, wrapped in its own function scope."""
-    script = vl_convert.javascript_bundle(vl_version=vega_lite_version())
+def vega_bundle(script: str) -> bytes:
+    """Vega, Vega-Lite and vega-embed's script, wrapped in its own function scope."""
     return f"(function () {{\n{script}\n}})();\n".encode()
-
-
-def spec_svg(spec: dict) -> bytes:
-    """The static SVG of a Vega-Lite spec; fails on any reference to an external URL."""
-    return vl_convert.vegalite_to_svg(spec, vl_version=vega_lite_version(),
-                                      allowed_base_urls=[]).encode()
 
 
 def chart_svgs(charts: dict[str, ChartBlock], cache: SiteCache) -> dict[str, bytes]:
     """The static SVG of each chart by its path: each distinct spec once, those not cached
-    rendered in parallel (vl-convert renders outside the interpreter lock)."""
-    version = renderer_version()
+    rendered in parallel (in worker processes: vl-convert holds the interpreter lock)."""
+    version, vl_version = renderer_version(), vega_lite_version()
     specs = {path: static_spec(block.spec) for path, block in sorted(charts.items())}
     distinct = {json.dumps(spec, sort_keys=True): spec for spec in specs.values()}
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        svgs = dict(zip(distinct, pool.map(lambda spec: cache.svg(spec, spec_svg, version),
+    with svg_pool(len(distinct)) as renderers, \
+            ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        def render(spec: dict) -> bytes:
+            return renderers.submit(render_svg, spec, vl_version).result()
+
+        svgs = dict(zip(distinct, pool.map(lambda spec: cache.svg(spec, render, version),
                                            distinct.values()), strict=True))
     return {path: svgs[json.dumps(spec, sort_keys=True)] for path, spec in specs.items()}
 
@@ -152,6 +149,8 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
     """Every file of site_src/ for `source`, by relative path; `results_dir` (where the other
     releases are) adds the comparison page; `cache` keeps SVGs and the Vega bundle."""
     cache = cache or SiteCache(None)
+    bundle = BackgroundBundle(vega_lite_version(),
+                              start=not cache.has("assets", renderer_version(), ".js"))
     env = environment(templates_dir)
     questions = load_questions()
     summary = summarize(source)
@@ -196,7 +195,8 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
     assets = templates_dir / "assets"
     for path in sorted(p for p in assets.rglob("*") if p.is_file()):
         files[f"assets/{path.relative_to(assets).as_posix()}"] = path.read_bytes()
-    files[VEGA_BUNDLE] = cache.blob("assets", renderer_version(), vega_bundle, ".js")[0]
+    files[VEGA_BUNDLE] = cache.blob("assets", renderer_version(),
+                                    lambda: vega_bundle(bundle.result()), ".js")[0]
     files[NAV_FILE] = yaml.safe_dump(navigation(files, list(questions)),
                                      sort_keys=False).encode()
     return files

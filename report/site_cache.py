@@ -133,12 +133,20 @@ class SiteCache:
         for old in entries[KEEP_SITES:]:
             shutil.rmtree(old, ignore_errors=True)
 
+    def has(self, kind: str, key_text: str, suffix: str = "") -> bool:
+        """Whether `blob` would reuse the bytes of an earlier build for `key_text`."""
+        path = self._path(kind, key_text, suffix)
+        return path is not None and path.is_file()
+
+    def _path(self, kind: str, key_text: str, suffix: str) -> Path | None:
+        name = hashlib.sha256(key_text.encode()).hexdigest()[:32] + suffix
+        return self.root / kind / name if self.root else None
+
     def blob(self, kind: str, key_text: str, produce: Callable[[], bytes],
              suffix: str = "") -> tuple[bytes, bool]:
         """The bytes `produce` makes for `key_text`, reused from an earlier build when cached;
         and whether they were reused."""
-        name = hashlib.sha256(key_text.encode()).hexdigest()[:32] + suffix
-        path = self.root / kind / name if self.root else None
+        path = self._path(kind, key_text, suffix)
         if path is not None and path.is_file():
             return path.read_bytes(), True
         data = produce()

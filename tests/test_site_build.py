@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 from dlbench.metrics import METRICS
-from report.build import build_site, site_files
+from report.build import build_site, renderer_version, site_files
+from report.site_cache import SiteCache
 from report.source import load_draft, load_release
 from tests.site_fixtures import (
     GOLDEN, RUN_A, RUN_B, SITE_URL, TEMPLATES, freeze, golden_results, site_config,
@@ -60,6 +61,8 @@ def test_a_rebuild_reuses_the_cache_until_data_or_templates_change(tmp_path: Pat
     first = build_site(load_draft(results, [RUN_A, RUN_B]), out, TEMPLATES, SITE_URL,
                        cache_dir=cache)
     assert not first.cached and first.svgs_rendered > 0 and first.svgs_reused == 0
+    assert SiteCache(cache).has("assets", renderer_version(), ".js")  # the Vega bundle kept
+    assert not SiteCache(tmp_path / "empty").has("assets", renderer_version(), ".js")
     pages = _tree(out)
     again = build_site(load_draft(results, [RUN_A, RUN_B]), out, TEMPLATES, SITE_URL,
                        cache_dir=cache)
