@@ -2,7 +2,7 @@
 
 Each process is estimated from the wall times earlier runs in the same results directory
 recorded for the same cell (their median), and otherwise from a per-experiment,
-per-framework default: the quick suite's processes measured on 2 idle cores (see README).
+per-framework default: the quick suite's processes measured on 2 cores (see README).
 """
 
 from __future__ import annotations
@@ -17,23 +17,24 @@ from dlbench.errors import ResultsFileError
 from dlbench.tables import read_table
 from runner.spec import CellSpec
 
-#: Seconds one worker process took in the quick suite on 2 idle cores, by experiment and
-#: framework: framework import and first use dominate these small cells.
+#: Seconds one worker process of the quick suite took on 2 cores, by experiment and framework
+#: (the median over its cells; 2026-12-03, under 15% mean CPU steal from the host: an idle
+#: host is faster). Framework import and first use dominate these small cells.
 DEFAULT_PROCESS_S: dict[str, dict[str, float]] = {
-    "training": {"pytorch": 5, "tensorflow": 8, "keras-tensorflow": 10, "keras-torch": 8,
-                 "keras-jax": 10},
-    "inference": {"pytorch": 5, "tensorflow": 8, "keras-tensorflow": 10, "keras-torch": 8,
-                  "keras-jax": 10},
-    "precision": {"pytorch": 8, "tensorflow": 10, "keras-tensorflow": 12, "keras-torch": 10,
-                  "keras-jax": 12},
-    "execution-mode": {"pytorch": 12, "tensorflow": 10, "keras-tensorflow": 12,
-                       "keras-torch": 10, "keras-jax": 12},
-    "parity": {"pytorch": 5, "tensorflow": 7, "keras-tensorflow": 9, "keras-torch": 7,
-               "keras-jax": 9},
-    "data-parallel": {"pytorch": 10, "tensorflow": 12, "keras-tensorflow": 12,
-                      "keras-torch": 8, "keras-jax": 12},
-    "export": {"pytorch": 8, "tensorflow": 12, "keras-tensorflow": 12, "keras-torch": 10,
-               "keras-jax": 12},
+    "training": {"pytorch": 10, "tensorflow": 16, "keras-tensorflow": 24, "keras-torch": 27,
+                 "keras-jax": 35},
+    "inference": {"pytorch": 8, "tensorflow": 15, "keras-tensorflow": 12, "keras-torch": 24,
+                  "keras-jax": 25},
+    "precision": {"pytorch": 29, "tensorflow": 28, "keras-tensorflow": 52, "keras-torch": 44,
+                  "keras-jax": 83},
+    "execution-mode": {"pytorch": 107, "tensorflow": 21, "keras-tensorflow": 49,
+                       "keras-torch": 340, "keras-jax": 37},
+    "parity": {"pytorch": 18, "tensorflow": 26, "keras-tensorflow": 22, "keras-torch": 29,
+               "keras-jax": 40},
+    "data-parallel": {"pytorch": 98, "tensorflow": 59, "keras-tensorflow": 157,
+                      "keras-torch": 80, "keras-jax": 72},
+    "export": {"pytorch": 21, "tensorflow": 22, "keras-tensorflow": 41, "keras-torch": 32,
+               "keras-jax": 72},
 }
 FALLBACK_PROCESS_S = 10.0
 
@@ -50,7 +51,7 @@ class Estimate:
         minutes = self.seconds / 60
         source = (f"{self.from_history} from earlier runs of the same cells here, the rest "
                   f"from per-framework defaults" if self.from_history
-                  else "from per-framework defaults measured on 2 idle cores")
+                  else "from per-framework defaults measured on 2 cores")
         return (f"expected duration: about {minutes:.0f} min for {self.processes} "
                 f"processes ({source})")
 
