@@ -18,23 +18,25 @@ from dlbench.tables import read_table
 from runner.spec import CellSpec
 
 #: Seconds one worker process of the quick suite took on 2 cores, by experiment and framework
-#: (the median over its cells; 2026-12-03, under 15% mean CPU steal from the host: an idle
-#: host is faster). Framework import and first use dominate these small cells.
+#: (the median over its cells; 2026-12-03 at 03:30 UTC, run alone, under 4.9% mean CPU steal
+#: from the host). Keras jit_compile on torch in execution-mode is not in the quick suite on a
+#: CPU: its 235 s were measured once beside other work. Framework import and first use, and
+#: compiles, dominate these small cells.
 DEFAULT_PROCESS_S: dict[str, dict[str, float]] = {
-    "training": {"pytorch": 10, "tensorflow": 16, "keras-tensorflow": 24, "keras-torch": 27,
-                 "keras-jax": 35},
-    "inference": {"pytorch": 8, "tensorflow": 15, "keras-tensorflow": 12, "keras-torch": 24,
-                  "keras-jax": 25},
-    "precision": {"pytorch": 29, "tensorflow": 28, "keras-tensorflow": 52, "keras-torch": 44,
-                  "keras-jax": 83},
-    "execution-mode": {"pytorch": 107, "tensorflow": 21, "keras-tensorflow": 49,
-                       "keras-torch": 340, "keras-jax": 37},
-    "parity": {"pytorch": 18, "tensorflow": 26, "keras-tensorflow": 22, "keras-torch": 29,
-               "keras-jax": 40},
-    "data-parallel": {"pytorch": 98, "tensorflow": 59, "keras-tensorflow": 157,
-                      "keras-torch": 80, "keras-jax": 72},
-    "export": {"pytorch": 21, "tensorflow": 22, "keras-tensorflow": 41, "keras-torch": 32,
-               "keras-jax": 72},
+    "training": {"pytorch": 6, "tensorflow": 13, "keras-tensorflow": 18, "keras-torch": 18,
+                 "keras-jax": 20},
+    "inference": {"pytorch": 6, "tensorflow": 10, "keras-tensorflow": 12, "keras-torch": 16,
+                  "keras-jax": 16},
+    "precision": {"pytorch": 7, "tensorflow": 15, "keras-tensorflow": 17, "keras-torch": 18,
+                  "keras-jax": 30},
+    "execution-mode": {"pytorch": 50, "tensorflow": 15, "keras-tensorflow": 15,
+                       "keras-torch": 235, "keras-jax": 22},
+    "parity": {"pytorch": 6, "tensorflow": 13, "keras-tensorflow": 15, "keras-torch": 17,
+               "keras-jax": 20},
+    "data-parallel": {"pytorch": 15, "tensorflow": 13, "keras-tensorflow": 26,
+                      "keras-torch": 17, "keras-jax": 21},
+    "export": {"pytorch": 9, "tensorflow": 13, "keras-tensorflow": 14, "keras-torch": 18,
+               "keras-jax": 21},
 }
 FALLBACK_PROCESS_S = 10.0
 
