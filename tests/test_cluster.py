@@ -111,6 +111,10 @@ def measuring_ray_worker(driver: subprocess.Popen, under: int | None = None,
             except (psutil.NoSuchProcess, IndexError):
                 continue
         time.sleep(0.1)
+    if driver.poll() is not None:
+        _, stderr = driver.communicate()
+        raise AssertionError(f"the driver exited {driver.returncode} before a Ray worker was "
+                             f"seen measuring: {stderr[-2000:]}")
     raise AssertionError("no Ray worker was seen measuring")
 
 
