@@ -76,3 +76,32 @@ def test_the_code_record_hashes_imported_project_files_only():
     assert len(files["runner/harness/sampling.py"]) == 64
     assert "runner/harness/code_record.py" in files
     assert all(not path.startswith(".") and "site-packages" not in path for path in files)
+
+
+CONFIGURE_AND_REPORT = """
+import sys
+import numpy as np
+from runner.adapters import adapter_for
+from runner.spec import CellSpec
+spec = CellSpec(experiment="training", workload="mlp-digits", framework="keras",
+                backend=sys.argv[1], device="cpu", batch_size=32, params={"epochs": 1})
+adapter_for(spec).configure()
+import keras
+print("tensorflow" in sys.modules, float(keras.random.uniform((1,))[0]), np.random.rand())
+"""
+
+
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_keras_on_other_backends_is_seeded_without_importing_tensorflow(backend):
+    """keras.utils.set_random_seed imports TensorFlow whenever it is installed; a Keras-on-
+    torch or JAX process must not carry TensorFlow's import time and memory."""
+    import os
+    import subprocess
+    import sys
+
+    env = os.environ | {"KERAS_BACKEND": backend, "CUDA_VISIBLE_DEVICES": ""}
+    runs = [subprocess.run([sys.executable, "-c", CONFIGURE_AND_REPORT, backend], env=env,
+                           cwd=EXPERIMENTS.parent.parent, capture_output=True, text=True,
+                           check=True).stdout.split() for _ in range(2)]
+    assert runs[0][0] == "False"
+    assert runs[0] == runs[1]  # seeded: keras.random and NumPy draw the same in both

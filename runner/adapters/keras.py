@@ -95,6 +95,32 @@ def compile_model(model, workload: Workload, **options) -> None:
     )
 
 
+def seed_keras(seed: int) -> None:
+    """What keras.utils.set_random_seed does, without importing TensorFlow on the torch and
+    JAX backends: Keras imports TensorFlow whenever it is installed just to seed tf.data,
+    which cost a Keras-on-torch process 3.9 s and put TensorFlow's memory into its import
+    footprint. On TensorFlow it is Keras's own function."""
+    import keras
+
+    if keras.backend.backend() == "tensorflow":
+        keras.utils.set_random_seed(seed)
+        return
+    import random
+
+    from keras.src.backend.common import global_state
+    from keras.src.random import seed_generator
+    from keras.src.utils.rng_utils import GLOBAL_RANDOM_SEED
+
+    global_state.set_global_attribute(GLOBAL_RANDOM_SEED, seed)
+    global_state.set_global_attribute(seed_generator.GLOBAL_SEED_GENERATOR, None)
+    random.seed(seed)
+    np.random.seed(seed)
+    if keras.backend.backend() == "torch":
+        import torch
+
+        torch.manual_seed(seed)
+
+
 class KerasAdapter(Adapter):
     """Keras 3 on the cell's backend and device: devices and memory are the backend's."""
 
@@ -116,7 +142,7 @@ class KerasAdapter(Adapter):
                                                                   | configure_jax(self.spec))
         import keras
 
-        keras.utils.set_random_seed(0)
+        seed_keras(0)
         return settings | {"keras.version": keras.__version__,
                            "keras.backend": keras.backend.backend()}
 

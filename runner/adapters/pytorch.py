@@ -26,7 +26,8 @@ def configure_torch(spec: CellSpec) -> dict[str, str]:
         pass
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    torch.use_deterministic_algorithms(False)
+    if torch.are_deterministic_algorithms_enabled():  # off by default: the call imports
+        torch.use_deterministic_algorithms(False)  # inductor, 2.5 s in every eager process
     cache = fresh_cache_dir("inductor")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache  # cold compiles: no earlier process's code
     os.environ["TRITON_CACHE_DIR"] = os.path.join(cache, "triton")
