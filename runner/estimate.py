@@ -13,31 +13,37 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dlbench import layout
+from dlbench.modes import FASTEST, mode_class
 from dlbench.errors import ResultsFileError
 from dlbench.tables import read_table
 from runner.spec import CellSpec
 
 #: Seconds one worker process of the quick suite took on 2 cores, by experiment and framework
 #: (the median over its cells; 2026-12-03 at 03:30 UTC, run alone, under 4.9% mean CPU steal
-#: from the host). Keras jit_compile on torch in execution-mode is not in the quick suite on a
-#: CPU: its 235 s were measured once beside other work. Framework import and first use, and
-#: compiles, dominate these small cells.
+#: from the host), less the 4-5 s Keras on torch and JAX no longer spend importing TensorFlow
+#: (measured on one process of each at 06:00). Framework import and first use dominate.
 DEFAULT_PROCESS_S: dict[str, dict[str, float]] = {
-    "training": {"pytorch": 6, "tensorflow": 13, "keras-tensorflow": 18, "keras-torch": 18,
-                 "keras-jax": 20},
-    "inference": {"pytorch": 6, "tensorflow": 10, "keras-tensorflow": 12, "keras-torch": 16,
-                  "keras-jax": 16},
-    "precision": {"pytorch": 7, "tensorflow": 15, "keras-tensorflow": 17, "keras-torch": 18,
-                  "keras-jax": 30},
-    "execution-mode": {"pytorch": 50, "tensorflow": 15, "keras-tensorflow": 15,
-                       "keras-torch": 235, "keras-jax": 22},
-    "parity": {"pytorch": 6, "tensorflow": 13, "keras-tensorflow": 15, "keras-torch": 17,
-               "keras-jax": 20},
+    "training": {"pytorch": 6, "tensorflow": 13, "keras-tensorflow": 18, "keras-torch": 13,
+                 "keras-jax": 16},
+    "inference": {"pytorch": 6, "tensorflow": 10, "keras-tensorflow": 12, "keras-torch": 11,
+                  "keras-jax": 12},
+    "precision": {"pytorch": 7, "tensorflow": 15, "keras-tensorflow": 17, "keras-torch": 13,
+                  "keras-jax": 25},
+    "execution-mode": {"pytorch": 8, "tensorflow": 15, "keras-tensorflow": 15,
+                       "keras-torch": 13, "keras-jax": 18},
+    "parity": {"pytorch": 6, "tensorflow": 13, "keras-tensorflow": 15, "keras-torch": 12,
+               "keras-jax": 15},
     "data-parallel": {"pytorch": 15, "tensorflow": 13, "keras-tensorflow": 26,
-                      "keras-torch": 17, "keras-jax": 21},
-    "export": {"pytorch": 9, "tensorflow": 13, "keras-tensorflow": 14, "keras-torch": 18,
-               "keras-jax": 21},
+                      "keras-torch": 12, "keras-jax": 17},
+    "export": {"pytorch": 9, "tensorflow": 13, "keras-tensorflow": 14, "keras-torch": 13,
+               "keras-jax": 17},
 }
+#: Seconds a cold compile adds to a process in a fastest mode (one ResNet-20 training process
+#: of each, 2026-12-03 at 05:53: torch.compile 63 s against 7 s eager, XLA 19-24 s against
+#: 15-31 s, Keras jit_compile on torch 172 s against 15 s; the quick suite's compiled
+#: execution-mode cell of PyTorch took 46 s).
+FASTEST_EXTRA_S: dict[str, float] = {"pytorch": 50, "tensorflow": 5, "keras-tensorflow": 5,
+                                     "keras-torch": 155, "keras-jax": 0}
 FALLBACK_PROCESS_S = 10.0
 
 
@@ -76,8 +82,11 @@ def recorded_process_seconds(results_dir: Path) -> dict[str, float]:
 
 
 def default_process_s(spec: CellSpec) -> float:
-    return DEFAULT_PROCESS_S.get(spec.experiment, {}).get(spec.framework_id.name,
-                                                          FALLBACK_PROCESS_S)
+    name = spec.framework_id.name
+    seconds = DEFAULT_PROCESS_S.get(spec.experiment, {}).get(name, FALLBACK_PROCESS_S)
+    if mode_class(spec.experiment, spec.framework, spec.mode) == FASTEST:
+        seconds += FASTEST_EXTRA_S.get(name, 0.0)
+    return seconds
 
 
 def estimate(processes: list[CellSpec], history: dict[str, float]) -> Estimate:

@@ -20,20 +20,33 @@ def test_break_even_counts_steps_until_compilation_has_paid_off():
     assert break_even_steps(eager, compiled) is None  # slower modes never break even
 
 
+def _request(suite: str, device: str = "cpu") -> PlanRequest:
+    return PlanRequest(suite=suite, workloads=[], frameworks=list(FRAMEWORKS), device=device,
+                       repeats=None, threads=1, timeout_s=None, data_dir="")
+
+
 def test_quick_plan_covers_every_framework_but_keras_torch_with_its_compiled_modes_only():
-    request = PlanRequest(suite="quick", workloads=[], frameworks=list(FRAMEWORKS),
-                          device="cpu", repeats=None, threads=1, timeout_s=None, data_dir="")
-    cells = EXPERIMENT.plan(request)
+    cells = EXPERIMENT.plan(_request("quick"))
     assert len({c.cell_id for c in cells}) == len(cells)
     assert {c.framework_id.name for c in cells} == {f.name for f in FRAMEWORKS} - {"keras-torch"}
-    assert modes("quick", FrameworkId("pytorch", "")) == ["compiled"]
-    assert modes("quick", FrameworkId("tensorflow", "")) == ["tf.function", "xla"]
-    assert modes("quick", FrameworkId("keras", "torch")) == []  # minutes of torch.compile
-    assert modes("standard", FrameworkId("keras", "torch")) == [
-        "run_eagerly", "default", "jit_compile"]
-    assert modes("quick", FrameworkId("keras", "jax")) == ["default"]
-    assert modes("standard", FrameworkId("keras", "jax")) == ["run_eagerly", "default",
-                                                              "jit_compile"]
+    quick = _request("quick")
+    assert modes(quick, FrameworkId("pytorch", "")) == ["compiled"]
+    assert modes(quick, FrameworkId("tensorflow", "")) == ["tf.function", "xla"]
+    assert modes(quick, FrameworkId("keras", "torch")) == []  # minutes of torch.compile
+    assert modes(quick, FrameworkId("keras", "jax")) == ["default"]
+
+
+@pytest.mark.parametrize(("suite", "device", "every_mode"), [
+    ("standard", "cpu", False), ("standard", "cuda", True), ("full", "cpu", True)])
+def test_full_and_gpu_standard_measure_every_mode_and_cpu_standard_leaves_out_duplicates(
+        suite, device, every_mode):
+    request = _request(suite, device)
+    torch_modes = modes(request, FrameworkId("keras", "torch"))
+    jax_modes = modes(request, FrameworkId("keras", "jax"))
+    if every_mode:
+        assert torch_modes == jax_modes == ["run_eagerly", "default", "jit_compile"]
+    else:  # no eager baseline of class "other"; torch.compile takes minutes on a CPU
+        assert torch_modes == ["default"] and jax_modes == ["default", "jit_compile"]
 
 
 @pytest.mark.slow

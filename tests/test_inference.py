@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from runner.experiments import PlanRequest
-from dlbench.modes import mode_of_class, modes
+from dlbench.modes import mode_class, mode_of_class, modes
 from runner.experiments.inference import EXPERIMENT
 from runner.experiments.inference.protocol import measure_inference
 from runner.experiments.parity import reference
@@ -18,23 +18,37 @@ from runner.workloads import flops_per_sample
 from tests.harness_fixtures import numpy_cell
 
 
-def _request(suite: str = "quick") -> PlanRequest:
-    return PlanRequest(suite=suite, workloads=[], frameworks=list(FRAMEWORKS), device="cpu",
+def _request(suite: str = "quick", device: str = "cpu") -> PlanRequest:
+    return PlanRequest(suite=suite, workloads=[], frameworks=list(FRAMEWORKS), device=device,
                        repeats=None, threads=1, timeout_s=None, data_dir="")
+
+
+def _classes(cells) -> set[tuple[str, str]]:
+    return {(c.framework_id.name, mode_class("inference", c.framework, c.mode)) for c in cells}
 
 
 def test_quick_plan_has_each_frameworks_default_mode_and_standard_every_mode_at_batch_one():
     cells = EXPERIMENT.plan(_request())
     assert {(c.framework_id.name, c.mode) for c in cells} == {
         (f.name, mode_of_class("inference", f.framework, "default")) for f in FRAMEWORKS}
-    standard = EXPERIMENT.plan(_request("standard"))
-    assert {(c.framework_id.name, c.mode) for c in standard} == {
+    standard_gpu = EXPERIMENT.plan(_request("standard", "cuda"))  # every mode, as in full
+    assert {(c.framework_id.name, c.mode) for c in standard_gpu} == {
         (f.name, mode) for f in FRAMEWORKS for mode in modes("inference", f.framework)}
     assert len({c.cell_id for c in cells}) == len(cells)
     assert {c.batch_size for c in cells} == {1}
     for cell in cells:
         assert cell.mode in modes("inference", cell.framework)
         assert cell.params["latency_calls"] >= 200
+
+
+def test_cpu_standard_has_default_modes_everywhere_and_fastest_on_the_resnet_only():
+    cells = EXPERIMENT.plan(_request("standard"))
+    mlp = [c for c in cells if c.workload == "mlp-digits"]
+    resnet = [c for c in cells if c.workload == "resnet-synthetic"]
+    assert _classes(mlp) == {(f.name, "default") for f in FRAMEWORKS}
+    slow = {("keras-torch", "fastest")}  # Keras jit_compile on torch: minutes per process
+    assert _classes(resnet) == {(f.name, c) for f in FRAMEWORKS
+                                for c in ("default", "fastest")} - slow
 
 
 class NumpyPredictor:

@@ -15,7 +15,8 @@ from tests.harness_fixtures import numpy_cell
 
 
 @pytest.mark.parametrize("suite, precisions", [("quick", ("fp32", "bf16")),
-                                               ("standard", PRECISIONS)])
+                                               ("standard", ("fp32", "bf16")),
+                                               ("full", PRECISIONS)])
 def test_plan_has_the_suites_precisions_for_every_framework(suite, precisions):
     request = PlanRequest(suite=suite, workloads=["mlp-digits"], frameworks=list(FRAMEWORKS),
                           device="cpu", repeats=None, threads=1, timeout_s=None, data_dir="")

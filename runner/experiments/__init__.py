@@ -52,6 +52,19 @@ class Experiment:
     plan: Callable[[PlanRequest], list[CellSpec]]
 
 
+#: (framework or Keras backend, mode) pairs that only the full suite measures on a CPU: one
+#: process takes minutes on 2 cores. Keras's jit_compile on torch runs torch.compile (cold):
+#: 172 s for one ResNet-20 training process, 235 s for the digits MLP in execution-mode
+#: (which compiles twice), against 15-25 s for the same cells in the other modes.
+SLOW_ON_CPU = {("torch", "jit_compile")}
+
+
+def too_slow_here(request: PlanRequest, framework: FrameworkId, mode: str) -> bool:
+    """Whether `mode` of `framework` is left out of this request's suite on its device."""
+    return (request.device == "cpu" and request.suite != "full"
+            and bool({(framework.framework, mode), (framework.backend, mode)} & SLOW_ON_CPU))
+
+
 def suite_grid(grids: dict[str, dict], request: PlanRequest) -> dict:
     """An experiment's grid for the requested suite, with its CPU overrides on a CPU.
 

@@ -4,24 +4,23 @@ the compilation paid for itself?"""
 from __future__ import annotations
 
 from dlbench.modes import MODES as MODE_MATRIX
+from dlbench.modes import OTHER, mode_class
 from dlbench.questions import QUESTIONS
-from runner.experiments import Experiment, PlanRequest, suite_grid
+from runner.experiments import Experiment, PlanRequest, suite_grid, too_slow_here
 from runner.spec import CellSpec, FrameworkId
 
 #: Each framework's eager mode first, then its graph/compiled modes.
 MODES: dict[str, tuple[str, ...]] = {
     framework: tuple(table) for framework, table in MODE_MATRIX["execution-mode"].items()}
 
-#: Modes the quick suite leaves out because another quick cell measures the same thing: every
-#: graph/compiled cell times its framework's eager mode in the same process (eager_step_time);
-#: on torch Keras' default is eager (jit_compile="auto" is False on torch), and on JAX the
-#: default is jit_compile=True. Standard and full suites run every mode as its own cell.
-QUICK_DUPLICATES = {("pytorch", "eager"), ("tensorflow", "eager"), ("keras", "run_eagerly"),
-                    ("torch", "default"), ("jax", "jit_compile")}
-#: Modes the quick suite leaves out because one process takes minutes on 2 cores: Keras'
-#: jit_compile on torch compiles with torch.compile twice (cold and warm), 235 s for the
-#: digits MLP. Standard and full measure it.
-QUICK_TOO_SLOW = {("torch", "jit_compile")}
+#: Modes the quick suite leaves out because another cell measures the same thing: every
+#: graph/compiled cell times its framework's eager mode in the same process
+#: (eager_step_time); on torch Keras' default is eager (jit_compile="auto" is False on torch),
+#: and on JAX the default is jit_compile=True. Standard on a CPU leaves out only the eager
+#: baselines that stand for no framework (mode class "other"); full, and standard on a GPU,
+#: run every mode as its own cell.
+DUPLICATES = {("pytorch", "eager"), ("tensorflow", "eager"), ("keras", "run_eagerly"),
+              ("torch", "default"), ("jax", "jit_compile")}
 
 #: Per suite: workloads, repeats (worker processes), and per mode the calibrated windows of
 #: steady steps and the distinct batches they cycle over.
@@ -29,20 +28,27 @@ GRID: dict[str, dict] = {
     "quick": {"workloads": ["mlp-digits"], "repeats": 3, "step_samples": 3, "batches": 16},
     "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "repeats": 5,
                  "step_samples": 5, "batches": 32,
-                 "cpu": {"workloads": ["mlp-digits", "cnn-digits"]}},
+                 # on 2 CPU cores (90 minutes for the suite): the digits MLP
+                 "cpu": {"workloads": ["mlp-digits"]}},
     "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "repeats": 10,
              "step_samples": 10, "batches": 64},
 }
 
 
-def modes(suite: str, framework: FrameworkId, device: str = "cpu") -> list[str]:
-    """The modes a suite measures for one framework (quick leaves out duplicates, and on a
-    CPU the modes too slow for its 8 minutes)."""
-    if suite != "quick":
-        return list(MODES[framework.framework])
-    left_out = QUICK_DUPLICATES | (QUICK_TOO_SLOW if device == "cpu" else set())
-    return [mode for mode in MODES[framework.framework]
-            if not {(framework.framework, mode), (framework.backend, mode)} & left_out]
+def modes(request: PlanRequest, framework: FrameworkId) -> list[str]:
+    """The modes a suite measures for one framework: every mode in full and in standard on a
+    GPU; the default and fastest in standard on a CPU; quick without duplicates; never a
+    mode too slow for the suite on this device."""
+    every = list(MODES[framework.framework])
+    if request.suite == "full" or (request.suite == "standard" and request.device != "cpu"):
+        return every
+    if request.suite == "standard":
+        kept = [mode for mode in every
+                if mode_class("execution-mode", framework.framework, mode) != OTHER]
+    else:
+        kept = [mode for mode in every
+                if not {(framework.framework, mode), (framework.backend, mode)} & DUPLICATES]
+    return [mode for mode in kept if not too_slow_here(request, framework, mode)]
 
 
 def plan(request: PlanRequest) -> list[CellSpec]:
@@ -54,7 +60,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     for name in request.workloads or grid["workloads"]:
         workload = get_workload(name)
         for framework in request.frameworks:
-            for mode in modes(request.suite, framework, request.device):
+            for mode in modes(request, framework):
                 cells.append(CellSpec(
                     experiment="execution-mode", workload=name, framework=framework.framework,
                     backend=framework.backend, device=request.device, mode=mode,
