@@ -69,6 +69,7 @@ RELEASE_SCHEMA: dict[str, tuple[tuple[type, ...], bool]] = {
     "title": ((str,), True),
     "date": ((str,), True),
     "runs": ((list,), True),
+    "notes": ((str,), False),  # Markdown: what changed since the previous release
 }
 
 

@@ -1,7 +1,7 @@
 """The release layout: frozen, checksummed copies of runs under results/releases/<RELEASE>/.
 
     results/releases/<RELEASE>/
-        release.json       name, title, date, runs (in release order)
+        release.json       name, title, date, runs (in release order), notes (Markdown)
         result_ids.csv     result_id, run_id, cell_id, metric: the permanent IDs
         cells.*, observations.*   the tables of all its runs together (Parquet and CSV)
         CITATION.cff       how to cite this release (CFF 1.2.0)
@@ -126,10 +126,11 @@ def refuse_unlike_cells(cells: pd.DataFrame) -> None:
 
 def freeze_release(
     results_dir: Path, name: str, ids: list[str], date: str, title: str, cff: str,
-    labels: dict[str, bool] | None = None,
+    labels: dict[str, bool] | None = None, notes: str = "",
 ) -> Path:
     """Copy runs into results/releases/<name>/ with result IDs and a manifest, atomically;
-    `labels` (e.g. local, preview) are recorded in release.json."""
+    `labels` (e.g. local, preview) and `notes` (Markdown: what changed since the previous
+    release) are recorded in release.json."""
     target = _check_new(results_dir, name, ids)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=target.parent))
@@ -144,7 +145,8 @@ def freeze_release(
         result_ids = assign_result_ids(name, tables["observations"], ids)
         atomic_write_bytes(staging / RESULT_IDS, result_ids.to_csv(index=False).encode())
         write_release_info(staging, {"name": name, "title": title, "date": date, "runs": ids,
-                                     **{k: True for k, v in (labels or {}).items() if v}})
+                                     **{k: True for k, v in (labels or {}).items() if v},
+                                     **({"notes": notes} if notes else {})})
         atomic_write_bytes(staging / "CITATION.cff", cff.encode())
         manifest = {"release": name, "files": checksums(staging)}
         atomic_write_json(staging / MANIFEST, manifest)

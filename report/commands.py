@@ -106,6 +106,20 @@ def _deploy(args: argparse.Namespace, name: str) -> None:
     print(f"deployed {name} as a site version in {args.pages_repo} (alias latest)")
 
 
+def read_notes(path: str) -> str:
+    """The release notes file's Markdown; UsageError if it cannot be read or is empty."""
+    try:
+        notes = Path(path).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or error
+        raise UsageError(f"cannot read --notes {path!r}: {reason}; expected a UTF-8 Markdown "
+                         "file") from None
+    if not notes:
+        raise UsageError(f"--notes {path!r} is empty; expected what changed since the "
+                         "previous release, in Markdown")
+    return notes
+
+
 def publish_command(args: argparse.Namespace) -> int:
     """`dlbench publish RELEASE --run ID...`: freeze the runs, then deploy the release."""
     date = args.date or datetime.datetime.now(datetime.UTC).date().isoformat()
@@ -116,10 +130,12 @@ def publish_command(args: argparse.Namespace) -> int:
     results_dir = Path(args.results_dir)
     runs = resolve_runs(results_dir, args.run)
     labels = publish_labels(args, runs)
+    notes = read_notes(args.notes) if args.notes else ""
     cff = Citation(args.release, date, site_url(Path(args.config)), **labels).cff()
     try:
         path = freeze_release(results_dir, args.release, runs, date,
-                              args.title or f"dlbench release {args.release}", cff, labels)
+                              args.title or f"dlbench release {args.release}", cff, labels,
+                              notes)
     except ReleaseError as error:
         raise UsageError(str(error)) from None
     print(f"froze {len(runs)} run(s) into {path}")

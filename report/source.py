@@ -37,6 +37,7 @@ class Source:
     observations: pd.DataFrame
     result_ids: pd.DataFrame  # result_id, run_id, cell_id, metric
     root: Path | None = None  # a frozen release's directory; None for a draft
+    notes: str = ""  # Markdown: what changed since the previous release
 
     def run(self, run_id: str) -> RunData:
         """The run called `run_id`."""
@@ -55,7 +56,7 @@ def load_release(results_dir: Path, name: str) -> Source:
     except (LayoutError, ResultsFileError) as error:
         raise SourceError(str(error)) from None
     return Source(name, meta["title"], meta["date"], False, tuple(runs), cells, observations,
-                  read_result_ids(root), root)
+                  read_result_ids(root), root, meta.get("notes", ""))
 
 
 def load_draft(results_dir: Path, ids: list[str]) -> Source:

@@ -219,3 +219,24 @@ def test_the_root_citation_names_the_configured_address() -> None:
 
     document = yaml.safe_load((ROOT / "CITATION.cff").read_text())
     assert document["url"] == configured_site_url(ROOT / "mkdocs.yml")
+
+
+def test_release_notes_are_frozen_and_shown_on_the_release_home_page(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    results = golden_results(tmp_path)
+    notes = tmp_path / "notes.md"
+    assert main(_publish(tmp_path, results, "--local", "--notes", str(tmp_path / "none"))) == 2
+    error = capsys.readouterr().err
+    assert "cannot read --notes" in error and error.count("\n") == 1
+    notes.write_text("  \n")
+    assert main(_publish(tmp_path, results, "--local", "--notes", str(notes))) == 2
+    assert "is empty" in capsys.readouterr().err
+    assert not (results / "releases").exists()
+    notes.write_text("- Each repeat is its own **worker process**.\n")
+    assert main(_publish(tmp_path, results, "--local", "--notes", str(notes))) == 0
+    root = results / "releases" / "2026.12"
+    assert json.loads((root / "release.json").read_text())["notes"] == notes.read_text().strip()
+    assert load_release(results, "2026.12").notes.startswith("- Each repeat")
+    home = (tmp_path / "site_src" / "index.md").read_text()
+    assert "## What changed since the previous release" in home
+    assert "- Each repeat is its own **worker process**." in home

@@ -95,6 +95,9 @@ def _add_site_commands(commands: argparse._SubParsersAction) -> None:
                          help="a run to include ('latest' works; repeatable)")
     publish.add_argument("--title", default="", help="a title for the release")
     publish.add_argument("--date", default="", help="release date YYYY-MM-DD (default today)")
+    publish.add_argument("--notes", default="", metavar="FILE",
+                         help="Markdown: what changed since the previous release (shown on "
+                              "the release's home page)")
     publish.add_argument("--local", action="store_true",
                          help="a release served on this machine only: allowed while site_url "
                          "is the placeholder, and its citation says it is local")
