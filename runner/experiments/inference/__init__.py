@@ -17,8 +17,12 @@ GRID: dict[str, dict] = {
                             "throughput_samples": 5},
                  # on 2 CPU cores (90 minutes for the suite): the ResNet, and the MLP as the
                  # overhead-bound reference
+                 # ResNet-20 is 3000x the MLP's FLOPs: at the GPU sizes above, one process took
+                 # 100-270 s, so on a CPU the calls are fewer and the bulk batch smaller
                  "cpu": {"workloads": ["mlp-digits", "resnet-synthetic"],
-                         "fastest_workloads": ["resnet-synthetic"]}},
+                         "fastest_workloads": ["resnet-synthetic"],
+                         "params": {"warmup_calls": 10, "latency_calls": 200,
+                                    "throughput_batch": 128, "throughput_samples": 5}}},
     "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "repeats": 10,
              "params": {"warmup_calls": 100, "latency_calls": 1000, "throughput_batch": 4096,
                         "throughput_samples": 10}},
