@@ -1,0 +1,106 @@
+"""data-parallel: how well does each framework's data parallelism scale, and does it still
+reach the same accuracy?
+
+Each strategy is a cell `mode`; `workers` is the number of replicas (processes or devices).
+Every cell with N > 1 workers first trains the same model on the same data with 1 worker
+in the same process, so its scaling efficiency and accuracy delta come from a paired
+measurement under identical conditions (see protocol.py). The global batch is the same for
+every worker count; each replica gets an equal shard of it.
+"""
+
+from __future__ import annotations
+
+import math
+
+from dlbench.questions import QUESTIONS
+from runner.experiments import Experiment, PlanRequest, suite_grid
+from runner.spec import CellSpec, FrameworkId
+
+#: The data-parallel strategies each framework offers, as cell modes.
+STRATEGIES: dict[str, tuple[str, ...]] = {
+    "pytorch": ("ddp",),  # DistributedDataParallel, gloo on CPU, nccl on GPU
+    "tensorflow": ("mirrored", "multi-worker-mirrored"),
+    "keras-jax": ("keras-data-parallel",),  # keras.distribution.DataParallel
+    "keras-tensorflow": ("mirrored",),  # tf.distribute strategy scope around compile/fit
+    "keras-torch": ("keras-data-parallel",),  # tried: Keras has no torch distribution
+}
+
+#: Per suite: workloads with epochs, repeats, and strategies left out. Every N-worker cell
+#: measures its own 1-worker baseline, so quick plans only N = 2; quick also leaves out
+#: MultiWorkerMirroredStrategy, whose worker processes each pay TensorFlow's import.
+GRID: dict[str, dict] = {
+    "quick": {"epochs": {"mlp-digits": 2}, "repeats": 1, "skip": ("multi-worker-mirrored",)},
+    "standard": {"epochs": {"mlp-digits": 8, "cnn-synthetic": 3}, "repeats": 3, "skip": (),
+                 # on 2 CPU cores (90 minutes for the suite): the digits MLP; TensorFlow's
+                 # multi-worker strategy needs a cluster of processes, left to full
+                 "cpu": {"epochs": {"mlp-digits": 8}, "skip": ("multi-worker-mirrored",)}},
+    "full": {"epochs": {"mlp-digits": 15, "cnn-synthetic": 5}, "repeats": 5, "skip": ()},
+}
+MAX_CPU_WORKERS = 8
+
+
+def worker_counts(suite: str, device: str) -> list[int]:
+    """1 (unless quick), 2, 4, ... up to every GPU on a GPU machine or the cores on a CPU."""
+    if device == "cuda":
+        from runner.environment import gpu_facts
+
+        most = max(1, len(gpu_facts()))
+    else:
+        import os
+
+        most = min(MAX_CPU_WORKERS, max(2, len(os.sched_getaffinity(0))))
+    if suite == "quick":
+        return [1] if most < 2 else [2]
+    counts, n = [1], 2
+    while n < most:
+        counts.append(n)
+        n *= 2
+    if most > 1:
+        counts.append(most)
+    return counts
+
+
+def global_batch(batch_size: int, counts: list[int]) -> int:
+    """The workload's batch, rounded up to a multiple of every worker count (equal shards)."""
+    step = math.lcm(*counts)
+    return -(-batch_size // step) * step
+
+
+def plan(request: PlanRequest) -> list[CellSpec]:
+    """One cell per workload, framework, strategy and worker count."""
+    from runner.workloads import get_workload
+
+    grid = suite_grid(GRID, request)
+    counts = worker_counts(request.suite, request.device)
+    cells = []
+    for name in request.workloads or list(grid["epochs"]):
+        workload = get_workload(name)
+        params = {"epochs": grid["epochs"].get(name, 4), "max_workers": max(counts)}
+        for framework in request.frameworks:
+            for mode in (m for m in STRATEGIES[framework.name] if m not in grid["skip"]):
+                cells += [_cell(request, name, framework, mode, workers,
+                                global_batch(workload.batch_size, counts), params,
+                                grid["repeats"])
+                          for workers in counts]
+    return cells
+
+
+def _cell(request: PlanRequest, workload: str, framework: FrameworkId, mode: str,
+          workers: int, batch_size: int, params: dict, repeats: int) -> CellSpec:
+    return CellSpec(
+        experiment="data-parallel", workload=workload, framework=framework.framework,
+        backend=framework.backend, device=request.device, mode=mode, workers=workers,
+        batch_size=batch_size, repeats=request.repeats or repeats,
+        threads=request.threads, timeout_s=request.timeout_s or 300.0,
+        data_dir=request.data_dir, params=params,
+    )
+
+
+EXPERIMENT = Experiment(
+    name="data-parallel",
+    question=QUESTIONS["data-parallel"],
+    metrics=("train_throughput", "scaling_efficiency", "dp_setup_time", "dp_launch_time",
+             "test_accuracy", "accuracy_delta", "steady_epoch_time", "first_epoch_time",
+             "import_footprint"),
+    plan=plan,
+)

@@ -1,0 +1,81 @@
+"""execution-mode: do graphs and compilers train faster than eager execution, and when has
+the compilation paid for itself?"""
+
+from __future__ import annotations
+
+from dlbench.modes import MODES as MODE_MATRIX
+from dlbench.modes import OTHER, mode_class
+from dlbench.questions import QUESTIONS
+from runner.experiments import Experiment, PlanRequest, suite_grid, too_slow_here
+from runner.spec import CellSpec, FrameworkId
+
+#: Each framework's eager mode first, then its graph/compiled modes.
+MODES: dict[str, tuple[str, ...]] = {
+    framework: tuple(table) for framework, table in MODE_MATRIX["execution-mode"].items()}
+
+#: Modes the quick suite leaves out because another cell measures the same thing: every
+#: graph/compiled cell times its framework's eager mode in the same process
+#: (eager_step_time); on torch Keras' default is eager (jit_compile="auto" is False on torch),
+#: and on JAX the default is jit_compile=True. Standard on a CPU leaves out only the eager
+#: baselines that stand for no framework (mode class "other"); full, and standard on a GPU,
+#: run every mode as its own cell.
+DUPLICATES = {("pytorch", "eager"), ("tensorflow", "eager"), ("keras", "run_eagerly"),
+              ("torch", "default"), ("jax", "jit_compile")}
+
+#: Per suite: workloads, repeats (worker processes), and per mode the calibrated windows of
+#: steady steps and the distinct batches they cycle over.
+GRID: dict[str, dict] = {
+    "quick": {"workloads": ["mlp-digits"], "repeats": 3, "step_samples": 3, "batches": 16},
+    "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "repeats": 5,
+                 "step_samples": 5, "batches": 32,
+                 # on 2 CPU cores (90 minutes for the suite): the digits MLP
+                 "cpu": {"workloads": ["mlp-digits"]}},
+    "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "repeats": 10,
+             "step_samples": 10, "batches": 64},
+}
+
+
+def modes(request: PlanRequest, framework: FrameworkId) -> list[str]:
+    """The modes a suite measures for one framework: every mode in full and in standard on a
+    GPU; the default and fastest in standard on a CPU; quick without duplicates; never a
+    mode too slow for the suite on this device."""
+    every = list(MODES[framework.framework])
+    if request.suite == "full" or (request.suite == "standard" and request.device != "cpu"):
+        return every
+    if request.suite == "standard":
+        kept = [mode for mode in every
+                if mode_class("execution-mode", framework.framework, mode) != OTHER]
+    else:
+        kept = [mode for mode in every
+                if not {(framework.framework, mode), (framework.backend, mode)} & DUPLICATES]
+    return [mode for mode in kept if not too_slow_here(request, framework, mode)]
+
+
+def plan(request: PlanRequest) -> list[CellSpec]:
+    """One cell per workload, framework and mode, at the workload's batch size."""
+    from runner.workloads import get_workload
+
+    grid = suite_grid(GRID, request)
+    cells = []
+    for name in request.workloads or grid["workloads"]:
+        workload = get_workload(name)
+        for framework in request.frameworks:
+            for mode in modes(request, framework):
+                cells.append(CellSpec(
+                    experiment="execution-mode", workload=name, framework=framework.framework,
+                    backend=framework.backend, device=request.device, mode=mode,
+                    batch_size=workload.batch_size, repeats=request.repeats or grid["repeats"],
+                    threads=request.threads, timeout_s=request.timeout_s or 600.0,
+                    data_dir=request.data_dir,
+                    params={k: grid[k] for k in ("step_samples", "batches")},
+                ))
+    return cells
+
+
+EXPERIMENT = Experiment(
+    name="execution-mode",
+    question=QUESTIONS["execution-mode"],
+    metrics=("steady_step_time", "compile_time_cold", "compile_time_warm", "eager_step_time",
+             "break_even_steps", "step_time", "import_footprint"),
+    plan=plan,
+)

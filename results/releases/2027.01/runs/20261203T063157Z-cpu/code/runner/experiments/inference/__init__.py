@@ -1,0 +1,78 @@
+"""inference: how fast does each framework predict, one sample at a time and in bulk?"""
+
+from __future__ import annotations
+
+from dlbench.modes import DEFAULT, FASTEST, OTHER, mode_class, modes
+from dlbench.questions import QUESTIONS
+from runner.experiments import Experiment, PlanRequest, suite_grid, too_slow_here
+from runner.spec import CellSpec, FrameworkId
+
+#: Per suite: workloads, repeats (worker processes), and the calls one process makes.
+GRID: dict[str, dict] = {
+    "quick": {"workloads": ["mlp-digits"], "repeats": 3,
+              "params": {"warmup_calls": 10, "latency_calls": 200, "throughput_batch": 512,
+                         "throughput_samples": 3}},
+    "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "repeats": 5,
+                 "params": {"warmup_calls": 50, "latency_calls": 500, "throughput_batch": 1024,
+                            "throughput_samples": 5},
+                 # on 2 CPU cores (90 minutes for the suite): the ResNet, and the MLP as the
+                 # overhead-bound reference
+                 "cpu": {"workloads": ["mlp-digits", "resnet-synthetic"],
+                         "fastest_workloads": ["resnet-synthetic"]}},
+    "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "repeats": 10,
+             "params": {"warmup_calls": 100, "latency_calls": 1000, "throughput_batch": 4096,
+                        "throughput_samples": 10}},
+}
+
+
+def inference_modes(request: PlanRequest, framework: FrameworkId) -> list[str]:
+    """The modes a cell is measured in: default, fastest and other (TensorFlow's graph
+    without XLA) in full, and in standard on a GPU; default and fastest in standard on a CPU
+    (90 minutes on 2 cores) and in quick on a GPU; default only in quick on a CPU (8
+    minutes). A mode too slow for the suite on this device is left out."""
+    on_cpu = request.device == "cpu"
+    if request.suite == "full" or (request.suite == "standard" and not on_cpu):
+        kept: tuple[str, ...] = (DEFAULT, FASTEST, OTHER)
+    elif request.suite == "quick" and on_cpu:
+        kept = (DEFAULT,)
+    else:
+        kept = (DEFAULT, FASTEST)
+    return [mode for mode in modes("inference", framework.framework)
+            if mode_class("inference", framework.framework, mode) in kept
+            and not too_slow_here(request, framework, mode)]
+
+
+def workload_modes(request: PlanRequest, framework: FrameworkId, workload: str,
+                   grid: dict) -> list[str]:
+    """inference_modes, less the fastest mode on workloads the grid's "fastest_workloads"
+    does not name (when it names some)."""
+    fastest_on = grid.get("fastest_workloads")
+    return [mode for mode in inference_modes(request, framework)
+            if fastest_on is None or workload in fastest_on
+            or mode_class("inference", framework.framework, mode) != FASTEST]
+
+
+def plan(request: PlanRequest) -> list[CellSpec]:
+    """One cell per workload, framework and mode; batch_size 1 is the latency batch."""
+    grid = suite_grid(GRID, request)
+    cells = []
+    for name in request.workloads or grid["workloads"]:
+        for framework in request.frameworks:
+            for mode in workload_modes(request, framework, name, grid):
+                cells.append(CellSpec(
+                    experiment="inference", workload=name, framework=framework.framework,
+                    backend=framework.backend, device=request.device, mode=mode,
+                    batch_size=1, repeats=request.repeats or grid["repeats"],
+                    threads=request.threads, timeout_s=request.timeout_s or 300.0,
+                    data_dir=request.data_dir, params=dict(grid["params"]),
+                ))
+    return cells
+
+
+EXPERIMENT = Experiment(
+    name="inference",
+    question=QUESTIONS["inference"],
+    metrics=("latency_p50", "latency_p90", "latency_p99", "inference_latency",
+             "inference_throughput", "first_call_time", "import_footprint"),
+    plan=plan,
+)

@@ -1,0 +1,51 @@
+"""The data every experiment loads: the workload's dataset, shaped for its model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from runner.datasets import Dataset
+from runner.spec import CellSpec
+from runner.workloads import (Layer, ModelStart, SizeProfile, Workload, device_profile,
+                              get_workload, initial_layers, load_workload_data, model_input,
+                              model_start, size_profile)
+
+
+@dataclass(frozen=True)
+class CellData:
+    """The arrays a cell works on, already shaped for the model, and its initial weights."""
+
+    workload: Workload
+    dataset: Dataset
+    x_train: np.ndarray
+    x_test: np.ndarray
+
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        return tuple(self.x_train.shape[1:])
+
+    profile: str = ""  # the size profile of a runner.models workload ("" for mlp/cnn)
+
+    def initial_layers(self) -> list[Layer] | ModelStart:
+        """The shared initial weights of the workload's model (a runner.models workload's
+        definition and weights at the cell's size profile)."""
+        if self.workload.profiles:
+            return model_start(self.workload, self.model_profile())
+        return initial_layers(self.workload, self.dataset)
+
+    def model_profile(self) -> SizeProfile:
+        """The size profile of a runner.models workload."""
+        return size_profile(self.workload, self.profile)
+
+
+def cell_data(spec: CellSpec) -> CellData:
+    """Load the workload's dataset and shape it for its model."""
+    workload = get_workload(spec.workload)
+    profile = str(spec.params.get("profile", ""))
+    dataset = load_workload_data(workload, spec.data_dir, size=spec.params.get("data_size", ""),
+                                 device=spec.device, profile=profile)
+    profile = device_profile(workload, spec.device, profile).name if workload.profiles else ""
+    return CellData(workload, dataset, model_input(workload, dataset.x_train),
+                    model_input(workload, dataset.x_test), profile)

@@ -1,0 +1,116 @@
+"""One training from the initial weights, timed epoch by epoch: what training, precision
+and the frameworks' own loops share, so every framework's epochs are timed alike."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from typing import Protocol
+
+import numpy as np
+
+from runner.harness import Cell
+from runner.harness.data import CellData
+from runner.measure import WorkingMemory, clock_ns, seconds_since
+from runner.outcome import Observation
+from runner.workloads import Layer, epoch_order
+
+
+class EpochClock:
+    """The harness's clock for epochs: a trainer calls `begin` just before an epoch's first
+    step and `end` just after reading its loss; `end` stops the clock first, then evaluates
+    the test accuracy outside the timer."""
+
+    def __init__(self, evaluate: Callable[[], float]) -> None:
+        self.evaluate = evaluate
+        self.times: list[float] = []
+        self.losses: list[float] = []
+        self.accuracies: list[float] = []
+        self._start: int | None = None
+
+    def begin(self, epoch: int) -> None:
+        """Epoch `epoch` starts now."""
+        if epoch != len(self.times):
+            raise ValueError(f"epoch {epoch} began after {len(self.times)} timed epochs")
+        self._start = clock_ns()
+
+    def end(self, epoch: int, loss: float) -> None:
+        """Epoch `epoch` ended now with mean loss `loss` (already read from the device)."""
+        if self._start is None or epoch != len(self.times):
+            raise ValueError(f"epoch {epoch} ended without beginning")
+        self.times.append(seconds_since(self._start))
+        self._start = None
+        self.losses.append(float(loss))
+        self.accuracies.append(self.evaluate())
+
+
+#: Epoch index -> that epoch's training inputs and labels, in the shared order.
+EpochData = Callable[[int], tuple[np.ndarray, np.ndarray]]
+
+
+class Trainer(Protocol):
+    """What a framework implements to be timed by this protocol."""
+
+    def reset(self, layers: list[Layer]) -> None:
+        """A fresh model holding exactly `layers` and a fresh optimizer."""
+
+    def train_epoch(self, x: np.ndarray, y: np.ndarray) -> float:
+        """One epoch over (x, y) in this order; returns the mean loss after syncing the device."""
+
+    def train(self, epochs: int, epoch_data: EpochData, clock: EpochClock) -> None:
+        """Train `epochs` epochs, calling clock.begin/end around each (a loop trainer:
+        `loop_epochs`; Keras: one fit with a callback)."""
+
+    def accuracy(self, x: np.ndarray, y: np.ndarray) -> float:
+        """Fraction of correct predictions."""
+
+    def peak_memory_mib(self) -> float | None:
+        """Accelerator allocator peak since reset, or None on the CPU."""
+
+
+def loop_epochs(trainer: Trainer, epochs: int, epoch_data: EpochData,
+                clock: EpochClock) -> None:
+    """The `train` of a trainer with its own loop: one train_epoch call per epoch, each
+    epoch's arrays gathered before the clock starts."""
+    for epoch in range(epochs):
+        x, y = epoch_data(epoch)
+        clock.begin(epoch)
+        loss = trainer.train_epoch(x, y)
+        clock.end(epoch, loss)
+
+
+def train_once(cell: Cell, trainer: Trainer, epochs: int,
+               data: CellData | None = None) -> list[Observation]:
+    """This process's repeat: build the model from the initial weights and train `epochs`
+    epochs in the shared order, timing each (sub-samples, step = epoch)."""
+    data = data or cell.data
+    workload, dataset = data.workload, data.dataset
+
+    def epoch_data(epoch: int) -> tuple[np.ndarray, np.ndarray]:
+        order = epoch_order(len(dataset.y_train), epoch, workload.seed)
+        return data.x_train[order], dataset.y_train[order]
+
+    clock = EpochClock(lambda: trainer.accuracy(data.x_test, dataset.y_test))
+    with WorkingMemory() as memory:
+        trainer.reset(data.initial_layers())
+        trainer.train(epochs, epoch_data, clock)
+    if len(clock.times) != epochs:
+        raise RuntimeError(f"the trainer timed {len(clock.times)} of {epochs} epochs")
+    times, observations = clock.times, []
+    for epoch, (seconds, loss) in enumerate(zip(times, clock.losses, strict=True)):
+        observations += [cell.observe("epoch_time", seconds, epoch),
+                         cell.observe("epoch_loss", loss, epoch)]
+    cell.sampler.once("epoch_time", "one training epoch per sub-sample", epochs)
+    reached = [i for i, a in enumerate(clock.accuracies) if a >= workload.target_accuracy]
+    steady = statistics.median(times[1:]) if len(times) > 1 else times[0]
+    peak = trainer.peak_memory_mib()
+    observations += [
+        cell.observe("first_epoch_time", times[0]),
+        cell.observe("steady_epoch_time", steady),
+        cell.observe("train_throughput", len(dataset.y_train) / steady),
+        cell.observe("test_accuracy", clock.accuracies[-1]),
+        cell.observe("working_memory", peak if peak is not None else memory.peak_mib),
+    ]
+    if reached:
+        observations.append(cell.observe("time_to_target", sum(times[:reached[0] + 1])))
+    return observations

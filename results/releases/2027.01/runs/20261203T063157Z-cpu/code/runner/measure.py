@@ -1,0 +1,62 @@
+"""The timing protocol's building blocks: a monotonic clock and the process's own memory."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+NS_PER_S = 1_000_000_000
+NS_PER_MS = 1_000_000
+
+
+def clock_ns() -> int:
+    """The only clock dlbench reads: monotonic, nanoseconds."""
+    return time.perf_counter_ns()
+
+
+def seconds_since(start_ns: int) -> float:
+    """Seconds on the clock since `start_ns`."""
+    return (clock_ns() - start_ns) / NS_PER_S
+
+
+def process_memory_kib() -> dict[str, int]:
+    """This process's resident memory (VmRSS), high-water mark (VmHWM) and file-backed
+    resident pages (RssFile: mapped code and data files), in KiB, from /proc."""
+    wanted = ("VmRSS", "VmHWM", "RssFile")
+    values = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        key = line.split(":", 1)[0]
+        if key in wanted:
+            values[key] = int(line.split()[1])
+    missing = [key for key in wanted if key not in values]
+    if missing:
+        raise RuntimeError(f"/proc/self/status has no {', '.join(missing)} line")
+    return values
+
+
+class WorkingMemory:
+    """Memory a region adds to the process on the CPU: the kernel's high-water mark over
+    the region minus the resident memory at its start, less the file-backed pages (shared
+    library code) first touched inside it.
+
+    Writing 5 to /proc/self/clear_refs resets VmHWM to the current RSS, so the region is
+    measured without a sampling thread competing with the timed work.
+    """
+
+    def __init__(self) -> None:
+        self._start: dict[str, int] = {}
+        self._peak_kib = 0
+
+    def __enter__(self) -> WorkingMemory:
+        Path("/proc/self/clear_refs").write_text("5")
+        self._start = process_memory_kib()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        end = process_memory_kib()
+        code_kib = max(0, end["RssFile"] - self._start["RssFile"])
+        self._peak_kib = max(0, end["VmHWM"] - self._start["VmRSS"] - code_kib)
+
+    @property
+    def peak_mib(self) -> float:
+        return self._peak_kib / 1024
