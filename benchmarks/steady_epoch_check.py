@@ -4,10 +4,12 @@ For PyTorch, TensorFlow and Keras on JAX, one process per framework alternates t
 training cell (mlp-digits, fp32) with an independent loop written the way each framework's
 own tutorials write it: its own data handling, model and weights, the same sizes, batch,
 optimizer and number of epochs. The runner's steady epoch time over the loop's must be within
-1.00 +- 0.05: a larger gap is time the harness adds (or leaves out) around the work.
+1.00 +- 0.05: a larger gap is time the harness adds (or leaves out) around the work. The
+ratio is the median over rounds of each round's pair (runner, then loop), so drift between
+rounds cancels; the CPU steal over each framework's process is printed beside it.
 
 Run on an idle machine (nothing else running):
-    .venv/bin/python benchmarks/steady_epoch_check.py [--epochs 10] [--rounds 3]
+    .venv/bin/python benchmarks/steady_epoch_check.py [--epochs 10] [--rounds 5]
 Prints one line per framework and exits 1 when a ratio is outside the goal.
 """
 
@@ -29,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from runner.cellenv import cell_environment  # noqa: E402
+from runner.machine_load import assess, read_load  # noqa: E402
 from runner.spec import CellSpec  # noqa: E402
 
 #: framework name -> (framework, backend) of the runner's cell.
@@ -166,8 +169,10 @@ def measure_one(name: str, epochs: int, rounds: int, threads: int) -> dict:
     for _ in range(rounds):
         runner_s.append(runner_steady_epoch_s(spec))
         hand_s.append(statistics.median(HAND_WRITTEN[name](epochs)[1:]))
+    ratios = sorted(r / h for r, h in zip(runner_s, hand_s))
     return {"framework": name, "runner_s": statistics.median(runner_s),
-            "hand_s": statistics.median(hand_s)}
+            "hand_s": statistics.median(hand_s), "ratio": statistics.median(ratios),
+            "ratio_range": [ratios[0], ratios[-1]]}
 
 
 def run_in_own_process(name: str, args: argparse.Namespace) -> dict:
@@ -176,11 +181,14 @@ def run_in_own_process(name: str, args: argparse.Namespace) -> dict:
     command = [sys.executable, __file__, "--one", name, "--epochs", str(args.epochs),
                "--rounds", str(args.rounds), "--threads", str(args.threads)]
     env = cell_environment(spec) | {"PYTHONPATH": str(ROOT)}
+    before = read_load()
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
                           check=False)
+    load = assess(before, read_load(), args.threads)
     if done.returncode != 0:
         raise SystemExit(f"{name}: the check failed:\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return result | {"steal_percent": 100 * load["steal_share"], "busy": load["busy"]}
 
 
 def main() -> int:
@@ -188,7 +196,7 @@ def main() -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--framework", action="append", choices=list(SYSTEMS))
     parser.add_argument("--epochs", type=int, default=10)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--one", choices=list(SYSTEMS), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -198,12 +206,15 @@ def main() -> int:
     outside = 0
     for name in args.framework or list(SYSTEMS):
         result = run_in_own_process(name, args)
-        ratio = result["runner_s"] / result["hand_s"]
+        ratio, (low, high) = result["ratio"], result["ratio_range"]
         verdict = "within" if abs(ratio - 1) <= GOAL else "OUTSIDE"
         outside += verdict == "OUTSIDE"
         print(f"{name:<11} mlp-digits: runner steady epoch {result['runner_s'] * 1e3:7.2f} ms, "
               f"hand-written loop {result['hand_s'] * 1e3:7.2f} ms, ratio {ratio:.3f} "
-              f"({verdict} 1.00 +- {GOAL:.2f})", flush=True)
+              f"(rounds {low:.3f}-{high:.3f}; {verdict} 1.00 +- {GOAL:.2f}); CPU steal "
+              f"{result['steal_percent']:.1f}%", flush=True)
+        for reason in result["busy"]:
+            print(f"{'':<11} not quiet: {reason}; re-run when the machine is idle", flush=True)
     return 1 if outside else 0
 
 
