@@ -6,7 +6,10 @@ samples (the repeats of two cells) here. The rules, stated once:
 - A difference is named only when it is significant after Holm's correction over every
   comparison of the family (a page, or one `dlbench compare` report) AND larger than the
   practical threshold (5% by default): the ratio of medians is above 1.05 or below 1/1.05.
-  Otherwise it is "no meaningful difference".
+- "No meaningful difference" is said only when the evidence shows it: a significant
+  difference within the threshold, or a ratio whose whole interval lies within it. A pair
+  that is not significant while its interval reaches beyond the threshold is "undecided":
+  the processes measured cannot tell, and more of them could.
 - Significant: the Holm-adjusted p (Welch's t-test on log values, see dlbench.stats) < 0.05
   and the bootstrap interval of the ratio excludes 1.
 - A sample of identical repeats (zero spread, as a deterministic rerun gives) is not a set of
@@ -50,6 +53,7 @@ class Decision(enum.Enum):
     B_BETTER = "b better"
     NO_MEANINGFUL_DIFFERENCE = "no meaningful difference"
     DIFFERENT = "different"  # meaningful, for a metric with no better direction
+    UNDECIDED = "undecided"  # not significant, yet the interval reaches beyond the threshold
     INCONCLUSIVE = "inconclusive"  # the samples cannot decide (identical repeats, no ratio)
 
 
@@ -88,10 +92,14 @@ class Judgement:
     @property
     def equivalent(self) -> bool:
         """True when the whole interval of the ratio lies within the practical threshold."""
-        low, high = self.comparison.ratio_ci_low, self.comparison.ratio_ci_high
-        band = 1 + self.threshold
-        return (self.decision is Decision.NO_MEANINGFUL_DIFFERENCE and not math.isnan(low)
-                and 1 / band <= low and high <= band)
+        return (self.decision is Decision.NO_MEANINGFUL_DIFFERENCE and within_band(
+            self.comparison.ratio_ci_low, self.comparison.ratio_ci_high, self.threshold))
+
+
+def within_band(low: float, high: float, threshold: float) -> bool:
+    """True when the interval [low, high] of a ratio lies within 1/(1+t) .. 1+t."""
+    band = 1 + threshold
+    return not math.isnan(low) and 1 / band <= low and high <= band
 
 
 def identical_repeats(values: Sequence[float] | np.ndarray) -> bool:
@@ -127,7 +135,12 @@ def decide(comparison: Comparison, p_adjusted: float, family_size: int = 1,
     if not significant:
         why = comparison.note or (f"not significant after Holm's correction over "
                                   f"{family_size} comparisons (p={p_adjusted:.2g})")
-        return judged(Decision.NO_MEANINGFUL_DIFFERENCE, why)
+        if within_band(low, high, threshold):
+            return judged(Decision.NO_MEANINGFUL_DIFFERENCE,
+                          f"{why}; its 95% interval lies within {threshold:.0%}")
+        return judged(Decision.UNDECIDED, f"{why}, and its 95% interval "
+                      f"{low:.2f}-{high:.2f}x reaches beyond {threshold:.0%}: "
+                      f"{comparison.n_a} and {comparison.n_b} processes cannot tell")
     effect = max(comparison.ratio, 1 / comparison.ratio) - 1
     if effect <= threshold:
         return judged(Decision.NO_MEANINGFUL_DIFFERENCE,

@@ -25,6 +25,7 @@ from report.svg_render import BackgroundBundle, render_svg, svg_pool
 from report.cite import Citation, release_citation
 from report.compare_page import compare_blocks
 from report.errata import read_errata, superseded_by
+from report.first_published import rules_changed
 from report.claims_page import changed_claims, claim_blocks
 from report.home_page import (
     changed_answers,
@@ -33,6 +34,7 @@ from report.home_page import (
     question_blocks,
     source_verdicts,
     summary_block,
+    tally,
 )
 from report.info_pages import TABLES, column_rows, environment_runs, manifest_blocks
 from report.mkdocs_errata import BANNER_FILE
@@ -163,7 +165,8 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
         "index.md": render(env, "index.md.j2", questions=question_blocks(source, summary, found),
                            experiments=experiment_links(summary, questions),
                            summary_chart=summary_chart, family_size=_family_size(found),
-                           changes=changed_answers(source.name, found), **common),
+                           tally=tally(found), changes=changed_answers(source.name, found),
+                           rules_changed=rules_changed(source.name), **common),
         "environment.md": render(env, "environment.md.j2", runs=environment_runs(source),
                                  **common),
         "methodology.md": render(env, "methodology.md.j2", manifests=manifest_blocks(source),
@@ -173,7 +176,8 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
                                    {"name": n, "row": r} for n, r in TABLES], **common),
         "cite.md": render(env, "cite.md.j2", **common),
         "claims.md": render(env, "claims.md.j2", claims=claims,
-                            changes=changed_claims(claims, source.name), **common),
+                            changes=changed_claims(claims, source.name),
+                            rules_changed=rules_changed(source.name), **common),
     }
     if results_dir is not None:
         pages["compare.md"] = render(env, "compare.md.j2",

@@ -3,9 +3,7 @@ sentence, a chart of its ratios, and the details folded away (verdicts: report/c
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 
 import pandas as pd
 
@@ -13,11 +11,11 @@ from dlbench.judging import Regime
 from report.charts import ratio_chart
 from report.claims import ClaimVerdict, check_source_claims, load_claims, load_listings
 from report.experiment_page import result_anchor
+from report.first_published import first_published
 from report.render import ChartBlock, chart_block
 from report.source import Source
 
 MAX_LINKS = 12  # evidence links per verdict; the rest are counted
-ORIGINAL_VERDICTS = Path(__file__).with_name("data")
 
 
 def _evidence(verdict: ClaimVerdict, metrics: set[str], summary: pd.DataFrame) -> str:
@@ -57,11 +55,10 @@ def _chart(claim_id: str, verdict: ClaimVerdict) -> ChartBlock | None:
 
 
 def _original(release: str) -> dict[tuple[str, str, str], str] | None:
-    path = ORIGINAL_VERDICTS / f"verdicts-{release}-original.json"
-    if not path.is_file():
+    record = first_published(release)
+    if record is None:
         return None
-    return {(c["claim"], c["machine"], c["device"]): c["outcome"]
-            for c in json.loads(path.read_text())["claims"]}
+    return {(c["claim"], c["machine"], c["device"]): c["outcome"] for c in record["claims"]}
 
 
 def claim_blocks(source: Source, summary: pd.DataFrame) -> tuple[list[dict], list[ChartBlock]]:

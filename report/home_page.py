@@ -3,9 +3,7 @@ machine, with their evidence; the words are in templates/index.md.j2."""
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 
 import pandas as pd
 
@@ -15,13 +13,11 @@ from dlbench.modes import comparison_words, group_words
 from dlbench.questions import QUESTIONS as EXPERIMENT_QUESTIONS
 from report.charts import summary_chart
 from report.experiment_page import experiment_title, result_anchor
+from report.first_published import first_published
 from report.render import ChartBlock, chart_block
 from report.source import Source
 from report.summary import format_number, machine_label
-from report.verdicts import QUESTIONS, Verdict, verdicts
-
-ORIGINAL_VERDICTS = Path(__file__).with_name("data")
-
+from report.verdicts import QUESTIONS, Verdict, VerdictOutcome, verdicts
 
 def load_questions() -> dict[str, dict]:
     """The question each experiment answers (dlbench/questions.py), in suite order."""
@@ -108,6 +104,21 @@ def question_blocks(source: Source, summary: pd.DataFrame,
     return blocks
 
 
+def tally(found: list[Verdict]) -> dict | None:
+    """How the answers that compare measured contenders came out, and the processes per cell
+    behind them ("3", or "2-5" when cells differ); None when no answer compares any."""
+    compared = [v for v in found if v.pairings]
+    if not compared:
+        return None
+    count = {o: sum(v.outcome is o for v in compared) for o in VerdictOutcome}
+    processes = sorted({s.summary.n for v in compared for s in v.standings})
+    return {"total": len(compared), "winner": count[VerdictOutcome.WINNER],
+            "tied": count[VerdictOutcome.NO_MEANINGFUL_DIFFERENCE],
+            "inconclusive": count[VerdictOutcome.INCONCLUSIVE],
+            "processes": (str(processes[0]) if len(processes) == 1
+                          else f"{processes[0]}-{processes[-1]}")}
+
+
 def summary_frame(found: list[Verdict]) -> pd.DataFrame:
     """Each framework's distance from the best, per question and group (framework contests)."""
     frameworks = {q.key for q in QUESTIONS if q.contest == "system"}
@@ -140,17 +151,24 @@ def summary_block(found: list[Verdict]) -> ChartBlock | None:
     return chart_block("home-summary", summary_chart(frame)) if len(frame) else None
 
 
+def _group_key(group: dict | tuple, with_mode_class: bool) -> tuple:
+    items = group.items() if isinstance(group, dict) else group
+    return tuple(sorted((k, str(v)) for k, v in items if with_mode_class or k != "mode_class"))
+
+
 def changed_answers(release: str, found: list[Verdict]) -> list[dict] | None:
-    """Answers that differ from the release's first published ones; None without a record."""
-    path = ORIGINAL_VERDICTS / f"verdicts-{release}-original.json"
-    if not path.is_file():
+    """Answers that differ from the release's first published ones; None without a record.
+    A record from before mode classes (2026.12) is matched without them."""
+    record = first_published(release)
+    if record is None:
         return None
-    original = {(q["question"], q["run_id"], q["device"], tuple(sorted(q["group"].items()))): q
-                for q in json.loads(path.read_text())["questions"]}
+    by_mode = any("mode_class" in q["group"] for q in record["questions"])
+    original = {(q["question"], q["run_id"], q["device"], _group_key(q["group"], by_mode)): q
+                for q in record["questions"]}
     changes = []
     for verdict in found:
-        key = (verdict.question, verdict.run_id, verdict.device,  # older: no mode classes
-               tuple(sorted((k, str(v)) for k, v in verdict.group if k != "mode_class")))
+        key = (verdict.question, verdict.run_id, verdict.device,
+               _group_key(verdict.group, by_mode))
         old = original.get(key)
         if old is None:
             continue

@@ -184,14 +184,17 @@ def judge_lead(family: Family, key: tuple, ranked: list[Standing], values: dict[
         direction)) for other in ranked[1:])
 
 
-def lead_outcome(pairings: tuple[Pairing, ...]) -> tuple[VerdictOutcome, str]:
-    """Winner when the best beats every other; else inconclusive or no meaningful difference."""
+def lead_outcome(best: str, pairings: tuple[Pairing, ...]) -> tuple[VerdictOutcome, str]:
+    """Winner when the best beats every other; inconclusive when a pair cannot decide
+    (undecided at this many processes, or identical repeats); else no meaningful difference."""
     decisions = [p.judgement.decision for p in pairings]
     if all(d is Decision.A_BETTER for d in decisions):
         return VerdictOutcome.WINNER, ""
-    unsure = [p for p in pairings if p.judgement.decision is Decision.INCONCLUSIVE]
+    unsure = [p for p in pairings
+              if p.judgement.decision in (Decision.INCONCLUSIVE, Decision.UNDECIDED)]
     if unsure:
-        return VerdictOutcome.INCONCLUSIVE, unsure[0].judgement.reason
+        pair = unsure[0]
+        return VerdictOutcome.INCONCLUSIVE, f"{best} against {pair.other}: {pair.judgement.reason}"
     tied = [p for p in pairings if p.judgement.decision is not Decision.A_BETTER]
     return VerdictOutcome.NO_MEANINGFUL_DIFFERENCE, tied[0].judgement.reason
 
@@ -242,7 +245,7 @@ def _decide(family: Family, question: Question, key: tuple, rows: pd.DataFrame,
     else:
         pairings = judge_lead(family, (question.key, run_id, question.metric), ranked,
                               cell_values(rows), direction)
-        outcome, why = lead_outcome(pairings)
+        outcome, why = lead_outcome(ranked[0].contender, pairings)
         reason = "; ".join(r for r in (why, reason) if r)
     beaten = {p.other for p in pairings if p.judgement.decision is Decision.A_BETTER}
     leaders = tuple(s.contender for s in ranked if s.contender not in beaten)

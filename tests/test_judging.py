@@ -38,6 +38,25 @@ def test_a_significant_difference_below_the_threshold_is_no_meaningful_differenc
     assert judgement.equivalent
 
 
+def test_a_tight_interval_within_the_threshold_is_no_meaningful_difference():
+    judgement = judge_pair(noisy(1.0, spread=0.004), noisy(1.003, 1, spread=0.004),
+                           Direction.LOWER)
+    assert not judgement.comparison.significant
+    assert judgement.decision is Decision.NO_MEANINGFUL_DIFFERENCE and judgement.equivalent
+    assert "lies within 5%" in judgement.reason
+
+
+def test_a_wide_interval_that_is_not_significant_is_undecided_not_no_difference():
+    # three processes a side, ranges that do not overlap: p about 0.004 alone, over 116 after Holm
+    fast, slow = [0.0179, 0.0203, 0.0230], [0.0374, 0.0485, 0.0371]
+    alone = judge_pair(fast, slow, Direction.LOWER)
+    corrected = judge_pair(fast, slow, Direction.LOWER, p_adjusted=alone.p_adjusted * 116,
+                           family_size=116)
+    assert alone.decision is Decision.A_BETTER
+    assert corrected.decision is Decision.UNDECIDED and not corrected.equivalent
+    assert "3 and 3 processes cannot tell" in corrected.reason
+
+
 def test_identical_repeats_are_inconclusive_never_a_p_value():
     judgement = judge_pair([0.95] * 5, [0.93] * 5, Direction.HIGHER)
     assert compare_samples([0.95] * 5, [0.93] * 5, Direction.HIGHER).p_value < 0.05
@@ -59,7 +78,7 @@ def test_holm_over_a_family_removes_a_difference_one_test_would_name():
     alone = judge_pair(a, b, Direction.LOWER)
     together = judge_together(evaluate)
     assert alone.decision is Decision.A_BETTER
-    assert together.decision is Decision.NO_MEANINGFUL_DIFFERENCE
+    assert together.decision is Decision.UNDECIDED
     assert together.family_size == 10 and together.p_adjusted > alone.p_adjusted
 
 

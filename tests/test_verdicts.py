@@ -42,6 +42,16 @@ def test_a_runner_up_within_the_threshold_shares_the_lead():
     assert set(verdict.leaders) == {"pytorch", "tensorflow"}
 
 
+def test_a_large_gap_three_processes_cannot_confirm_is_inconclusive_not_a_tie():
+    cells = [{"system": "pytorch", "values": {"steady_epoch_time": noisy(1.0, 1, n=3, spread=0.3)}},
+             {"system": "tensorflow",
+              "values": {"steady_epoch_time": noisy(1.3, 2, n=3, spread=0.3)}}]
+    verdict = one("training-speed", cells)
+    assert verdict.outcome is VerdictOutcome.INCONCLUSIVE and verdict.winner is None
+    assert verdict.reason.startswith("pytorch against tensorflow: not significant")
+    assert "processes cannot tell" in verdict.reason
+
+
 def test_identical_accuracy_repeats_are_inconclusive():
     cells = [{"system": "pytorch", "values": {"test_accuracy": [0.95] * 5}},
              {"system": "tensorflow", "values": {"test_accuracy": [0.93] * 5}}]
@@ -165,3 +175,18 @@ def test_templates_say_the_verdict_and_an_overhead_bound_regime_in_words():
     assert "tensorflow closest" in sentence
     assert str(macros.regime(fields)).startswith("overhead-bound (0.3% of peak): this measures "
                                                  "per-call overhead")
+
+
+def test_release_2027_01_says_its_undecided_answers_first_read_no_meaningful_difference():
+    from pathlib import Path
+
+    from report.first_published import rules_changed
+    from report.home_page import changed_answers, source_verdicts
+    from report.source import load_release
+
+    source = load_release(Path(__file__).parents[1] / "results", "2027.01")
+    changes = changed_answers("2027.01", source_verdicts(source))
+    assert changes and all(c["before"] == "no meaningful difference" and
+                           c["after"] == "inconclusive" for c in changes)
+    assert any("mode" in c["group"] for c in changes)  # matched within mode classes
+    assert "undecided" in rules_changed("2027.01") and rules_changed("1999.01") == ""
