@@ -2,7 +2,8 @@
 
 Each process is estimated from the wall times earlier runs in the same results directory
 recorded for the same cell (their median), and otherwise from a per-experiment,
-per-framework default: the quick suite's processes measured on 2 cores (see README).
+per-framework default: the quick suite's processes measured on 2 cores (see README), less
+the framework's import for cells that share a worker process after its first.
 """
 
 from __future__ import annotations
@@ -45,6 +46,12 @@ DEFAULT_PROCESS_S: dict[str, dict[str, float]] = {
 FASTEST_EXTRA_S: dict[str, float] = {"pytorch": 50, "tensorflow": 5, "keras-tensorflow": 5,
                                      "keras-torch": 155, "keras-jax": 0}
 FALLBACK_PROCESS_S = 10.0
+#: Seconds a worker process spends starting Python and importing its framework and the
+#: harness, which the cells after the first of a shared process (runner.sharing) do not pay
+#: (`python -c "import <framework>; import runner.harness"`, 2026-12-03 at 09:40, one other
+#: process busy on the second core).
+IMPORT_S: dict[str, float] = {"pytorch": 3.4, "tensorflow": 8.4, "keras-tensorflow": 9.0,
+                              "keras-torch": 9.7, "keras-jax": 5.5}
 
 
 @dataclass(frozen=True)
@@ -54,14 +61,17 @@ class Estimate:
     seconds: float
     processes: int
     from_history: int
+    workers: int = 0  # worker processes that measure them (fewer when cells share one)
 
     def sentence(self) -> str:
         minutes = self.seconds / 60
         source = (f"{self.from_history} from earlier runs of the same cells here, the rest "
                   f"from per-framework defaults" if self.from_history
                   else "from per-framework defaults measured on 2 cores")
+        shared = (f" in {self.workers} worker processes (cells of one framework share one)"
+                  if 0 < self.workers < self.processes else "")
         return (f"expected duration: about {minutes:.0f} min for {self.processes} "
-                f"processes ({source})")
+                f"processes{shared} ({source})")
 
 
 def recorded_process_seconds(results_dir: Path) -> dict[str, float]:
@@ -89,8 +99,20 @@ def default_process_s(spec: CellSpec) -> float:
     return seconds
 
 
-def estimate(processes: list[CellSpec], history: dict[str, float]) -> Estimate:
-    """The expected duration of `processes` (one spec per worker process)."""
-    known = [history[p.cell_id] for p in processes if p.cell_id in history]
-    rest = [default_process_s(p) for p in processes if p.cell_id not in history]
-    return Estimate(sum(known) + sum(rest), len(processes), len(known))
+def estimate(batches: list[list[CellSpec]], history: dict[str, float]) -> Estimate:
+    """The expected duration of `batches`: the cells each worker process measures (one,
+    or several sharing it: runner.sharing). A recorded wall time is taken as it is; a
+    default is a process of its own, so in a shared process every cell after the first
+    leaves out its framework's import."""
+    known = [history[p.cell_id] for batch in batches for p in batch if p.cell_id in history]
+    rest = [_default_in_batch(p, position) for batch in batches
+            for position, p in enumerate(batch) if p.cell_id not in history]
+    return Estimate(sum(known) + sum(rest), sum(map(len, batches)), len(known),
+                    len(batches))
+
+
+def _default_in_batch(spec: CellSpec, position: int) -> float:
+    seconds = default_process_s(spec)
+    if position == 0:
+        return seconds
+    return max(1.0, seconds - IMPORT_S.get(spec.framework_id.name, 0.0))

@@ -48,20 +48,35 @@ def _now() -> str:
 def execute_cell(spec: CellSpec) -> CellRecord:
     """Measure process `spec.repeat_index` of `spec` in a fresh worker process (or record why
     it could not run), with the machine's readings before and after."""
-    relative, _, digest = code_of(spec)
-    missing = missing_modules(spec.framework_id)
-    gpu = spec.device == "cuda"
+    return execute_cells([spec])[0]
+
+
+def execute_cells(specs: list[CellSpec]) -> list[CellRecord]:
+    """Measure `specs` (cells of one framework that may share a process: runner.sharing) in
+    one worker process, one record each; the machine's readings before and after the process
+    are every record's. A cell the process did not report on (it crashed or timed out
+    before) is a failed record."""
+    first = specs[0]
+    missing = missing_modules(first.framework_id)
+    gpu = first.device == "cuda"
     before = read_load(gpu)
     started, begin = _now(), time.perf_counter()
     if missing:
-        outcome, tail = skipped(f"not installed: {', '.join(missing)}"), ""
+        results = [(skipped(f"not installed: {', '.join(missing)}"), "")] * len(specs)
     else:
-        outcome, tail = _run_worker(spec)
+        results = _run_worker(specs)
     wall, ended = round(time.perf_counter() - begin, 3), _now()
-    machine = assess(before, read_load(gpu), spec.threads)
-    code_files = dict(outcome.details.get("code_files") or {relative: digest})
-    return CellRecord(spec, outcome, started, wall, tail, relative, digest, ended_at=ended,
-                      machine=machine, code_files=code_files)
+    machine = assess(before, read_load(gpu), first.threads)
+    records = []
+    for spec, (outcome, tail) in zip(specs, results, strict=True):
+        relative, _, digest = code_of(spec)
+        code_files = dict(outcome.details.get("code_files") or {relative: digest})
+        shared = outcome.details.get("shared_process") or {}
+        records.append(CellRecord(
+            spec, outcome, shared.get("started_at", started), shared.get("wall_time_s", wall),
+            tail, relative, digest, ended_at=shared.get("ended_at", ended), machine=machine,
+            code_files=code_files))
+    return records
 
 
 _PR_SET_PDEATHSIG = 1
@@ -82,29 +97,34 @@ def _die_with_parent(parent_pid: int) -> Callable[[], None] | None:
     return set_death_signal
 
 
-def _run_worker(spec: CellSpec) -> tuple[CellOutcome, str]:
+def _run_worker(specs: list[CellSpec]) -> list[tuple[CellOutcome, str]]:
+    """Each spec's outcome and the worker's output tail; the process gets the sum of the
+    cells' timeouts."""
     with tempfile.TemporaryDirectory(prefix="dlbench-cell-") as scratch:
-        spec_path, outcome_path = Path(scratch, "spec.json"), Path(scratch, "outcome.json")
+        paths = [(Path(scratch, f"spec-{i}.json"), Path(scratch, f"outcome-{i}.json"))
+                 for i in range(len(specs))]
+        for spec, (spec_path, _) in zip(specs, paths, strict=True):
+            spec_path.write_text(spec.to_json())
         stderr_path = Path(scratch, "stderr.txt")
-        spec_path.write_text(spec.to_json())
-        command = [sys.executable, "-m", "runner.worker", str(spec_path), str(outcome_path)]
+        command = [sys.executable, "-m", "runner.worker",
+                   *(str(path) for pair in paths for path in pair)]
+        timeout_s = sum(spec.timeout_s for spec in specs)
         with stderr_path.open("wb") as stderr:
-            process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=cell_environment(spec),
+            process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=cell_environment(specs[0]),
                                        stdout=stderr, stderr=subprocess.STDOUT,
                                        start_new_session=True,
                                        preexec_fn=_die_with_parent(os.getpid()))
             try:
-                code = _wait_for(process, spec.timeout_s)
+                ended = _crash_reason(_wait_for(process, timeout_s))
             except subprocess.TimeoutExpired:
                 _kill_group(process)
-                return failed(f"timed out after {spec.timeout_s:g} s"), _tail(stderr_path)
+                ended = f"timed out after {timeout_s:g} s"
             except BaseException:  # Ctrl-C: take the worker down with us, keep nothing partial
                 _kill_group(process)
                 raise
         tail = _tail(stderr_path)
-        if outcome_path.exists():
-            return CellOutcome.from_json(outcome_path.read_text()), tail
-        return failed(_crash_reason(code)), tail
+        return [(CellOutcome.from_json(outcome_path.read_text()) if outcome_path.exists()
+                 else failed(ended), tail) for _, outcome_path in paths]
 
 
 def _wait_for(process: subprocess.Popen, timeout_s: float) -> int:

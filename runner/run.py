@@ -21,12 +21,13 @@ from dlbench.schema import CellStatus
 from dlbench.tables import ResultsFileError
 from runner.environment import capture_environment
 from runner.estimate import estimate, recorded_process_seconds
-from runner.execute import PROJECT_ROOT, execute_cell
+from runner.execute import PROJECT_ROOT, execute_cells
 from runner.lock import MachineLockedError, measurement_lock
 from runner.plan import PlanError, RunRequest, plan_cells, resolve_device, validate
 from runner.remeasure import cells_to_remeasure
 from runner.repeats import policy_record
 from runner.schedule import new_seed, process_label, process_order
+from runner.sharing import batch_label, worker_batches
 from runner.spec import CellSpec
 from runner.stop import raise_if_stop_requested, stop_on_signals
 from runner.store import CellRecord, RunStore
@@ -198,17 +199,20 @@ def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[Cel
     order = process_order(cells, info["order_seed"])
     done = store.finished_processes()
     todo = [spec for spec in order if (spec.cell_id, spec.repeat_index) not in done]
-    console.print(estimate(todo, recorded_process_seconds(store.root.parent.parent)).sentence())
+    history = recorded_process_seconds(store.root.parent.parent)
+    console.print(estimate(worker_batches(todo, request.suite), history).sentence())
     started = time.perf_counter()
     try:
         with _progress(progress) as bar:
             task = bar.add_task("starting", total=len(order), completed=len(order) - len(todo))
-            for spec in todo:
+            for batch in worker_batches(todo, request.suite):
                 raise_if_stop_requested()
-                bar.update(task, description=process_label(spec))
-                persist(store, _measure_process(store, spec))
-                bar.advance(task)
-            _rerun_busy(store, {cell.cell_id for cell in cells}, busy_retries, bar)
+                bar.update(task, description=batch_label(batch))
+                for record in _measure_processes(store, batch):
+                    persist(store, record)
+                    bar.advance(task)
+            _rerun_busy(store, {cell.cell_id for cell in cells}, busy_retries, bar,
+                        request.suite)
     except KeyboardInterrupt:
         mark_interrupted(store)
         raise
@@ -232,13 +236,23 @@ def mark_complete(store: RunStore, started: float) -> None:
         "wall_time_s": round(time.perf_counter() - started, 1)})
 
 
-def _measure_process(store: RunStore, spec: CellSpec, attempt: int = 0) -> CellRecord:
-    """Measure one process, labelled with its place in the run's order and its index."""
-    order_index = store.next_order_index()
-    not_started = not_started_record(store, spec, order_index, attempt)
-    if not_started is not None:
-        return not_started
-    return labelled(execute_cell(spec), order_index, attempt)
+def _measure_processes(store: RunStore, batch: list[CellSpec],
+                       attempt: int = 0) -> list[CellRecord]:
+    """Measure the processes of `batch` in one worker process (runner.sharing), each record
+    labelled with its place in the run's order; a process whose cell was refused earlier is
+    recorded as not started instead."""
+    first_index = store.next_order_index()
+    records: dict[int, CellRecord] = {}
+    for offset, spec in enumerate(batch):
+        not_started = not_started_record(store, spec, first_index + offset, attempt)
+        if not_started is not None:
+            records[offset] = not_started
+    to_run = [offset for offset in range(len(batch)) if offset not in records]
+    if to_run:
+        measured = execute_cells([batch[offset] for offset in to_run])
+        for offset, record in zip(to_run, measured, strict=True):
+            records[offset] = labelled(record, first_index + offset, attempt)
+    return [records[offset] for offset in range(len(batch))]
 
 
 def not_started_record(store: RunStore, spec: CellSpec, order_index: int,
@@ -273,7 +287,8 @@ def _same_for_every_process(store: RunStore, spec: CellSpec) -> CellRecord | Non
     return None
 
 
-def _rerun_busy(store: RunStore, cell_ids: set[str], retries: int, bar: Progress) -> None:
+def _rerun_busy(store: RunStore, cell_ids: set[str], retries: int, bar: Progress,
+                suite: str) -> None:
     """Measure again, up to `retries` times, each process flagged as measured on a busy
     machine; the earlier record is kept in superseded/ with the reason."""
     for attempt in range(1, retries + 1):
@@ -281,11 +296,15 @@ def _rerun_busy(store: RunStore, cell_ids: set[str], retries: int, bar: Progress
         if not flagged:
             continue
         task = bar.add_task(f"busy re-run {attempt}", total=len(flagged))
-        for record in flagged:
-            bar.update(task, description=f"busy re-run {attempt}: {process_label(record.spec)}")
-            store.supersede(record, "machine busy: " + "; ".join(record.busy_reasons))
-            persist(store, _measure_process(store, record.spec, attempt))
-            bar.advance(task)
+        by_label = {process_label(record.spec): record for record in flagged}
+        for batch in worker_batches([record.spec for record in flagged], suite):
+            bar.update(task, description=f"busy re-run {attempt}: {batch_label(batch)}")
+            for spec in batch:
+                record = by_label[process_label(spec)]
+                store.supersede(record, "machine busy: " + "; ".join(record.busy_reasons))
+            for record in _measure_processes(store, batch, attempt):
+                persist(store, record)
+                bar.advance(task)
 
 
 def busy_flagged(store: RunStore, cell_ids: set[str], attempt: int) -> list[CellRecord]:

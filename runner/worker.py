@@ -1,8 +1,10 @@
-"""The worker: one OS process measures one cell and writes its outcome as JSON.
+"""The worker: one OS process measures one cell (or, in the quick suite, several cells of
+one framework: runner.sharing) and writes each outcome as JSON.
 
-Usage: python -m runner.worker SPEC.json OUTCOME.json
+Usage: python -m runner.worker SPEC.json OUTCOME.json [SPEC.json OUTCOME.json ...]
 The parent has already set the environment (threads, backend, pinned flags); the worker
-pins CPU affinity, imports only the framework module the cell needs, and runs it.
+pins CPU affinity, imports only the framework module each cell needs, and runs the cells in
+the order given, writing each outcome as soon as its cell ends.
 """
 
 from __future__ import annotations
@@ -10,8 +12,10 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import time
 import traceback
 from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 
 from dlbench.atomic import atomic_write_bytes
@@ -45,12 +49,33 @@ def measure(spec: CellSpec) -> CellOutcome:
     return replace(outcome, details=outcome.details | {"code_files": imported_project_files()})
 
 
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def shared_details(position: int, cells: int, started_at: str, wall_s: float) -> dict:
+    """What a cell's record says about the process it shared with other cells."""
+    return {"shared_process": {"pid": os.getpid(), "position": position, "cells": cells,
+                               "started_at": started_at, "ended_at": _now(),
+                               "wall_time_s": round(wall_s, 3)}}
+
+
 def main(argv: list[str]) -> int:
-    spec_path, outcome_path = Path(argv[0]), Path(argv[1])
-    spec = CellSpec.from_json(spec_path.read_text())
+    if not argv or len(argv) % 2:
+        raise SystemExit("usage: python -m runner.worker SPEC.json OUTCOME.json "
+                         "[SPEC.json OUTCOME.json ...]")
+    pairs = [(Path(a), Path(b)) for a, b in zip(argv[0::2], argv[1::2], strict=True)]
     pin_affinity()
-    outcome = measure(spec)
-    atomic_write_bytes(outcome_path, outcome.to_json().encode())
+    for position, (spec_path, outcome_path) in enumerate(pairs):
+        spec = CellSpec.from_json(spec_path.read_text())
+        started_at = _now()
+        begin = time.perf_counter()
+        outcome = measure(spec)
+        if len(pairs) > 1:
+            details = shared_details(position, len(pairs), started_at,
+                                     time.perf_counter() - begin)
+            outcome = replace(outcome, details=outcome.details | details)
+        atomic_write_bytes(outcome_path, outcome.to_json().encode())
     return 0
 
 

@@ -42,7 +42,7 @@ def test_cells_measured_before_are_estimated_from_their_median_wall_time(tmp_pat
     write_processes(tmp_path, "20261201T000000Z-cpu", {torch_cell.cell_id: [3.0, 5.0, 100.0]})
     history = recorded_process_seconds(tmp_path)
     assert history == {torch_cell.cell_id: 5.0}
-    result = estimate([torch_cell, torch_cell, tf_cell], history)
+    result = estimate([[torch_cell], [torch_cell], [tf_cell]], history)
     assert result.seconds == 5.0 + 5.0 + DEFAULT_PROCESS_S["training"]["tensorflow"]
     assert result.from_history == 2 and result.processes == 3
     assert "3 processes (2 from earlier runs" in result.sentence()
@@ -50,9 +50,21 @@ def test_cells_measured_before_are_estimated_from_their_median_wall_time(tmp_pat
 
 def test_without_history_every_process_takes_its_frameworks_default(tmp_path):
     cells = [spec("keras", "jax"), spec("pytorch", epochs=3)]
-    result = estimate(cells, recorded_process_seconds(tmp_path))
+    result = estimate([[c] for c in cells], recorded_process_seconds(tmp_path))
     assert result.seconds == (DEFAULT_PROCESS_S["training"]["keras-jax"]
                               + DEFAULT_PROCESS_S["training"]["pytorch"])
     assert result.sentence().startswith(
         f"expected duration: about {result.seconds / 60:.0f} min for 2 processes")
     assert "defaults measured on 2 cores" in result.sentence()
+
+
+def test_cells_sharing_a_process_pay_their_frameworks_import_once(tmp_path):
+    from runner.estimate import IMPORT_S
+
+    cells = [spec("keras", "jax"), spec("keras", "jax", epochs=3)]
+    alone = estimate([[c] for c in cells], recorded_process_seconds(tmp_path))
+    shared = estimate([cells], recorded_process_seconds(tmp_path))
+    assert alone.seconds - shared.seconds == IMPORT_S["keras-jax"]
+    assert shared.processes == alone.processes == 2
+    assert "2 processes in 1 worker processes" in shared.sentence()
+    assert "worker processes" not in alone.sentence()
