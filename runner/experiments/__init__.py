@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from dlbench.modes import FASTEST, mode_class
 from runner.spec import CellSpec, FrameworkId
 
 #: Experiment name -> package name under runner.experiments, in the order suites run them.
@@ -63,6 +64,15 @@ def too_slow_here(request: PlanRequest, framework: FrameworkId, mode: str) -> bo
     """Whether `mode` of `framework` is left out of this request's suite on its device."""
     return (request.device == "cpu" and request.suite != "full"
             and bool({(framework.framework, mode), (framework.backend, mode)} & SLOW_ON_CPU))
+
+
+def outside_fastest_workloads(grid: dict, workload: str, experiment: str, framework: str,
+                              mode: str) -> bool:
+    """Whether `mode` is a fastest mode on a workload the grid's "fastest_workloads" leaves
+    out (a grid that names none measures fastest modes on every workload)."""
+    fastest_on = grid.get("fastest_workloads")
+    return (fastest_on is not None and workload not in fastest_on
+            and mode_class(experiment, framework, mode) == FASTEST)
 
 
 def suite_grid(grids: dict[str, dict], request: PlanRequest) -> dict:

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from dlbench.modes import DEFAULT, FASTEST, OTHER, mode_class, modes
 from dlbench.questions import QUESTIONS
-from runner.experiments import Experiment, PlanRequest, suite_grid, too_slow_here
+from runner.experiments import (
+    Experiment,
+    PlanRequest,
+    outside_fastest_workloads,
+    suite_grid,
+    too_slow_here,
+)
 from runner.spec import CellSpec, FrameworkId
 
 #: Per suite: workloads, repeats (worker processes), and the calls one process makes.
@@ -16,9 +22,9 @@ GRID: dict[str, dict] = {
                  "params": {"warmup_calls": 50, "latency_calls": 500, "throughput_batch": 1024,
                             "throughput_samples": 5},
                  # on 2 CPU cores (90 minutes for the suite): the ResNet, and the MLP as the
-                 # overhead-bound reference
-                 # ResNet-20 is 3000x the MLP's FLOPs: at the GPU sizes above, one process took
-                 # 100-270 s, so on a CPU the calls are fewer and the bulk batch smaller
+                 # overhead-bound reference; ResNet-20 is 3000x the MLP's FLOPs, and at the
+                 # sizes above one process took 100-270 s, so the calls are fewer and the
+                 # bulk batch smaller
                  "cpu": {"workloads": ["mlp-digits", "resnet-synthetic"],
                          "fastest_workloads": ["resnet-synthetic"],
                          "params": {"warmup_calls": 10, "latency_calls": 200,
@@ -50,10 +56,9 @@ def workload_modes(request: PlanRequest, framework: FrameworkId, workload: str,
                    grid: dict) -> list[str]:
     """inference_modes, less the fastest mode on workloads the grid's "fastest_workloads"
     does not name (when it names some)."""
-    fastest_on = grid.get("fastest_workloads")
     return [mode for mode in inference_modes(request, framework)
-            if fastest_on is None or workload in fastest_on
-            or mode_class("inference", framework.framework, mode) != FASTEST]
+            if not outside_fastest_workloads(grid, workload, "inference", framework.framework,
+                                             mode)]
 
 
 def plan(request: PlanRequest) -> list[CellSpec]:

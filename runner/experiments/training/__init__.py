@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from dlbench.modes import modes
 from dlbench.questions import QUESTIONS
-from runner.experiments import Experiment, PlanRequest, suite_grid, too_slow_here
+from runner.experiments import (
+    Experiment,
+    PlanRequest,
+    outside_fastest_workloads,
+    suite_grid,
+    too_slow_here,
+)
 from runner.spec import CellSpec, FrameworkId
 
 #: Per suite: workloads with their epoch counts, and repeats (worker processes) per cell;
@@ -38,10 +44,10 @@ def training_modes(request: PlanRequest, framework: FrameworkId, workload: str,
     that mode is too slow for the suite on this device."""
     if request.suite == "quick":
         return ["default"]
-    fastest_on = grid.get("fastest_workloads")
     return [mode for mode in modes("training", framework.framework)
-            if mode == "default" or ((fastest_on is None or workload in fastest_on)
-                                     and not too_slow_here(request, framework, mode))]
+            if mode == "default" or not (
+                outside_fastest_workloads(grid, workload, "training", framework.framework, mode)
+                or too_slow_here(request, framework, mode))]
 
 
 def plan(request: PlanRequest) -> list[CellSpec]:
