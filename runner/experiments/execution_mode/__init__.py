@@ -52,19 +52,20 @@ def modes(request: PlanRequest, framework: FrameworkId) -> list[str]:
 
 
 def plan(request: PlanRequest) -> list[CellSpec]:
-    """One cell per workload, framework and mode, at the workload's batch size."""
-    from runner.workloads import get_workload
+    """One cell per workload, framework and mode, at the workload's batch size (a
+    runner.models workload's at the device's size profile, as in training)."""
+    from runner.workloads import device_batch_size, get_workload
 
     grid = suite_grid(GRID, request)
     cells = []
     for name in request.workloads or grid["workloads"]:
-        workload = get_workload(name)
+        batch_size = device_batch_size(get_workload(name), request.device)
         for framework in request.frameworks:
             for mode in modes(request, framework):
                 cells.append(CellSpec(
                     experiment="execution-mode", workload=name, framework=framework.framework,
                     backend=framework.backend, device=request.device, mode=mode,
-                    batch_size=workload.batch_size, repeats=request.repeats or grid["repeats"],
+                    batch_size=batch_size, repeats=request.repeats or grid["repeats"],
                     threads=request.threads, timeout_s=request.timeout_s or 600.0,
                     data_dir=request.data_dir,
                     params={k: grid[k] for k in ("step_samples", "batches")},
