@@ -6,7 +6,8 @@ from __future__ import annotations
 from dlbench.modes import MODES as MODE_MATRIX
 from dlbench.modes import OTHER, mode_class
 from dlbench.questions import QUESTIONS
-from runner.experiments import Experiment, PlanRequest, suite_grid, too_slow_here
+from runner.experiments import (MODEL_WORKLOADS, Experiment, PlanRequest, suite_grid,
+                                too_slow_here)
 from runner.spec import CellSpec, FrameworkId
 
 #: Each framework's eager mode first, then its graph/compiled modes.
@@ -23,14 +24,17 @@ DUPLICATES = {("pytorch", "eager"), ("tensorflow", "eager"), ("keras", "run_eage
               ("torch", "default"), ("jax", "jit_compile")}
 
 #: Per suite: workloads, repeats (worker processes), and per mode the calibrated windows of
-#: steady steps and the distinct batches they cycle over.
+#: steady steps and the distinct batches they cycle over. Standard (on a GPU) and full
+#: measure the ResNet, Transformer and LSTM too.
 GRID: dict[str, dict] = {
     "quick": {"workloads": ["mlp-digits"], "repeats": 3, "step_samples": 3, "batches": 16},
-    "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "repeats": 5,
+    "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
+                 "repeats": 5,
                  "step_samples": 5, "batches": 32,
                  # on 2 CPU cores (90 minutes for the suite): the digits MLP
                  "cpu": {"workloads": ["mlp-digits"]}},
-    "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "repeats": 10,
+    "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
+             "repeats": 10,
              "step_samples": 10, "batches": 64},
 }
 
