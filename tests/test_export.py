@@ -3,6 +3,7 @@ framework export paths in worker processes, loaded back and checked for parity."
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -64,6 +65,19 @@ def test_a_failing_export_is_a_result_with_its_first_error_line():
     outcome = measure(npz_path(fail_at="export"))
     assert outcome.status is CellStatus.UNSUPPORTED
     assert outcome.reason == "fails: export: ValueError: this exporter refuses the model"
+
+
+def test_a_failure_reason_is_the_line_naming_the_cause_without_the_temporary_path():
+    """TensorFlow wraps errors under an "in user code:" header; the cause is the last line."""
+
+    def export(directory: Path) -> Path:
+        raise TypeError(f'in user code:\n\n    File "model.py", line 3, in serve  *\n\n'
+                        f'    ValueError: cannot write {directory}/model.npz\n')
+
+    outcome = measure(ExportPath("numpy", export, npz_path().load))
+    assert outcome.status is CellStatus.UNSUPPORTED
+    assert outcome.reason == ("fails: export: TypeError: ValueError: cannot write "
+                              "<export dir>/model.npz")
 
 
 def test_an_artifact_computing_another_function_fails_parity():
@@ -154,3 +168,20 @@ def test_a_missing_optional_package_skips_the_path_naming_the_package():
     record = execute_cell(export_cell("keras", "jax", "openvino"))
     assert record.outcome.status is CellStatus.SKIPPED, record.outcome.reason
     assert record.outcome.reason.startswith("optional package not installed: openvino")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("framework,backend,export_format,workload", [
+    ("pytorch", "", "torch.export", "transformer-tokens"),
+    ("keras", "torch", "torch", "lstm-tokens"),  # Keras' torch export, dynamic batch
+])
+def test_the_models_round_trip_at_their_tiny_size(framework, backend, export_format, workload):
+    """int32 token ids in, logits out, at batch 1 (latency) and batch 4 (parity, throughput)."""
+    spec = replace(export_cell(framework, backend, export_format, workload), batch_size=4,
+                   params={"profile": "tiny", "min_window_s": 0.01})
+    record = execute_cell(spec)
+    outcome = record.outcome
+    assert outcome.status is CellStatus.OK, (outcome.reason, record.stderr_tail)
+    metrics = {o.metric: o.value for o in outcome.observations}
+    assert metrics["artifact_max_abs_diff"] <= PARITY_TOLERANCE
+    assert outcome.details["parity_samples"] == 64  # the tiny profile's test sequences

@@ -53,6 +53,11 @@ class Experiment:
     plan: Callable[[PlanRequest], list[CellSpec]]
 
 
+#: The model families of runner.models that the precision, execution-mode and export grids
+#: add in full and in standard on a GPU (standard on 2 CPU cores has no time for them there;
+#: training and inference measure them on the CPU).
+MODEL_WORKLOADS = ("resnet-synthetic", "transformer-tokens", "lstm-tokens")
+
 #: (framework or Keras backend, mode) pairs that only the full suite measures on a CPU: one
 #: process takes minutes on 2 cores. Keras's jit_compile on torch runs torch.compile (cold):
 #: 172 s for one ResNet-20 training process, 235 s for the digits MLP in execution-mode

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dlbench.modes import MODES as MODE_MATRIX
 from dlbench.modes import OTHER, mode_class
 from dlbench.questions import QUESTIONS
-from runner.experiments import Experiment, PlanRequest, suite_grid, too_slow_here
+from runner.experiments import (MODEL_WORKLOADS, Experiment, PlanRequest, suite_grid,
+                                too_slow_here)
 from runner.spec import CellSpec, FrameworkId
 
 #: Each framework's eager mode first, then its graph/compiled modes.
@@ -23,14 +24,17 @@ DUPLICATES = {("pytorch", "eager"), ("tensorflow", "eager"), ("keras", "run_eage
               ("torch", "default"), ("jax", "jit_compile")}
 
 #: Per suite: workloads, repeats (worker processes), and per mode the calibrated windows of
-#: steady steps and the distinct batches they cycle over.
+#: steady steps and the distinct batches they cycle over. Standard (on a GPU) and full
+#: measure the ResNet, Transformer and LSTM too.
 GRID: dict[str, dict] = {
     "quick": {"workloads": ["mlp-digits"], "repeats": 3, "step_samples": 3, "batches": 16},
-    "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "repeats": 5,
+    "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
+                 "repeats": 5,
                  "step_samples": 5, "batches": 32,
                  # on 2 CPU cores (90 minutes for the suite): the digits MLP
                  "cpu": {"workloads": ["mlp-digits"]}},
-    "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "repeats": 10,
+    "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
+             "repeats": 10,
              "step_samples": 10, "batches": 64},
 }
 
@@ -52,19 +56,20 @@ def modes(request: PlanRequest, framework: FrameworkId) -> list[str]:
 
 
 def plan(request: PlanRequest) -> list[CellSpec]:
-    """One cell per workload, framework and mode, at the workload's batch size."""
-    from runner.workloads import get_workload
+    """One cell per workload, framework and mode, at the workload's batch size (a
+    runner.models workload's at the device's size profile, as in training)."""
+    from runner.workloads import device_batch_size, get_workload
 
     grid = suite_grid(GRID, request)
     cells = []
     for name in request.workloads or grid["workloads"]:
-        workload = get_workload(name)
+        batch_size = device_batch_size(get_workload(name), request.device)
         for framework in request.frameworks:
             for mode in modes(request, framework):
                 cells.append(CellSpec(
                     experiment="execution-mode", workload=name, framework=framework.framework,
                     backend=framework.backend, device=request.device, mode=mode,
-                    batch_size=workload.batch_size, repeats=request.repeats or grid["repeats"],
+                    batch_size=batch_size, repeats=request.repeats or grid["repeats"],
                     threads=request.threads, timeout_s=request.timeout_s or 600.0,
                     data_dir=request.data_dir,
                     params={k: grid[k] for k in ("step_samples", "batches")},

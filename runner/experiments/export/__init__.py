@@ -11,7 +11,7 @@ every one of them has.
 from __future__ import annotations
 
 from dlbench.questions import QUESTIONS
-from runner.experiments import Experiment, PlanRequest, suite_grid
+from runner.experiments import MODEL_WORKLOADS, Experiment, PlanRequest, suite_grid
 from runner.spec import CellSpec
 
 #: Every export path per framework. Keras: the formats model.export offers on that backend
@@ -45,11 +45,15 @@ STANDARD_CPU_FORMATS: dict[str, tuple[str, ...]] = {
     "keras-jax": ("tf_saved_model",),  # its ONNX path needs jax2onnx, an optional package
 }
 
+#: Standard (with a GPU in the machine) and full export the ResNet, Transformer and LSTM
+#: too, at their CPU size: artifacts are measured on the CPU.
 GRID: dict[str, dict] = {
     "quick": {"workloads": ("mlp-digits",), "repeats": 2, "formats": QUICK_FORMATS},
-    "standard": {"workloads": ("mlp-digits", "cnn-digits"), "repeats": 5, "formats": FORMATS,
+    "standard": {"workloads": ("mlp-digits", "cnn-digits", *MODEL_WORKLOADS), "repeats": 5,
+                 "formats": FORMATS,
                  "cpu": {"workloads": ("cnn-digits",), "formats": STANDARD_CPU_FORMATS}},
-    "full": {"workloads": ("mlp-digits", "cnn-digits", "cnn-synthetic"), "repeats": 10,
+    "full": {"workloads": ("mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS),
+             "repeats": 10,
              "formats": FORMATS},
 }
 

@@ -49,6 +49,17 @@ def loader(export_format: str, threads: int):
     return lambda path: openvino_predict(path, threads)
 
 
+def export_options(export_format: str) -> dict:
+    """Extra model.export arguments: the torch format takes a dynamic batch dimension, as
+    PyTorch's own torch.export path does (without it Keras specializes the batch to 1 and
+    the loaded program refuses any other batch)."""
+    if export_format == "torch":
+        import torch
+
+        return {"dynamic_shapes": {0: torch.export.Dim("batch", min=1)}}
+    return {}
+
+
 def openvino_predict(path: Path, threads: int) -> Predict:
     """An OpenVINO CPU compiled model with `threads` inference threads."""
     import openvino
@@ -71,7 +82,8 @@ def run(spec: CellSpec) -> CellOutcome:
         runtime = litert_runtime_name()
 
     def export(directory: Path) -> Path:
-        model.export(str(directory / name), format=spec.export_format, verbose=False)
+        model.export(str(directory / name), format=spec.export_format, verbose=False,
+                     **export_options(spec.export_format))
         return directory / name
 
     path = ExportPath(f"{runtime}, {spec.threads} thread(s)", export,

@@ -60,7 +60,16 @@ def missing_package(package: str, needed_by: str) -> None:
 
 
 def _error(stage: str, error: BaseException) -> str:
-    return f"{stage}: {type(error).__name__}: {error}"
+    return f"{stage}: {type(error).__name__}: {error_line(error)}"
+
+
+def error_line(error: BaseException) -> str:
+    """The line of an error's message that says what went wrong: its first line, unless that
+    is a header such as TensorFlow's "in user code:", whose cause is the last line."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    if len(lines) > 1 and lines[0].endswith(":"):
+        return lines[-1]
+    return lines[0] if lines else ""
 
 
 def eval_inputs(data: CellData, batch_size: int) -> np.ndarray:
@@ -101,7 +110,8 @@ def measure_export(cell: Cell, eager: Predict, path: ExportPath,
                             cell.observe("artifact_max_abs_diff", diff)]
             observations += _timings(cell, predict, inputs)
         except Exception as error:  # noqa: BLE001 - a failing path is a result
-            return unsupported(_error(stage, error), fairness)
+            reason = _error(stage, error).replace(scratch, "<export dir>")  # stable reason
+            return unsupported(reason, fairness)
     if not diff <= PARITY_TOLERANCE:
         return unsupported(f"outputs differ from the eager model by {diff:.3g} > tolerance "
                            f"{PARITY_TOLERANCE:g}", fairness, observations)

@@ -18,12 +18,13 @@ from runner.outcome import CellOutcome
 from runner.spec import CellSpec
 
 
-def servable(model: TfModel, input_shape: tuple[int, ...]) -> tf.Module:
-    """The model with a `serve` tf.function taking any batch of float32 inputs."""
+def servable(model: TfModel, example: np.ndarray) -> tf.Module:
+    """The model with a `serve` tf.function taking any batch shaped and typed like `example`
+    (float32 images, int32 token ids)."""
     module = tf.Module()
     module.model = model
-    module.serve = tf.function(lambda x: model(x),
-                               input_signature=[tf.TensorSpec([None, *input_shape], tf.float32)])
+    signature = tf.TensorSpec([None, *example.shape[1:]], tf.as_dtype(example.dtype))
+    module.serve = tf.function(lambda x: model(x), input_signature=[signature])
     return module
 
 
@@ -65,7 +66,7 @@ def run(spec: CellSpec) -> CellOutcome:
     data = cell.data
     with tf.device("/CPU:0"):
         model = cell.adapter.build_model(data.workload, data.initial_layers(), data.input_shape)
-    module = servable(model, data.input_shape)
+    module = servable(model, data.x_test)
     path = export_paths(module, spec.threads)[spec.export_format]
     fairness = export_fairness(cell, path.runtime, f"TensorFlow {spec.export_format}")
 

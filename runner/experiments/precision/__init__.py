@@ -4,13 +4,13 @@ each framework's own API, and does the framework accept them at all?"""
 from __future__ import annotations
 
 from dlbench.questions import QUESTIONS
-from runner.experiments import Experiment, PlanRequest, suite_grid
+from runner.experiments import MODEL_WORKLOADS, Experiment, PlanRequest, suite_grid
 from runner.spec import CellSpec
 
 PRECISIONS = ("fp32", "bf16", "fp16")
 
 #: Per suite: workloads with epochs, repeats (worker processes), and the inference calls
-#: per process. The quick suite is tiny (fp32 against bf16, the half precision these CPUs
+#: per process. Standard (on a GPU) and full measure the ResNet, Transformer and LSTM too. The quick suite is tiny (fp32 against bf16, the half precision these CPUs
 #: have units for): half precision matmuls on a CPU without native
 #: support are very slow.
 GRID: dict[str, dict] = {
@@ -18,14 +18,16 @@ GRID: dict[str, dict] = {
               "cpu": {"precisions": ("fp32", "bf16")},
               "params": {"warmup_calls": 5, "latency_calls": 50, "throughput_batch": 256,
                          "throughput_samples": 3, "train_samples": 640}},
-    "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "epochs": 5,
+    "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
+                 "epochs": 5,
                  "repeats": 5,
                  "params": {"warmup_calls": 20, "latency_calls": 200, "throughput_batch": 1024,
                             "throughput_samples": 5},
                  # on 2 CPU cores (90 minutes for the suite): the digits MLP in fp32 and in
                  # bf16, the CPU's own reduced precision (fp16 is a GPU question)
                  "cpu": {"workloads": ["mlp-digits"], "precisions": ("fp32", "bf16")}},
-    "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "epochs": 10,
+    "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
+             "epochs": 10,
              "repeats": 10, "data_size": "large",
              "params": {"warmup_calls": 50, "latency_calls": 500, "throughput_batch": 4096,
                         "throughput_samples": 10}},
