@@ -1,5 +1,5 @@
-"""The ResNet, Transformer and LSTM in the precision, execution-mode and export grids: full
-and standard on a GPU measure them; quick and standard on 2 CPU cores stay as they were
+"""The ResNet, Transformer and LSTM in every experiment's grid that can run them (training,
+inference, precision, execution-mode, export): full and standard on a GPU measure them; quick and standard on 2 CPU cores stay as they were
 (sized for their 8 and 90 minutes), and the GPU plan's cells are cells of those grids."""
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from runner.workloads import device_profile, get_workload
 from tests.test_gpu_plan import PLAN_FILE
 
 EXPERIMENTS = ("precision", "execution-mode", "export")
+#: Every experiment the full suite runs the three models in.
+ALL_MODEL_EXPERIMENTS = ("training", "inference", *EXPERIMENTS)
 
 #: What quick and standard on a CPU measure, whatever the models add elsewhere.
 CPU_TRIMMED = {
@@ -30,7 +32,7 @@ def planned(experiment: str, suite: str, device: str, workloads: tuple[str, ...]
     return get_experiment(experiment).plan(request)
 
 
-@pytest.mark.parametrize("experiment", EXPERIMENTS)
+@pytest.mark.parametrize("experiment", ALL_MODEL_EXPERIMENTS)
 @pytest.mark.parametrize("suite, device", [("full", "cpu"), ("full", "cuda"),
                                            ("standard", "cuda")])
 def test_full_and_gpu_standard_measure_the_three_models(experiment, suite, device):

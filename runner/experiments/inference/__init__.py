@@ -5,6 +5,7 @@ from __future__ import annotations
 from dlbench.modes import DEFAULT, FASTEST, OTHER, mode_class, modes
 from dlbench.questions import QUESTIONS
 from runner.experiments import (
+    MODEL_WORKLOADS,
     Experiment,
     PlanRequest,
     outside_fastest_workloads,
@@ -18,7 +19,8 @@ GRID: dict[str, dict] = {
     "quick": {"workloads": ["mlp-digits"], "repeats": 3,
               "params": {"warmup_calls": 10, "latency_calls": 200, "throughput_batch": 512,
                          "throughput_samples": 3}},
-    "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "repeats": 5,
+    "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
+                 "repeats": 5,
                  "params": {"warmup_calls": 50, "latency_calls": 500, "throughput_batch": 1024,
                             "throughput_samples": 5},
                  # on 2 CPU cores (90 minutes for the suite): the ResNet, and the MLP as the
@@ -29,7 +31,8 @@ GRID: dict[str, dict] = {
                          "fastest_workloads": ["resnet-synthetic"],
                          "params": {"warmup_calls": 10, "latency_calls": 200,
                                     "throughput_batch": 128, "throughput_samples": 5}}},
-    "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic"], "repeats": 10,
+    "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
+             "repeats": 10,
              "params": {"warmup_calls": 100, "latency_calls": 1000, "throughput_batch": 4096,
                         "throughput_samples": 10}},
 }

@@ -10,9 +10,9 @@ from runner.spec import CellSpec
 PRECISIONS = ("fp32", "bf16", "fp16")
 
 #: Per suite: workloads with epochs, repeats (worker processes), and the inference calls
-#: per process. Standard (on a GPU) and full measure the ResNet, Transformer and LSTM too. The quick suite is tiny (fp32 against bf16, the half precision these CPUs
-#: have units for): half precision matmuls on a CPU without native
-#: support are very slow.
+#: per process. Standard (on a GPU) and full measure the ResNet, Transformer and LSTM too.
+#: The quick suite is tiny (fp32 against bf16, the half precision these CPUs have units
+#: for): half precision matmuls on a CPU without native support are very slow.
 GRID: dict[str, dict] = {
     "quick": {"workloads": ["mlp-digits"], "epochs": 2, "repeats": 3,
               "cpu": {"precisions": ("fp32", "bf16")},

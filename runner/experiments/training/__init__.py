@@ -31,7 +31,8 @@ GRID: dict[str, dict] = {
                          "epochs": {"mlp-digits": 20, "resnet-synthetic": 2,
                                     "transformer-tokens": 2, "lstm-tokens": 2},
                          "fastest_workloads": ["resnet-synthetic"]}},
-    "full": {"epochs": {"mlp-digits": 30, "cnn-digits": 20, "cnn-synthetic": 8},
+    "full": {"epochs": {"mlp-digits": 30, "cnn-digits": 20, "cnn-synthetic": 8,
+                        "resnet-synthetic": 4, "transformer-tokens": 4, "lstm-tokens": 4},
              "repeats": 10, "data_size": "large"},
 }
 DEFAULT_EPOCHS = 10
