@@ -15,7 +15,7 @@ Every pair is judged by dlbench.judging (Holm over the page, a 5% practical thre
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -136,12 +136,20 @@ class Verdict:
 def with_system(frame: pd.DataFrame) -> pd.DataFrame:
     """Add the `system` column (the framework, or keras-<backend> for Keras) and the
     `mode_class` column (default, fastest or other: dlbench.modes)."""
-    systems = [system_name(f, b)
-               for f, b in zip(frame["framework"], frame["backend"], strict=True)]
-    classes = [mode_class(str(e), str(f), str(m)) for e, f, m in
-               zip(frame["experiment"], frame["framework"], frame["mode"], strict=True)]
-    return frame.assign(system=pd.Series(systems, index=frame.index, dtype="object"),
-                        mode_class=pd.Series(classes, index=frame.index, dtype="object"))
+    systems = _per_distinct(frame, ("framework", "backend"), system_name)
+    classes = _per_distinct(frame, ("experiment", "framework", "mode"), mode_class)
+    return frame.assign(system=systems, mode_class=classes)
+
+
+def _per_distinct(frame: pd.DataFrame, columns: tuple[str, ...],
+                  function: Callable[..., str]) -> pd.Series:
+    """function(*row) for every row of `columns`, called once per distinct row (a release's
+    100k observation rows hold a few dozen)."""
+    keys = frame[columns[0]].astype(str)
+    for column in columns[1:]:
+        keys = keys + "\0" + frame[column].astype(str)
+    values = {key: function(*key.split("\0")) for key in keys.unique()}
+    return keys.map(values).astype("object")
 
 
 def like_with_like(rows: pd.DataFrame, group_by: tuple[str, ...]) -> pd.DataFrame:
@@ -255,13 +263,22 @@ def _decide(family: Family, question: Question, key: tuple, rows: pd.DataFrame,
                    peak_fraction=fraction, reason=reason)
 
 
+Prepared = tuple[pd.DataFrame, Mapping]  # repeat_rows and cell_fractions of a release
+
+
+def prepare(observations: pd.DataFrame, cells: pd.DataFrame,
+            environments: Mapping[str, Mapping]) -> Prepared:
+    """What every question reads from a release's tables, computed once for all of them."""
+    return repeat_rows(observations, cells), cell_fractions(observations, cells, environments)
+
+
 def answer(question: Question, observations: pd.DataFrame, cells: pd.DataFrame,
            environments: Mapping[str, Mapping] | None = None,
-           family: Family | None = None) -> list[Verdict]:
+           family: Family | None = None, prepared: Prepared | None = None) -> list[Verdict]:
     """The verdicts of one question: one per run, device and group that has data."""
     environments = environments or {}
-    rows = _select(repeat_rows(observations, cells), question)
-    fractions = cell_fractions(observations, cells, environments)
+    every_row, fractions = prepared or prepare(observations, cells, environments)
+    rows = _select(every_row, question)
     keys = ["run_id", "device", *question.group_by]
 
     def evaluate(judging: Family) -> list[Verdict]:
@@ -276,6 +293,7 @@ def verdicts(observations: pd.DataFrame, cells: pd.DataFrame,
              questions: tuple[Question, ...] = QUESTIONS,
              environments: Mapping[str, Mapping] | None = None) -> list[Verdict]:
     """Every question's verdicts, in question order, judged as one family (the page)."""
+    prepared = prepare(observations, cells, environments or {})
     return judge_together(lambda family: [
         v for question in questions
-        for v in answer(question, observations, cells, environments, family)])
+        for v in answer(question, observations, cells, environments, family, prepared)])

@@ -113,3 +113,16 @@ def test_zero_median_of_b_gives_no_ratio_and_no_verdict():
     assert math.isnan(comparison.ratio)
     assert comparison.outcome is Outcome.NO_SIGNIFICANT_DIFFERENCE
     assert "zero" in comparison.note
+
+
+def test_welch_p_is_scipys_welch_test():
+    import numpy as np
+    from scipy import stats as scipy_stats
+
+    from dlbench.stats import welch_p
+
+    rng = np.random.default_rng(3)
+    for n_a, n_b in ((2, 3), (3, 3), (5, 9)):
+        a, b = rng.normal(0, 0.1, n_a), rng.normal(0.2, 0.3, n_b)
+        expected = scipy_stats.ttest_ind(a, b, equal_var=False).pvalue
+        assert welch_p(a, b) == pytest.approx(expected, rel=1e-9)
