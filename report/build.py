@@ -62,13 +62,15 @@ def vega_bundle(script: str) -> bytes:
     return f"(function () {{\n{script}\n}})();\n".encode()
 
 
-def chart_svgs(charts: dict[str, ChartBlock], cache: SiteCache) -> dict[str, bytes]:
+def chart_svgs(charts: dict[str, ChartBlock], cache: SiteCache,
+               spare_cores: int = 0) -> dict[str, bytes]:
     """The static SVG of each chart by its path: each distinct spec once, those not cached
-    rendered in parallel (in worker processes: vl-convert holds the interpreter lock)."""
+    rendered in parallel (in worker processes: vl-convert holds the interpreter lock), on
+    every core but `spare_cores`."""
     version, vl_version = renderer_version(), vega_lite_version()
     specs = {path: static_spec(block.spec) for path, block in sorted(charts.items())}
     distinct = {json.dumps(spec, sort_keys=True): spec for spec in specs.values()}
-    with svg_pool(len(distinct)) as renderers, \
+    with svg_pool(len(distinct), spare_cores) as renderers, \
             ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         def render(spec: dict) -> bytes:
             return renderers.submit(render_svg, spec, vl_version).result()
@@ -76,6 +78,23 @@ def chart_svgs(charts: dict[str, ChartBlock], cache: SiteCache) -> dict[str, byt
         svgs = dict(zip(distinct, pool.map(lambda spec: cache.svg(spec, render, version),
                                            distinct.values()), strict=True))
     return {path: svgs[json.dumps(spec, sort_keys=True)] for path, spec in specs.items()}
+
+
+class BackgroundCharts:
+    """chart_svgs of the charts known early in a build (the experiment pages'), rendered in
+    a thread whose renderers are worker processes on every core but one, while the build
+    judges the verdicts and claims on that one: the two overlap."""
+
+    def __init__(self, charts: dict[str, ChartBlock], cache: SiteCache) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=1)
+        self._future = self._executor.submit(chart_svgs, charts, cache, 1)
+
+    def result(self) -> dict[str, bytes]:
+        """The SVGs by path, once rendered."""
+        try:
+            return self._future.result()
+        finally:
+            self._executor.shutdown()
 
 
 def _tables(source: Source, summary: pd.DataFrame) -> dict[str, bytes]:
@@ -158,6 +177,14 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
     summary = summarize(source)
     cite = release_citation(source.root, source.name, source.date, site_url)
     common = {"source": source, "cite": cite}
+    experiment_pages: dict[str, bytes] = {}
+    charts: dict[str, ChartBlock] = {}
+    for experiment in sorted(set(source.cells["experiment"])):
+        question = (questions.get(experiment) or {}).get("question", "")
+        page, page_charts = experiment_files(source, summary, env, str(experiment), question)
+        experiment_pages |= page
+        charts |= page_charts
+    experiment_svgs = BackgroundCharts(charts, cache)
     found = source_verdicts(source)
     summary_chart = summary_block(found)
     claims, claim_charts = claim_blocks(source, summary)
@@ -184,15 +211,11 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
                                      comparisons=compare_blocks(source, results_dir), **common)
     files = {path: text.encode() for path, text in pages.items()}
     files |= errata_files(source, env, cite)
-    charts: dict[str, ChartBlock] = {f"charts/{block.svg}": block
-                                     for block in [summary_chart, *claim_charts]
-                                     if block is not None}
-    for experiment in sorted(set(source.cells["experiment"])):
-        question = (questions.get(experiment) or {}).get("question", "")
-        page, page_charts = experiment_files(source, summary, env, str(experiment), question)
-        files |= page
-        charts |= page_charts
-    files |= chart_svgs(charts, cache)
+    files |= experiment_pages
+    late_charts = {f"charts/{block.svg}": block for block in [summary_chart, *claim_charts]
+                   if block is not None and f"charts/{block.svg}" not in charts}
+    files |= chart_svgs(late_charts, cache)
+    files |= experiment_svgs.result()
     files |= _tables(source, summary)
     if not source.draft:
         files["downloads/CITATION.cff"] = cite.cff().encode()

@@ -18,10 +18,11 @@ def render_svg(spec: dict, vl_version: str) -> bytes:
     return vl_convert.vegalite_to_svg(spec, vl_version=vl_version, allowed_base_urls=[]).encode()
 
 
-def svg_pool(jobs: int) -> ProcessPoolExecutor:
-    """A pool of up to one renderer per core for `jobs` charts; a worker starts at its first
-    job, so a build whose SVGs are all cached starts none."""
-    workers = max(1, min(os.cpu_count() or 1, jobs))
+def svg_pool(jobs: int, spare_cores: int = 0) -> ProcessPoolExecutor:
+    """A pool of up to one renderer per core (less `spare_cores`, kept for other work) for
+    `jobs` charts; a worker starts at its first job, so a build whose SVGs are all cached
+    starts none."""
+    workers = max(1, min((os.cpu_count() or 1) - spare_cores, jobs))
     return ProcessPoolExecutor(max_workers=workers,
                                mp_context=multiprocessing.get_context("spawn"))
 
