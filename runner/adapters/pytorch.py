@@ -188,11 +188,13 @@ class TorchTrainer:
     def train_epoch(self, x: np.ndarray, y: np.ndarray) -> float:
         self.model.train()
         inputs, labels = to_tensor(x, self.device), torch.from_numpy(y).to(self.device)
-        total = torch.zeros((), device=self.device)
+        losses, sizes = [], []  # summed once after the epoch: no extra ops between steps
         for start in range(0, len(labels), self.batch_size):
             batch_y = labels[start:start + self.batch_size]
-            loss = self.step_fn(inputs[start:start + self.batch_size], batch_y)
-            total += loss * len(batch_y)
+            losses.append(self.step_fn(inputs[start:start + self.batch_size], batch_y))
+            sizes.append(len(batch_y))
+        weights = torch.tensor(sizes, dtype=torch.float32, device=self.device)
+        total = (torch.stack(losses).float() * weights).sum()
         mean_loss = (total / len(labels)).item()  # .item() synchronises the device
         self.adapter.sync()
         return mean_loss
