@@ -15,7 +15,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
 from pathlib import Path
 
 from dlbench.schema import CellStatus
@@ -23,6 +22,7 @@ from runner.cellenv import cell_environment
 from runner.experiments import framework_code_path
 from runner.frameworks import missing_modules
 from runner.machine_load import assess, read_load
+from runner.measure import utc_timestamp
 from runner.outcome import CellOutcome, failed, skipped
 from runner.spec import CellSpec
 from runner.stop import raise_if_stop_requested
@@ -41,10 +41,6 @@ def code_of(spec: CellSpec) -> tuple[str, str, str]:
     return str(relative), text, hashlib.sha256(text.encode()).hexdigest()
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-
-
 def execute_cell(spec: CellSpec) -> CellRecord:
     """Measure process `spec.repeat_index` of `spec` in a fresh worker process (or record why
     it could not run), with the machine's readings before and after."""
@@ -60,12 +56,12 @@ def execute_cells(specs: list[CellSpec]) -> list[CellRecord]:
     missing = missing_modules(first.framework_id)
     gpu = first.device == "cuda"
     before = read_load(gpu)
-    started, begin = _now(), time.perf_counter()
+    started, begin = utc_timestamp(), time.perf_counter()
     if missing:
         results = [(skipped(f"not installed: {', '.join(missing)}"), "")] * len(specs)
     else:
         results = _run_worker(specs)
-    wall, ended = round(time.perf_counter() - begin, 3), _now()
+    wall, ended = round(time.perf_counter() - begin, 3), utc_timestamp()
     machine = assess(before, read_load(gpu), first.threads)
     records = []
     for spec, (outcome, tail) in zip(specs, results, strict=True):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 NS_PER_S = 1_000_000_000
@@ -12,6 +13,12 @@ NS_PER_MS = 1_000_000
 def clock_ns() -> int:
     """The only clock dlbench reads: monotonic, nanoseconds."""
     return time.perf_counter_ns()
+
+
+def utc_timestamp() -> str:
+    """Now, in UTC to the millisecond: when a process or cell started and ended (records
+    only; durations come from the monotonic clock)."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 def seconds_since(start_ns: int) -> float:

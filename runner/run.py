@@ -23,6 +23,7 @@ from runner.environment import capture_environment
 from runner.estimate import estimate, recorded_process_seconds
 from runner.execute import PROJECT_ROOT, execute_cells
 from runner.lock import MachineLockedError, measurement_lock
+from runner.measure import utc_timestamp
 from runner.plan import PlanError, RunRequest, plan_cells, resolve_device, validate
 from runner.remeasure import cells_to_remeasure
 from runner.repeats import policy_record
@@ -199,13 +200,14 @@ def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[Cel
     order = process_order(cells, info["order_seed"])
     done = store.finished_processes()
     todo = [spec for spec in order if (spec.cell_id, spec.repeat_index) not in done]
+    batches = worker_batches(todo, request.suite)
     history = recorded_process_seconds(store.root.parent.parent)
-    console.print(estimate(worker_batches(todo, request.suite), history).sentence())
+    console.print(estimate(batches, history).sentence())
     started = time.perf_counter()
     try:
         with _progress(progress) as bar:
             task = bar.add_task("starting", total=len(order), completed=len(order) - len(todo))
-            for batch in worker_batches(todo, request.suite):
+            for batch in batches:
                 raise_if_stop_requested()
                 bar.update(task, description=batch_label(batch))
                 for record in _measure_processes(store, batch):
@@ -242,17 +244,13 @@ def _measure_processes(store: RunStore, batch: list[CellSpec],
     labelled with its place in the run's order; a process whose cell was refused earlier is
     recorded as not started instead."""
     first_index = store.next_order_index()
-    records: dict[int, CellRecord] = {}
-    for offset, spec in enumerate(batch):
-        not_started = not_started_record(store, spec, first_index + offset, attempt)
-        if not_started is not None:
-            records[offset] = not_started
-    to_run = [offset for offset in range(len(batch)) if offset not in records]
-    if to_run:
-        measured = execute_cells([batch[offset] for offset in to_run])
-        for offset, record in zip(to_run, measured, strict=True):
-            records[offset] = labelled(record, first_index + offset, attempt)
-    return [records[offset] for offset in range(len(batch))]
+    records = [not_started_record(store, spec, first_index + offset, attempt)
+               for offset, spec in enumerate(batch)]
+    to_run = [offset for offset, record in enumerate(records) if record is None]
+    measured = execute_cells([batch[offset] for offset in to_run]) if to_run else []
+    for offset, record in zip(to_run, measured, strict=True):
+        records[offset] = labelled(record, first_index + offset, attempt)
+    return records
 
 
 def not_started_record(store: RunStore, spec: CellSpec, order_index: int,
@@ -264,7 +262,7 @@ def not_started_record(store: RunStore, spec: CellSpec, order_index: int,
         return None
     ended = f"process {sibling.spec.repeat_index} ended {sibling.outcome.status.value}"
     outcome = replace(sibling.outcome, reason=f"{sibling.outcome.reason} (not started: {ended})")
-    now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    now = utc_timestamp()
     return replace(sibling, spec=spec, outcome=outcome, order_index=order_index,
                    attempt=attempt, wall_time_s=0.0, machine={}, started_at=now, ended_at=now)
 

@@ -15,13 +15,13 @@ import sys
 import time
 import traceback
 from dataclasses import replace
-from datetime import datetime, timezone
 from pathlib import Path
 
 from dlbench.atomic import atomic_write_bytes
 from runner.experiments import framework_module_name
 from runner.harness import CellSkipped
 from runner.harness.code_record import imported_project_files
+from runner.measure import utc_timestamp
 from runner.outcome import CellOutcome, failed, skipped
 from runner.spec import CellSpec
 
@@ -49,14 +49,10 @@ def measure(spec: CellSpec) -> CellOutcome:
     return replace(outcome, details=outcome.details | {"code_files": imported_project_files()})
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-
-
 def shared_details(position: int, cells: int, started_at: str, wall_s: float) -> dict:
     """What a cell's record says about the process it shared with other cells."""
     return {"shared_process": {"pid": os.getpid(), "position": position, "cells": cells,
-                               "started_at": started_at, "ended_at": _now(),
+                               "started_at": started_at, "ended_at": utc_timestamp(),
                                "wall_time_s": round(wall_s, 3)}}
 
 
@@ -68,7 +64,7 @@ def main(argv: list[str]) -> int:
     pin_affinity()
     for position, (spec_path, outcome_path) in enumerate(pairs):
         spec = CellSpec.from_json(spec_path.read_text())
-        started_at = _now()
+        started_at = utc_timestamp()
         begin = time.perf_counter()
         outcome = measure(spec)
         if len(pairs) > 1:

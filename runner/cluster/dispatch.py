@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
 
 import ray
 from ray.exceptions import RayError, RayTaskError
@@ -20,6 +19,7 @@ from dlbench.errors import UsageError
 from runner.cluster.nodes import alive_slots, placement
 from runner.cluster.tasks import measure_on_node
 from runner.execute import STOP_POLL_S, code_of
+from runner.measure import utc_timestamp
 from runner.outcome import failed
 from runner.run import console, labelled, not_started_record, persist
 from runner.schedule import process_label
@@ -46,10 +46,6 @@ class Job:
 class Running:
     job: Job
     started_at: str
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 def run_jobs(jobs: list[Job], driver: dict[str, str]) -> None:
@@ -101,7 +97,7 @@ def _start(job: Job, running: dict, driver: dict[str, str]) -> bool:
         return False
     ref = measure_on_node.options(**placement(job.kind, spec.device, spec.workers)).remote(
         spec.to_json(), driver, job.kind)
-    running[ref] = Running(job, _now())
+    running[ref] = Running(job, utc_timestamp())
     return True
 
 
@@ -125,7 +121,7 @@ def _collect(ref: ray.ObjectRef, done: Running, waiting: deque[Job]) -> None:
 def _failed_record(job: Job, reason: str, started_at: str) -> CellRecord:
     relative, _, digest = code_of(job.spec)
     return CellRecord(job.spec, failed(reason), started_at, 0.0, "", relative, digest,
-                      ended_at=_now(), order_index=job.store.next_order_index(),
+                      ended_at=utc_timestamp(), order_index=job.store.next_order_index(),
                       attempt=job.attempt, code_files={relative: digest})
 
 
@@ -144,5 +140,5 @@ def _node_died(job: Job, started_at: str, error: RayError, waiting: deque[Job]) 
 
 
 def _give_up(job: Job, reason: str, started_at: str | None = None) -> None:
-    persist(job.store, _failed_record(job, reason, started_at or _now()))
+    persist(job.store, _failed_record(job, reason, started_at or utc_timestamp()))
     console.print(f"{job.kind}: {process_label(job.spec)} failed: {reason}")
