@@ -19,6 +19,7 @@ from report.source import Source
 from report.summary import format_number, machine_label
 from report.verdicts import QUESTIONS, Verdict, VerdictOutcome, verdicts
 
+
 def load_questions() -> dict[str, dict]:
     """The question each experiment answers (dlbench/questions.py), in suite order."""
     return {name: {"question": question} for name, question in EXPERIMENT_QUESTIONS.items()}

@@ -15,7 +15,7 @@ Every pair is judged by dlbench.judging (Holm over the page, a 5% practical thre
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -136,20 +136,12 @@ class Verdict:
 def with_system(frame: pd.DataFrame) -> pd.DataFrame:
     """Add the `system` column (the framework, or keras-<backend> for Keras) and the
     `mode_class` column (default, fastest or other: dlbench.modes)."""
-    systems = _per_distinct(frame, ("framework", "backend"), system_name)
-    classes = _per_distinct(frame, ("experiment", "framework", "mode"), mode_class)
-    return frame.assign(system=systems, mode_class=classes)
-
-
-def _per_distinct(frame: pd.DataFrame, columns: tuple[str, ...],
-                  function: Callable[..., str]) -> pd.Series:
-    """function(*row) for every row of `columns`, called once per distinct row (a release's
-    100k observation rows hold a few dozen)."""
-    keys = frame[columns[0]].astype(str)
-    for column in columns[1:]:
-        keys = keys + "\0" + frame[column].astype(str)
-    values = {key: function(*key.split("\0")) for key in keys.unique()}
-    return keys.map(values).astype("object")
+    systems = [system_name(f, b)
+               for f, b in zip(frame["framework"], frame["backend"], strict=True)]
+    classes = [mode_class(str(e), str(f), str(m)) for e, f, m in
+               zip(frame["experiment"], frame["framework"], frame["mode"], strict=True)]
+    return frame.assign(system=pd.Series(systems, index=frame.index, dtype="object"),
+                        mode_class=pd.Series(classes, index=frame.index, dtype="object"))
 
 
 def like_with_like(rows: pd.DataFrame, group_by: tuple[str, ...]) -> pd.DataFrame:

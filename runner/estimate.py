@@ -61,7 +61,7 @@ class Estimate:
     seconds: float
     processes: int
     from_history: int
-    workers: int = 0  # worker processes that measure them (fewer when cells share one)
+    workers: int  # worker processes that measure them (fewer when cells share one)
 
     def sentence(self) -> str:
         minutes = self.seconds / 60
@@ -69,7 +69,7 @@ class Estimate:
                   f"from per-framework defaults" if self.from_history
                   else "from per-framework defaults measured on 2 cores")
         shared = (f" in {self.workers} worker processes (cells of one framework share one)"
-                  if 0 < self.workers < self.processes else "")
+                  if self.workers < self.processes else "")
         return (f"expected duration: about {minutes:.0f} min for {self.processes} "
                 f"processes{shared} ({source})")
 

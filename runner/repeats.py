@@ -4,14 +4,15 @@ one per suite). Inside a process there is one repeat; its timed samples are sub-
 
 Processes per cell: quick 1 (a preview that fits 8 minutes on 2 cores: no interval, not to
 cite, and cells of one framework share a worker process: runner.sharing), standard 3, full 5;
-`--repeats N` sets N for every cell. Parity is measured by one process whatever the suite: whether two frameworks compute the same function does not vary between processes.
+`--repeats N` sets N for every cell. Parity is measured by one process whatever the suite:
+whether two frameworks compute the same function does not vary between processes.
 A run is citable when its suite is standard or full and every cell has at least that
 suite's number of processes; run.json records the policy and whether the run is citable.
 """
 
 from __future__ import annotations
 
-from runner.sharing import SHARING_SUITES
+from runner.sharing import suite_shares
 
 #: Worker processes per cell for each suite.
 SUITE_PROCESSES: dict[str, int] = {"quick": 1, "standard": 3, "full": 5}
@@ -35,7 +36,7 @@ def policy_record(suite: str, override: int | None = None) -> dict:
     processes = override or SUITE_PROCESSES[suite]
     citable = suite in CITABLE_SUITES and processes >= SUITE_PROCESSES[suite]
     return {"suite": suite, "processes_per_cell": processes, "override": override is not None,
-            "shared_processes": suite in SHARING_SUITES and processes == 1,
+            "shared_processes": suite_shares(suite, processes),
             "suite_processes": SUITE_PROCESSES[suite],
             "single_process_experiments": SINGLE_PROCESS_EXPERIMENTS,
             "citable": citable, "preview": not citable}

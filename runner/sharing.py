@@ -30,9 +30,14 @@ OWN_PROCESS_EXPERIMENTS: dict[str, str] = {
 }
 
 
-def may_share(spec: CellSpec) -> bool:
+def suite_shares(suite: str, processes_per_cell: int) -> bool:
+    """Whether cells measured by `processes_per_cell` processes in `suite` may share one."""
+    return suite in SHARING_SUITES and processes_per_cell == 1
+
+
+def may_share(spec: CellSpec, suite: str) -> bool:
     """True when `spec` may share its worker process with other cells of its framework."""
-    return (spec.repeats == 1 and spec.experiment not in OWN_PROCESS_EXPERIMENTS
+    return (suite_shares(suite, spec.repeats) and spec.experiment not in OWN_PROCESS_EXPERIMENTS
             and mode_class(spec.experiment, spec.framework, spec.mode) != FASTEST)
 
 
@@ -45,12 +50,10 @@ def worker_batches(order: list[CellSpec], suite: str) -> list[list[CellSpec]]:
     """The processes of `order` grouped into worker processes: in a sharing suite, every
     shareable cell joins the batch of its framework (placed where its first cell was in the
     order); everything else, and every cell of other suites, runs alone."""
-    if suite not in SHARING_SUITES:
-        return [[spec] for spec in order]
     batches: list[list[CellSpec]] = []
     shared: dict[tuple, list[CellSpec]] = {}
     for spec in order:
-        if not may_share(spec):
+        if not may_share(spec, suite):
             batches.append([spec])
         elif share_key(spec) in shared:
             shared[share_key(spec)].append(spec)
