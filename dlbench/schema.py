@@ -73,6 +73,17 @@ def system_name(framework: str, backend: str) -> str:
     return f"keras-{backend}" if framework == "keras" else str(framework)
 
 
+#: How a person reads each system's name.
+SYSTEM_LABELS = {"pytorch": "PyTorch", "tensorflow": "TensorFlow",
+                 "keras-tensorflow": "Keras on TensorFlow", "keras-torch": "Keras on torch",
+                 "keras-jax": "Keras on JAX"}
+
+
+def system_label(name: str) -> str:
+    """A system (or any contender: a precision, a mode) as a person reads it."""
+    return SYSTEM_LABELS.get(name, name)
+
+
 class CellStatus(enum.Enum):
     """How a cell ended."""
 

@@ -16,6 +16,7 @@ import jinja2
 import pandas as pd
 import yaml
 
+from dlbench.calibration import POWER_RATIOS
 from dlbench.metrics import METRICS
 from dlbench.releases import ERRATA
 from dlbench.tables import write_table
@@ -32,16 +33,21 @@ from report.home_page import (
     experiment_links,
     load_questions,
     question_blocks,
-    source_verdicts,
+    busy_left_out,
+    result_ids,
+    source_judgement,
     summary_block,
     tally,
+    threshold_words,
 )
 from report.info_pages import TABLES, column_rows, environment_runs, manifest_blocks
 from report.mkdocs_errata import BANNER_FILE
 from report.mkdocs_nav import NAV_FILE
 from report.render import ChartBlock, environment, render
 from report.site_cache import BuildReport, SiteCache, site_key, write_tree
-from report.source import Source
+from report.source import Source, source_designs
+from report.verdict_data import (calibration_rows, control_rows, controls_summary, page_risk,
+                                 verdict_files, verdicts_frame)
 from report.summary import summarize
 
 VEGA_BUNDLE = "assets/javascripts/vega-bundle.js"
@@ -154,11 +160,6 @@ def errata_files(source: Source, env: jinja2.Environment, cite: Citation) -> dic
     }
 
 
-def _family_size(found: list) -> int:
-    """How many distinct pairs the home page judged together."""
-    return max((p.judgement.family_size for v in found for p in v.pairings), default=0)
-
-
 def legacy_protocol_runs(source: Source) -> list[str]:
     """Runs measured before repeats were independent processes (no process policy recorded)."""
     return [run.run_id for run in source.runs if "processes_policy" not in run.info]
@@ -185,18 +186,26 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
         experiment_pages |= page
         charts |= page_charts
     experiment_svgs = BackgroundCharts(charts, cache)
-    found = source_verdicts(source)
+    judged = source_judgement(source)
+    found, designs = judged.answers, source_designs(source)
     summary_chart = summary_block(found)
     claims, claim_charts = claim_blocks(source, summary)
     pages = {
         "index.md": render(env, "index.md.j2", questions=question_blocks(source, summary, found),
                            experiments=experiment_links(summary, questions),
-                           summary_chart=summary_chart, family_size=_family_size(found),
-                           tally=tally(found), changes=changed_answers(source.name, found),
+                           summary_chart=summary_chart, tally=tally(found),
+                           thresholds=threshold_words(found), risk=page_risk(found, designs),
+                           controls=controls_summary(judged.controls),
+                           busy_left_out=busy_left_out(source),
+                           multiple_machines=len(source.runs) > 1,
+                           changes=changed_answers(source.name, found),
                            rules_changed=rules_changed(source.name), **common),
         "environment.md": render(env, "environment.md.j2", runs=environment_runs(source),
                                  **common),
         "methodology.md": render(env, "methodology.md.j2", manifests=manifest_blocks(source),
+                                 calibration=calibration_rows(found, designs),
+                                 power_ratios=POWER_RATIOS,
+                                 control_rows=control_rows(judged.controls),
                                  legacy_runs=legacy_protocol_runs(source), **common),
         "downloads.md": render(env, "downloads.md.j2", metrics=list(METRICS.values()),
                                columns=column_rows(), tables=[
@@ -217,6 +226,7 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
     files |= chart_svgs(late_charts, cache)
     files |= experiment_svgs.result()
     files |= _tables(source, summary)
+    files |= verdict_files(verdicts_frame(found, judged.controls, result_ids(summary)))
     if not source.draft:
         files["downloads/CITATION.cff"] = cite.cff().encode()
     assets = templates_dir / "assets"

@@ -7,17 +7,19 @@ import math
 
 import pandas as pd
 
-from dlbench.judging import Regime
+from dlbench.judging import PRACTICAL_THRESHOLD, Decision, Regime
 from dlbench.metrics import Direction, is_timing_unit, reader_label
 from dlbench.modes import comparison_words, group_words
 from dlbench.questions import QUESTIONS as EXPERIMENT_QUESTIONS
+from dlbench.schema import system_label
+from dlbench.verdict_engine import busy_processes
 from report.charts import summary_chart
 from report.experiment_page import experiment_title, result_anchor
 from report.first_published import first_published
 from report.render import ChartBlock, chart_block
-from report.source import Source
+from report.source import Source, source_designs, source_processes
 from report.summary import format_number, machine_label
-from report.verdicts import QUESTIONS, Verdict, VerdictOutcome, verdicts
+from report.verdicts import QUESTIONS, Pairing, Verdict, VerdictOutcome, Verdicts, judge_page
 
 
 def load_questions() -> dict[str, dict]:
@@ -25,10 +27,17 @@ def load_questions() -> dict[str, dict]:
     return {name: {"question": question} for name, question in EXPERIMENT_QUESTIONS.items()}
 
 
+def source_judgement(source: Source) -> Verdicts:
+    """The home page's verdicts of a release and its A/A controls, each run judged at the
+    looks of its own design."""
+    return judge_page(source.observations, source.cells,
+                      environments={run.run_id: run.environment for run in source.runs},
+                      processes=source_processes(source), designs=source_designs(source))
+
+
 def source_verdicts(source: Source) -> list[Verdict]:
-    """The home page's verdicts of a release, judged as one family."""
-    return verdicts(source.observations, source.cells,
-                    environments={run.run_id: run.environment for run in source.runs})
+    """The home page's verdicts of a release."""
+    return source_judgement(source).answers
 
 
 def _evidence(verdict: Verdict, experiment: str, ids: dict[tuple, str]) -> str:
@@ -61,15 +70,44 @@ def _percent(fraction: float) -> str:
     return f"{fraction:.1%}" if fraction < 0.01 else f"{fraction:.0%}"
 
 
+def _times(value: float) -> str:
+    """A ratio as a reader reads it: 2.3x, 1.07x, 153x."""
+    return "n/a" if math.isnan(value) else f"{format_number(value)}x"
+
+
+def _processes(pairing: Pairing) -> str:
+    """'3 processes each', or '3 and 6 processes' when the sides differ."""
+    n_a, n_b = pairing.judgement.test.n_a, pairing.judgement.test.n_b
+    return f"{n_a} processes each" if n_a == n_b else f"{n_a} and {n_b} processes"
+
+
+def _pair_words(pairing: Pairing) -> dict:
+    """One pairing's ratio, adjusted interval, coverage and processes, in words."""
+    low, high = pairing.advantage_interval()
+    return {"other": system_label(pairing.other), "ratio": _times(pairing.advantage),
+            "low": _times(low), "high": _times(high),
+            "confidence": f"{pairing.judgement.confidence:.1%}".replace(".0%", "%"),
+            "processes": _processes(pairing), "look": pairing.judgement.look}
+
+
 def _answer(verdict: Verdict) -> dict:
-    """What the template needs to say the verdict in one sentence."""
+    """What the template needs to say the verdict in one sentence: the closest pairing
+    decides a winner; the first undecided one is why an answer is inconclusive."""
     closest = min(verdict.pairings, key=lambda p: p.advantage, default=None)
+    undecided = next((p for p in verdict.pairings
+                      if p.judgement.decision in (Decision.UNDECIDED, Decision.INCONCLUSIVE)),
+                     None)
+    shown = undecided if verdict.outcome is VerdictOutcome.INCONCLUSIVE else closest
     return {
-        "outcome": verdict.outcome.value, "winner": verdict.winner or "",
-        "leaders": ", ".join(verdict.leaders), "better": _better_word(verdict),
-        "advantage": format_number(closest.advantage) if closest else "",
-        "closest": closest.other if closest else "",
-        "p": f"{closest.judgement.p_adjusted:.2g}" if closest else "",
+        "outcome": verdict.outcome.value, "winner": system_label(verdict.winner or ""),
+        "best": system_label(verdict.standings[0].contender) if verdict.standings else "",
+        "leaders": ", ".join(system_label(c) for c in verdict.leaders),
+        "better": _better_word(verdict),
+        "pair": _pair_words(shown) if shown else None,
+        "others": len(verdict.pairings) - 1,
+        "untestable": bool(shown and shown.judgement.test.note),
+        "threshold": f"{verdict.threshold:.0%}",
+        "needed": verdict.needed,
         "reason": verdict.reason, "regime": verdict.regime.value,
         "overhead": verdict.regime is Regime.OVERHEAD_BOUND,
         "peak_pct": _percent(verdict.peak_fraction),
@@ -85,12 +123,33 @@ def _row(verdict: Verdict, source: Source, experiment: str, ids: dict[tuple, str
     }
 
 
+def result_ids(summary: pd.DataFrame) -> dict[tuple, str]:
+    """(run, cell, metric) -> the result ID a page links to."""
+    return {(r, c, m): i for r, c, m, i in zip(summary["run_id"], summary["cell_id"],
+                                              summary["metric"], summary["result_id"],
+                                              strict=True)}
+
+
+def threshold_words(found: list[Verdict]) -> str:
+    """The practical thresholds the page's families used, e.g. '5%, 7.2% where the A/A
+    noise floor was larger'."""
+    used = sorted({round(v.threshold, 3) for v in found if v.pairings})
+    if not used:
+        return "5%"
+    larger = [f"{t:.1%}" for t in used if t > PRACTICAL_THRESHOLD + 1e-9]
+    return "5%" + (f"; {', '.join(larger)} where the A/A noise floor was larger"
+                   if larger else "")
+
+
+def busy_left_out(source: Source) -> int:
+    """How many processes stayed flagged busy and are left out of the answers."""
+    return len(busy_processes(source_processes(source)))
+
+
 def question_blocks(source: Source, summary: pd.DataFrame,
                     found: list[Verdict] | None = None) -> list[dict]:
     """One block per question that has data in the release, one row per verdict."""
-    ids = {(r, c, m): i for r, c, m, i in zip(summary["run_id"], summary["cell_id"],
-                                             summary["metric"], summary["result_id"],
-                                             strict=True)}
+    ids = result_ids(summary)
     found = source_verdicts(source) if found is None else found
     blocks = []
     for question in QUESTIONS:

@@ -77,3 +77,20 @@ def load_draft(results_dir: Path, ids: list[str]) -> Source:
     date = str(runs[-1].info.get("started_at", ""))[:10]
     return Source("draft", "Draft (unreleased)", date, True, tuple(runs), cells, observations,
                   result_ids)
+
+
+def source_processes(source: Source) -> pd.DataFrame | None:
+    """The processes tables of a source's runs (None when no run has one: older runs)."""
+    from dlbench.tables import read_table
+
+    frames = [read_table(run.root / "processes.parquet", "processes") for run in source.runs
+              if (run.root / "processes.parquet").is_file()]
+    return pd.concat(frames, ignore_index=True) if frames else None
+
+
+def source_designs(source: Source) -> dict:
+    """Each run's verdict design (dlbench/sequential.py), by run ID."""
+    from dlbench.sequential import design_from_policy
+
+    return {run.run_id: design_from_policy(run.info.get("processes_policy"))
+            for run in source.runs}

@@ -1,33 +1,44 @@
-"""Home-page verdicts: for each question (report/questions.yaml) and device, who is best.
+"""Home-page verdicts: for each question (dlbench/verdict_questions.yaml) and device, who is
+best, as frozen records; the templates write the words.
 
-Pure functions: a release's tables in, frozen records out; the templates write the words.
-Every pair is judged by dlbench.judging (Holm over the page, a 5% practical threshold).
-
-- Only per-repeat values (rows without a step) of cells with status ok are used.
-- One verdict per question, run (machine), device and group (workload, batch size, ...).
-- Like with like: frameworks are compared within a mode class (dlbench.modes), default mode
-  with default mode and fastest with fastest, each comparison labelled with its class; a
-  mode of neither class is not compared across frameworks.
-- A contender with several cells in a group is represented by its best cell.
-- The best contender is compared with every other one; it wins only when it beats each.
+The families, the looks and the rule are dlbench's (verdict_engine, decisions, sequential);
+this module adds what a page needs around them: what the device cannot show
+(report/conditions.py), the regime, and the outcome of each answer.
 """
 
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
-import numpy as np
 import pandas as pd
-import yaml
 
-from dlbench.judging import Decision, Family, Judgement, Regime, judge_together
+from dlbench.decisions import processes_needed
+from dlbench.judging import Decision, Regime
 from dlbench.metrics import METRICS, Direction
-from dlbench.modes import OTHER, mode_class
-from dlbench.schema import system_name
-from dlbench.stats import Summary, summarize
+from dlbench.schema import system_label
+from dlbench.sequential import Design, design_from_policy
+from dlbench.verdict_engine import (
+    QUESTIONS,
+    Control,
+    Pairing,
+    Question,
+    Standing,
+    cell_values,
+    groups,
+    judge_controls,
+    judge_group,
+    like_with_like,
+    metric_direction,
+    noise_floors,
+    repeat_rows,
+    select,
+    standings,
+    threshold_for,
+    with_system,
+)
 from report.conditions import (
     Need,
     cell_fractions,
@@ -37,38 +48,9 @@ from report.conditions import (
     working_memory_reason,
 )
 
-QUESTIONS_FILE = Path(__file__).with_name("questions.yaml")
-
-
-@dataclass(frozen=True)
-class Question:
-    """One home-page question: which contender is best for a metric of an experiment."""
-
-    key: str
-    title: str
-    experiment: str
-    metric: str
-    contest: str = "system"  # the column whose values compete: system, precision, mode
-    group_by: tuple[str, ...] = ("workload", "batch_size", "mode_class")
-    where: tuple[tuple[str, tuple[str, ...]], ...] = ()  # column -> allowed values
-    needs: tuple[Need, ...] = ()
-    stand_in: str = ""  # rows of this metric show the question was asked, not decidable
-
-
-def load_questions(path: Path = QUESTIONS_FILE) -> tuple[Question, ...]:
-    """The home page's questions, in page order."""
-    questions = []
-    for raw in yaml.safe_load(path.read_text())["questions"]:
-        raw = dict(raw)
-        raw["where"] = tuple((str(k), tuple(str(v) for v in vs))
-                             for k, vs in sorted((raw.get("where") or {}).items()))
-        raw["group_by"] = tuple(raw.get("group_by") or Question.group_by)
-        raw["needs"] = tuple(Need(n) for n in raw.get("needs") or ())
-        questions.append(Question(**raw))
-    return tuple(questions)
-
-
-QUESTIONS: tuple[Question, ...] = load_questions()
+__all__ = ["QUESTIONS", "Pairing", "Question", "Standing", "Verdict", "VerdictOutcome",
+           "Verdicts", "answer", "cell_values", "like_with_like", "repeat_rows", "standings",
+           "verdicts", "with_system"]
 
 
 class VerdictOutcome(enum.Enum):
@@ -79,31 +61,6 @@ class VerdictOutcome(enum.Enum):
     INCONCLUSIVE = "inconclusive"
     NOT_MEASURABLE = "not measurable here"
     INSUFFICIENT_DATA = "insufficient data"
-
-
-@dataclass(frozen=True)
-class Standing:
-    """One contender's best cell in a group and the summary of its repeats."""
-
-    contender: str
-    cell_id: str
-    summary: Summary
-
-
-@dataclass(frozen=True)
-class Pairing:
-    """The best contender judged against one other."""
-
-    other: str
-    judgement: Judgement
-
-    @property
-    def advantage(self) -> float:
-        """How many times better the best is than the other (>= 1 when it leads)."""
-        ratio = self.judgement.ratio
-        if self.judgement.comparison.direction is Direction.LOWER:
-            return 1 / ratio if ratio else float("nan")
-        return ratio
 
 
 @dataclass(frozen=True)
@@ -126,67 +83,32 @@ class Verdict:
     regime: Regime
     peak_fraction: float  # achieved fraction of the measured peak (nan if not recorded)
     reason: str = ""  # why there is no winner, when it is known
+    threshold: float = 0.05  # the family's practical threshold (>= the A/A noise floor)
+    derived_from: str = ""  # the question whose test this verdict repeats
+    needed: int | None = None  # processes per cell that would decide it, when inconclusive
 
     @property
     def evidence(self) -> tuple[str, ...]:
         """The cell IDs this verdict rests on."""
         return tuple(standing.cell_id for standing in self.standings)
 
-
-def with_system(frame: pd.DataFrame) -> pd.DataFrame:
-    """Add the `system` column (the framework, or keras-<backend> for Keras) and the
-    `mode_class` column (default, fastest or other: dlbench.modes)."""
-    systems = [system_name(f, b)
-               for f, b in zip(frame["framework"], frame["backend"], strict=True)]
-    classes = [mode_class(str(e), str(f), str(m)) for e, f, m in
-               zip(frame["experiment"], frame["framework"], frame["mode"], strict=True)]
-    return frame.assign(system=pd.Series(systems, index=frame.index, dtype="object"),
-                        mode_class=pd.Series(classes, index=frame.index, dtype="object"))
+    @property
+    def tested(self) -> bool:
+        """Whether this verdict is a test of its own (not a derived metric's repeat)."""
+        return bool(self.pairings) and not self.derived_from
 
 
-def like_with_like(rows: pd.DataFrame, group_by: tuple[str, ...]) -> pd.DataFrame:
-    """Rows that may be compared across frameworks: when comparisons are grouped by mode
-    class, a mode that is neither a default nor a fastest one is left out."""
-    return rows[rows["mode_class"] != OTHER] if "mode_class" in group_by else rows
+@dataclass(frozen=True)
+class Verdicts:
+    """Every verdict of a page, and the A/A controls judged beside them."""
 
-
-def repeat_rows(observations: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
-    """Per-repeat values of cells that finished ok, with a `system` column."""
-    ok = cells.loc[cells["status"] == "ok", ["run_id", "cell_id"]]
-    rows = observations[observations["step"].isna() & observations["value"].notna()]
-    rows = rows.merge(ok, on=["run_id", "cell_id"], how="inner")
-    return with_system(rows)
-
-
-def standings(rows: pd.DataFrame, contest: str, direction: Direction) -> list[Standing]:
-    """Each contender's best cell in `rows`, best contender first."""
-    sign = -1.0 if direction is Direction.HIGHER else 1.0
-    best: dict[str, Standing] = {}
-    for (contender, cell_id), cell_rows in rows.groupby([contest, "cell_id"], sort=True):
-        standing = Standing(str(contender), str(cell_id), summarize(cell_rows["value"]))
-        current = best.get(standing.contender)
-        if current is None or sign * standing.summary.median < sign * current.summary.median:
-            best[standing.contender] = standing
-    return sorted(best.values(), key=lambda s: (sign * s.summary.median, s.contender))
-
-
-def cell_values(rows: pd.DataFrame) -> dict[str, np.ndarray]:
-    """The repeat values of each cell in `rows`."""
-    return {str(cell): group["value"].to_numpy() for cell, group in rows.groupby("cell_id")}
-
-
-def judge_lead(family: Family, key: tuple, ranked: list[Standing], values: dict[str, np.ndarray],
-               direction: Direction) -> tuple[Pairing, ...]:
-    """The best standing judged against every other one (one shared family of pairs)."""
-    best = ranked[0]
-    return tuple(Pairing(other.contender, family.judge(
-        (*key, best.cell_id, other.cell_id), values[best.cell_id], values[other.cell_id],
-        direction)) for other in ranked[1:])
+    answers: list[Verdict]
+    controls: list[Control]
 
 
 def lead_outcome(best: str, pairings: tuple[Pairing, ...]) -> tuple[VerdictOutcome, str]:
     """Winner when the best beats every other; inconclusive when a pair cannot decide
-    (undecided at this many processes, or identical repeats); else no meaningful difference."""
+    (undecided at this many processes, or untestable); else no meaningful difference."""
     decisions = [p.judgement.decision for p in pairings]
     if all(d is Decision.A_BETTER for d in decisions):
         return VerdictOutcome.WINNER, ""
@@ -194,24 +116,20 @@ def lead_outcome(best: str, pairings: tuple[Pairing, ...]) -> tuple[VerdictOutco
               if p.judgement.decision in (Decision.INCONCLUSIVE, Decision.UNDECIDED)]
     if unsure:
         pair = unsure[0]
-        return VerdictOutcome.INCONCLUSIVE, f"{best} against {pair.other}: {pair.judgement.reason}"
+        return VerdictOutcome.INCONCLUSIVE, (f"{system_label(best)} against "
+                                             f"{system_label(pair.other)}: "
+                                             f"{pair.judgement.reason}")
     tied = [p for p in pairings if p.judgement.decision is not Decision.A_BETTER]
-    return VerdictOutcome.NO_MEANINGFUL_DIFFERENCE, tied[0].judgement.reason
-
-
-def _select(rows: pd.DataFrame, question: Question) -> pd.DataFrame:
-    metrics = {question.metric, question.stand_in} - {""}
-    rows = rows[(rows["experiment"] == question.experiment) & rows["metric"].isin(metrics)]
-    for column, allowed in question.where:
-        rows = rows[rows[column].astype(str).isin(allowed)]
-    return like_with_like(rows, question.group_by)
+    return VerdictOutcome.NO_MEANINGFUL_DIFFERENCE, (f"{system_label(best)} against "
+                                                     f"{system_label(tied[0].other)}: "
+                                                     f"{tied[0].judgement.reason}")
 
 
 def unmeasurable(question: Question, rows: pd.DataFrame, device: str,
                  environment: Mapping) -> tuple[pd.DataFrame, str]:
     """The rows the device can decide, and the reason for the rest (empty when none)."""
     reasons = []
-    for need in question.needs:
+    for need in (Need(n) for n in question.needs):
         whole = (two_devices_reason(device, environment) if need is Need.TWO_DEVICES else
                  working_memory_reason(set(rows["metric"])) if need is Need.WORKING_MEMORY
                  else None)
@@ -226,66 +144,102 @@ def unmeasurable(question: Question, rows: pd.DataFrame, device: str,
     return rows[rows["metric"] == question.metric], "; ".join(r for r in reasons if r)
 
 
-def _decide(family: Family, question: Question, key: tuple, rows: pd.DataFrame,
-            environment: Mapping, fractions: Mapping) -> Verdict:
+def _needed(pairings: tuple[Pairing, ...]) -> int | None:
+    """Processes per cell that would decide every undecided pair, at the observed spread."""
+    counts = [processes_needed(p.judgement.test, p.judgement.threshold, p.judgement.alpha)
+              for p in pairings if p.judgement.decision is Decision.UNDECIDED]
+    if not counts:
+        return None
+    return None if None in counts else max(c for c in counts if c is not None)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every group of a page is judged with."""
+
+    environments: Mapping[str, Mapping]
+    designs: Mapping[str, Design]
+    fractions: Mapping
+    floors: Mapping[tuple[str, str, str], float]
+
+
+def _decide(question: Question, key: tuple, rows: pd.DataFrame, context: Context) -> Verdict:
     metric = METRICS.get(question.metric)
-    direction = metric.direction if metric else Direction.LOWER
+    direction = metric_direction(question.metric)
     run_id, device, *values = (str(v) for v in key)
     base = dict(question=question.key, title=question.title, metric=question.metric,
                 unit=metric.unit if metric else "", direction=direction, run_id=run_id,
-                device=device, group=tuple(zip(question.group_by, values, strict=True)))
-    rows, reason = unmeasurable(question, rows, device, environment)
-    ranked = standings(rows, question.contest, direction) if len(rows) else []
-    regime, fraction = regime_of_cells(fractions, [(run_id, s.cell_id) for s in ranked])
+                device=device, group=tuple(zip(question.group_by, values, strict=True)),
+                derived_from=question.derived_from)
+    rows, reason = unmeasurable(question, rows, device, context.environments.get(run_id) or {})
+    threshold = threshold_for(context.floors, run_id, question.experiment, question.metric)
+    design = context.designs.get(run_id) or design_from_policy(None)
+    ranked, pairings = judge_group(rows, question.contest, question.metric, design, threshold)
+    regime, fraction = regime_of_cells(context.fractions, [(run_id, s.cell_id) for s in ranked])
+    needed = None
     if reason and len(ranked) < 2:
-        outcome, pairings = VerdictOutcome.NOT_MEASURABLE, ()
+        outcome = VerdictOutcome.NOT_MEASURABLE
     elif len(ranked) < 2:
-        outcome, pairings = VerdictOutcome.INSUFFICIENT_DATA, ()
+        outcome = VerdictOutcome.INSUFFICIENT_DATA
         reason = "only " + ", ".join(s.contender for s in ranked) + " measured"
     else:
-        pairings = judge_lead(family, (question.key, run_id, question.metric), ranked,
-                              cell_values(rows), direction)
         outcome, why = lead_outcome(ranked[0].contender, pairings)
         reason = "; ".join(r for r in (why, reason) if r)
+        needed = _needed(pairings) if outcome is VerdictOutcome.INCONCLUSIVE else None
     beaten = {p.other for p in pairings if p.judgement.decision is Decision.A_BETTER}
     leaders = tuple(s.contender for s in ranked if s.contender not in beaten)
     return Verdict(**base, outcome=outcome, leaders=leaders,
                    winner=ranked[0].contender if outcome is VerdictOutcome.WINNER else None,
                    standings=tuple(ranked), pairings=pairings, regime=regime,
-                   peak_fraction=fraction, reason=reason)
+                   peak_fraction=fraction, reason=reason, threshold=threshold, needed=needed)
 
 
-Prepared = tuple[pd.DataFrame, Mapping]  # repeat_rows and cell_fractions of a release
+def _context(observations: pd.DataFrame, cells: pd.DataFrame, rows: pd.DataFrame,
+             environments: Mapping[str, Mapping], designs: Mapping[str, Design],
+             questions: tuple[Question, ...]) -> tuple[Context, list[Control]]:
+    controls = [c for run_id, design in (designs.items() or [("", design_from_policy(None))])
+                for c in judge_controls(rows[rows["run_id"].astype(str) == run_id]
+                                        if run_id else rows, cells, design, questions)]
+    context = Context(environments, designs, cell_fractions(observations, cells, environments),
+                      noise_floors(controls))
+    return context, controls
 
 
-def prepare(observations: pd.DataFrame, cells: pd.DataFrame,
-            environments: Mapping[str, Mapping]) -> Prepared:
-    """What every question reads from a release's tables, computed once for all of them."""
-    return repeat_rows(observations, cells), cell_fractions(observations, cells, environments)
-
-
-def answer(question: Question, observations: pd.DataFrame, cells: pd.DataFrame,
-           environments: Mapping[str, Mapping] | None = None,
-           family: Family | None = None, prepared: Prepared | None = None) -> list[Verdict]:
-    """The verdicts of one question: one per run, device and group that has data."""
+def judge_page(observations: pd.DataFrame, cells: pd.DataFrame,
+               questions: tuple[Question, ...] = QUESTIONS,
+               environments: Mapping[str, Mapping] | None = None,
+               processes: pd.DataFrame | None = None,
+               designs: Mapping[str, Design] | None = None) -> Verdicts:
+    """Every question's verdicts, in question order, and the page's A/A controls. Each run is
+    judged at the looks of its own design (`designs`, by run ID; one look otherwise)."""
     environments = environments or {}
-    every_row, fractions = prepared or prepare(observations, cells, environments)
-    rows = _select(every_row, question)
-    keys = ["run_id", "device", *question.group_by]
-
-    def evaluate(judging: Family) -> list[Verdict]:
-        return [_decide(judging, question, key, group, environments.get(str(key[0])) or {},
-                        fractions)
-                for key, group in rows.groupby(keys, sort=True, dropna=False)]
-
-    return evaluate(family) if family is not None else judge_together(evaluate)
+    rows = repeat_rows(observations, cells, processes)
+    if designs is None:
+        designs = {str(r): design_from_policy(None) for r in set(rows["run_id"].astype(str))}
+    context, controls = _context(observations, cells, rows, environments, designs, questions)
+    answers = [_decide(question, key, group, context) for question in questions
+               for key, group in groups(select(rows, question,
+                                               {question.metric, question.stand_in} - {""}),
+                                        question)]
+    return Verdicts(answers, controls)
 
 
 def verdicts(observations: pd.DataFrame, cells: pd.DataFrame,
              questions: tuple[Question, ...] = QUESTIONS,
-             environments: Mapping[str, Mapping] | None = None) -> list[Verdict]:
-    """Every question's verdicts, in question order, judged as one family (the page)."""
-    prepared = prepare(observations, cells, environments or {})
-    return judge_together(lambda family: [
-        v for question in questions
-        for v in answer(question, observations, cells, environments, family, prepared)])
+             environments: Mapping[str, Mapping] | None = None,
+             processes: pd.DataFrame | None = None,
+             designs: Mapping[str, Design] | None = None) -> list[Verdict]:
+    """Every question's verdicts, in question order."""
+    return judge_page(observations, cells, questions, environments, processes, designs).answers
+
+
+def answer(question: Question, observations: pd.DataFrame, cells: pd.DataFrame,
+           environments: Mapping[str, Mapping] | None = None) -> list[Verdict]:
+    """The verdicts of one question: one per run, device and group that has data."""
+    return verdicts(observations, cells, (question,), environments)
+
+
+def expected_false_winners(found: list[Verdict], rate: float) -> float:
+    """The page's expected number of false winners: per-verdict rate x tested verdicts."""
+    return rate * sum(v.tested for v in found)
+

@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass, field, replace
 
 from runner import frameworks
+from runner.controls import with_controls
 from runner.experiments import SUITES, PlanRequest, experiment_names, get_experiment
 from runner.repeats import process_count
 from runner.spec import CellSpec
@@ -85,7 +86,8 @@ def resolve_device(device: str) -> str:
 
 def plan_cells(request: RunRequest, device: str) -> list[CellSpec]:
     """Every cell of the requested experiments, in suite order, with the number of processes
-    the harness's repeat policy gives it (a plan: every step's cells, each once)."""
+    the harness's repeat policy gives it and each experiment's A/A control (a device plan:
+    every step's cells, each once, and no controls)."""
     validate(request)
     if request.plan:
         unique: dict[str, CellSpec] = {}
@@ -108,5 +110,6 @@ def plan_cells(request: RunRequest, device: str) -> list[CellSpec]:
     for name in experiment_names():
         if name in names:
             cells.extend(get_experiment(name).plan(plan_request))
+    cells = with_controls(cells, process_count(request.suite, "training", request.repeats))
     return [replace(cell, repeats=process_count(request.suite, cell.experiment,
                                                 request.repeats)) for cell in cells]

@@ -26,7 +26,9 @@ from runner.lock import MachineLockedError, measurement_lock
 from runner.measure import utc_timestamp
 from runner.plan import PlanError, RunRequest, plan_cells, resolve_device, validate
 from runner.remeasure import cells_to_remeasure
-from runner.repeats import policy_record
+from runner.looks import (cells_to_top_up, look_record, next_look, recorded_looks,
+                          with_recorded_looks)
+from runner.repeats import policy_record, run_design
 from runner.schedule import new_seed, process_label, process_order
 from runner.sharing import batch_label, worker_batches
 from runner.spec import CellSpec
@@ -193,33 +195,58 @@ def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[Cel
               progress: bool = True, busy_retries: int = DEFAULT_BUSY_RETRIES,
               seed: int | None = None, record_plan: bool = True) -> list[CellRecord]:
     """Measure every process of `cells` not yet recorded in `store`, in the run's interleaved
-    order; each is persisted as soon as it ends. Busy processes are measured again at the end."""
+    order; each is persisted as soon as it ends. Busy processes are measured again at the end
+    of each look; after a look, the cells of undecided pairs get the next look's processes."""
     info = start_info(store, request, device, cells, seed, record_plan)
     if not (store.root / "environment.json").exists():
         store.save_environment(capture_environment(PROJECT_ROOT))
-    order = process_order(cells, info["order_seed"])
-    done = store.finished_processes()
-    todo = [spec for spec in order if (spec.cell_id, spec.repeat_index) not in done]
-    batches = worker_batches(todo, request.suite)
-    history = recorded_process_seconds(store.root.parent.parent)
-    console.print(estimate(batches, history).sentence())
+    design = run_design(request.suite, request.repeats, bool(request.plan))
+    cells = with_recorded_looks(cells, info)
     started = time.perf_counter()
     try:
         with _progress(progress) as bar:
-            task = bar.add_task("starting", total=len(order), completed=len(order) - len(todo))
-            for batch in batches:
-                raise_if_stop_requested()
-                bar.update(task, description=batch_label(batch))
-                for record in _measure_processes(store, batch):
-                    persist(store, record)
-                    bar.advance(task)
-            _rerun_busy(store, {cell.cell_id for cell in cells}, busy_retries, bar,
-                        request.suite)
+            _measure_look(store, cells, info["order_seed"], bar, busy_retries, request.suite)
+            for look in range(next_look(info), len(design.looks) if record_plan else 0):
+                topped = cells_to_top_up(store, cells, design, look)
+                _record_look(store, look_record(look, design, topped, _now()))
+                if not topped:
+                    break
+                console.print(f"look {look + 1}: {len(topped)} cells of undecided pairs get "
+                              f"{design.looks[look]} processes each")
+                by_id = {cell.cell_id: cell for cell in topped}
+                cells = [by_id.get(cell.cell_id, cell) for cell in cells]
+                _measure_look(store, cells, info["order_seed"], bar, busy_retries,
+                              request.suite)
     except KeyboardInterrupt:
         mark_interrupted(store)
         raise
     mark_complete(store, started)
     return store.load_records()
+
+
+def _measure_look(store: RunStore, cells: list[CellSpec], order_seed: int, bar: Progress,
+                  busy_retries: int, suite: str) -> None:
+    """Every process of `cells` not yet recorded, in the run's order, then the busy re-runs."""
+    order = process_order(cells, order_seed)
+    done = store.finished_processes()
+    todo = [spec for spec in order if (spec.cell_id, spec.repeat_index) not in done]
+    batches = worker_batches(todo, suite)
+    history = recorded_process_seconds(store.root.parent.parent)
+    console.print(estimate(batches, history).sentence())
+    task = bar.add_task("starting", total=len(order), completed=len(order) - len(todo))
+    for batch in batches:
+        raise_if_stop_requested()
+        bar.update(task, description=batch_label(batch))
+        for record in _measure_processes(store, batch):
+            persist(store, record)
+            bar.advance(task)
+    _rerun_busy(store, {cell.cell_id for cell in cells}, busy_retries, bar, suite)
+
+
+def _record_look(store: RunStore, look: dict) -> None:
+    """Add a decided look to run.json."""
+    info = store.load_run_info()
+    store.save_run_info(info | {"looks": [*recorded_looks(info), look]})
 
 
 def mark_interrupted(store: RunStore) -> None:
@@ -338,7 +365,7 @@ def start_info(store: RunStore, request: RunRequest, device: str, cells: list[Ce
     info.setdefault("order_seed", new_seed() if seed is None else seed)
     info["status"] = "running"
     if record_plan:
-        policy = policy_record(request.suite, request.repeats)
+        policy = policy_record(request.suite, request.repeats, bool(request.plan))
         info |= {"planned_cells": [c.cell_id for c in cells], "processes_policy": policy,
                  "citable": policy["citable"],
                  "process_order": [process_label(s)

@@ -43,6 +43,9 @@ class CellSpec:
     timeout_s: float = 300.0
     data_dir: str = ""
     params: dict[str, Any] = field(default_factory=dict)
+    #: "aa" for an A/A control: the same configuration as the cell without it, measured as a
+    #: cell of its own (runner/controls.py); empty for every other cell.
+    control: str = ""
 
     @property
     def framework_id(self) -> FrameworkId:
@@ -56,6 +59,8 @@ class CellSpec:
             parts.append(f"w{self.workers}")
         if self.export_format:
             parts.append(self.export_format)
+        if self.control:
+            parts.append(self.control)
         return "-".join(parts)
 
     @property
