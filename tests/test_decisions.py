@@ -1,0 +1,163 @@
+"""The verdict rule (dlbench/decisions.py), the looks (dlbench/verdict_engine.py) and the
+calibration (dlbench/calibration.py): each outcome, and the error rate by simulation."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dlbench.calibration import false_winner_rate, power, simulate
+from dlbench.decisions import (decide_family, detectable_ratio, holm_levels, pair_test,
+                               processes_needed)
+from dlbench.judging import Decision
+from dlbench.metrics import Direction
+from dlbench.sequential import Design, design_from_policy, single_look, two_looks
+from dlbench.verdict_engine import Sample, decide_sequential
+
+
+def spread(centre: float, n: int, sd: float, seed: int) -> np.ndarray:
+    """n positive values around `centre` with a log spread of `sd`."""
+    return centre * np.exp(np.random.default_rng(seed).normal(0, sd, n))
+
+
+def decide_one(a, b, threshold=0.05, alpha=0.05, direction=Direction.LOWER):
+    return decide_family([pair_test(a, b)], direction, threshold, alpha)[0]
+
+
+def test_a_clear_gap_names_the_faster_side_with_an_interval_beyond_the_threshold():
+    decision = decide_one(spread(1.0, 6, 0.02, 1), spread(2.0, 6, 0.02, 2))
+    assert decision.decision is Decision.A_BETTER
+    assert decision.ci_high < 1 / 1.05  # A is at least 5% lower, with the whole interval
+    assert decide_one(spread(2.0, 6, 0.02, 1), spread(1.0, 6, 0.02, 2)).decision \
+        is Decision.B_BETTER
+
+
+def test_higher_is_better_names_the_higher_side():
+    decision = decide_one(spread(2.0, 6, 0.02, 1), spread(1.0, 6, 0.02, 2),
+                          direction=Direction.HIGHER)
+    assert decision.decision is Decision.A_BETTER
+
+
+def test_a_significant_gap_inside_the_threshold_is_not_a_winner():
+    # 3% apart with almost no spread: significant as a difference, not beyond 5%
+    decision = decide_one(spread(1.0, 6, 0.002, 1), spread(1.03, 6, 0.002, 2))
+    assert pair_test(spread(1.0, 6, 0.002, 1), spread(1.03, 6, 0.002, 2)).p_value < 1e-6
+    assert decision.decision is Decision.NO_MEANINGFUL_DIFFERENCE
+    assert 1 / 1.05 <= decision.ci_low and decision.ci_high <= 1.05
+
+
+def test_a_noisy_gap_is_undecided_and_says_how_many_processes_would_decide_it():
+    decision = decide_one(spread(1.0, 3, 0.3, 1), spread(1.4, 3, 0.3, 2))
+    assert decision.decision is Decision.UNDECIDED
+    assert "processes cannot tell" in decision.reason
+    needed = processes_needed(decision.test, 0.05, decision.alpha)
+    assert needed is not None and needed > 3
+
+
+def test_a_larger_threshold_turns_a_winner_into_undecided():
+    a, b = spread(1.0, 3, 0.03, 1), spread(1.15, 3, 0.03, 2)
+    assert decide_one(a, b, threshold=0.05).decision is Decision.A_BETTER
+    assert decide_one(a, b, threshold=0.30).decision is not Decision.A_BETTER
+
+
+@pytest.mark.parametrize("a, b, words", [
+    ([1.0], [2.0, 2.1], "1 process on a side"),
+    ([0.97] * 3, [0.95] * 3, "deterministic rerun"),
+    ([0.0, 0.1, 0.2], [1.0, 1.1, 1.2], "zero or negative"),
+])
+def test_untestable_pairs_are_inconclusive_with_the_reason(a, b, words):
+    decision = decide_one(a, b)
+    assert decision.decision is Decision.INCONCLUSIVE and words in decision.reason
+
+
+def test_holm_steps_down_and_stops_at_the_first_pair_it_keeps():
+    rejected, levels = holm_levels([0.001, 0.06, 0.02], 0.05)
+    assert rejected == [True, False, True]  # 0.001 < 0.05/3, 0.02 < 0.05/2, 0.06 >= 0.05
+    assert levels == [0.05 / 3, 0.05, 0.05 / 2]
+    rejected, levels = holm_levels([0.03, 0.001, 0.04], 0.05)
+    assert rejected == [False, True, False] and levels[0] == levels[2] == 0.05 / 2
+
+
+def test_a_winner_is_exactly_a_pair_whose_printed_interval_is_beyond_the_threshold():
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        tests = [pair_test(spread(1.0, 3, 0.1, rng.integers(1e9)),
+                           spread(rng.uniform(1, 2), 3, 0.1, rng.integers(1e9)))
+                 for _ in range(3)]
+        for decision in decide_family(tests, Direction.LOWER, 0.05, 0.05):
+            beyond = decision.ci_high < 1 / 1.05 or decision.ci_low > 1.05
+            assert (decision.decision in (Decision.A_BETTER, Decision.B_BETTER)) == beyond
+
+
+def samples(values: np.ndarray) -> Sample:
+    return Sample(np.arange(len(values)), np.asarray(values, float))
+
+
+def test_the_second_look_decides_a_pair_the_first_could_not():
+    design = two_looks(3, 6)
+    a, b = spread(1.0, 6, 0.1, 11), spread(1.4, 6, 0.1, 111)
+    at_first = decide_sequential([(samples(a[:3]), samples(b[:3]))], Direction.LOWER, 0.05,
+                                 design)[0]
+    both = decide_sequential([(samples(a), samples(b))], Direction.LOWER, 0.05, design)[0]
+    assert at_first.decision is Decision.UNDECIDED and at_first.look == 1
+    assert both.decision is Decision.A_BETTER and both.look == 2
+    assert both.alpha == 0.0294  # Pocock's level of the second look, one pair open
+
+
+def test_a_pair_decided_at_the_first_look_keeps_that_decision():
+    design = two_looks(3, 6)
+    a, b = spread(1.0, 6, 0.01, 3), spread(2.0, 6, 0.01, 4)
+    decision = decide_sequential([(samples(a), samples(b))], Direction.LOWER, 0.05, design)[0]
+    assert decision.decision is Decision.A_BETTER and decision.look == 1
+    assert decision.test.n_a == 3  # judged on the first look's processes only
+
+
+def test_designs_come_from_the_run_policy_and_older_runs_had_one_look():
+    assert design_from_policy(None) == single_look(1)
+    assert design_from_policy({"processes_per_cell": 3}) == Design((3,), (0.05,))
+    recorded = {"design": {"looks": [3, 6], "alphas": [0.0294, 0.0294]}}
+    assert design_from_policy(recorded) == two_looks(3, 6)
+    with pytest.raises(ValueError):
+        Design((6, 3), (0.03, 0.03))
+
+
+@pytest.mark.parametrize("design", [single_look(3), two_looks(3, 6), two_looks(5, 10)])
+@pytest.mark.parametrize("contenders", [2, 5])
+def test_false_winners_stay_under_five_percent_at_observed_spreads(design, contenders):
+    # 2027.01's process spreads ran from about 0.01 to 0.3 on the log scale
+    for sd in (0.02, 0.1, 0.3):
+        rate = false_winner_rate(np.full(contenders, sd), design, 0.05, replications=3000)
+        assert rate <= 0.05
+
+
+def test_power_grows_with_the_ratio_and_with_the_second_look():
+    sds = np.full(3, 0.1)
+    low, high = power(sds, 1.25, two_looks(3, 6), 0.05, 2000), power(sds, 2.0, two_looks(3, 6),
+                                                                     0.05, 2000)
+    assert low[1] > low[0] and high[1] >= high[0] and high[1] > low[1]
+    assert high[1] > 0.9
+
+
+def test_the_simulation_matches_the_engine_on_the_same_draws():
+    """The vectorised calibration applies the same rule as decide_sequential."""
+    rng = np.random.default_rng(5)
+    design, sds = two_looks(3, 6), np.array([0.1, 0.1])
+    named = 0
+    replications = 300
+    for _ in range(replications):
+        x = np.exp(rng.normal(np.log([1.0, 1.15])[:, None], sds[:, None], (2, 6)))
+        first = decide_sequential([(samples(x[0, :3]), samples(x[1, :3]))], Direction.LOWER,
+                                  0.05, design)[0]
+        counts = 6 if first.decision is Decision.UNDECIDED else 3
+        best, other = (0, 1) if np.median(x[0, :counts]) <= np.median(x[1, :counts]) else (1, 0)
+        final = decide_sequential([(samples(x[best, :counts]), samples(x[other, :counts]))],
+                                  Direction.LOWER, 0.05, design)[0]
+        named += final.decision is Decision.A_BETTER and best == 0
+    engine_rate = named / replications
+    simulated = simulate(sds, np.log([1.0, 1.15]), design, 0.05, 4000).true_winner_rate
+    assert abs(engine_rate - simulated) < 0.08
+
+
+def test_detectable_ratio_shrinks_with_more_processes():
+    three, ten = detectable_ratio(0.1, 3), detectable_ratio(0.1, 10)
+    assert 1 < ten < three and math.isnan(detectable_ratio(0.1, 1))
