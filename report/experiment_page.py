@@ -41,6 +41,8 @@ def _rows(rows: pd.DataFrame) -> list[dict]:
             "ci": f"{format_number(row.ci_low)}–{format_number(row.ci_high)}",
             "spread": f"{format_number(row.low)}–{format_number(row.high)}",
             "n": row.n, "cv": "n/a" if math.isnan(row.cv) else f"{row.cv:.1%}",
+            "detects": ("n/a" if math.isnan(row.detectable_ratio)
+                        else f"{format_number(row.detectable_ratio)}x"),
         })
     return out
 
@@ -49,7 +51,8 @@ def _rows(rows: pd.DataFrame) -> list[dict]:
 RESULT_COLUMNS = [("Machine", "machine", False), ("Workload", "workload", False),
                   ("Framework", "system", False), ("Variant", "variant", False),
                   ("Median", "median", True), ("95% CI", "ci", False),
-                  ("Min–max", "spread", False), ("Processes", "n", True), ("CV", "cv", True)]
+                  ("Min–max", "spread", False), ("Processes", "n", True), ("CV", "cv", True),
+                  ("Detects", "detects", True)]
 #: Columns that are left out when every row has the same value (said once above the table).
 CONSTANT_COLUMNS = ("machine", "variant")
 UNIT_COLUMNS = ("median", "ci", "spread")

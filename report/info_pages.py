@@ -54,6 +54,9 @@ COLUMN_DESCRIPTIONS = {
     "low": "Minimum of the repeats.",
     "high": "Maximum of the repeats.",
     "cv": "Coefficient of variation of the repeats (standard deviation / mean).",
+    "detectable_ratio": "The smallest ratio these processes detect against an equally noisy "
+                        "cell with as many processes (80% power at the 5% level, Welch on log "
+                        "values): the result's resolution.",
 }
 
 LONG_LIST = 8  # longer lists are shortened on the environment page (downloads keep them)

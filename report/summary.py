@@ -16,7 +16,7 @@ __all__ = ["SUMMARY_COLUMNS", "format_number", "machine_label", "summarize", "sy
 SUMMARY_COLUMNS = [
     "result_id", "run_id", "cell_id", "experiment", "workload", "system", "framework",
     "backend", "variant", *VARIANT_COLUMNS, "device", "machine", "metric", "unit", "n",
-    "median", "ci_low", "ci_high", "low", "high", "cv",
+    "median", "ci_low", "ci_high", "low", "high", "cv", "detectable_ratio",
 ]
 
 

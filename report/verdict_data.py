@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dlbench.calibration import POWER_RATIOS, false_winner_rate, power
+from dlbench.calibration import (BUILD_REPLICATIONS, POWER_RATIOS, false_winner_rate, power,
+                                 simulate)
 from dlbench.decisions import PairDecision
 from dlbench.modes import group_words
 from dlbench.sequential import Design, design_from_policy
@@ -121,16 +122,18 @@ def _design(designs: Mapping[str, Design], verdict: Verdict) -> Design:
     return designs.get(verdict.run_id) or design_from_policy(None)
 
 
-def calibration_rows(found: list[Verdict], designs: Mapping[str, Design]) -> list[dict]:
+def calibration_rows(found: list[Verdict], designs: Mapping[str, Design],
+                     replications: int = BUILD_REPLICATIONS) -> list[dict]:
     """The methodology page's table: per look, the false-winner rate and the power at each
     of POWER_RATIOS, averaged over this page's tested verdicts at their own spreads."""
     chosen = [v for v in found if simulated(v)]
     if not chosen:
         return []
     looks = max(len(_design(designs, v).looks) for v in chosen)
-    nulls = [_by_look(_null_by_look(v, _design(designs, v)), looks) for v in chosen]
-    powers = {r: [_by_look(power(log_spreads(v), r, _design(designs, v), v.threshold), looks)
-                  for v in chosen] for r in POWER_RATIOS}
+    nulls = [_by_look(_null_by_look(v, _design(designs, v), replications), looks)
+             for v in chosen]
+    powers = {r: [_by_look(power(log_spreads(v), r, _design(designs, v), v.threshold,
+                                 replications), looks) for v in chosen] for r in POWER_RATIOS}
     rows = []
     for look in range(looks):
         sizes = sorted({_design(designs, v).looks[min(look, len(_design(designs, v).looks) - 1)]
@@ -142,12 +145,10 @@ def calibration_rows(found: list[Verdict], designs: Mapping[str, Design]) -> lis
     return rows
 
 
-def _null_by_look(verdict: Verdict, design: Design) -> tuple[float, ...]:
-    from dlbench.calibration import BUILD_REPLICATIONS, simulate
-
+def _null_by_look(verdict: Verdict, design: Design, replications: int) -> tuple[float, ...]:
     spreads = log_spreads(verdict)
     return simulate(spreads, np.zeros(len(spreads)), design, verdict.threshold,
-                    BUILD_REPLICATIONS).winner_by_look
+                    replications).winner_by_look
 
 
 def _by_look(values: tuple[float, ...], looks: int) -> tuple[float, ...]:

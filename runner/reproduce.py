@@ -112,8 +112,9 @@ def load_published(result_id: str, results_dir: Path) -> PublishedResult:
                            run.environment, str(cell["config_json"]))
 
 
-def _store_rerun(results_dir: Path, published: PublishedResult, record: CellRecord,
-                 environment: dict) -> str:
+def store_records(results_dir: Path, published: PublishedResult, records: list[CellRecord],
+                  environment: dict, reproduces: str) -> str:
+    """Keep a reproduction's records as a run of its own under results/runs/; its ID."""
     from runner.execute import code_of
 
     stamp = datetime.now(timezone.utc)
@@ -125,12 +126,13 @@ def _store_rerun(results_dir: Path, published: PublishedResult, record: CellReco
     store.root.mkdir(parents=True)
     store.save_run_info({"run_id": run_id, "started_at": stamp.isoformat(timespec="seconds"),
                          "device": published.spec.device, "status": "complete",
-                         "reproduces": published.result_id,
-                         "planned_cells": [published.cell_id]})
+                         "reproduces": reproduces,
+                         "planned_cells": list(dict.fromkeys(r.spec.cell_id for r in records))})
     store.save_environment(environment)
-    relative, text, _ = code_of(record.spec)
-    store.save_code(relative, text)
-    store.save_record(record)
+    for record in records:
+        relative, text, _ = code_of(record.spec)
+        store.save_code(relative, text)
+        store.save_record(record)
     store.rebuild_tables()
     return run_id
 
@@ -182,7 +184,7 @@ def reproduce(result_id: str, results_dir: Path = Path("results"),
                                  "NVIDIA GPU, so it cannot be reproduced here")
     environment = capture_environment(PROJECT_ROOT) if environment is None else environment
     record = (measure or execute_cell)(published.spec)
-    run_id = _store_rerun(results_dir, published, record, environment)
+    run_id = store_records(results_dir, published, [record], environment, result_id)
     return judge(published, record, run_id, environment)
 
 

@@ -137,11 +137,16 @@ def test_a_quiet_machine_is_not_flagged():
     (reading(), reading(busy_ticks=3 * os.sysconf("SC_CLK_TCK"), t=2.0, total=400, own=2.0), 2,
      "other programs kept 0.50 cores busy"),
     (reading(), reading(steal=10, total=100, t=1.0), 1, "CPU steal 10%"),
+    (reading(), reading(steal=3, total=100, t=1.0), 1, "CPU steal 3% (limit 2%)"),
     (reading(gpu=55.0), reading(t=1.0, total=100), 1, "GPU 55% busy before"),
 ])
 def test_each_busy_rule_flags_with_its_reason(before, after, threads, words):
     reasons = assess(before, after, threads=threads, cores=2)["busy"]
     assert len(reasons) == 1 and words in reasons[0]
+
+
+def test_steal_at_or_under_two_percent_is_quiet():
+    assert assess(reading(), reading(steal=2, total=100, t=1.0), 1, 2)["busy"] == []
 
 
 def test_the_one_free_core_tolerates_one_other_task():

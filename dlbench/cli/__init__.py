@@ -209,8 +209,18 @@ def build_parser() -> argparse.ArgumentParser:
     comparing.set_defaults(handler=_compare)
 
     again = commands.add_parser(
-        "reproduce", help="rerun one published result here and check it against its interval")
+        "reproduce", help="rerun a published result, or a ratio of two, here and check it "
+                          "against its interval")
     again.add_argument("result_id", metavar="RESULT_ID", help="e.g. 2026.12-0007")
+    again.add_argument("other_id", metavar="OTHER_ID", nargs="?", default=None,
+                       help="a second result of the same release and metric: reproduce their "
+                            "ratio, both cells rerun interleaved")
+    again.add_argument("--ratio", action="store_true",
+                       help="reproduce RESULT_ID as its ratio to a reference cell of its run "
+                            "(PyTorch's, else another system's), measured side by side")
+    again.add_argument("--processes", type=int, default=3,
+                       help="processes per cell for a ratio (default 3)")
+    again.add_argument("--seed", type=int, default=0, help="the interleaved order's seed")
     again.add_argument("--results-dir", default="results")
     again.set_defaults(handler=_reproduce)
     importing = commands.add_parser(

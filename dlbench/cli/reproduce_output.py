@@ -7,14 +7,25 @@ from pathlib import Path
 
 from dlbench.errors import UsageError
 from runner.reproduce import ReproduceError, explain, reproduce
+from runner.reproduce_ratio import explain_ratio, reproduce_ratio
 
 
 def reproduce_command(args: argparse.Namespace) -> int:
-    """`dlbench reproduce RESULT_ID`: exit 0 if reproduced, 1 if not, 2 on bad input."""
+    """`dlbench reproduce RESULT_ID [OTHER_ID | --ratio]`: exit 0 if reproduced, 1 if not, 2
+    on bad input. Two IDs (or --ratio) reproduce a ratio, measured side by side here."""
+    if args.processes < 2:
+        raise UsageError(f"--processes must be at least 2 (a ratio needs a spread), "
+                         f"got {args.processes}")
     try:
-        result = reproduce(args.result_id, Path(args.results_dir))
+        if args.other_id or args.ratio:
+            result = reproduce_ratio(args.result_id, args.other_id, Path(args.results_dir),
+                                     args.processes, args.seed)
+            lines, inside = explain_ratio(result), result.inside
+        else:
+            single = reproduce(args.result_id, Path(args.results_dir))
+            lines, inside = explain(single), single.inside
     except ReproduceError as error:
         raise UsageError(str(error)) from None
-    for line in explain(result):
+    for line in lines:
         print(line)
-    return 0 if result.inside else 1
+    return 0 if inside else 1

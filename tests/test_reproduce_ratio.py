@@ -1,0 +1,115 @@
+"""`dlbench reproduce A B` and `--ratio`: a published ratio reproduced side by side here,
+judged at the level of the ratio, with this machine's differences said first."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dlbench.cli import main
+from dlbench.releases import freeze_release
+from runner.outcome import CellOutcome, Observation
+from runner.reproduce import ReproduceError
+from runner.reproduce_ratio import (explain_ratio, interleaved, machine_differences,
+                                    reproduce_ratio)
+from runner.spec import CellSpec
+from runner.store import CellRecord
+from dlbench.schema import CellStatus
+from tests.stats_fixtures import FakeCell, spec, write_run
+
+RELEASE_ENV = {"cpu": {"model": "Intel(R) Xeon(R) Processor", "logical_cores": 2},
+               "compute_peak": {"fp32_flops": 192e9}}
+FASTER_HOST = {"cpu": {"model": "Intel(R) Xeon(R) Processor", "logical_cores": 2},
+               "compute_peak": {"fp32_flops": 259e9}}
+PYTORCH = [1.0, 1.03, 0.97, 1.01, 0.99, 1.02]
+TENSORFLOW = [2.0, 2.05, 1.95, 2.02, 1.98, 2.01]
+
+
+@pytest.fixture()
+def release(tmp_path):
+    cells = [FakeCell(spec("pytorch", "pytorch"), {"steady_epoch_time": PYTORCH}),
+             FakeCell(spec("tensorflow", "tensorflow"), {"steady_epoch_time": TENSORFLOW})]
+    write_run(tmp_path, "20261201T100000Z-cpu", cells, environment=RELEASE_ENV)
+    freeze_release(tmp_path, "2027.01", ["20261201T100000Z-cpu"], "2026-12-02", "Test",
+                   "cff-version: 1.2.0\n")
+    ids = pd.read_csv(tmp_path / "releases" / "2027.01" / "result_ids.csv", dtype=str)
+    epoch = ids[ids["metric"] == "steady_epoch_time"].set_index("cell_id")["result_id"]
+    return tmp_path, epoch[spec("pytorch", "pytorch").cell_id], \
+        epoch[spec("tensorflow", "tensorflow").cell_id]
+
+
+def host(speed: float, tensorflow_share: float = 2.0):
+    """A machine `speed` times slower than the release's, where TensorFlow takes
+    `tensorflow_share` times PyTorch's time; records which processes it measured."""
+    asked: list[CellSpec] = []
+
+    def measure(cell: CellSpec) -> CellRecord:
+        asked.append(cell)
+        noise = np.random.default_rng(cell.repeat_index + 7 * len(asked)).normal(0, 0.01)
+        centre = speed * (tensorflow_share if cell.framework == "tensorflow" else 1.0)
+        outcome = CellOutcome(CellStatus.OK, [Observation(
+            "steady_epoch_time", float(centre * (1 + noise)), cell.repeat_index)])
+        return CellRecord(cell, outcome, "2026-12-03T12:00:00", 1.0, "",
+                          "runner/experiments/training/pytorch.py", "0" * 64)
+    return measure, asked
+
+
+def test_a_slower_machine_with_the_same_ratio_reproduces_the_verdict(release):
+    results, pytorch, tensorflow = release
+    measure, asked = host(speed=0.74)  # every time shorter here, the ratio the same
+    result = reproduce_ratio(pytorch, tensorflow, results, 3, measure=measure,
+                             environment=FASTER_HOST)
+    assert result.inside and abs(result.new.ratio - 0.5) < 0.02
+    assert [s.repeat_index for s in asked] == [0, 0, 1, 1, 2, 2]  # interleaved rounds
+    lines = explain_ratio(result)
+    assert lines[0].startswith("this machine differs from release 2027.01's: measured fp32 "
+                               "peak: 192 GFLOP/s in the release, 259 here")
+    assert lines[-1].startswith("reproduced: the new ratio lies inside")
+
+
+def test_a_changed_ratio_is_not_reproduced(release):
+    results, pytorch, tensorflow = release
+    measure, _ = host(speed=1.0, tensorflow_share=1.2)
+    result = reproduce_ratio(pytorch, tensorflow, results, 3, measure=measure,
+                             environment=RELEASE_ENV)
+    assert not result.inside
+    assert explain_ratio(result)[0] == ("this machine matches release 2027.01's CPU and "
+                                        "measured peak")
+    assert explain_ratio(result)[-1].startswith("not reproduced")
+
+
+def test_one_result_is_reproduced_as_its_ratio_to_pytorch_s_cell(release):
+    results, _, tensorflow = release
+    measure, asked = host(speed=1.3)
+    result = reproduce_ratio(tensorflow, None, results, 3, measure=measure,
+                             environment=RELEASE_ENV)
+    assert result.b.cell_id == spec("pytorch", "pytorch").cell_id
+    assert {s.framework for s in asked} == {"pytorch", "tensorflow"}
+    assert result.inside and abs(result.new.ratio - 2.0) < 0.1
+
+
+def test_two_results_that_are_not_one_comparison_are_refused(release, capsys):
+    results, pytorch, _ = release
+    with pytest.raises(ReproduceError, match="not one comparison"):
+        reproduce_ratio(pytorch, pytorch, results, 3, measure=host(1.0)[0],
+                        environment=RELEASE_ENV)
+    assert main(["reproduce", pytorch, "--ratio", "--processes", "1",
+                 "--results-dir", str(results)]) == 2
+    assert "--processes must be at least 2" in capsys.readouterr().err
+
+
+def test_machine_differences_name_the_cpu_and_a_gpu():
+    here = {"cpu": {"model": "AMD EPYC 7B13", "logical_cores": 2},
+            "gpus": [{"model": "NVIDIA H200"}]}
+    notes = machine_differences(RELEASE_ENV, here)
+    assert "CPU: Intel(R) Xeon(R) Processor in the release, AMD EPYC 7B13 here" in notes
+    assert any(n.startswith("GPUs: none in the release") for n in notes)
+
+
+def test_interleaving_spreads_each_round_over_both_cells():
+    a, b = spec("pytorch", "pytorch"), spec("tensorflow", "tensorflow")
+    order = interleaved([a, b], 3, seed=1)
+    assert [s.repeat_index for s in order] == [0, 0, 1, 1, 2, 2]
+    assert all({s.framework for s in order[i:i + 2]} == {"pytorch", "tensorflow"}
+               for i in (0, 2, 4))
