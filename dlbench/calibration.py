@@ -103,6 +103,9 @@ def simulate(log_sds: np.ndarray, log_shifts: np.ndarray, design: Design, thresh
              replications: int, seed: int = 0) -> Simulated:
     """Simulate verdicts of contenders with these spreads and true log values (lower is
     better), each process ~ N(shift, sd) on the log scale."""
+    if design.first < 2:
+        raise ValueError(f"a design whose first look has {design.first} process has no "
+                         "spread to test")
     rng = np.random.default_rng(seed)
     k, last = len(log_sds), design.last
     x = rng.normal(log_shifts[None, :, None], log_sds[None, :, None], (replications, k, last))

@@ -89,8 +89,18 @@ def source_processes(source: Source) -> pd.DataFrame | None:
 
 
 def source_designs(source: Source) -> dict:
-    """Each run's verdict design (dlbench/sequential.py), by run ID."""
-    from dlbench.sequential import design_from_policy
+    """Each run's verdict design (dlbench/sequential.py), by run ID; a run that recorded no
+    policy had one look at the most processes any of its cells has."""
+    from dlbench.sequential import design_from_policy, single_look
 
-    return {run.run_id: design_from_policy(run.info.get("processes_policy"))
-            for run in source.runs}
+    designs = {}
+    for run in source.runs:
+        policy = run.info.get("processes_policy")
+        if policy:
+            designs[run.run_id] = design_from_policy(policy)
+            continue
+        rows = source.observations[(source.observations["run_id"] == run.run_id)
+                                   & source.observations["step"].isna()]
+        most = rows.groupby(["cell_id", "metric"])["repeat"].nunique().max() if len(rows) else 1
+        designs[run.run_id] = single_look(int(most) if most == most else 1)
+    return designs

@@ -95,6 +95,7 @@ def log_spreads(verdict: Verdict) -> np.ndarray:
 def simulated(verdict: Verdict) -> bool:
     """Whether a verdict is one the calibration simulates: tested, with spreads."""
     return (verdict.tested and verdict.outcome is not VerdictOutcome.NOT_MEASURABLE
+            and min(s.summary.n for s in verdict.standings) >= 2
             and not any(p.judgement.test.note for p in verdict.pairings)
             and not np.isnan(log_spreads(verdict)).any())
 
@@ -111,7 +112,7 @@ class Risk:
 def page_risk(found: list[Verdict], designs: Mapping[str, Design]) -> Risk | None:
     """Per-verdict false-winner rate (simulated, no true difference) x tested verdicts."""
     rates = [false_winner_rate(log_spreads(v), _design(designs, v), v.threshold)
-             for v in found if simulated(v)]
+             for v in found if simulated(v) and _design(designs, v).first >= 2]
     if not rates:
         return None
     rate = float(np.mean(rates))
@@ -126,7 +127,7 @@ def calibration_rows(found: list[Verdict], designs: Mapping[str, Design],
                      replications: int = BUILD_REPLICATIONS) -> list[dict]:
     """The methodology page's table: per look, the false-winner rate and the power at each
     of POWER_RATIOS, averaged over this page's tested verdicts at their own spreads."""
-    chosen = [v for v in found if simulated(v)]
+    chosen = [v for v in found if simulated(v) and _design(designs, v).first >= 2]
     if not chosen:
         return []
     looks = max(len(_design(designs, v).looks) for v in chosen)

@@ -55,3 +55,11 @@ def look_record(look: int, design: Design, topped: list[CellSpec], decided_at: s
     """run.json's entry for a look: its processes per cell and the cells topped up."""
     return {"look": look + 1, "processes": design.looks[look], "alpha": design.alphas[look],
             "cells": [cell.cell_id for cell in topped], "decided_at": decided_at}
+
+
+def most_processes_added(cells: list[CellSpec], design: Design) -> list[CellSpec]:
+    """Every process the later looks could add if every pair stayed undecided (the bound the
+    runner states before it starts)."""
+    return [replace(cell, repeat_index=index, repeats=design.last) for cell in cells
+            if cell.experiment not in SINGLE_PROCESS_EXPERIMENTS
+            for index in range(cell.repeats, design.last)]

@@ -46,6 +46,7 @@ class RatioReproduction:
     machine: list[str]  # how this machine differs from the release's
     new_run_id: str
     failure: str = ""  # why no new ratio, when there is none
+    busy: tuple[str, ...] = ()  # the busy reasons of processes measured on a busy machine
 
 
 def machine_differences(published: dict, here: dict) -> list[str]:
@@ -147,8 +148,11 @@ def reproduce_ratio(a_id: str, b_id: str | None, results_dir: Path = Path("resul
         return RatioReproduction(a, b, published, (low, high), None, (np.nan, np.nan), False,
                                  machine, run_id, failed)
     new = pair_test(new_a, new_b)
+    busy = tuple(f"{r.spec.cell_id}#{r.spec.repeat_index}: {'; '.join(r.busy_reasons)}"
+                 for r in records if r.busy_reasons)
     return RatioReproduction(a, b, published, (low, high), new, new.interval(0.05),
-                             bool(low <= new.ratio <= high), machine, run_id)
+                             bool(low <= new.ratio <= high) and not busy, machine, run_id,
+                             busy=busy)
 
 
 def _check_pair(a: PublishedResult, b: PublishedResult) -> None:
@@ -173,6 +177,11 @@ def explain_ratio(result: RatioReproduction) -> list[str]:
     lines.append(f"now (run {result.new_run_id}, interleaved): {result.new.ratio:.3g}x "
                  f"(95% CI {new_low:.3g}-{new_high:.3g}x, {result.new.n_a} and "
                  f"{result.new.n_b} processes)")
+    if result.busy:
+        total = result.new.n_a + result.new.n_b
+        return lines + [f"not a result: {len(result.busy)} of {total} processes ran on a busy "
+                        "machine; measure again alone"] + [
+            f"  - {reason}" for reason in result.busy]
     verdict = "reproduced" if result.inside else "not reproduced"
     where = "inside" if result.inside else "outside"
     return lines + [f"{verdict}: the new ratio lies {where} the published ratio's interval"]

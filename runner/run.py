@@ -26,8 +26,9 @@ from runner.lock import MachineLockedError, measurement_lock
 from runner.measure import utc_timestamp
 from runner.plan import PlanError, RunRequest, plan_cells, resolve_device, validate
 from runner.remeasure import cells_to_remeasure
-from runner.looks import (cells_to_top_up, look_record, next_look, recorded_looks,
-                          with_recorded_looks)
+from dlbench.sequential import Design
+from runner.looks import (cells_to_top_up, look_record, most_processes_added, next_look,
+                          recorded_looks, with_recorded_looks)
 from runner.repeats import policy_record, run_design
 from runner.schedule import new_seed, process_label, process_order
 from runner.sharing import batch_label, worker_batches
@@ -202,6 +203,8 @@ def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[Cel
         store.save_environment(capture_environment(PROJECT_ROOT))
     design = run_design(request.suite, request.repeats, bool(request.plan))
     cells = with_recorded_looks(cells, info)
+    if record_plan and next_look(info) < len(design.looks):
+        _print_top_up_bound(store, cells, design, request.suite)
     started = time.perf_counter()
     try:
         with _progress(progress) as bar:
@@ -241,6 +244,18 @@ def _measure_look(store: RunStore, cells: list[CellSpec], order_seed: int, bar: 
             persist(store, record)
             bar.advance(task)
     _rerun_busy(store, {cell.cell_id for cell in cells}, busy_retries, bar, suite)
+
+
+def _print_top_up_bound(store: RunStore, cells: list[CellSpec], design: Design,
+                        suite: str) -> None:
+    """The most the later looks could add, if every pair stayed undecided."""
+    added = most_processes_added(cells, design)
+    if added:
+        bound = estimate(worker_batches(added, suite),
+                         recorded_process_seconds(store.root.parent.parent))
+        console.print(f"later looks: at most {len(added)} more processes (about "
+                      f"{bound.seconds / 60:.0f} min) if every pair stayed undecided; only "
+                      "the cells of undecided pairs get them")
 
 
 def _record_look(store: RunStore, look: dict) -> None:

@@ -39,7 +39,7 @@ def release(tmp_path):
         epoch[spec("tensorflow", "tensorflow").cell_id]
 
 
-def host(speed: float, tensorflow_share: float = 2.0):
+def host(speed: float, tensorflow_share: float = 2.0, busy: bool = False):
     """A machine `speed` times slower than the release's, where TensorFlow takes
     `tensorflow_share` times PyTorch's time; records which processes it measured."""
     asked: list[CellSpec] = []
@@ -50,8 +50,9 @@ def host(speed: float, tensorflow_share: float = 2.0):
         centre = speed * (tensorflow_share if cell.framework == "tensorflow" else 1.0)
         outcome = CellOutcome(CellStatus.OK, [Observation(
             "steady_epoch_time", float(centre * (1 + noise)), cell.repeat_index)])
+        machine = {"busy": ["CPU steal 7% (limit 2%)"]} if busy else {}
         return CellRecord(cell, outcome, "2026-12-03T12:00:00", 1.0, "",
-                          "runner/experiments/training/pytorch.py", "0" * 64)
+                          "runner/experiments/training/pytorch.py", "0" * 64, machine=machine)
     return measure, asked
 
 
@@ -77,6 +78,15 @@ def test_a_changed_ratio_is_not_reproduced(release):
     assert explain_ratio(result)[0] == ("this machine matches release 2027.01's CPU and "
                                         "measured peak")
     assert explain_ratio(result)[-1].startswith("not reproduced")
+
+
+def test_a_reproduction_on_a_busy_machine_is_not_a_result(release):
+    results, pytorch, tensorflow = release
+    measure, _ = host(speed=1.0, busy=True)
+    result = reproduce_ratio(pytorch, tensorflow, results, 3, measure=measure,
+                             environment=RELEASE_ENV)
+    assert not result.inside and len(result.busy) == 6
+    assert "not a result: 6 of 6 processes ran on a busy machine" in explain_ratio(result)[-7]
 
 
 def test_one_result_is_reproduced_as_its_ratio_to_pytorch_s_cell(release):

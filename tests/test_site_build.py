@@ -311,16 +311,35 @@ def test_compare_page_sets_a_release_against_the_previous_one(tmp_path: Path) ->
     assert f"## Run {RUN_A} → run {RUN_B} of this release" in page
 
 
-def test_home_page_names_a_winner_only_when_significant(files: dict[str, bytes]) -> None:
-    rows = [line for line in files["index.md"].decode().splitlines()
-            if line.startswith("| cpu: Fixture CPU")]
-    winners = [r for r in rows if re.search(r"\| \*\*(pytorch|tensorflow|keras-\w+)\*\* ", r)]
-    assert all(float(re.search(r"Holm p=([\d.e-]+)", r).group(1)) < 0.05 for r in winners)
-    assert any("**no meaningful difference**" in r for r in rows)
-    assert all("steady_epoch_time" not in r for r in rows)  # human words, not metric ids
+def test_home_page_opens_with_answers_whose_winners_lie_beyond_the_threshold(
+        files: dict[str, bytes]) -> None:
     page = files["index.md"].decode()
-    assert page.index('id="chart-home-summary"') < page.index("\n## ")  # the chart first
+    answers = [line for line in page.splitlines() if line.startswith("- workload ")]
+    winners = [a for a in answers if re.search(r": \*\*(PyTorch|TensorFlow|Keras on \w+)\*\*: ", a)]
+    assert answers and winners
+    for line in winners:  # a winner's adjusted interval is wholly beyond 5%
+        low = float(re.search(r"interval ([\d.,]+)x–", line).group(1).replace(",", ""))
+        assert low > 1.05, line
+    assert all("steady_epoch_time" not in a for a in answers)  # human words, not metric ids
+    first_answer = page.index("\n- workload ")
+    assert first_answer < page.index('id="chart-home-summary"')  # the answers first
+    assert first_answer < page.index("## How sure these answers are")
+    assert "false winners to expect" in page
     assert "charts/home-summary.svg" in files
+
+
+def test_every_build_writes_its_verdicts_as_data(files: dict[str, bytes]) -> None:
+    import io
+
+    table = pd.read_csv(io.BytesIO(files["downloads/verdicts.csv"]))
+    assert set(table["row"]) >= {"answer", "pair"}
+    pairs = table[table["row"] == "pair"]
+    assert pairs["result_id_a"].str.len().gt(0).all() and pairs["family_size"].ge(1).all()
+    named = pairs[pairs["decision"].isin(["a better", "b better"])]
+    assert ((named["ci_high"] < 1 / named["threshold"].add(1))
+            | (named["ci_low"] > named["threshold"].add(1))).all()
+    parquet = pd.read_parquet(io.BytesIO(files["downloads/verdicts.parquet"]))
+    assert len(parquet) == len(table)
 
 
 def test_the_build_step_imports_no_measurement_code() -> None:
