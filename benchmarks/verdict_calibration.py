@@ -23,7 +23,7 @@ from dlbench.calibration import POWER_RATIOS, false_winner_rate
 from dlbench.sequential import SUITE_DESIGNS, Design
 from report.home_page import source_judgement
 from report.source import load_release, source_designs
-from report.verdict_data import calibration_rows, log_spreads, simulated
+from report.verdict_data import calibrate, log_spreads, simulated
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -74,12 +74,12 @@ def main() -> None:
           f"{sum(c.named_winner for c in judged.controls)} of {len(judged.controls)} A/A "
           "controls named a winner")
     print_table(f"its own design ({', '.join(str(d.looks) for d in designs.values())})",
-                calibration_rows(judged.answers, designs, args.replications))
+                calibrate(judged.answers, designs, args.replications).rows)
     worst_verdicts(judged.answers, designs, args.replications)
     for suite in ("standard", "full"):
         design = SUITE_DESIGNS[suite]
         as_suite = {run_id: design for run_id in designs}
-        rows = calibration_rows(judged.answers, as_suite, args.replications)
+        rows = calibrate(judged.answers, as_suite, args.replications).rows
         print_table(f"the {suite} suite's design {design.looks} at the same spreads", rows)
 
 

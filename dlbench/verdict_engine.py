@@ -163,7 +163,7 @@ def control_twins(cells: pd.DataFrame) -> dict[str, str]:
     if "config_json" not in cells:
         return twins
     for cell_id, config in zip(cells["cell_id"], cells["config_json"], strict=True):
-        if config and json.loads(config).get("control"):
+        if isinstance(config, str) and config and json.loads(config).get("control"):
             twins[str(cell_id)] = twin_of(str(cell_id))
     return twins
 

@@ -46,8 +46,8 @@ from report.mkdocs_nav import NAV_FILE
 from report.render import ChartBlock, environment, render
 from report.site_cache import BuildReport, SiteCache, site_key, write_tree
 from report.source import Source, source_designs
-from report.verdict_data import (calibration_rows, control_rows, controls_summary, page_risk,
-                                 verdict_files, verdicts_frame)
+from report.verdict_data import (calibrate, control_rows, controls_summary, verdict_files,
+                                 verdicts_frame)
 from report.summary import summarize
 
 VEGA_BUNDLE = "assets/javascripts/vega-bundle.js"
@@ -188,13 +188,14 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
     experiment_svgs = BackgroundCharts(charts, cache)
     judged = source_judgement(source)
     found, designs = judged.answers, source_designs(source)
+    calibration = calibrate(found, designs)
     summary_chart = summary_block(found)
     claims, claim_charts = claim_blocks(source, summary)
     pages = {
         "index.md": render(env, "index.md.j2", questions=question_blocks(source, summary, found),
                            experiments=experiment_links(summary, questions),
                            summary_chart=summary_chart, tally=tally(found),
-                           thresholds=threshold_words(found), risk=page_risk(found, designs),
+                           thresholds=threshold_words(found), risk=calibration.risk,
                            controls=controls_summary(judged.controls),
                            busy_left_out=busy_left_out(source),
                            multiple_machines=len(source.runs) > 1,
@@ -203,7 +204,7 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
         "environment.md": render(env, "environment.md.j2", runs=environment_runs(source),
                                  **common),
         "methodology.md": render(env, "methodology.md.j2", manifests=manifest_blocks(source),
-                                 calibration=calibration_rows(found, designs),
+                                 calibration=calibration.rows,
                                  power_ratios=POWER_RATIOS,
                                  control_rows=control_rows(judged.controls),
                                  legacy_runs=legacy_protocol_runs(source), **common),

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dlbench.calibration import (BUILD_REPLICATIONS, POWER_RATIOS, false_winner_rate, power,
-                                 simulate)
+from dlbench.calibration import BUILD_REPLICATIONS, POWER_RATIOS, power, simulate
 from dlbench.decisions import PairDecision
 from dlbench.modes import group_words
 from dlbench.sequential import Design, design_from_policy
@@ -109,27 +108,26 @@ class Risk:
     expected: str  # expected false winners on the page, e.g. '0.4'
 
 
-def page_risk(found: list[Verdict], designs: Mapping[str, Design]) -> Risk | None:
-    """Per-verdict false-winner rate (simulated, no true difference) x tested verdicts."""
-    rates = [false_winner_rate(log_spreads(v), _design(designs, v), v.threshold)
-             for v in found if simulated(v) and _design(designs, v).first >= 2]
-    if not rates:
-        return None
-    rate = float(np.mean(rates))
-    return Risk(len(rates), f"{rate:.1%}", f"{rate * len(rates):.1f}")
+@dataclass(frozen=True)
+class Calibration:
+    """The rule simulated at a page's own spreads: the methodology table and the page risk."""
+
+    rows: list[dict]
+    risk: Risk | None
 
 
 def _design(designs: Mapping[str, Design], verdict: Verdict) -> Design:
     return designs.get(verdict.run_id) or design_from_policy(None)
 
 
-def calibration_rows(found: list[Verdict], designs: Mapping[str, Design],
-                     replications: int = BUILD_REPLICATIONS) -> list[dict]:
-    """The methodology page's table: per look, the false-winner rate and the power at each
-    of POWER_RATIOS, averaged over this page's tested verdicts at their own spreads."""
+def calibrate(found: list[Verdict], designs: Mapping[str, Design],
+              replications: int = BUILD_REPLICATIONS) -> Calibration:
+    """Per look, the false-winner rate and the power at each of POWER_RATIOS, averaged over
+    the page's tested verdicts at their own spreads; the risk is the last look's rate x
+    tested verdicts."""
     chosen = [v for v in found if simulated(v) and _design(designs, v).first >= 2]
     if not chosen:
-        return []
+        return Calibration([], None)
     looks = max(len(_design(designs, v).looks) for v in chosen)
     nulls = [_by_look(_null_by_look(v, _design(designs, v), replications), looks)
              for v in chosen]
@@ -141,9 +139,11 @@ def calibration_rows(found: list[Verdict], designs: Mapping[str, Design],
                         for v in chosen})
         rows.append({"look": look + 1, "processes": " or ".join(map(str, sizes)),
                      "verdicts": len(chosen),
-            "false_winners": f"{np.mean([n[look] for n in nulls]):.1%}",
-            "power": [f"{np.mean([p[look] for p in powers[r]]):.0%}" for r in POWER_RATIOS]})
-    return rows
+                     "false_winners": f"{np.mean([n[look] for n in nulls]):.1%}",
+                     "power": [f"{np.mean([p[look] for p in powers[r]]):.0%}"
+                               for r in POWER_RATIOS]})
+    rate = float(np.mean([n[-1] for n in nulls]))
+    return Calibration(rows, Risk(len(chosen), f"{rate:.1%}", f"{rate * len(chosen):.1f}"))
 
 
 def _null_by_look(verdict: Verdict, design: Design, replications: int) -> tuple[float, ...]:

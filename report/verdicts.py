@@ -238,8 +238,3 @@ def answer(question: Question, observations: pd.DataFrame, cells: pd.DataFrame,
     """The verdicts of one question: one per run, device and group that has data."""
     return verdicts(observations, cells, (question,), environments)
 
-
-def expected_false_winners(found: list[Verdict], rate: float) -> float:
-    """The page's expected number of false winners: per-verdict rate x tested verdicts."""
-    return rate * sum(v.tested for v in found)
-

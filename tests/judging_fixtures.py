@@ -32,11 +32,13 @@ def tables(cells: list[dict], run_id: str = "r1") -> tuple[pd.DataFrame, pd.Data
                "device": spec.get("device", "cpu")}
         variant = "-".join(str(key[c]) for c in ("precision", "mode", "export_format",
                                                    "workers") if key[c] not in ("", 1))
+        variant += "-aa" if spec.get("control") else ""
         key["cell_id"] = cell_id(key["experiment"], key["workload"], system, variant,
                                  key["device"])
         cell_rows.append({**key, "status": spec.get("status", "ok"),
                           "reason": spec.get("reason", ""),
-                          "details_json": json.dumps(spec.get("details", {}))})
+                          "details_json": json.dumps(spec.get("details", {})),
+                          "config_json": json.dumps({"control": spec.get("control", "")})})
         for metric, values in spec.get("values", {}).items():
             observation_rows += [{**key, "repeat": i, "step": np.nan, "metric": metric,
                                   "value": float(v)} for i, v in enumerate(values)]

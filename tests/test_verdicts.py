@@ -193,3 +193,32 @@ def test_release_2027_01_says_its_undecided_answers_first_read_no_meaningful_dif
     assert any("mode" in c["group"] for c in changes)  # matched within mode classes
     assert "undecided" in rules_changed("2027.01") and rules_changed("1999.01") == ""
     assert "one family per question group" in rules_changed("2027.01")
+
+
+def test_an_a_a_noise_floor_above_five_percent_raises_the_family_s_threshold():
+    cells = speed({"pytorch": 1.0, "tensorflow": 1.15})
+    assert one("training-speed", cells).winner == "pytorch"  # 15% apart, tight: beyond 5%
+    twin = {"system": "pytorch", "control": "aa",
+            "values": {"steady_epoch_time": noisy(1.25, 9)}}  # its A/A twin came out 25% off
+    from report.verdicts import judge_page
+
+    judged = judge_page(*tables([*cells, twin]), (Q["training-speed"],),
+                        environments={"r1": CPU_ENV})
+    [verdict] = judged.answers
+    [control] = judged.controls
+    assert control.named_winner  # the rule flags this A/A pair: a false winner shown as such
+    assert verdict.threshold == pytest.approx(0.25, abs=0.02)
+    assert verdict.winner is None and verdict.outcome is not VerdictOutcome.WINNER
+    assert all(p.other != "pytorch" for p in verdict.pairings)  # the twin is no contender
+
+
+def test_an_a_a_pair_of_one_configuration_names_no_winner():
+    cells = [*speed({"pytorch": 1.0, "tensorflow": 1.6}),
+             {"system": "pytorch", "control": "aa",
+              "values": {"steady_epoch_time": noisy(1.0, 5)}}]
+    from report.verdicts import judge_page
+
+    judged = judge_page(*tables(cells), (Q["training-speed"],), environments={"r1": CPU_ENV})
+    [control] = judged.controls
+    assert not control.named_winner and control.noise < 0.05
+    assert judged.answers[0].threshold == 0.05 and judged.answers[0].winner == "pytorch"
