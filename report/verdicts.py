@@ -25,7 +25,7 @@ import yaml
 
 from dlbench.judging import Decision, Family, Judgement, Regime, judge_together
 from dlbench.metrics import METRICS, Direction
-from dlbench.modes import OTHER, mode_class
+from dlbench.modes import by_class, mode_class
 from dlbench.schema import system_name
 from dlbench.stats import Summary, summarize
 from report.conditions import (
@@ -146,8 +146,8 @@ def with_system(frame: pd.DataFrame) -> pd.DataFrame:
 
 def like_with_like(rows: pd.DataFrame, group_by: tuple[str, ...]) -> pd.DataFrame:
     """Rows that may be compared across frameworks: when comparisons are grouped by mode
-    class, a mode that is neither a default nor a fastest one is left out."""
-    return rows[rows["mode_class"] != OTHER] if "mode_class" in group_by else rows
+    class, each class's cells (dlbench.modes.by_class: a mode of class other in none)."""
+    return by_class(rows) if "mode_class" in group_by else rows
 
 
 def repeat_rows(observations: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:

@@ -186,7 +186,12 @@ def test_release_2027_01_says_its_undecided_answers_first_read_no_meaningful_dif
 
     source = load_release(Path(__file__).parents[1] / "results", "2027.01")
     changes = changed_answers("2027.01", source_verdicts(source))
-    assert changes and all(c["before"] == "no meaningful difference" and
-                           c["after"] == "inconclusive" for c in changes)
-    assert any("mode" in c["group"] for c in changes)  # matched within mode classes
+    erratum = [c for c in changes
+               if (c["before"], c["after"]) == ("no meaningful difference", "inconclusive")]
+    assert erratum and any("mode" in c["group"] for c in erratum)  # matched within classes
+    # issue 22's mode classes: Keras' model(x) no longer stands for its plain inference, so
+    # those groups change, and with them the page's Holm family (one precision pair)
+    assert all(c["title"].startswith(("Which framework answers", "Which framework serves",
+                                      "Does reduced precision need less memory"))
+               for c in changes if c not in erratum)
     assert "undecided" in rules_changed("2027.01") and rules_changed("1999.01") == ""
