@@ -42,8 +42,11 @@ class Cell:
     def outcome(self, observations: list[Observation], fairness: Fairness,
                 details: dict | None = None, status: CellStatus = CellStatus.OK,
                 reason: str = "") -> CellOutcome:
-        """The cell's outcome with the import footprint and the sampling record added."""
+        """The cell's outcome with the import footprint (and, beside a working memory, the
+        user memory: both together) and the sampling record added."""
         extra = [self.observe("import_footprint", self.footprint_mib)]
+        extra += [self.observe("user_memory", self.footprint_mib + o.value)
+                  for o in observations if o.metric == "working_memory" and o.step is None]
         return CellOutcome(status, [*observations, *extra], fairness, reason=reason,
                            details=(details or {}) | self.sampler.details())
 

@@ -55,6 +55,11 @@ def first_call_seconds(predictor: Predictor, x: np.ndarray) -> float:
     return (clock_ns() - start) / NS_PER_S
 
 
+def first_large_call(predictor: Predictor, x: np.ndarray, plan: InferencePlan) -> None:
+    """One untimed call at the throughput batch (a new shape may trace or compile again)."""
+    predictor.predict(predictor.prepare(large_batch(x, plan.throughput_batch)))
+
+
 def latencies_ms(cell: Cell, predictor: Predictor, x: np.ndarray,
                  plan: InferencePlan) -> list[float]:
     """Batch-1 latency of `latency_calls` single calls (after `warmup_calls`), cycling over
