@@ -21,6 +21,7 @@ from report.claim_types import ClaimOutcome, Expect, Finding, Rule, RuleKind, co
 from report.conditions import (
     Need,
     half_precision_reason,
+    overhead_memory_reason,
     two_devices_reason,
     working_memory_reason,
 )
@@ -81,12 +82,21 @@ def why_undecided(judgement: Judgement) -> tuple[str, ...]:
     return ("not significant after Holm's correction over the page",)
 
 
+def _memory_gated(rule: Rule, rows: pd.DataFrame, columns: tuple[str, ...]) -> dict:
+    """Group key -> why a memory rule cannot decide that group (report.conditions)."""
+    if Need.WORKING_MEMORY not in rule.needs:
+        return {}
+    reasons = {key: overhead_memory_reason(group)
+               for key, group in rows.groupby(list(columns), sort=True)}
+    return {key: reason for key, reason in reasons.items() if reason}
+
+
 def _by_group(rule: Rule, context: Context,
               judge: Callable[[str, pd.DataFrame, Mapping], Finding]) -> dict[Key, Finding]:
     """Judge each group of the rule's rows per machine and device; needs checked first."""
     rows = select(context.rows, rule)
     metrics = {rule.metric, rule.baseline_metric} - {""}
-    metrics |= {"peak_memory"} if Need.WORKING_MEMORY in rule.needs else set()
+    metrics |= {"peak_memory", "model_memory"} if Need.WORKING_MEMORY in rule.needs else set()
     rows = rows[rows["metric"].isin(metrics)]
     columns = rule.group_by or DEFAULT_GROUPS[rule.kind]
     rows = like_with_like(rows, columns)
@@ -97,9 +107,12 @@ def _by_group(rule: Rule, context: Context,
         if reason:
             result[(str(machine), str(device))] = Finding(NOT_MEASURABLE, reason)
             continue
+        gated = _memory_gated(rule, device_rows, columns)
         device_rows = device_rows[device_rows["metric"].isin({rule.metric, rule.baseline_metric})]
         device_rows, findings = _without_emulated(rule, device_rows, str(device), env)
-        findings += [judge(_label(columns, key), group, env)
+        findings += [Finding(NOT_MEASURABLE, f"{_label(columns, key)}: {gated[key]}",
+                             tuple(sorted(set(group["cell_id"]))))
+                     if key in gated else judge(_label(columns, key), group, env)
                      for key, group in device_rows.groupby(list(columns), sort=True)]
         result[(str(machine), str(device))] = combine_findings(findings, rule.combine)
     return result
