@@ -14,7 +14,7 @@ import pandas as pd
 
 from dlbench.judging import IDENTICAL_REPEATS, Decision, Family, Judgement, Regime, identical_repeats
 from dlbench.metrics import METRICS, Direction, reader_label
-from dlbench.modes import group_words
+from dlbench.modes import group_words, stands_for
 from report.claim_context import Context, of_system, select
 from report.claim_counts import code_size, count_ok, status
 from report.claim_types import ClaimOutcome, Expect, Finding, Rule, RuleKind, combine_findings
@@ -209,6 +209,17 @@ def _expected(rule: Rule, judgement: Judgement) -> ClaimOutcome:
     return outcome
 
 
+def _stands_for(rule: Rule, group: pd.DataFrame, name: str) -> pd.Series:
+    """Rows whose contest value is `name`, or (modes) whose cell measures it: Keras on JAX's
+    default cell is also its jit_compile (dlbench.modes.SAME_AS)."""
+    contest = group[rule.contest].astype(str)
+    if rule.contest != "mode":
+        return contest == name
+    return pd.Series([name in stands_for(str(e), str(s), m, str(d)) for e, s, m, d in
+                      zip(group["experiment"], group["system"], contest, group["device"],
+                          strict=True)], index=group.index, dtype=bool)
+
+
 def _effect(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
     direction = _direction(rule)
     words = {SUPPORTED: "as claimed", CONTRADICTED: "against the claim",
@@ -223,8 +234,9 @@ def _effect(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
             return Finding(INCONCLUSIVE, f"{label}: no {' or '.join(rule.baseline)} cell")
         variants = rule.variants or tuple(sorted(set(contest) - set(rule.baseline)))
         findings, values = [], cell_values(group)
-        for variant in (v for v in variants if (contest == v).any()):
-            mine = standings(group[contest == variant], rule.contest, direction)[0]
+        for variant in (v for v in variants if _stands_for(rule, group, v).any()):
+            mine = standings(group[_stands_for(rule, group, variant)], rule.contest,
+                             direction)[0]
             if rule.baseline_metric:  # the baseline measured in the variant's own process
                 base_name, cells = f"{rule.baseline[0]} (same process)", (mine.cell_id,)
                 base_values = paired.loc[paired["cell_id"] == mine.cell_id, "value"].to_numpy()

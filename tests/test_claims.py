@@ -336,3 +336,17 @@ def test_the_project_listings_are_described_for_the_concise_claim():
                            [PROJECT["pytorch-concise"]])[0]
     assert verdict.verdict is ClaimOutcome.NOT_MEASURABLE
     assert "listings/keras.py" in verdict.explanation
+
+
+def test_keras_on_jax_default_cell_answers_for_its_jit_compile_in_a_mode_effect():
+    """static-graph-fast names jit_compile; on JAX the default cell is that configuration."""
+    cells = [{"system": "keras-jax", "experiment": "execution-mode", "mode": "default",
+              "values": {"steady_step_time": noisy(1.0, 1), "eager_step_time": noisy(3.0, 2)},
+              "details": {"flops_per_sample": 1e9}},
+             {"system": "keras-torch", "experiment": "execution-mode", "mode": "default",
+              "values": {"steady_step_time": noisy(1.0, 3), "eager_step_time": noisy(1.0, 4)},
+              "details": {"flops_per_sample": 1e9}}]
+    verdict = judge("static-graph-fast", cells, PEAK_ENV)
+    assert verdict.evidence == ("execution-mode:mlp-digits:keras-jax:fp32-default:cpu",)
+    assert "jit_compile/eager" in verdict.explanation
+    assert not any("keras-torch" in cell for cell in verdict.evidence)  # its default is eager
