@@ -114,6 +114,18 @@ def test_protocol_keeps_compilation_out_of_working_memory_and_adds_what_a_user_p
     assert "compile_memory" in compiled
 
 
+def test_latency_calls_stop_at_the_budget_but_never_below_the_minimum():
+    from runner.harness.inference import MIN_LATENCY_CALLS
+
+    spent = _measure(_spec(latency_budget_s=0.0))  # a budget spent before the first call
+    calls = [o for o in spent.observations if o.metric == "inference_latency"]
+    assert len(calls) == MIN_LATENCY_CALLS
+    assert spent.details["sampling"]["measurements"]["inference_latency"]["samples"] == \
+        MIN_LATENCY_CALLS
+    ample = _measure(_spec(latency_budget_s=600.0))
+    assert len([o for o in ample.observations if o.metric == "inference_latency"]) == 200
+
+
 def test_throughput_windows_are_calibrated_to_the_minimum_window():
     outcome = _measure(_spec(min_window_s=0.05))
     sampling = outcome.details["sampling"]
