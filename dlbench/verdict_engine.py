@@ -30,7 +30,7 @@ import yaml
 from dlbench.decisions import PairDecision, decide_family, pair_test
 from dlbench.judging import PRACTICAL_THRESHOLD, Decision
 from dlbench.metrics import METRICS, Direction
-from dlbench.modes import OTHER, mode_class
+from dlbench.modes import by_class, mode_class
 from dlbench.schema import system_name
 from dlbench.sequential import Design
 from dlbench.stats import Summary, summarize
@@ -127,8 +127,8 @@ def with_system(frame: pd.DataFrame) -> pd.DataFrame:
 
 def like_with_like(rows: pd.DataFrame, group_by: tuple[str, ...]) -> pd.DataFrame:
     """Rows that may be compared across frameworks: when comparisons are grouped by mode
-    class, a mode that is neither a default nor a fastest one is left out."""
-    return rows[rows["mode_class"] != OTHER] if "mode_class" in group_by else rows
+    class, each class's cells (dlbench.modes.by_class: a mode of class other in none)."""
+    return by_class(rows) if "mode_class" in group_by else rows
 
 
 def busy_processes(processes: pd.DataFrame | None) -> set[tuple[str, str, int]]:

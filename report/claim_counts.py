@@ -1,4 +1,5 @@
-"""Claim rules that count rather than compare: cell statuses, working paths, listing lines.
+"""Claim rules that count or describe rather than compare: cell statuses; the deployment
+paths tried and the listings' lines, described and never judged (this project chose them).
 
 Each returns {(machine, device): Finding}, like the rules of report/claim_rules.py.
 """
@@ -29,14 +30,6 @@ def _attempted(rule: Rule, cells: pd.DataFrame) -> pd.DataFrame:
     return frame[(frame["status"] != "skipped") & frame["missing_package"].isna()]
 
 
-def _skipped(rule: Rule, cells: pd.DataFrame) -> pd.DataFrame:
-    frame = select(with_system(cells), rule)
-    missing = [optional_package(str(s), str(r)) or ("" if s != "skipped" else str(r)[:60])
-               for s, r in zip(frame["status"], frame["reason"], strict=True)]
-    frame = frame.assign(missing_package=missing)
-    return frame[(frame["status"] == "skipped") | (frame["missing_package"] != "")]
-
-
 def status(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
     result = {}
     for (machine, device), group in _attempted(rule, context.cells).groupby(["machine",
@@ -65,36 +58,46 @@ def _untried(rule: Rule, name: str, attempted: pd.DataFrame, skipped: pd.DataFra
     return f" (documented, not tried here: {', '.join(untried)})" if untried else ""
 
 
+#: Why a claim decided by the paths or the listings chosen here is described, not judged.
+PATHS_UNJUDGED = ("described, not judged: a count of the deployment paths chosen here decides "
+                  "nothing about a framework's deployment story")
+LINES_UNJUDGED = ("described, not judged: lines of code are not simplicity, and a margin of a "
+                  "few lines between listings written here is no evidence")
+
+
+def _path_words(cell: pd.Series, rows: pd.DataFrame) -> str:
+    """One path in words: its format, whether it works, its parity and its latency."""
+    if cell["status"] != "ok":
+        gone = cell.get("missing_package") or ""
+        return (f"{cell['export_format']} skipped (not installed: {gone})" if gone
+                else f"{cell['export_format']} {cell['status']}")
+    mine = rows[rows["cell_id"] == cell["cell_id"]]
+    facts = [f"{label} {mine.loc[mine['metric'] == metric, 'value'].median():{spec}}{unit}"
+             for metric, label, spec, unit in (("artifact_max_abs_diff", "max abs diff", ".2g", ""),
+                                               ("artifact_latency", "latency", ".3g", " ms"))
+             if (mine["metric"] == metric).any()]
+    return f"{cell['export_format']} works" + (f" ({', '.join(facts)})" if facts else "")
+
+
 def count_ok(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
-    """The first framework must have more working paths than each other one, robustly: even
-    if every skipped path of the others worked; contradicted when even with all of its own
-    skipped paths working it would not."""
-    skipped_all = _skipped(rule, context.cells)
+    """Each framework's deployment paths tried here, described (works, parity, latency) and
+    never judged: which paths were tried is this project's choice."""
+    frame = select(with_system(context.cells), rule)
+    missing = [optional_package(str(s), str(r)) or "" for s, r in
+               zip(frame["status"], frame["reason"], strict=True)]
+    frame = frame.assign(missing_package=missing)
     result = {}
-    for (machine, device), group in _attempted(rule, context.cells).groupby(["machine",
-                                                                             "device"]):
-        skipped = skipped_all[(skipped_all["machine"] == machine)
-                              & (skipped_all["device"] == device)]
-        counts = []
+    for (machine, device), group in frame.groupby(["machine", "device"]):
+        described = []
         for name in rule.order:
-            mine, gone = of_system(group, name), of_system(skipped, name)
-            packages = sorted(set(gone["missing_package"]) - {""})
-            counts.append((name, int((mine["status"] == "ok").sum()), len(mine), len(gone),
-                           packages))
-        text = "; ".join(f"{n}: {ok} of {tried} {rule.experiment} paths tried here work"
-                         + (f", {gone} skipped" + (f" (not installed: {', '.join(p)})" if p else "")
-                            if gone else "") + _untried(rule, n, group, skipped)
-                         for n, ok, tried, gone, p in counts)
-        first, others = counts[0], counts[1:]
-        if any(c[2] + c[3] == 0 for c in counts):
-            outcome = INCONCLUSIVE
-        elif first[1] > max(o[1] + o[3] for o in others):
-            outcome = SUPPORTED
-        elif first[1] + first[3] <= max(o[1] for o in others):
-            outcome = CONTRADICTED
-        else:
-            outcome = INCONCLUSIVE
-        result[(str(machine), str(device))] = Finding(outcome, text, tuple(group["cell_id"]))
+            mine = of_system(group, name).sort_values("export_format")
+            paths = [_path_words(cell, context.rows) for _, cell in mine.iterrows()]
+            described.append(f"{name}: " + ("; ".join(paths) or "no path tried")
+                             + _untried(rule, name, mine[mine["status"] == "ok"],
+                                        mine[mine["status"] != "ok"]))
+        result[(str(machine), str(device))] = Finding(
+            NOT_MEASURABLE, f"{PATHS_UNJUDGED}. " + " | ".join(described),
+            tuple(group["cell_id"]))
     return result
 
 
@@ -112,15 +115,11 @@ def code_lines(text: str) -> int:
 
 
 def code_size_finding(rule: Rule, listings: Mapping[str, str]) -> Finding:
-    """The first framework's listing must be shorter than each other's by the margin."""
+    """Each framework's listing and its lines of code, described and never judged."""
     paths = dict(rule.listings)
-    missing = [n for n in rule.order if paths.get(n) not in listings]
-    if missing:
-        return Finding(INCONCLUSIVE, f"no listing of {', '.join(missing)} to count")
-    sizes = [(n, code_lines(listings[paths[n]])) for n in rule.order]
-    text = "; ".join(f"{n}: {lines} lines ({paths[n]})" for n, lines in sizes)
-    shorter = all(sizes[0][1] * (1 + rule.margin) < lines for _, lines in sizes[1:])
-    return Finding(SUPPORTED if shorter else CONTRADICTED, text)
+    sizes = [f"{n}: {code_lines(listings[paths[n]])} lines ({paths[n]})"
+             if paths.get(n) in listings else f"{n}: no listing" for n in rule.order]
+    return Finding(NOT_MEASURABLE, f"{LINES_UNJUDGED}. " + "; ".join(sizes))
 
 
 def code_size(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:

@@ -14,13 +14,14 @@ import pandas as pd
 
 from dlbench.judging import IDENTICAL_REPEATS, Decision, Family, Judgement, Regime, identical_repeats
 from dlbench.metrics import METRICS, Direction, reader_label
-from dlbench.modes import group_words
+from dlbench.modes import group_words, stands_for
 from report.claim_context import Context, of_system, select
 from report.claim_counts import code_size, count_ok, status
 from report.claim_types import ClaimOutcome, Expect, Finding, Rule, RuleKind, combine_findings
 from report.conditions import (
     Need,
     half_precision_reason,
+    overhead_memory_reason,
     two_devices_reason,
     working_memory_reason,
 )
@@ -81,12 +82,21 @@ def why_undecided(judgement: Judgement) -> tuple[str, ...]:
     return ("not significant after Holm's correction over the page",)
 
 
+def _memory_gated(rule: Rule, rows: pd.DataFrame, columns: tuple[str, ...]) -> dict:
+    """Group key -> why a memory rule cannot decide that group (report.conditions)."""
+    if Need.WORKING_MEMORY not in rule.needs:
+        return {}
+    reasons = {key: overhead_memory_reason(group)
+               for key, group in rows.groupby(list(columns), sort=True)}
+    return {key: reason for key, reason in reasons.items() if reason}
+
+
 def _by_group(rule: Rule, context: Context,
               judge: Callable[[str, pd.DataFrame, Mapping], Finding]) -> dict[Key, Finding]:
     """Judge each group of the rule's rows per machine and device; needs checked first."""
     rows = select(context.rows, rule)
     metrics = {rule.metric, rule.baseline_metric} - {""}
-    metrics |= {"peak_memory"} if Need.WORKING_MEMORY in rule.needs else set()
+    metrics |= {"peak_memory", "model_memory"} if Need.WORKING_MEMORY in rule.needs else set()
     rows = rows[rows["metric"].isin(metrics)]
     columns = rule.group_by or DEFAULT_GROUPS[rule.kind]
     rows = like_with_like(rows, columns)
@@ -97,9 +107,12 @@ def _by_group(rule: Rule, context: Context,
         if reason:
             result[(str(machine), str(device))] = Finding(NOT_MEASURABLE, reason)
             continue
+        gated = _memory_gated(rule, device_rows, columns)
         device_rows = device_rows[device_rows["metric"].isin({rule.metric, rule.baseline_metric})]
         device_rows, findings = _without_emulated(rule, device_rows, str(device), env)
-        findings += [judge(_label(columns, key), group, env)
+        findings += [Finding(NOT_MEASURABLE, f"{_label(columns, key)}: {gated[key]}",
+                             tuple(sorted(set(group["cell_id"]))))
+                     if key in gated else judge(_label(columns, key), group, env)
                      for key, group in device_rows.groupby(list(columns), sort=True)]
         result[(str(machine), str(device))] = combine_findings(findings, rule.combine)
     return result
@@ -196,6 +209,17 @@ def _expected(rule: Rule, judgement: Judgement) -> ClaimOutcome:
     return outcome
 
 
+def _stands_for(rule: Rule, group: pd.DataFrame, name: str) -> pd.Series:
+    """Rows whose contest value is `name`, or (modes) whose cell measures it: Keras on JAX's
+    default cell is also its jit_compile (dlbench.modes.SAME_AS)."""
+    contest = group[rule.contest].astype(str)
+    if rule.contest != "mode":
+        return contest == name
+    return pd.Series([name in stands_for(str(e), str(s), m, str(d)) for e, s, m, d in
+                      zip(group["experiment"], group["system"], contest, group["device"],
+                          strict=True)], index=group.index, dtype=bool)
+
+
 def _effect(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
     direction = _direction(rule)
     words = {SUPPORTED: "as claimed", CONTRADICTED: "against the claim",
@@ -210,8 +234,9 @@ def _effect(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
             return Finding(INCONCLUSIVE, f"{label}: no {' or '.join(rule.baseline)} cell")
         variants = rule.variants or tuple(sorted(set(contest) - set(rule.baseline)))
         findings, values = [], cell_values(group)
-        for variant in (v for v in variants if (contest == v).any()):
-            mine = standings(group[contest == variant], rule.contest, direction)[0]
+        for variant in (v for v in variants if _stands_for(rule, group, v).any()):
+            mine = standings(group[_stands_for(rule, group, variant)], rule.contest,
+                             direction)[0]
             if rule.baseline_metric:  # the baseline measured in the variant's own process
                 base_name, cells = f"{rule.baseline[0]} (same process)", (mine.cell_id,)
                 base_values = paired.loc[paired["cell_id"] == mine.cell_id, "value"].to_numpy()

@@ -19,6 +19,10 @@ from dlbench.judging import Regime, achieved_fraction, regime_of
 #: The model's working memory; a run without it has only the process's high-water mark.
 WORKING_MEMORY = "working_memory"
 
+#: The model's own memory (runner: model_memory) must be at least this many times the
+#: runtime overhead (working memory beyond it) for working memory to compare models.
+MODEL_MEMORY_FACTOR = 10.0
+
 #: CPU flags (environment.json cpu record) that give a CPU arithmetic units for a precision.
 HALF_PRECISION_FLAGS = {"fp16": ("avx512_fp16", "amx_fp16"),
                         "bf16": ("avx512_bf16", "amx_bf16", "amx")}
@@ -67,6 +71,26 @@ def working_memory_reason(metrics: set[str]) -> str | None:
         return None
     return ("only the process's peak memory was recorded (imports, data and model together), "
             "not the model's working memory")
+
+
+def overhead_memory_reason(rows: pd.DataFrame) -> str | None:
+    """Why working memory cannot compare these cells' models: a cell whose model memory is
+    under MODEL_MEMORY_FACTOR times its runtime overhead (its working memory beyond the
+    model's own), so the framework's overhead, not the model, decides; None otherwise."""
+    wanted = rows[rows["metric"].isin([WORKING_MEMORY, "model_memory"])]
+    per_cell = wanted.groupby(["cell_id", "metric"])["value"].median().unstack()
+    if "model_memory" not in per_cell or per_cell["model_memory"].isna().any():
+        return ("the model's own memory was not recorded with these cells, so whether the "
+                "runtime overhead dominates their working memory is unknown")
+    overhead = (per_cell[WORKING_MEMORY] - per_cell["model_memory"]).clip(lower=0)
+    short = per_cell[per_cell["model_memory"] < MODEL_MEMORY_FACTOR * overhead]
+    if short.empty:
+        return None
+    return (f"the model's own memory ({short['model_memory'].max():.2g} MiB of weights, "
+            f"gradients and momentum) is under {MODEL_MEMORY_FACTOR:.0f}x the runtime overhead "
+            f"(up to {overhead[short.index].max():.3g} MiB of working memory beyond it) in "
+            f"{len(short)} of {len(per_cell)} cells: the working memory measures the "
+            f"framework, not the model")
 
 
 def optional_package(status: str, reason: str) -> str | None:

@@ -17,6 +17,7 @@ from dlbench import layout
 from dlbench.modes import FASTEST, mode_class
 from dlbench.errors import ResultsFileError
 from dlbench.tables import read_table
+from runner.experiments import NOT_MEASURED
 from runner.spec import CellSpec
 
 #: Seconds one worker process of the quick suite took on 2 cores, by experiment and framework
@@ -92,6 +93,9 @@ def recorded_process_seconds(results_dir: Path) -> dict[str, float]:
 
 
 def default_process_s(spec: CellSpec) -> float:
+    """A process's expected seconds without history (none for a cell not measured here)."""
+    if spec.params.get(NOT_MEASURED):
+        return 0.0
     name = spec.framework_id.name
     seconds = DEFAULT_PROCESS_S.get(spec.experiment, {}).get(name, FALLBACK_PROCESS_S)
     if mode_class(spec.experiment, spec.framework, spec.mode) == FASTEST:

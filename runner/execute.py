@@ -19,7 +19,7 @@ from pathlib import Path
 
 from dlbench.schema import CellStatus
 from runner.cellenv import cell_environment
-from runner.experiments import framework_code_path
+from runner.experiments import NOT_MEASURED, framework_code_path
 from runner.frameworks import missing_modules
 from runner.machine_load import assess, read_load
 from runner.measure import utc_timestamp
@@ -49,7 +49,8 @@ def execute_cell(spec: CellSpec) -> CellRecord:
 
 def execute_cells(specs: list[CellSpec]) -> list[CellRecord]:
     """Measure `specs` (cells of one framework that may share a process: runner.sharing) in
-    one worker process, one record each; the machine's readings before and after the process
+    one worker process, one record each (none is started for a cell planned as not
+    measured on this device); the machine's readings before and after the process
     are every record's. A cell the process did not report on (it crashed or timed out
     before) is a failed record."""
     first = specs[0]
@@ -59,6 +60,8 @@ def execute_cells(specs: list[CellSpec]) -> list[CellRecord]:
     started, begin = utc_timestamp(), time.perf_counter()
     if missing:
         results = [(skipped(f"not installed: {', '.join(missing)}"), "")] * len(specs)
+    elif first.params.get(NOT_MEASURED):
+        results = [(skipped(str(first.params[NOT_MEASURED])), "")] * len(specs)
     else:
         results = _run_worker(specs)
     wall, ended = round(time.perf_counter() - begin, 3), utc_timestamp()

@@ -41,6 +41,13 @@ def process_memory_kib() -> dict[str, int]:
     return values
 
 
+def added_kib(start: dict[str, int], end: dict[str, int], reading: str) -> int:
+    """KiB that `end[reading]` (VmHWM or VmRSS) holds above the resident memory at `start`,
+    less the file-backed pages (shared library code) first touched in between."""
+    code_kib = max(0, end["RssFile"] - start["RssFile"])
+    return max(0, end[reading] - start["VmRSS"] - code_kib)
+
+
 class WorkingMemory:
     """Memory a region adds to the process on the CPU: the kernel's high-water mark over
     the region minus the resident memory at its start, less the file-backed pages (shared
@@ -60,10 +67,28 @@ class WorkingMemory:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        end = process_memory_kib()
-        code_kib = max(0, end["RssFile"] - self._start["RssFile"])
-        self._peak_kib = max(0, end["VmHWM"] - self._start["VmRSS"] - code_kib)
+        self._peak_kib = added_kib(self._start, process_memory_kib(), "VmHWM")
 
     @property
     def peak_mib(self) -> float:
         return self._peak_kib / 1024
+
+
+class RetainedMemory:
+    """Memory a region leaves resident on the CPU: the resident memory at its end minus at
+    its start, less the file-backed pages (shared library code) first touched inside it."""
+
+    def __init__(self) -> None:
+        self._start: dict[str, int] = {}
+        self._kib = 0
+
+    def __enter__(self) -> RetainedMemory:
+        self._start = process_memory_kib()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._kib = added_kib(self._start, process_memory_kib(), "VmRSS")
+
+    @property
+    def retained_mib(self) -> float:
+        return self._kib / 1024

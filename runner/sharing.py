@@ -8,7 +8,8 @@ change the next one's numbers:
 - the same framework, backend, device and threads: the process environment is the same;
 - not data-parallel: its workers and logical devices are set before the framework starts;
 - not a fastest mode: a compile in a process that already compiled would find the earlier
-  one's caches, so its compile time would be a cache hit, not a cold compile.
+  one's caches, so its compile time would be a cache hit, not a cold compile;
+- not a cell planned as not measured on this device (no process starts for it).
 
 The standard and full suites never share: each of their processes measures one cell, as
 their intervals need. A shared cell's record says so in its details ("shared_process": the
@@ -19,6 +20,7 @@ cell pays the framework's one-time warm-up, so a quick run is a preview, not a r
 from __future__ import annotations
 
 from dlbench.modes import FASTEST, mode_class
+from runner.experiments import NOT_MEASURED
 from runner.schedule import process_label
 from runner.spec import CellSpec
 
@@ -38,7 +40,8 @@ def suite_shares(suite: str, processes_per_cell: int) -> bool:
 def may_share(spec: CellSpec, suite: str) -> bool:
     """True when `spec` may share its worker process with other cells of its framework."""
     return (suite_shares(suite, spec.repeats) and spec.experiment not in OWN_PROCESS_EXPERIMENTS
-            and mode_class(spec.experiment, spec.framework, spec.mode) != FASTEST)
+            and mode_class(spec.experiment, spec.framework, spec.mode) != FASTEST
+            and not spec.params.get(NOT_MEASURED))
 
 
 def share_key(spec: CellSpec) -> tuple:

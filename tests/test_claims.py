@@ -9,6 +9,7 @@ import pytest
 import yaml
 from tests.judging_fixtures import CPU_ENV, noisy, tables
 
+from dlbench.judging import Regime
 from report.claims import (
     ClaimOutcome,
     ClaimsFileError,
@@ -111,15 +112,24 @@ def test_order_claims_with_noisy_overlapping_data_are_inconclusive():
     assert judge("train-order", cells).verdict is ClaimOutcome.INCONCLUSIVE
 
 
-def _precision(metric: str, values: dict[str, list[float]], system: str = "pytorch"):
+#: A CPU whose measured peak makes a 1 GFLOP-per-sample cell at 1 sample/s compute-bound.
+PEAK_ENV = CPU_ENV | {"compute_peak": {"fp32_flops": 2e9, "bf16_flops": 2e9}}
+
+
+def _precision(metric: str, values: dict[str, list[float]], system: str = "pytorch",
+               model_mib: float | None = 95.0, flops: float = 1e9):
+    """Precision cells; a memory cell's model takes `model_mib` of it (None: not recorded);
+    `flops` per sample (PEAK_ENV: 1e9 is compute-bound, 1e6 overhead-bound)."""
     def measured(v: list[float]) -> dict:
+        if metric == "working_memory" and model_mib is not None:
+            return {metric: v, "model_memory": [model_mib] * len(v)}
         if metric != "steady_epoch_time":
             return {metric: v}
         return {metric: v, "inference_throughput": [1 / x for x in v]}
 
     return [{"system": system, "experiment": "precision", "precision": p,
-             "mode": "default" if p == "fp32" else "mixed", "values": measured(v)}
-            for p, v in values.items()]
+             "mode": "default" if p == "fp32" else "mixed", "values": measured(v),
+             "details": {"flops_per_sample": flops}} for p, v in values.items()]
 
 
 @pytest.mark.parametrize(("bf16", "expected"), [
@@ -129,11 +139,19 @@ def _precision(metric: str, values: dict[str, list[float]], system: str = "pytor
 def test_fp16_speed_goes_each_way_and_fp16_without_units_is_not_measurable(bf16, expected):
     values = {"fp32": noisy(1.0, 1), "bf16": noisy(bf16, 2), "fp16": noisy(0.4, 3)}
     cells = _precision("steady_epoch_time", values)
-    assert judge("fp16-speed", cells).verdict is expected
+    assert judge("fp16-speed", cells, PEAK_ENV).verdict is expected
     only_fp16 = _precision("steady_epoch_time", {"fp32": values["fp32"],
                                                  "fp16": values["fp16"]})
     verdict = judge("fp16-speed", only_fp16, {"cpu": {}})
     assert verdict.verdict is ClaimOutcome.NOT_MEASURABLE and "no fp16" in verdict.explanation
+
+
+def test_fp16_speed_in_an_overhead_bound_regime_is_not_measurable_and_says_its_regime():
+    values = {"fp32": noisy(1.0, 1), "bf16": noisy(0.5, 2)}  # 2x faster, but at 0.05% of peak
+    verdict = judge("fp16-speed", _precision("steady_epoch_time", values, flops=1e6), PEAK_ENV)
+    assert verdict.verdict is ClaimOutcome.NOT_MEASURABLE
+    assert "overhead-bound" in verdict.explanation
+    assert Regime.OVERHEAD_BOUND in verdict.regimes
     noisy_cells = _precision("steady_epoch_time", {"fp32": noisy(1.0, 1, spread=0.3),
                                                    "bf16": noisy(0.97, 2, spread=0.3)})
     assert judge("fp16-speed", noisy_cells).verdict is ClaimOutcome.INCONCLUSIVE
@@ -163,9 +181,27 @@ def test_fp16_memory_needs_working_memory(metric, half, expected):
         assert "working memory" in verdict.explanation
 
 
+def test_fp16_memory_where_runtime_overhead_dominates_is_not_measurable_with_the_reason():
+    # the digits MLP: 0.2 MiB of weights, gradients and momentum in 0.6-33 MiB of working memory
+    cells = _precision("working_memory", {"fp32": noisy(33, 1), "fp16": noisy(16, 2)},
+                       model_mib=0.2)
+    verdict = judge("fp16-memory", cells)
+    assert verdict.verdict is ClaimOutcome.NOT_MEASURABLE
+    assert "under 10x the runtime overhead" in verdict.explanation
+    assert "measures the framework, not the model" in verdict.explanation
+
+
+def test_fp16_memory_without_the_models_own_memory_recorded_is_not_measurable():
+    cells = _precision("working_memory", {"fp32": noisy(100, 1), "fp16": noisy(50, 2)},
+                       model_mib=None)
+    verdict = judge("fp16-memory", cells)
+    assert verdict.verdict is ClaimOutcome.NOT_MEASURABLE
+    assert "model's own memory was not recorded" in verdict.explanation
+
+
 def test_fp16_memory_with_a_wide_interval_is_inconclusive():
     cells = _precision("working_memory", {"fp32": noisy(100, 1, spread=0.3),
-                                          "fp16": noisy(60, 2, spread=0.3)})
+                                          "fp16": noisy(60, 2, spread=0.3)}, model_mib=105)
     assert judge("fp16-memory", cells).verdict is ClaimOutcome.INCONCLUSIVE
 
 
@@ -249,37 +285,68 @@ def _exports(tf: list[str], pt: list[str]) -> list[dict]:
     return cells
 
 
-@pytest.mark.parametrize(("tf", "pt", "expected"), [
-    (["ok", "ok", "ok", "ok"], ["ok", "ok", "failed"], ClaimOutcome.SUPPORTED),
-    (["ok", "ok", "failed"], ["ok", "ok", "ok"], ClaimOutcome.CONTRADICTED),
-    (["ok", "ok", "ok"], ["ok", "ok", "missing"], ClaimOutcome.INCONCLUSIVE),
+@pytest.mark.parametrize(("tf", "pt"), [
+    (["ok", "ok", "ok", "ok"], ["ok", "ok", "failed"]),
+    (["ok", "ok", "failed"], ["ok", "ok", "ok"]),
+    (["ok", "ok", "ok"], ["ok", "ok", "missing"]),
 ])
-def test_deploy_claim_counts_paths_and_skips_missing_optional_runtimes(tf, pt, expected):
+def test_deploy_claim_describes_the_paths_tried_and_judges_no_count(tf, pt):
     verdict = judge("deploy-tf-wins", _exports(tf, pt))
-    assert verdict.verdict is expected
+    assert verdict.verdict is ClaimOutcome.NOT_MEASURABLE  # whatever the counts
+    assert verdict.explanation.startswith("described, not judged")
+    assert "tensorflow: f0 works" in verdict.explanation
     if "missing" in pt:
-        assert "not installed: openvino" in verdict.explanation
+        assert "f2 skipped (not installed: openvino)" in verdict.explanation
+    if "failed" in pt:
+        assert "f2 failed" in verdict.explanation
     assert "documented, not tried here: torchscript, torch.export, onnx-dynamo, executorch" \
         in verdict.explanation  # the synthetic cells' formats are f0, f1, ...
 
 
-@pytest.mark.parametrize(("sizes", "expected"), [
-    ({"pytorch": 10, "tensorflow": 20, "keras": 15}, ClaimOutcome.SUPPORTED),
-    ({"pytorch": 10, "tensorflow": 20, "keras": 8}, ClaimOutcome.CONTRADICTED),
-    ({"pytorch": 10, "tensorflow": 20}, ClaimOutcome.INCONCLUSIVE),
-])
-def test_concise_claim_counts_the_user_facing_listings(sizes, expected):
+def test_deploy_claim_describes_each_working_paths_parity_and_latency():
+    cells = _exports(["ok"], ["ok"])
+    cells[0]["values"] = {"artifact_max_abs_diff": [1e-6] * 3, "artifact_latency": [0.25] * 3}
+    verdict = judge("deploy-tf-wins", cells)
+    assert "tensorflow: f0 works (max abs diff 1e-06, latency 0.25 ms)" in verdict.explanation
+    assert "pytorch: f0 works" in verdict.explanation
+
+
+@pytest.mark.parametrize("sizes", [
+    {"pytorch": 10, "tensorflow": 20, "keras": 15}, {"pytorch": 10, "tensorflow": 20, "keras": 8}])
+def test_concise_claim_describes_the_listings_line_counts_and_judges_none(sizes):
     listings = {f"listings/{f}.py": '"""doc"""\n' + "x = 1\n# comment\n" * n
                 for f, n in sizes.items()}
     cells = _timed("steady_epoch_time", {"pytorch": 1.0})
     verdict = judge("pytorch-concise", cells, listings=listings)
-    assert verdict.verdict is expected
-    if expected is not ClaimOutcome.INCONCLUSIVE:
-        assert "pytorch: 10 lines (listings/pytorch.py)" in verdict.explanation
+    assert verdict.verdict is ClaimOutcome.NOT_MEASURABLE
+    assert verdict.explanation.startswith("described, not judged")
+    assert "pytorch: 10 lines (listings/pytorch.py)" in verdict.explanation
+    assert f"keras: {sizes['keras']} lines (listings/keras.py)" in verdict.explanation
 
 
-def test_the_project_listings_decide_the_concise_claim():
+def test_concise_claim_says_which_listing_is_missing():
+    listings = {"listings/pytorch.py": "x = 1\n"}
+    verdict = judge("pytorch-concise", _timed("steady_epoch_time", {"pytorch": 1.0}),
+                    listings=listings)
+    assert "tensorflow: no listing" in verdict.explanation
+
+
+def test_the_project_listings_are_described_for_the_concise_claim():
     verdict = check_claims(*tables(_timed("steady_epoch_time", {"pytorch": 1.0})),
                            [PROJECT["pytorch-concise"]])[0]
-    assert verdict.verdict in (ClaimOutcome.SUPPORTED, ClaimOutcome.CONTRADICTED)
+    assert verdict.verdict is ClaimOutcome.NOT_MEASURABLE
     assert "listings/keras.py" in verdict.explanation
+
+
+def test_keras_on_jax_default_cell_answers_for_its_jit_compile_in_a_mode_effect():
+    """static-graph-fast names jit_compile; on JAX the default cell is that configuration."""
+    cells = [{"system": "keras-jax", "experiment": "execution-mode", "mode": "default",
+              "values": {"steady_step_time": noisy(1.0, 1), "eager_step_time": noisy(3.0, 2)},
+              "details": {"flops_per_sample": 1e9}},
+             {"system": "keras-torch", "experiment": "execution-mode", "mode": "default",
+              "values": {"steady_step_time": noisy(1.0, 3), "eager_step_time": noisy(1.0, 4)},
+              "details": {"flops_per_sample": 1e9}}]
+    verdict = judge("static-graph-fast", cells, PEAK_ENV)
+    assert verdict.evidence == ("execution-mode:mlp-digits:keras-jax:fp32-default:cpu",)
+    assert "jit_compile/eager" in verdict.explanation
+    assert not any("keras-torch" in cell for cell in verdict.evidence)  # its default is eager

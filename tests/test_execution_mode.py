@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runner.experiments import PlanRequest
+from runner.experiments import NOT_MEASURED, PlanRequest
 from runner.experiments.execution_mode import EXPERIMENT, modes
 from runner.experiments.execution_mode.protocol import ModeTimes, break_even_steps
 from runner.frameworks import FRAMEWORKS
@@ -25,28 +25,32 @@ def _request(suite: str, device: str = "cpu") -> PlanRequest:
                        repeats=None, threads=1, timeout_s=None, data_dir="")
 
 
-def test_quick_plan_covers_every_framework_but_keras_torch_with_its_compiled_modes_only():
+def test_quick_plan_covers_every_framework_with_its_compiled_modes_and_keras_defaults():
     cells = EXPERIMENT.plan(_request("quick"))
     assert len({c.cell_id for c in cells}) == len(cells)
-    assert {c.framework_id.name for c in cells} == {f.name for f in FRAMEWORKS} - {"keras-torch"}
+    assert {c.framework_id.name for c in cells} == {f.name for f in FRAMEWORKS}
     quick = _request("quick")
     assert modes(quick, FrameworkId("pytorch", "")) == ["compiled"]
     assert modes(quick, FrameworkId("tensorflow", "")) == ["tf.function", "xla"]
-    assert modes(quick, FrameworkId("keras", "torch")) == []  # minutes of torch.compile
-    assert modes(quick, FrameworkId("keras", "jax")) == ["default"]
+    # torch: the default (eager) is measured, jit_compile is planned as not measured
+    assert modes(quick, FrameworkId("keras", "torch")) == ["default", "jit_compile"]
+    assert modes(quick, FrameworkId("keras", "jax")) == ["default"]  # XLA: also jit_compile
+    slow = [c for c in cells if c.params.get(NOT_MEASURED)]
+    assert [(c.framework_id.name, c.mode) for c in slow] == [("keras-torch", "jit_compile")]
 
 
 @pytest.mark.parametrize(("suite", "device", "every_mode"), [
     ("standard", "cpu", False), ("standard", "cuda", True), ("full", "cpu", True)])
-def test_full_and_gpu_standard_measure_every_mode_and_cpu_standard_leaves_out_duplicates(
+def test_full_and_gpu_standard_measure_every_mode_and_cpu_standard_plain_and_production(
         suite, device, every_mode):
     request = _request(suite, device)
     torch_modes = modes(request, FrameworkId("keras", "torch"))
     jax_modes = modes(request, FrameworkId("keras", "jax"))
-    if every_mode:
-        assert torch_modes == jax_modes == ["run_eagerly", "default", "jit_compile"]
-    else:  # no eager baseline of class "other"; torch.compile takes minutes on a CPU
-        assert torch_modes == ["default"] and jax_modes == ["default", "jit_compile"]
+    tf_modes = modes(request, FrameworkId("tensorflow", ""))
+    # Keras on torch's run_eagerly and on JAX's jit_compile are its default's configuration
+    assert torch_modes == ["default", "jit_compile"] and jax_modes == (
+        ["run_eagerly", "default"] if every_mode else ["default"])
+    assert tf_modes == ["eager", "tf.function", "xla"]  # plain eager, both production paths
 
 
 @pytest.mark.slow

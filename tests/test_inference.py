@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from runner.experiments import PlanRequest
-from dlbench.modes import mode_class, mode_of_class, modes
+from dlbench.modes import mode_of_class, modes, same_as
 from runner.experiments.inference import EXPERIMENT
 from runner.experiments.inference.protocol import measure_inference
 from runner.experiments.parity import reference
@@ -23,17 +23,14 @@ def _request(suite: str = "quick", device: str = "cpu") -> PlanRequest:
                        repeats=None, threads=1, timeout_s=None, data_dir="")
 
 
-def _classes(cells) -> set[tuple[str, str]]:
-    return {(c.framework_id.name, mode_class("inference", c.framework, c.mode)) for c in cells}
-
-
-def test_quick_plan_has_each_frameworks_default_mode_and_standard_every_mode_at_batch_one():
+def test_quick_plan_has_each_frameworks_plain_mode_and_gpu_standard_every_measured_mode():
     cells = EXPERIMENT.plan(_request())
     assert {(c.framework_id.name, c.mode) for c in cells} == {
         (f.name, mode_of_class("inference", f.framework, "default")) for f in FRAMEWORKS}
     standard_gpu = EXPERIMENT.plan(_request("standard", "cuda"))  # every mode, as in full
     assert {(c.framework_id.name, c.mode) for c in standard_gpu} == {
-        (f.name, mode) for f in FRAMEWORKS for mode in modes("inference", f.framework)}
+        (f.name, mode) for f in FRAMEWORKS for mode in modes("inference", f.framework)
+        if not same_as("inference", f.name, mode, "cuda")}
     assert len({c.cell_id for c in cells}) == len(cells)
     assert {c.batch_size for c in cells} == {1}
     for cell in cells:
@@ -41,14 +38,17 @@ def test_quick_plan_has_each_frameworks_default_mode_and_standard_every_mode_at_
         assert cell.params["latency_calls"] >= 200
 
 
-def test_cpu_standard_has_default_modes_everywhere_and_fastest_on_the_resnet_only():
+def test_cpu_standard_has_plain_and_production_modes_on_every_workload():
     cells = EXPERIMENT.plan(_request("standard"))
-    mlp = [c for c in cells if c.workload == "mlp-digits"]
-    resnet = [c for c in cells if c.workload == "resnet-synthetic"]
-    assert _classes(mlp) == {(f.name, "default") for f in FRAMEWORKS}
-    slow = {("keras-torch", "fastest")}  # Keras jit_compile on torch: minutes per process
-    assert _classes(resnet) == {(f.name, c) for f in FRAMEWORKS
-                                for c in ("default", "fastest")} - slow
+    assert {c.workload for c in cells} == {"mlp-digits", "resnet-synthetic"}
+    for workload in ("mlp-digits", "resnet-synthetic"):
+        planned = {(c.framework_id.name, c.mode) for c in cells if c.workload == workload}
+        assert planned == {("pytorch", "inference_mode"), ("pytorch", "compiled"),
+                           ("tensorflow", "eager"), ("tensorflow", "tf.function"),
+                           ("tensorflow", "xla"), ("keras-tensorflow", "predict"),
+                           ("keras-tensorflow", "jit_compile"), ("keras-torch", "predict"),
+                           ("keras-torch", "jit_compile"),  # planned as not measured
+                           ("keras-jax", "predict")}  # XLA by default: also its jit_compile
 
 
 class NumpyPredictor:
@@ -73,6 +73,12 @@ def _spec(repeat_index: int = 0, **params) -> CellSpec:
                     repeat_index=repeat_index, params=base | params)
 
 
+def _compiled_spec() -> CellSpec:
+    from dataclasses import replace
+
+    return replace(_spec(), mode="compiled")
+
+
 def _fairness() -> Fairness:
     return Fairness("a call", "fp32", "eager", "arrays", 1, 1)
 
@@ -95,6 +101,29 @@ def test_protocol_keeps_every_latency_and_its_percentiles_for_its_one_repeat():
     assert [o.metric for o in outcome.observations].count("first_call_time") == 1
     assert outcome.details["sampling"]["repeat_index"] == 2
     assert outcome.details["flops_per_sample"] == flops_per_sample("mlp-digits", "cpu") > 0
+
+
+def test_protocol_keeps_compilation_out_of_working_memory_and_adds_what_a_user_pays():
+    outcome = _measure(_spec())
+    values = {o.metric: o.value for o in outcome.observations if o.step is None}
+    assert values["working_memory"] >= 0
+    assert values["user_memory"] == pytest.approx(values["import_footprint"]
+                                                  + values["working_memory"])
+    assert "compile_memory" not in values  # PyTorch's inference_mode does not compile
+    compiled = {o.metric for o in _measure(_compiled_spec()).observations}
+    assert "compile_memory" in compiled
+
+
+def test_latency_calls_stop_at_the_budget_but_never_below_the_minimum():
+    from runner.harness.inference import MIN_LATENCY_CALLS
+
+    spent = _measure(_spec(latency_budget_s=0.0))  # a budget spent before the first call
+    calls = [o for o in spent.observations if o.metric == "inference_latency"]
+    assert len(calls) == MIN_LATENCY_CALLS
+    assert spent.details["sampling"]["measurements"]["inference_latency"]["samples"] == \
+        MIN_LATENCY_CALLS
+    ample = _measure(_spec(latency_budget_s=600.0))
+    assert len([o for o in ample.observations if o.metric == "inference_latency"]) == 200
 
 
 def test_throughput_windows_are_calibrated_to_the_minimum_window():
@@ -146,7 +175,7 @@ def _keras_cell(backend: str, mode: str):
 
 
 @pytest.mark.slow
-def test_keras_default_inference_on_torch_times_a_call_that_records_no_graph():
+def test_keras_call_inference_on_torch_times_a_call_that_records_no_graph():
     outcome = _keras_cell("torch", "call")
     assert outcome.details["keras_output_requires_grad"] is False  # under torch.no_grad
     assert "no-grad" in outcome.details["keras_timed_call"]
@@ -154,9 +183,22 @@ def test_keras_default_inference_on_torch_times_a_call_that_records_no_graph():
 
 
 @pytest.mark.slow
-def test_keras_fastest_inference_times_the_jitted_predict_on_batch_not_predict():
-    outcome = _keras_cell("tensorflow", "jit_compile")
-    assert outcome.details["keras_timed_call"] == "predict_on_batch"
+def test_keras_plain_and_production_inference_time_the_same_predict_call():
+    plain, production = _keras_cell("tensorflow", "predict"), _keras_cell("tensorflow",
+                                                                          "jit_compile")
+    assert plain.details["keras_timed_call"] == production.details["keras_timed_call"]
+    assert plain.details["keras_jit_compile"] is False  # auto: a graph on a CPU
+    assert production.details["keras_jit_compile"] is True
+    assert "predict" in production.fairness.timer_includes
+    assert "before timing" in production.fairness.data_pipeline  # converted outside the timer
+    measured = {o.metric for o in production.observations}
+    assert {"working_memory", "compile_memory", "user_memory"} <= measured
+    assert "compile_memory" not in {o.metric for o in plain.observations}
+
+
+@pytest.mark.slow
+def test_keras_on_jax_plain_predict_is_already_jit_compiled():
+    """What dlbench.modes.SAME_AS declares: its jit_compile cell would measure the same."""
+    outcome = _keras_cell("jax", "predict")
     assert outcome.details["keras_jit_compile"] is True
-    assert "predict_on_batch" in outcome.fairness.timer_includes
-    assert "before timing" in outcome.fairness.data_pipeline  # converted outside the timer
+    assert "compile_memory" in {o.metric for o in outcome.observations}  # stands for both

@@ -1,49 +1,71 @@
-"""The mode matrix: every framework in its default and its fastest mode, cells that never
-share an identity, and comparisons that never pair a default mode with a fastest one."""
+"""The mode matrix: every framework on its plain and its production path, a mode that is the
+same configuration as another measured once and standing for both classes, cells that never
+share an identity, and comparisons that never pair a mode with itself or across classes."""
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
+import pandas as pd
 import pytest
 from tests.judging_fixtures import CPU_ENV, noisy, tables
 
-from dlbench.modes import DEFAULT, FASTEST, MODES, OTHER, group_words, mode_class, mode_of_class
+from dlbench.modes import (DEFAULT, FASTEST, MODES, OTHER, by_class, group_words, mode_class,
+                           mode_classes, same_as)
 from report.claims import check_claims, load_claims
-from report.verdicts import QUESTIONS, answer
-from runner.experiments import PlanRequest, get_experiment, too_slow_here
+from report.verdicts import QUESTIONS, answer, verdicts
+from runner.experiments import NOT_MEASURED, PlanRequest, get_experiment
 from runner.frameworks import FRAMEWORKS, missing_modules
+from runner.plan import RunRequest, plan_cells
 
 INSTALLED = [f for f in FRAMEWORKS if not missing_modules(f)]
 MODE_EXPERIMENTS = ("training", "inference", "execution-mode")
 
 
-def _plan(experiment: str, suite: str, frameworks=None) -> list:
+def _plan(experiment: str, suite: str, frameworks=None, device: str = "cpu") -> list:
     request = PlanRequest(suite=suite, workloads=[], frameworks=list(frameworks or FRAMEWORKS),
-                          device="cpu", repeats=None, threads=1, timeout_s=None, data_dir="")
+                          device=device, repeats=None, threads=1, timeout_s=None, data_dir="")
     return get_experiment(experiment).plan(request)
 
 
-@pytest.mark.parametrize("experiment", MODE_EXPERIMENTS)
+def _classes_per_workload(experiment: str, cells: list, framework) -> list[set[str]]:
+    return [{cls for c in cells if c.framework_id == framework and c.workload == workload
+             for cls in mode_classes(experiment, framework.name, c.mode, c.device)}
+            for workload in {c.workload for c in cells}]
+
+
+@pytest.mark.parametrize("experiment", ["inference", "execution-mode"])
+@pytest.mark.parametrize(("suite", "device"), [("standard", "cpu"), ("standard", "cuda"),
+                                                ("full", "cpu")])
+def test_inference_and_execution_mode_plan_every_systems_plain_and_production_path_everywhere(
+        experiment, suite, device):
+    """On every workload of the suite; a production path too slow here is a planned cell
+    that says why it is not measured."""
+    cells = _plan(experiment, suite, device=device)
+    for framework in FRAMEWORKS:
+        per_workload = _classes_per_workload(experiment, cells, framework)
+        assert per_workload and all({DEFAULT, FASTEST} <= c for c in per_workload), (
+            experiment, framework.name)
+
+
 @pytest.mark.parametrize("suite", ["standard", "full"])
-def test_every_installed_system_has_a_default_and_a_fastest_cell_unless_too_slow_here(
-        experiment, suite):
-    """Full: on every workload. Standard on 2 CPU cores (90 minutes): the default mode on
-    every workload and the fastest on at least one, except a mode too slow on a CPU."""
-    assert INSTALLED, "no framework is installed"
-    cells = _plan(experiment, suite, INSTALLED)
-    request = PlanRequest(suite=suite, workloads=[], frameworks=INSTALLED, device="cpu",
-                          repeats=None, threads=1, timeout_s=None, data_dir="")
-    for framework in INSTALLED:
-        fastest = mode_of_class(experiment, framework.framework, FASTEST)
-        wanted_fastest = not too_slow_here(request, framework, fastest)
-        per_workload = [{mode_class(experiment, c.framework, c.mode) for c in cells
-                         if c.framework_id == framework and c.workload == workload}
-                        for workload in {c.workload for c in cells}]
-        assert all(DEFAULT in classes for classes in per_workload), (experiment, framework)
-        has_fastest = [FASTEST in classes for classes in per_workload]
-        if suite == "full":
-            assert all(has_fastest), (experiment, framework.name)
-        else:
-            assert any(has_fastest) == wanted_fastest, (experiment, framework.name)
+def test_training_has_every_plain_path_and_the_production_path_on_some_workload(suite):
+    cells = _plan("training", suite)
+    for framework in FRAMEWORKS:
+        per_workload = _classes_per_workload("training", cells, framework)
+        assert all(DEFAULT in classes for classes in per_workload), framework.name
+        has_production = [FASTEST in classes for classes in per_workload]
+        assert (all if suite == "full" else any)(has_production), framework.name
+
+
+def test_a_mode_too_slow_on_a_cpu_is_a_cell_that_says_so_with_its_measured_cost():
+    cells = _plan("inference", "standard")
+    slow = [c for c in cells if c.params.get(NOT_MEASURED)]
+    assert {(c.framework_id.name, c.mode) for c in slow} == {("keras-torch", "jit_compile")}
+    assert all("not measured on this device" in c.params[NOT_MEASURED]
+               and "172 s" in c.params[NOT_MEASURED] for c in slow)
+    assert not any(c.params.get(NOT_MEASURED) for c in _plan("inference", "full"))
 
 
 @pytest.mark.parametrize("experiment", MODE_EXPERIMENTS)
@@ -55,11 +77,36 @@ def test_two_modes_never_share_a_cell_or_a_configuration(experiment, suite):
     assert len({r["config_id"] for r in rows}) == len(cells)
 
 
-def test_every_framework_has_exactly_one_default_and_one_fastest_mode_per_experiment():
+@pytest.mark.parametrize("experiment", MODE_EXPERIMENTS)
+@pytest.mark.parametrize(("suite", "device"), [("quick", "cpu"), ("standard", "cpu"),
+                                                ("standard", "cuda"), ("full", "cpu")])
+def test_a_mode_that_is_the_same_configuration_as_another_is_never_its_own_cell(
+        experiment, suite, device):
+    cells = _plan(experiment, suite, device=device)
+    assert not [c.cell_id for c in cells
+                if same_as(experiment, c.framework_id.name, c.mode, c.device)]
+    jax = [c for c in cells if c.framework_id.name == "keras-jax"]
+    assert {c.mode for c in jax} <= {"default", "predict", "run_eagerly", "call"}
+
+
+def test_keras_on_jax_default_stands_for_both_classes_and_other_systems_for_one():
+    assert mode_classes("inference", "keras-jax", "predict", "cpu") == (DEFAULT, FASTEST)
+    assert mode_classes("execution-mode", "keras-jax", "default", "cpu") == (DEFAULT, FASTEST)
+    assert mode_classes("training", "keras-jax", "default", "cpu") == (DEFAULT, FASTEST)
+    # on torch, run_eagerly is Keras' default (eager): the default cell also stands for it
+    assert mode_classes("execution-mode", "keras-torch", "default", "cpu") == (DEFAULT, OTHER)
+    # on TensorFlow Keras' default is a graph on a CPU, and XLA only where a GPU is visible
+    assert mode_classes("inference", "keras-tensorflow", "predict", "cpu") == (DEFAULT,)
+    assert mode_classes("inference", "keras-tensorflow", "predict", "cuda") == (DEFAULT,
+                                                                                 FASTEST)
+    assert mode_classes("inference", "pytorch", "compiled", "cpu") == (FASTEST,)
+
+
+def test_every_framework_has_one_plain_mode_and_a_production_mode_per_experiment():
     for experiment, frameworks in MODES.items():
         for framework, table in frameworks.items():
             classes = list(table.values())
-            assert classes.count(DEFAULT) == 1 and classes.count(FASTEST) == 1, (
+            assert classes.count(DEFAULT) == 1 and classes.count(FASTEST) >= 1, (
                 experiment, framework)
 
 
@@ -68,17 +115,39 @@ def test_the_quick_suite_does_not_grow():
     assert {c.mode for c in training} == {"default"}
     assert len(training) == len({(c.workload, c.framework_id) for c in training})
     inference = _plan("inference", "quick")
-    assert len(inference) == len(FRAMEWORKS)  # the default mode each (8 minutes in all)
+    assert len(inference) == len(FRAMEWORKS)  # the plain mode each (8 minutes in all)
     assert {mode_class("inference", c.framework, c.mode) for c in inference} == {DEFAULT}
 
 
 def test_mode_classes_of_listed_unlisted_and_historical_modes():
     assert mode_class("training", "pytorch", "compiled") == FASTEST
-    assert mode_class("inference", "tensorflow", "tf.function") == OTHER
-    assert mode_class("inference", "keras", "predict") == OTHER  # an older release's mode
+    assert mode_class("inference", "tensorflow", "tf.function") == FASTEST
+    assert mode_class("inference", "keras", "predict") == DEFAULT
+    assert mode_class("inference", "keras", "call") == OTHER
+    assert mode_class("inference", "keras", "predict_on_batch") == OTHER  # not listed
     assert mode_class("export", "pytorch", "default") == DEFAULT  # experiments without modes
     assert group_words([("workload", "mlp-digits"), ("mode_class", "fastest")]) == \
-        "workload mlp-digits, fastest vs fastest mode"
+        "workload mlp-digits, production vs production mode"
+
+
+def _rows(entries: list[tuple[str, str]], experiment: str = "inference") -> pd.DataFrame:
+    return pd.DataFrame([{"experiment": experiment, "system": s, "mode": m, "device": "cpu",
+                          "mode_class": mode_class(experiment, s.split("-")[0], m),
+                          "value": float(i)} for i, (s, m) in enumerate(entries)])
+
+
+def test_by_class_puts_a_cell_standing_for_two_classes_in_each():
+    rows = by_class(_rows([("keras-jax", "predict"), ("pytorch", "compiled")]))
+    assert sorted(zip(rows["system"], rows["mode_class"], strict=True)) == [
+        ("keras-jax", DEFAULT), ("keras-jax", FASTEST), ("pytorch", FASTEST)]
+    assert rows.loc[rows["system"] == "keras-jax", "value"].tolist() == [0.0, 0.0]
+
+
+def test_by_class_leaves_out_a_mode_of_class_other_and_keeps_one_class_modes_once():
+    rows = by_class(_rows([("keras-torch", "call"), ("tensorflow", "eager")]))
+    assert list(zip(rows["system"], rows["mode_class"], strict=True)) == [
+        ("tensorflow", DEFAULT)]
+    assert by_class(_rows([("keras-torch", "call")])).empty
 
 
 def _mixed_modes(experiment: str, cells: dict, throughput: bool = False) -> list[dict]:
@@ -91,25 +160,31 @@ def _mixed_modes(experiment: str, cells: dict, throughput: bool = False) -> list
             for i, ((s, m), t) in enumerate(cells.items())]
 
 
-#: PyTorch's compiled cell is the fastest cell of all; TensorFlow's graph without XLA (a mode
-#: of neither class) is faster than its eager and XLA cells.
+#: PyTorch's compiled cell is the fastest cell of all; TensorFlow's two production modes
+#: (tf.function and XLA) are represented by the better one; Keras' model(x) (class other)
+#: is faster than anything and never compared.
 INFERENCE = {("pytorch", "inference_mode"): 1.0, ("pytorch", "compiled"): 0.2,
-             ("tensorflow", "eager"): 1.5, ("tensorflow", "tf.function"): 0.1,
-             ("tensorflow", "xla"): 0.5}
+             ("tensorflow", "eager"): 1.5, ("tensorflow", "tf.function"): 0.4,
+             ("tensorflow", "xla"): 0.5, ("keras-torch", "call"): 0.01,
+             ("keras-jax", "predict"): 1.2}
 
 
-def test_a_verdict_never_pairs_a_default_mode_with_a_fastest_one():
+def test_a_verdict_never_pairs_a_plain_mode_with_a_production_one():
     [question] = [q for q in QUESTIONS if q.key == "inference-latency"]
     cells = _mixed_modes("inference", INFERENCE)
     found = answer(question, *tables(cells), environments={"r1": CPU_ENV})
-    by_class = {dict(v.group)["mode_class"]: v for v in found}
-    assert set(by_class) == {DEFAULT, FASTEST}  # labelled, and no group of other modes
-    for wanted, verdict in by_class.items():
-        assert all(mode_class("inference", s.contender, s.cell_id.split(":")[3].split("-")[1])
-                   == wanted for s in verdict.standings), verdict.standings
-    assert by_class[DEFAULT].winner == "pytorch"  # 1.0 against TensorFlow eager's 1.5
-    assert by_class[FASTEST].winner == "pytorch"  # 0.2 against XLA's 0.5, not tf.function
-    assert "tf.function" not in " ".join(by_class[FASTEST].evidence)
+    by_group = {dict(v.group)["mode_class"]: v for v in found}
+    assert set(by_group) == {DEFAULT, FASTEST}  # labelled, and no group of other modes
+    for wanted, verdict in by_group.items():
+        assert all(wanted in mode_classes("inference", s.contender,
+                                          s.cell_id.split(":")[3].split("-")[1], "cpu")
+                   for s in verdict.standings), verdict.standings
+    assert by_group[DEFAULT].winner == "pytorch"  # 1.0 against Keras on JAX's 1.2
+    assert by_group[FASTEST].winner == "pytorch"  # 0.2 against tf.function's 0.4
+    assert "tf.function" in " ".join(by_group[FASTEST].evidence)
+    assert not any("call" in e for v in found for e in v.evidence)
+    # Keras on JAX's one cell stands in both groups
+    assert all("keras-jax" in [s.contender for s in v.standings] for v in found)
 
 
 def test_a_claim_compares_like_with_like_and_says_which():
@@ -117,7 +192,62 @@ def test_a_claim_compares_like_with_like_and_says_which():
     cells = _mixed_modes("inference", INFERENCE, throughput=True)
     [verdict] = check_claims(*tables(cells), [claim], machines={"r1": "m"}, listings={},
                              environments={"r1": CPU_ENV})
-    evidence = " ".join(verdict.evidence)
-    assert "tf.function" not in evidence
+    assert "call" not in " ".join(verdict.evidence)
     text = verdict.explanation
-    assert "default vs default mode" in text and "fastest vs fastest mode" in text
+    assert "plain vs plain mode" in text and "production vs production mode" in text
+
+
+def _standard_plan_tables(device: str) -> tuple[pd.DataFrame, pd.DataFrame, list]:
+    """Tables of the standard plan on `device` as if every measured cell finished: each
+    cell's metrics with distinct, well-separated values per cell."""
+    request = RunRequest(suite="standard", experiments=[], workloads=[], frameworks=[],
+                         device=device, repeats=None, threads=1, timeout_s=None, data_dir="")
+    specs = [s for s in plan_cells(request, device) if not s.params.get(NOT_MEASURED)]
+    metrics = {q.metric for q in QUESTIONS}
+    cells, observations = [], []
+    for index, spec in enumerate(specs):
+        key = spec.key_columns("r1")
+        cells.append(key | {"status": "ok", "reason": "", "details_json": json.dumps({})})
+        for metric in metrics:
+            observations += [key | {"repeat": r, "step": np.nan, "metric": metric,
+                                    "value": value}
+                             for r, value in enumerate(noisy(1.0 + index, index, n=3))]
+    return pd.DataFrame(observations), pd.DataFrame(cells), specs
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_no_home_page_question_compares_a_mode_with_itself_over_the_standard_plan(device):
+    observations, cells, specs = _standard_plan_tables(device)
+    by_id = {s.cell_id: s for s in specs}
+    found = verdicts(observations, cells, environments={"r1": CPU_ENV})
+    assert found
+    compared = 0
+    for verdict in found:
+        evidence = [by_id[cell] for cell in verdict.evidence]
+        assert len(set(verdict.evidence)) == len(evidence), verdict  # a cell meets itself
+        configurations = [(s.framework_id.name, s.mode, s.workload, s.batch_size,
+                           s.precision, s.workers, s.export_format) for s in evidence]
+        assert len(set(configurations)) == len(configurations), verdict
+        group = dict(verdict.group)
+        if "mode_class" in group:  # like with like: every cell stands for the group's class
+            assert all(group["mode_class"] in mode_classes(
+                s.experiment, s.framework_id.name, s.mode, s.device) for s in evidence)
+        if verdict.question == "compile-speedup":  # modes of one system: never equal ones
+            assert not any(same_as(s.experiment, s.framework_id.name, s.mode, s.device)
+                           for s in evidence)
+        compared += len(verdict.pairings)
+    assert compared > 0
+
+
+def test_a_cell_planned_as_not_measured_is_recorded_skipped_without_a_worker():
+    from runner.estimate import estimate
+    from runner.execute import execute_cell
+    from runner.sharing import may_share
+
+    [spec] = [c for c in _plan("execution-mode", "quick") if c.params.get(NOT_MEASURED)]
+    record = execute_cell(spec)
+    assert record.outcome.status.value == "skipped"
+    assert record.outcome.reason == spec.params[NOT_MEASURED]
+    assert record.wall_time_s < 1.0  # no framework was imported
+    assert estimate([[spec]], {}).seconds == 0.0
+    assert not may_share(spec, "quick")

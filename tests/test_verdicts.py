@@ -187,10 +187,15 @@ def test_release_2027_01_says_its_undecided_answers_first_read_no_meaningful_dif
 
     source = load_release(Path(__file__).parents[1] / "results", "2027.01")
     changes = changed_answers("2027.01", source_verdicts(source))
-    assert changes and all(c["before"] == "no meaningful difference" for c in changes)
-    after = {c["after"] for c in changes}
+    erratum = [c for c in changes if c["before"] == "no meaningful difference"]
+    after = {c["after"] for c in erratum}
     assert "inconclusive" in after and {"pytorch", "keras-jax"} <= after  # winners named now
-    assert any("mode" in c["group"] for c in changes)  # matched within mode classes
+    assert any("mode" in c["group"] for c in erratum)  # matched within mode classes
+    # issue 22's mode classes: Keras' model(x) no longer stands for its plain inference, so
+    # those groups change beyond the erratum
+    assert all(c["title"].startswith(("Which framework answers", "Which framework serves",
+                                      "Does reduced precision need less memory"))
+               for c in changes if c not in erratum)
     assert "undecided" in rules_changed("2027.01") and rules_changed("1999.01") == ""
     assert "one family per question group" in rules_changed("2027.01")
 

@@ -58,17 +58,38 @@ class Experiment:
 #: training and inference measure them on the CPU).
 MODEL_WORKLOADS = ("resnet-synthetic", "transformer-tokens", "lstm-tokens")
 
-#: (framework or Keras backend, mode) pairs that only the full suite measures on a CPU: one
-#: process takes minutes on 2 cores. Keras's jit_compile on torch runs torch.compile (cold):
-#: 172 s for one ResNet-20 training process, 235 s for the digits MLP in execution-mode
-#: (which compiles twice), against 15-25 s for the same cells in the other modes.
-SLOW_ON_CPU = {("torch", "jit_compile")}
+#: (framework or Keras backend, mode) pairs that only the full suite measures on a CPU, with
+#: the measured cost that keeps them out of the others: Keras's jit_compile on torch runs
+#: torch.compile (cold) on 2 cores.
+SLOW_ON_CPU: dict[tuple[str, str], str] = {
+    ("torch", "jit_compile"): "one process takes minutes of cold torch.compile on 2 cores "
+                              "(measured 2026-12-03: 172 s for one ResNet-20 training process, "
+                              "235 s for the digits MLP in execution-mode, which compiles "
+                              "twice, against 15-25 s for the same cells in the other modes)",
+}
+#: The CellSpec parameter holding why a planned cell is not measured (runner.execute records
+#: it as skipped without starting a worker).
+NOT_MEASURED = "not_measured"
 
 
 def too_slow_here(request: PlanRequest, framework: FrameworkId, mode: str) -> bool:
     """Whether `mode` of `framework` is left out of this request's suite on its device."""
-    return (request.device == "cpu" and request.suite != "full"
-            and bool({(framework.framework, mode), (framework.backend, mode)} & SLOW_ON_CPU))
+    return bool(_slow_cost(request, framework, mode))
+
+
+def _slow_cost(request: PlanRequest, framework: FrameworkId, mode: str) -> str:
+    if request.device != "cpu" or request.suite == "full":
+        return ""
+    return (SLOW_ON_CPU.get((framework.framework, mode))
+            or SLOW_ON_CPU.get((framework.backend, mode)) or "")
+
+
+def not_measured_params(request: PlanRequest, framework: FrameworkId, mode: str) -> dict:
+    """{NOT_MEASURED: why} for a mode this suite shows as not measured on its device, with
+    the measured cost that excluded it; {} for a mode it measures."""
+    cost = _slow_cost(request, framework, mode)
+    return {NOT_MEASURED: f"not measured on this device in the {request.suite} suite: {cost}; "
+                          f"the full suite measures it"} if cost else {}
 
 
 def outside_fastest_workloads(grid: dict, workload: str, experiment: str, framework: str,

@@ -20,6 +20,10 @@ from runner.spec import CellSpec
 from runner.workloads import flops_per_sample
 
 
+#: Arrays of the parameters' size a training step holds: weights, gradients, momentum.
+TRAINING_STATES = 3
+
+
 class CellSkipped(Exception):
     """The cell cannot run here; the message says why (the worker records it as skipped)."""
 
@@ -42,10 +46,19 @@ class Cell:
     def outcome(self, observations: list[Observation], fairness: Fairness,
                 details: dict | None = None, status: CellStatus = CellStatus.OK,
                 reason: str = "") -> CellOutcome:
-        """The cell's outcome with the import footprint and the sampling record added."""
+        """The cell's outcome with the import footprint (and, beside a working memory, the
+        user memory: both together) and the sampling record added."""
         extra = [self.observe("import_footprint", self.footprint_mib)]
+        extra += [self.observe("user_memory", self.footprint_mib + o.value)
+                  for o in observations if o.metric == "working_memory" and o.step is None]
         return CellOutcome(status, [*observations, *extra], fairness, reason=reason,
                            details=(details or {}) | self.sampler.details())
+
+    def model_memory(self) -> Observation:
+        """The model's own training state in fp32 (weights, gradients and SGD momentum): a
+        lower bound of its parameter and activation memory, activations not counted."""
+        return self.observe("model_memory", TRAINING_STATES * 4 * self.data.parameters()
+                            / 2**20)
 
     def workload_details(self) -> dict:
         """What the report needs of the cell's workload: its forward FLOPs per sample at the

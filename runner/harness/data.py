@@ -8,6 +8,7 @@ import numpy as np
 
 from runner.datasets import Dataset
 from runner.spec import CellSpec
+from runner.models.weights import parameter_count
 from runner.workloads import (Layer, ModelStart, SizeProfile, Workload, device_profile,
                               get_workload, initial_layers, load_workload_data, model_input,
                               model_start, size_profile)
@@ -34,6 +35,13 @@ class CellData:
         if self.workload.profiles:
             return model_start(self.workload, self.model_profile())
         return initial_layers(self.workload, self.dataset)
+
+    def parameters(self) -> int:
+        """Trainable parameters of the workload's model at the cell's size."""
+        start = self.initial_layers()
+        if isinstance(start, ModelStart):
+            return parameter_count(start.definition)
+        return sum(int(layer.kernel.size + layer.bias.size) for layer in start)
 
     def model_profile(self) -> SizeProfile:
         """The size profile of a runner.models workload."""

@@ -33,12 +33,14 @@ class InferencePlan:
     latency_calls: int
     throughput_batch: int
     throughput_samples: int
+    latency_budget_s: float = 10.0  # the latency calls stop here, after MIN_LATENCY_CALLS
 
     @classmethod
     def of(cls, spec: CellSpec) -> InferencePlan:
         p = spec.params
         return cls(int(p.get("warmup_calls", 10)), int(p.get("latency_calls", 200)),
-                   int(p.get("throughput_batch", 512)), int(p.get("throughput_samples", 5)))
+                   int(p.get("throughput_batch", 512)), int(p.get("throughput_samples", 5)),
+                   float(p.get("latency_budget_s", 10.0)))
 
 
 def large_batch(x: np.ndarray, size: int) -> np.ndarray:
@@ -55,21 +57,36 @@ def first_call_seconds(predictor: Predictor, x: np.ndarray) -> float:
     return (clock_ns() - start) / NS_PER_S
 
 
+def first_large_call(predictor: Predictor, x: np.ndarray, plan: InferencePlan) -> None:
+    """One untimed call at the throughput batch (a new shape may trace or compile again)."""
+    predictor.predict(predictor.prepare(large_batch(x, plan.throughput_batch)))
+
+
+#: Batch-1 calls every process times, whatever its latency budget.
+MIN_LATENCY_CALLS = 20
+
+
 def latencies_ms(cell: Cell, predictor: Predictor, x: np.ndarray,
                  plan: InferencePlan) -> list[float]:
     """Batch-1 latency of `latency_calls` single calls (after `warmup_calls`), cycling over
-    `x`: a distribution of single calls, so each call is its own sub-sample."""
+    `x`, or fewer once `latency_budget_s` is spent (never fewer than MIN_LATENCY_CALLS): a
+    distribution of single calls, so each call is its own sub-sample. The same rule holds
+    for every framework; a call of a few hundred ms (Keras' predict loop on TensorFlow)
+    would otherwise hold a process for minutes."""
     singles = [predictor.prepare(x[i:i + 1]) for i in range(min(len(x), plan.latency_calls))]
     for i in range(plan.warmup_calls):
         predictor.predict(singles[i % len(singles)])
-    result = []
-    for i in range(plan.latency_calls):
+    result: list[float] = []
+    began = clock_ns()
+    while len(result) < plan.latency_calls and (
+            len(result) < MIN_LATENCY_CALLS
+            or (clock_ns() - began) / NS_PER_S < plan.latency_budget_s):
         start = clock_ns()
-        predictor.predict(singles[i % len(singles)])
+        predictor.predict(singles[len(result) % len(singles)])
         result.append((clock_ns() - start) / NS_PER_MS)
     cell.sampler.once("inference_latency", "one batch-1 call per sub-sample (a latency "
-                      "distribution; each call returns its output to the host)",
-                      plan.latency_calls)
+                      f"distribution; each call returns its output to the host; up to "
+                      f"{plan.latency_calls} calls or {plan.latency_budget_s:g} s)", len(result))
     return result
 
 

@@ -7,7 +7,9 @@ mode is timed alike. In each mode the first step of a fresh model is timed alone
 includes tracing/compilation); steady steps are timed in calibrated windows
 (runner.harness.sampling). The mode then compiles a second fresh model in the same
 process: its first step gives the warm compile time, the first one the cold time (the
-adapter starts every process with empty compiler caches).
+adapter starts every process with empty compiler caches). In a mode that compiles,
+`compile_memory` is what its cold first step leaves resident beyond what the eager
+baseline's first step left in the same process (both models stay alive).
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from typing import Protocol
 
 import numpy as np
 
+from dlbench.modes import compiles
 from runner.harness import Cell
-from runner.measure import NS_PER_MS, clock_ns
+from runner.measure import NS_PER_MS, RetainedMemory, clock_ns
 from runner.outcome import CellOutcome, Fairness
 from runner.workloads import Layer, epoch_order
 
@@ -47,6 +50,7 @@ class ModeTimes:
 
     first_ms: float
     window_ms: list[float]
+    first_retained_mib: float = 0.0  # what the first step (and the fresh model) left resident
 
     @property
     def steady_ms(self) -> float:
@@ -81,12 +85,13 @@ def first_step_ms(stepper: Stepper, layers: list[Layer], batches: list) -> float
 def time_mode(cell: Cell, name: str, stepper: Stepper, layers: list[Layer],
               batches: list) -> ModeTimes:
     """A fresh model's first step, then calibrated windows of steady steps."""
-    first = first_step_ms(stepper, layers, batches)
+    with RetainedMemory() as memory:
+        first = first_step_ms(stepper, layers, batches)
     cycle = itertools.cycle(batches[1:] or batches)
     per_step_s = cell.sampler.per_call_s(name, lambda: stepper.step(*next(cycle)),
                                          cell.adapter.sync,
                                          int(cell.spec.params.get("step_samples", 5)))
-    return ModeTimes(first, [v * 1000 for v in per_step_s])
+    return ModeTimes(first, [v * 1000 for v in per_step_s], memory.retained_mib)
 
 
 def break_even_steps(mode: ModeTimes, eager: ModeTimes) -> int | None:
@@ -125,6 +130,10 @@ def measure_execution_mode(cell: Cell, stepper: Stepper, eager: Stepper | None,
         even = break_even_steps(times, reference)
         if even is not None:
             observations.append(cell.observe("break_even_steps", float(even)))
+        if compiles(cell.spec.experiment, cell.spec.framework_id.name, cell.spec.mode,
+                    cell.spec.device):
+            extra_mib = max(0.0, times.first_retained_mib - reference.first_retained_mib)
+            observations.append(cell.observe("compile_memory", extra_mib))
     cache = {"files_before_cold_compile": files_before, "files_after_cold_compile": files_after}
     return cell.outcome(observations, fairness, details={"compile_cache": cache})
 

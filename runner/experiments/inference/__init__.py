@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from dlbench.modes import DEFAULT, FASTEST, OTHER, mode_class, modes
+from dlbench.modes import DEFAULT, FASTEST, OTHER, measured, mode_class, modes
 from dlbench.questions import QUESTIONS
 from runner.experiments import (
     MODEL_WORKLOADS,
     Experiment,
     PlanRequest,
-    outside_fastest_workloads,
+    not_measured_params,
     suite_grid,
-    too_slow_here,
 )
 from runner.spec import CellSpec, FrameworkId
 
@@ -24,11 +23,10 @@ GRID: dict[str, dict] = {
                  "params": {"warmup_calls": 50, "latency_calls": 500, "throughput_batch": 1024,
                             "throughput_samples": 5},
                  # on 2 CPU cores (90 minutes for the suite): the ResNet, and the MLP as the
-                 # overhead-bound reference; ResNet-20 is 3000x the MLP's FLOPs, and at the
-                 # sizes above one process took 100-270 s, so the calls are fewer and the
-                 # bulk batch smaller
+                 # overhead-bound reference, each on its plain and production paths;
+                 # ResNet-20 is 3000x the MLP's FLOPs, and at the sizes above one process
+                 # took 100-270 s, so the calls are fewer and the bulk batch smaller
                  "cpu": {"workloads": ["mlp-digits", "resnet-synthetic"],
-                         "fastest_workloads": ["resnet-synthetic"],
                          "params": {"warmup_calls": 10, "latency_calls": 200,
                                     "throughput_batch": 128, "throughput_samples": 5}}},
     "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
@@ -39,10 +37,10 @@ GRID: dict[str, dict] = {
 
 
 def inference_modes(request: PlanRequest, framework: FrameworkId) -> list[str]:
-    """The modes a cell is measured in: default, fastest and other (TensorFlow's graph
-    without XLA) in full, and in standard on a GPU; default and fastest in standard on a CPU
-    (90 minutes on 2 cores) and in quick on a GPU; default only in quick on a CPU (8
-    minutes). A mode too slow for the suite on this device is left out."""
+    """The modes a cell is measured in: plain, production and other (Keras' model(x)) in
+    full, and in standard on a GPU; plain and production in standard on a CPU (90 minutes
+    on 2 cores) and in quick on a GPU; plain only in quick on a CPU (8 minutes). A mode
+    another mode's cell measures (dlbench.modes.SAME_AS) is left out."""
     on_cpu = request.device == "cpu"
     if request.suite == "full" or (request.suite == "standard" and not on_cpu):
         kept: tuple[str, ...] = (DEFAULT, FASTEST, OTHER)
@@ -50,33 +48,27 @@ def inference_modes(request: PlanRequest, framework: FrameworkId) -> list[str]:
         kept = (DEFAULT,)
     else:
         kept = (DEFAULT, FASTEST)
-    return [mode for mode in modes("inference", framework.framework)
-            if mode_class("inference", framework.framework, mode) in kept
-            and not too_slow_here(request, framework, mode)]
-
-
-def workload_modes(request: PlanRequest, framework: FrameworkId, workload: str,
-                   grid: dict) -> list[str]:
-    """inference_modes, less the fastest mode on workloads the grid's "fastest_workloads"
-    does not name (when it names some)."""
-    return [mode for mode in inference_modes(request, framework)
-            if not outside_fastest_workloads(grid, workload, "inference", framework.framework,
-                                             mode)]
+    wanted = [mode for mode in modes("inference", framework.framework)
+              if mode_class("inference", framework.framework, mode) in kept]
+    return measured("inference", framework.name, request.device, wanted)
 
 
 def plan(request: PlanRequest) -> list[CellSpec]:
-    """One cell per workload, framework and mode; batch_size 1 is the latency batch."""
+    """One cell per workload, framework and mode; batch_size 1 is the latency batch. A mode
+    too slow for the suite on this device is a cell that says so (not measured)."""
     grid = suite_grid(GRID, request)
     cells = []
     for name in request.workloads or grid["workloads"]:
         for framework in request.frameworks:
-            for mode in workload_modes(request, framework, name, grid):
+            for mode in inference_modes(request, framework):
                 cells.append(CellSpec(
                     experiment="inference", workload=name, framework=framework.framework,
                     backend=framework.backend, device=request.device, mode=mode,
                     batch_size=1, repeats=request.repeats or grid["repeats"],
                     threads=request.threads, timeout_s=request.timeout_s or 300.0,
-                    data_dir=request.data_dir, params=dict(grid["params"]),
+                    data_dir=request.data_dir,
+                    params=dict(grid["params"]) | not_measured_params(request, framework,
+                                                                      mode),
                 ))
     return cells
 
@@ -85,6 +77,7 @@ EXPERIMENT = Experiment(
     name="inference",
     question=QUESTIONS["inference"],
     metrics=("latency_p50", "latency_p90", "latency_p99", "inference_latency",
-             "inference_throughput", "first_call_time", "import_footprint"),
+             "inference_throughput", "first_call_time", "working_memory", "compile_memory",
+             "user_memory", "import_footprint"),
     plan=plan,
 )

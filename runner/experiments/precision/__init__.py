@@ -66,6 +66,6 @@ EXPERIMENT = Experiment(
     metrics=("steady_epoch_time", "first_epoch_time", "train_throughput", "working_memory",
              "test_accuracy", "accuracy_change_vs_fp32", "output_deviation_vs_fp32",
              "inference_throughput", "latency_p50", "latency_p90", "latency_p99",
-             "import_footprint"),
+             "user_memory", "model_memory", "import_footprint"),
     plan=plan,
 )

@@ -93,8 +93,9 @@ def measure_precision(cell: Cell, make: Callable[[str], PrecisionTrainer], fairn
                                   else fp32_baseline(make, data, epochs))
     observations += [
         cell.observe("output_deviation_vs_fp32", np.max(np.abs(logits - base_logits))),
-        cell.observe("accuracy_change_vs_fp32", accuracy - base_accuracy)]
-    return cell.outcome(observations, fairness)
+        cell.observe("accuracy_change_vs_fp32", accuracy - base_accuracy),
+        cell.model_memory()]
+    return cell.outcome(observations, fairness, cell.workload_details())
 
 
 def precision_fairness(cell: Cell, *, policy: str, timer_includes: str,

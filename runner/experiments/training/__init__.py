@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dlbench.modes import modes
+from dlbench.modes import measured, modes
 from dlbench.questions import QUESTIONS
 from runner.experiments import (
     Experiment,
     PlanRequest,
+    not_measured_params,
     outside_fastest_workloads,
     suite_grid,
-    too_slow_here,
 )
 from runner.spec import CellSpec, FrameworkId
 
@@ -40,20 +40,21 @@ DEFAULT_EPOCHS = 10
 
 def training_modes(request: PlanRequest, framework: FrameworkId, workload: str,
                    grid: dict) -> list[str]:
-    """The quick suite trains in the default mode only; standard and full add the fastest,
-    on the workloads the grid's "fastest_workloads" names (all when it names none), unless
-    that mode is too slow for the suite on this device."""
+    """The quick suite trains in the default (plain) mode only; standard and full add the
+    production one, on the workloads the grid's "fastest_workloads" names (all when it names
+    none), unless the default's cell measures it (dlbench.modes.SAME_AS)."""
     if request.suite == "quick":
         return ["default"]
-    return [mode for mode in modes("training", framework.framework)
-            if mode == "default" or not (
-                outside_fastest_workloads(grid, workload, "training", framework.framework, mode)
-                or too_slow_here(request, framework, mode))]
+    wanted = [mode for mode in modes("training", framework.framework)
+              if mode == "default" or not outside_fastest_workloads(
+                  grid, workload, "training", framework.framework, mode)]
+    return measured("training", framework.name, request.device, wanted)
 
 
 def plan(request: PlanRequest) -> list[CellSpec]:
     """One cell per workload, framework and mode, fp32, the workload's batch size (a
-    runner.models workload's at the device's size profile)."""
+    runner.models workload's at the device's size profile); a mode too slow for the suite
+    on this device is a cell that says so (not measured)."""
     from runner.workloads import device_profile, get_workload
 
     grid = suite_grid(GRID, request)
@@ -78,7 +79,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
                 batch_size=batch_size,
                 repeats=request.repeats or grid["repeats"], threads=request.threads,
                 timeout_s=request.timeout_s or 600.0, data_dir=request.data_dir,
-                params=params,
+                params=params | not_measured_params(request, framework, mode),
             ) for mode in training_modes(request, framework, name, grid)]
     return cells
 

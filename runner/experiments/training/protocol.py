@@ -16,7 +16,8 @@ from runner.outcome import CellOutcome, Fairness
 def measure_training(cell: Cell, trainer: Trainer, fairness: Fairness) -> CellOutcome:
     """Train once from the shared initial weights, recording every epoch."""
     observations = train_once(cell, trainer, int(cell.spec.params["epochs"]))
-    return cell.outcome(observations, fairness, cell.workload_details())
+    return cell.outcome([*observations, cell.model_memory()], fairness,
+                        cell.workload_details())
 
 
 def model_note(cell: Cell) -> str:
