@@ -16,7 +16,8 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
 from rich.table import Table
 
 from dlbench import layout
-from dlbench.errors import LayoutError, UsageError
+from dlbench.atomic import make_dir, saving
+from dlbench.errors import LayoutError, SaveError, UsageError
 from dlbench.schema import CellStatus
 from dlbench.tables import ResultsFileError
 from runner.environment import capture_environment
@@ -105,7 +106,7 @@ def open_run(results_dir: Path, args: argparse.Namespace) -> tuple[RunStore, Run
     request = request_from_args(args)
     device = resolve_device(request.device)
     store = RunStore(layout.run_dir(results_dir, new_run_id(device)))
-    store.root.mkdir(parents=True, exist_ok=False)
+    make_dir(store.root)
     return store, request, device
 
 
@@ -210,14 +211,14 @@ def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[Cel
             for batch in batches:
                 raise_if_stop_requested()
                 bar.update(task, description=batch_label(batch))
-                for record in _measure_processes(store, batch):
-                    persist(store, record)
-                    bar.advance(task)
+                persist_all(store, _measure_processes(store, batch), lambda: bar.advance(task))
             _rerun_busy(store, {cell.cell_id for cell in cells}, busy_retries, bar,
                         request.suite)
     except KeyboardInterrupt:
         mark_interrupted(store)
         raise
+    except SaveError as error:
+        raise kept_for_resume(store, error) from None
     mark_complete(store, started)
     return store.load_records()
 
@@ -300,9 +301,8 @@ def _rerun_busy(store: RunStore, cell_ids: set[str], retries: int, bar: Progress
             for spec in batch:
                 record = by_label[process_label(spec)]
                 store.supersede(record, "machine busy: " + "; ".join(record.busy_reasons))
-            for record in _measure_processes(store, batch, attempt):
-                persist(store, record)
-                bar.advance(task)
+            persist_all(store, _measure_processes(store, batch, attempt),
+                        lambda: bar.advance(task))
 
 
 def busy_flagged(store: RunStore, cell_ids: set[str], attempt: int) -> list[CellRecord]:
@@ -314,14 +314,49 @@ def busy_flagged(store: RunStore, cell_ids: set[str], attempt: int) -> list[Cell
 
 def persist(store: RunStore, record: CellRecord) -> None:
     """Keep the code files the process imported (one copy per content; a file edited since it
-    ran is not stored as if it had run), then its record, then rebuild the tables."""
+    ran is not stored as if it had run), then its record, then rebuild the tables; a
+    SaveError says which of them the filesystem refused."""
+    label = process_label(record.spec)
     for relative, digest in record.code_files.items():
         path = PROJECT_ROOT / relative
         data = path.read_bytes() if path.is_file() else b""
         if data and _sha256(data) == digest:
-            store.save_code_file(relative, data)
-    store.save_record(record)
-    store.rebuild_tables()
+            with saving(f"code file {relative} of process {label}"):
+                store.save_code_file(relative, data)
+    with saving(f"the record of process {label}"):
+        store.save_record(record)
+    with saving(f"the tables after process {label}"):
+        store.rebuild_tables()
+
+
+def persist_all(store: RunStore, records: list[CellRecord],
+                saved: Callable[[], None] = lambda: None) -> None:
+    """Persist each record, calling `saved` after each; one the filesystem refuses is kept
+    in memory and tried once more after the others are written, then its SaveError goes up."""
+    refused = []
+    for record in records:
+        try:
+            persist(store, record)
+        except SaveError:
+            refused.append(record)
+            continue
+        saved()
+    for record in refused:
+        persist(store, record)
+        saved()
+
+
+def kept_for_resume(store: RunStore, error: SaveError) -> SaveError:
+    """`error` saying how many processes are kept and how to go on; the run is marked
+    interrupted where the filesystem still lets us."""
+    try:
+        store.save_run_info(store.load_run_info() | {"status": "interrupted"})
+    except SaveError:
+        pass  # run.json keeps "running": --resume goes on from it alike
+    kept = len(store.finished_processes())
+    return error.about("", f"kept {kept} saved process{'' if kept == 1 else 'es'}: free "
+                           "space or make the folder writable, then "
+                           f"`dlbench run --resume {store.run_id}`")
 
 
 def _sha256(data: bytes) -> str:
