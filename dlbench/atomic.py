@@ -118,7 +118,6 @@ def make_dir(path: Path) -> None:
         raise save_error(path, error).about(f"the folder {path.name}") from None
 
 
-
 def copy_tree(source: Path, target: Path) -> None:
     """Copy the folder `source` to the new folder `target`, each file atomically; files and
     folders get the umask's mode, not the source's (shutil.copytree keeps a folder's)."""

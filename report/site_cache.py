@@ -1,5 +1,6 @@
 """The build cache (build/cache/): a site version reused whole when none of its inputs changed,
-and static SVGs reused by the hash of their spec; writing only the files whose bytes changed.
+and static SVGs reused by the hash of their spec; writing only the files whose bytes changed,
+into a new tree swapped in whole.
 
     build/cache/site/<key>/index.json   the relative paths of one build's files, written last
     build/cache/site/<key>/files/...    those files
@@ -13,6 +14,7 @@ of the libraries that render. Nothing else goes in, so a key never meets stale p
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -51,8 +53,9 @@ def write_tree(out_dir: Path, files: dict[str, bytes]) -> BuildReport:
     """Make `out_dir` hold exactly `files`. Nothing changed: nothing is touched. Else the new
     tree is written beside it (unchanged files hard-linked, keeping their times) and swapped
     in whole, so mkdocs never meets half a site; SaveError when the filesystem refuses."""
-    written = [r for r, data in sorted(files.items()) if not _same(out_dir / r, data)]
-    unchanged = [r for r in sorted(files) if r not in written]
+    same = {r for r, data in files.items() if _same(out_dir / r, data)}
+    written = sorted(r for r in files if r not in same)
+    unchanged = sorted(same)
     old = {p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*") if p.is_file()} \
         if out_dir.is_dir() else set()
     removed = sorted(r for r in old if r not in files and r != KEEP_FILE)
@@ -69,6 +72,8 @@ def _same(path: Path, data: bytes) -> bool:
 def _staged(out_dir: Path, files: dict[str, bytes], written: list[str],
             unchanged: list[str], old: set[str]) -> Path:
     """A new folder beside `out_dir` holding `files` (and its KEEP_FILE, if any)."""
+    if out_dir.exists() and not os.access(out_dir, os.W_OK):  # its old tree could not go
+        raise save_error(out_dir, PermissionError(errno.EACCES, os.strerror(errno.EACCES)))
     try:
         staging = new_dir(out_dir.parent, f".{out_dir.name}.new-")
     except SaveError as error:

@@ -16,7 +16,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
 from rich.table import Table
 
 from dlbench import layout
-from dlbench.atomic import make_dir, saving
+from dlbench.atomic import make_dir
 from dlbench.errors import LayoutError, SaveError, UsageError
 from dlbench.schema import CellStatus
 from dlbench.tables import ResultsFileError
@@ -25,6 +25,7 @@ from runner.estimate import estimate, recorded_process_seconds
 from runner.execute import PROJECT_ROOT, execute_cells
 from runner.lock import MachineLockedError, measurement_lock
 from runner.measure import utc_timestamp
+from runner.persist import kept_for_resume, persist_all
 from runner.plan import PlanError, RunRequest, plan_cells, resolve_device, validate
 from runner.remeasure import cells_to_remeasure
 from runner.repeats import policy_record
@@ -310,59 +311,6 @@ def busy_flagged(store: RunStore, cell_ids: set[str], attempt: int) -> list[Cell
     return [r for r in store.load_records() if r.busy_reasons
             and r.spec.cell_id in cell_ids and r.attempt == attempt - 1
             and r.outcome.status not in SAME_FOR_EVERY_PROCESS]
-
-
-def persist(store: RunStore, record: CellRecord) -> None:
-    """Keep the code files the process imported (one copy per content; a file edited since it
-    ran is not stored as if it had run), then its record, then rebuild the tables; a
-    SaveError says which of them the filesystem refused."""
-    label = process_label(record.spec)
-    for relative, digest in record.code_files.items():
-        path = PROJECT_ROOT / relative
-        data = path.read_bytes() if path.is_file() else b""
-        if data and _sha256(data) == digest:
-            with saving(f"code file {relative} of process {label}"):
-                store.save_code_file(relative, data)
-    with saving(f"the record of process {label}"):
-        store.save_record(record)
-    with saving(f"the tables after process {label}"):
-        store.rebuild_tables()
-
-
-def persist_all(store: RunStore, records: list[CellRecord],
-                saved: Callable[[], None] = lambda: None) -> None:
-    """Persist each record, calling `saved` after each; one the filesystem refuses is kept
-    in memory and tried once more after the others are written, then its SaveError goes up."""
-    refused = []
-    for record in records:
-        try:
-            persist(store, record)
-        except SaveError:
-            refused.append(record)
-            continue
-        saved()
-    for record in refused:
-        persist(store, record)
-        saved()
-
-
-def kept_for_resume(store: RunStore, error: SaveError) -> SaveError:
-    """`error` saying how many processes are kept and how to go on; the run is marked
-    interrupted where the filesystem still lets us."""
-    try:
-        store.save_run_info(store.load_run_info() | {"status": "interrupted"})
-    except SaveError:
-        pass  # run.json keeps "running": --resume goes on from it alike
-    kept = len(store.finished_processes())
-    return error.about("", f"kept {kept} saved process{'' if kept == 1 else 'es'}: free "
-                           "space or make the folder writable, then "
-                           f"`dlbench run --resume {store.run_id}`")
-
-
-def _sha256(data: bytes) -> str:
-    import hashlib
-
-    return hashlib.sha256(data).hexdigest()
 
 
 def start_info(store: RunStore, request: RunRequest, device: str, cells: list[CellSpec],

@@ -83,7 +83,8 @@ def test_a_disk_full_mid_run_is_one_line_keeps_what_was_saved_and_resume_finishe
 
     disk.free()
     resumed = subprocess.run([*disk.command, "run", "--resume", run.name, "--no-progress",
-                              "--results-dir", str(results)], cwd=ROOT, env=disk.env,
+                              "--busy-retries", "0", "--results-dir", str(results)],
+                             cwd=ROOT, env=disk.env,
                              capture_output=True, text=True, timeout=300, umask=0o002)
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads((run / "run.json").read_text())["status"] == "complete"

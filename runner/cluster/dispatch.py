@@ -23,7 +23,8 @@ from runner.cluster.tasks import measure_on_node
 from runner.execute import STOP_POLL_S, code_of
 from runner.measure import utc_timestamp
 from runner.outcome import failed
-from runner.run import console, labelled, not_started_record, persist
+from runner.persist import persist
+from runner.run import console, labelled, not_started_record
 from runner.schedule import process_label
 from runner.spec import CellSpec
 from runner.stop import raise_if_stop_requested

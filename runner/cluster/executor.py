@@ -25,7 +25,8 @@ from runner.cluster.node_identity import node_identity
 from runner.cluster.nodes import chosen_kinds, connect, placement
 from runner.cluster.tasks import capture_on_node
 from runner.plan import PlanError, RunRequest, plan_cells
-from runner.run import (busy_flagged, busy_retries_of, existing_run, kept_for_resume,
+from runner.persist import kept_for_resume
+from runner.run import (busy_flagged, busy_retries_of, existing_run,
                         mark_complete, mark_interrupted, new_run_id, print_summary,
                         request_from_args, start_info)
 from runner.schedule import process_order
