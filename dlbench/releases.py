@@ -20,13 +20,12 @@ import hashlib
 import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
 
 import pandas as pd
 
-from dlbench.atomic import atomic_write_bytes, atomic_write_json
-from dlbench.errors import ReleaseError, ResultsFileError
+from dlbench.atomic import atomic_write_bytes, atomic_write_json, copy_tree, new_dir, saving
+from dlbench.errors import ReleaseError, ResultsFileError, SaveError
 from dlbench.identity import config_differences, differences_text
 from dlbench.layout import (
     load_run, release_dir, release_names, release_run_dir, run_dir, run_ids, run_tables,
@@ -132,26 +131,37 @@ def freeze_release(
     `labels` (e.g. local, preview) and `notes` (Markdown: what changed since the previous
     release) are recorded in release.json."""
     target = _check_new(results_dir, name, ids)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=target.parent))
-    try:
-        for run_id in ids:
-            shutil.copytree(run_dir(results_dir, run_id), release_run_dir(staging, run_id))
-        cells, observations = run_tables([load_run(release_run_dir(staging, i)) for i in ids])
-        refuse_unlike_cells(cells)
-        tables = {"cells": cells, "observations": observations}
-        for kind, frame in tables.items():
-            write_table(frame, staging / kind, kind)  # the release's tables, all runs together
-        result_ids = assign_result_ids(name, tables["observations"], ids)
-        atomic_write_bytes(staging / RESULT_IDS, result_ids.to_csv(index=False).encode())
-        write_release_info(staging, {"name": name, "title": title, "date": date, "runs": ids,
-                                     **{k: True for k, v in (labels or {}).items() if v},
-                                     **({"notes": notes} if notes else {})})
-        atomic_write_bytes(staging / "CITATION.cff", cff.encode())
-        manifest = {"release": name, "files": checksums(staging)}
-        atomic_write_json(staging / MANIFEST, manifest)
-        os.rename(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    with saving(f"release {name}", f"nothing of it is left in {target.parent}"):
+        staging = new_dir(target.parent, f".{name}.")
+        try:
+            _fill_release(staging, results_dir, name, ids, date, title, cff, labels, notes)
+            os.rename(staging, target)
+        except SaveError as error:  # name the file by its place in the release
+            shutil.rmtree(staging, ignore_errors=True)
+            place = Path(str(error.path))
+            raise (error.at(target / place.relative_to(staging))
+                   if place.is_relative_to(staging) else error) from None
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
     return target
+
+
+def _fill_release(staging: Path, results_dir: Path, name: str, ids: list[str], date: str,
+                  title: str, cff: str, labels: dict[str, bool] | None, notes: str) -> None:
+    """Write every file of release `name` into the folder `staging`."""
+    for run_id in ids:
+        copy_tree(run_dir(results_dir, run_id), release_run_dir(staging, run_id))
+    cells, observations = run_tables([load_run(release_run_dir(staging, i)) for i in ids])
+    refuse_unlike_cells(cells)
+    tables = {"cells": cells, "observations": observations}
+    for kind, frame in tables.items():
+        write_table(frame, staging / kind, kind)  # the release's tables, all runs together
+    result_ids = assign_result_ids(name, tables["observations"], ids)
+    atomic_write_bytes(staging / RESULT_IDS, result_ids.to_csv(index=False).encode())
+    write_release_info(staging, {"name": name, "title": title, "date": date, "runs": ids,
+                                 **{k: True for k, v in (labels or {}).items() if v},
+                                 **({"notes": notes} if notes else {})})
+    atomic_write_bytes(staging / "CITATION.cff", cff.encode())
+    manifest = {"release": name, "files": checksums(staging)}
+    atomic_write_json(staging / MANIFEST, manifest)

@@ -282,6 +282,6 @@ def build_site(source: Source, out_dir: Path, templates_dir: Path, site_url: str
     if files is not None:
         return replace(write_tree(out_dir, files), cached=True)
     files = site_files(source, templates_dir, site_url, results_dir, cache)
+    report = write_tree(out_dir, files)  # the site first: a full cache must not cost it
     cache.store(key, files)
-    return replace(write_tree(out_dir, files), svgs_rendered=cache.rendered,
-                   svgs_reused=cache.reused)
+    return replace(report, svgs_rendered=cache.rendered, svgs_reused=cache.reused)

@@ -142,7 +142,7 @@ def publish_command(args: argparse.Namespace) -> int:
     try:
         _deploy(args, args.release)
     except UsageError as error:
-        raise UsageError(f"{error}\nthe release is frozen; deploy it again with "
+        raise UsageError(f"{error}; the release is frozen: deploy it again with "
                          f"`dlbench deploy {args.release}`") from None
     return 0
 

@@ -23,7 +23,7 @@ GIT_IDENTITY = {
 
 
 class PublishError(RuntimeError):
-    """mike or git failed; the message carries their output."""
+    """mike or git failed; the message carries the last line of their output."""
 
 
 def _run(command: list[str], cwd: Path) -> str:
@@ -35,9 +35,18 @@ def _run(command: list[str], cwd: Path) -> str:
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
                           check=False)
     if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-15:]
-        raise PublishError(f"{' '.join(command[:3])} failed:\n" + "\n".join(tail))
+        raise PublishError(f"{' '.join(command[:3])} failed: "
+                           f"{_reason(done.stderr or done.stdout)}")
     return done.stdout
+
+
+def _reason(output: str) -> str:
+    """The line of a tool's output that says why it failed: its last error, fatal or
+    warning line, else its last line."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()] or ["no output"]
+    flagged = [line for line in lines
+               if line.lower().startswith(("error", "fatal", "warning"))]
+    return (flagged or lines)[-1]
 
 
 def ensure_repo(pages_repo: Path) -> None:

@@ -1,5 +1,6 @@
 """The build cache (build/cache/): a site version reused whole when none of its inputs changed,
-and static SVGs reused by the hash of their spec; writing only the files whose bytes changed.
+and static SVGs reused by the hash of their spec; writing only the files whose bytes changed,
+into a new tree swapped in whole.
 
     build/cache/site/<key>/index.json   the relative paths of one build's files, written last
     build/cache/site/<key>/files/...    those files
@@ -13,8 +14,10 @@ of the libraries that render. Nothing else goes in, so a key never meets stale p
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import os
 import shutil
 import threading
 from collections.abc import Callable, Iterable
@@ -22,12 +25,15 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from dlbench.atomic import atomic_write_bytes
+from dlbench.atomic import atomic_write_bytes, new_dir, save_error, saving
+from dlbench.errors import SaveError
 
 CODE_DIRS = (Path(__file__).parent, Path(__file__).parent.parent / "dlbench")
 LIBRARIES = ("altair", "vl-convert-python", "pandas", "numpy", "scipy", "jinja2", "pyarrow",
              "pyyaml")
 KEEP_SITES = 4  # site versions kept in the cache; older ones are removed
+#: A file of out_dir that is not the site's and stays (git keeps the empty folder with it).
+KEEP_FILE = ".gitkeep"
 
 
 @dataclass(frozen=True)
@@ -44,24 +50,70 @@ class BuildReport:
 
 
 def write_tree(out_dir: Path, files: dict[str, bytes]) -> BuildReport:
-    """Make `out_dir` hold exactly `files`, rewriting only those whose bytes changed."""
-    written, unchanged = [], []
-    for relative, data in sorted(files.items()):
-        path = out_dir / relative
-        if path.is_file() and path.stat().st_size == len(data) and path.read_bytes() == data:
-            unchanged.append(relative)
-            continue
-        atomic_write_bytes(path, data)
-        written.append(relative)
-    removed = []
-    for path in sorted(out_dir.rglob("*"), reverse=True):
-        relative = path.relative_to(out_dir).as_posix()
-        if path.is_file() and relative not in files and relative != ".gitkeep":
-            path.unlink()
-            removed.append(relative)
-        elif path.is_dir() and not any(path.iterdir()):
-            path.rmdir()
+    """Make `out_dir` hold exactly `files`. Nothing changed: nothing is touched. Else the new
+    tree is written beside it (unchanged files hard-linked, keeping their times) and swapped
+    in whole, so mkdocs never meets half a site; SaveError when the filesystem refuses."""
+    same = {r for r, data in files.items() if _same(out_dir / r, data)}
+    written = sorted(r for r in files if r not in same)
+    unchanged = sorted(same)
+    old = {p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*") if p.is_file()} \
+        if out_dir.is_dir() else set()
+    removed = sorted(r for r in old if r not in files and r != KEEP_FILE)
+    if written or removed:
+        with saving("the site", f"{out_dir}/ is left as it was"):
+            _swap_in(out_dir, _staged(out_dir, files, written, unchanged, old))
     return BuildReport(tuple(written), tuple(unchanged), tuple(removed))
+
+
+def _same(path: Path, data: bytes) -> bool:
+    return path.is_file() and path.stat().st_size == len(data) and path.read_bytes() == data
+
+
+def _staged(out_dir: Path, files: dict[str, bytes], written: list[str],
+            unchanged: list[str], old: set[str]) -> Path:
+    """A new folder beside `out_dir` holding `files` (and its KEEP_FILE, if any)."""
+    if out_dir.exists() and not os.access(out_dir, os.W_OK):  # its old tree could not go
+        raise save_error(out_dir, PermissionError(errno.EACCES, os.strerror(errno.EACCES)))
+    try:
+        staging = new_dir(out_dir.parent, f".{out_dir.name}.new-")
+    except SaveError as error:
+        raise error.at(out_dir) from None
+    try:
+        for relative in written:
+            _write_staged(staging, out_dir, relative, files[relative])
+        for relative in unchanged + ([KEEP_FILE] if KEEP_FILE in old else []):
+            try:
+                (staging / relative).parent.mkdir(parents=True, exist_ok=True)
+                os.link(out_dir / relative, staging / relative)
+            except OSError:
+                _write_staged(staging, out_dir, relative, (out_dir / relative).read_bytes())
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return staging
+
+
+def _write_staged(staging: Path, out_dir: Path, relative: str, data: bytes) -> None:
+    """Write one file of the staged tree; a SaveError names it by its place in `out_dir`."""
+    try:
+        atomic_write_bytes(staging / relative, data)
+    except SaveError as error:
+        raise error.at(out_dir / relative) from None
+
+
+def _swap_in(out_dir: Path, staging: Path) -> None:
+    """Put `staging` where `out_dir` is, the old tree going away whole."""
+    retired = out_dir.with_name(f".{out_dir.name}.old-{staging.name.rsplit('-', 1)[1]}")
+    try:
+        if out_dir.exists():
+            os.rename(out_dir, retired)
+        os.rename(staging, out_dir)
+    except OSError as error:
+        if retired.exists() and not out_dir.exists():
+            os.rename(retired, out_dir)
+        shutil.rmtree(staging, ignore_errors=True)
+        raise save_error(out_dir, error) from None
+    shutil.rmtree(retired, ignore_errors=True)
 
 
 def _files(root: Path) -> list[Path]:
@@ -125,9 +177,15 @@ class SiteCache:
             return
         entry = self.root / "site" / key
         shutil.rmtree(entry, ignore_errors=True)
-        for path, data in files.items():
-            atomic_write_bytes(entry / "files" / path, data)
-        atomic_write_bytes(entry / "index.json", json.dumps(sorted(files)).encode())
+        try:
+            with saving("the build cache", "the site is built; free space or pass "
+                        "another --cache-dir"):
+                for path, data in files.items():
+                    atomic_write_bytes(entry / "files" / path, data)
+                atomic_write_bytes(entry / "index.json", json.dumps(sorted(files)).encode())
+        except SaveError:
+            shutil.rmtree(entry, ignore_errors=True)  # no half entry takes space
+            raise
         entries = sorted((p for p in entry.parent.iterdir() if p.is_dir()),
                          key=lambda p: p.stat().st_mtime, reverse=True)
         for old in entries[KEEP_SITES:]:
@@ -151,7 +209,8 @@ class SiteCache:
             return path.read_bytes(), True
         data = produce()
         if path is not None:
-            atomic_write_bytes(path, data)
+            with saving("the build cache", "free space or pass another --cache-dir"):
+                atomic_write_bytes(path, data)
         return data, False
 
     def svg(self, spec: dict, render: Callable[[dict], bytes], version: str) -> bytes:

@@ -16,17 +16,19 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
 from rich.table import Table
 
 from dlbench import layout
-from dlbench.errors import LayoutError, UsageError
+from dlbench.atomic import make_dir
+from dlbench.errors import LayoutError, SaveError, UsageError
 from dlbench.schema import CellStatus
+from dlbench.sequential import Design
 from dlbench.tables import ResultsFileError
 from runner.environment import capture_environment
 from runner.estimate import estimate, recorded_process_seconds
 from runner.execute import PROJECT_ROOT, execute_cells
 from runner.lock import MachineLockedError, measurement_lock
 from runner.measure import utc_timestamp
+from runner.persist import kept_for_resume, persist_all
 from runner.plan import PlanError, RunRequest, plan_cells, resolve_device, validate
 from runner.remeasure import cells_to_remeasure
-from dlbench.sequential import Design
 from runner.looks import (cells_to_top_up, look_record, most_processes_added, next_look,
                           recorded_looks, with_recorded_looks)
 from runner.repeats import policy_record, run_design
@@ -108,7 +110,7 @@ def open_run(results_dir: Path, args: argparse.Namespace) -> tuple[RunStore, Run
     request = request_from_args(args)
     device = resolve_device(request.device)
     store = RunStore(layout.run_dir(results_dir, new_run_id(device)))
-    store.root.mkdir(parents=True, exist_ok=False)
+    make_dir(store.root)
     return store, request, device
 
 
@@ -223,6 +225,8 @@ def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[Cel
     except KeyboardInterrupt:
         mark_interrupted(store)
         raise
+    except SaveError as error:
+        raise kept_for_resume(store, error) from None
     mark_complete(store, started)
     return store.load_records()
 
@@ -240,9 +244,7 @@ def _measure_look(store: RunStore, cells: list[CellSpec], order_seed: int, bar: 
     for batch in batches:
         raise_if_stop_requested()
         bar.update(task, description=batch_label(batch))
-        for record in _measure_processes(store, batch):
-            persist(store, record)
-            bar.advance(task)
+        persist_all(store, _measure_processes(store, batch), lambda: bar.advance(task))
     _rerun_busy(store, {cell.cell_id for cell in cells}, busy_retries, bar, suite)
 
 
@@ -342,9 +344,8 @@ def _rerun_busy(store: RunStore, cell_ids: set[str], retries: int, bar: Progress
             for spec in batch:
                 record = by_label[process_label(spec)]
                 store.supersede(record, "machine busy: " + "; ".join(record.busy_reasons))
-            for record in _measure_processes(store, batch, attempt):
-                persist(store, record)
-                bar.advance(task)
+            persist_all(store, _measure_processes(store, batch, attempt),
+                        lambda: bar.advance(task))
 
 
 def busy_flagged(store: RunStore, cell_ids: set[str], attempt: int) -> list[CellRecord]:
@@ -352,24 +353,6 @@ def busy_flagged(store: RunStore, cell_ids: set[str], attempt: int) -> list[Cell
     return [r for r in store.load_records() if r.busy_reasons
             and r.spec.cell_id in cell_ids and r.attempt == attempt - 1
             and r.outcome.status not in SAME_FOR_EVERY_PROCESS]
-
-
-def persist(store: RunStore, record: CellRecord) -> None:
-    """Keep the code files the process imported (one copy per content; a file edited since it
-    ran is not stored as if it had run), then its record, then rebuild the tables."""
-    for relative, digest in record.code_files.items():
-        path = PROJECT_ROOT / relative
-        data = path.read_bytes() if path.is_file() else b""
-        if data and _sha256(data) == digest:
-            store.save_code_file(relative, data)
-    store.save_record(record)
-    store.rebuild_tables()
-
-
-def _sha256(data: bytes) -> str:
-    import hashlib
-
-    return hashlib.sha256(data).hexdigest()
 
 
 def start_info(store: RunStore, request: RunRequest, device: str, cells: list[CellSpec],

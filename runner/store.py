@@ -129,11 +129,11 @@ class RunStore:
             atomic_write_bytes(blob, data)
         view = self.root / "code" / relative_path
         if not view.exists():
-            view.parent.mkdir(parents=True, exist_ok=True)
             try:
+                view.parent.mkdir(parents=True, exist_ok=True)
                 os.link(blob, view)  # the same bytes, not a second copy
             except OSError:
-                atomic_write_bytes(view, data)
+                atomic_write_bytes(view, data)  # a copy, or the SaveError saying why not
         return digest
 
     def rebuild_tables(self) -> None:

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -252,3 +255,174 @@ def test_a_node_whose_code_differs_from_the_drivers_is_refused(cluster):
         assert "machine_kind" in capture_kind_environment("beta", "cpu", here)
     finally:
         ray.shutdown()
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` TCP ports free on loopback now."""
+    sockets = [socket.socket() for _ in range(count)]
+    for sock in sockets:
+        sock.bind(("127.0.0.1", 0))
+    ports = [sock.getsockname()[1] for sock in sockets]
+    for sock in sockets:
+        sock.close()
+    return ports
+
+
+class RayStart:
+    """One Ray node started by `ray start --block` as an operator would, on ports of its own
+    (a temp dir of its own, so no other cluster on this machine is touched)."""
+
+    def __init__(self, kind: str, temp_dir: Path, head: str | None = None) -> None:
+        node_manager, objects, agent, agent_grpc, runtime_env, metrics, low, gcs, client = \
+            free_ports(9)
+        command = [str(Path(sys.executable).parent / "ray"), "start", "--block",
+                   "--num-cpus", "1", "--resources", json.dumps(node(kind)["resources"]),
+                   "--object-store-memory", str(80 * 2**20), "--disable-usage-stats",
+                   "--node-ip-address", "127.0.0.1", "--temp-dir", str(temp_dir),
+                   "--node-manager-port", str(node_manager),
+                   "--object-manager-port", str(objects),
+                   "--dashboard-agent-listen-port", str(agent),
+                   "--dashboard-agent-grpc-port", str(agent_grpc),
+                   "--runtime-env-agent-port", str(runtime_env),
+                   "--metrics-export-port", str(metrics),
+                   "--min-worker-port", str(low), "--max-worker-port", str(low + 40)]
+        if head is None:
+            self.address = f"127.0.0.1:{gcs}"
+            command += ["--head", "--port", str(gcs), "--include-dashboard", "false",
+                        "--ray-client-server-port", str(client)]
+        else:
+            self.address = head
+            command += ["--address", head]
+        env = os.environ | {"RAY_memory_monitor_refresh_ms": "0",
+                            "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0"}  # stops at once
+        self.process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def raylet_pid(self, timeout: float = 120.0) -> int:
+        """The PID of this node's raylet, once started."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, "ray start exited"
+            for child in psutil.Process(self.process.pid).children():
+                try:
+                    if "raylet" in " ".join(child.cmdline()[:1]):
+                        return child.pid
+                except psutil.NoSuchProcess:
+                    continue
+            time.sleep(0.2)
+        raise AssertionError("the node's raylet did not start")
+
+    def stop(self) -> None:
+        """Stop the node as `ray stop` would stop it on its machine (SIGTERM), and wait."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+
+def wait_for_alive_nodes(address: str, count: int, timeout: float = 120.0) -> None:
+    """Wait until the cluster at `address` has `count` alive nodes."""
+    probe = "\n".join([
+        "import sys, time, ray",
+        "ray.init(address=sys.argv[1], log_to_driver=False, configure_logging=False)",
+        "deadline = time.monotonic() + float(sys.argv[3])",
+        "while sum(n['Alive'] for n in ray.nodes()) < int(sys.argv[2]):",
+        "    assert time.monotonic() < deadline, ray.nodes()",
+        "    time.sleep(0.5)"])
+    done = subprocess.run([sys.executable, "-c", probe, address, str(count), str(timeout)],
+                          capture_output=True, text=True, timeout=timeout + 60)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_a_ray_start_node_stopped_mid_process_loses_nothing_and_the_run_resumes(tmp_path):
+    pytest.importorskip("ray", reason="the cluster extra is not installed")
+    temp_dir = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))  # short: socket paths
+    head = RayStart("alpha", temp_dir)
+    second = RayStart("alpha", temp_dir, head=head.address)
+    try:
+        wait_for_alive_nodes(head.address, 2)
+        env = os.environ | {"DLBENCH_LOCK_FILE": str(tmp_path / "lock")}
+        tiny = [*TINY_RUN[:TINY_RUN.index("--repeats") + 1], "3",
+                *TINY_RUN[TINY_RUN.index("--repeats") + 2:]]
+        driver = subprocess.Popen([*DLBENCH, *tiny, "--address", head.address,
+                                   "--results-dir", str(tmp_path)], cwd=ROOT, env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        measuring_ray_worker(driver, under=second.raylet_pid())
+        second.stop()  # the node goes away while a process runs on it
+        runs = tmp_path / "runs"
+        deadline = time.monotonic() + 240
+        while not list(runs.glob("*/superseded/*.json")):  # the lost process is queued again
+            assert time.monotonic() < deadline and driver.poll() is None, "no loss recorded"
+            time.sleep(0.1)
+        driver.send_signal(signal.SIGINT)
+        _, stderr = driver.communicate(timeout=120)
+        assert driver.returncode == 130, stderr
+        assert "lost (the Ray worker or node measuring it died" in " ".join(stderr.split())
+        (run,) = runs.iterdir()
+        kept = {p.name: json.loads(p.read_text())["started_at"]
+                for p in (run / "processes").glob("*.json")}
+        (lost,) = [json.loads(p.read_text()) for p in (run / "superseded").glob("*.json")]
+        assert "died" in lost["reason"] and "node of kind alpha" in lost["reason"]
+
+        resumed = subprocess.run([*DLBENCH, "run", "--resume", run.name, "--no-progress",
+                                  "--busy-retries", "0", "--results-dir", str(tmp_path)],
+                                 cwd=ROOT, env=env, capture_output=True, text=True,
+                                 timeout=400)
+        assert resumed.returncode == 0, resumed.stderr  # on the node of kind alpha left
+        assert json.loads((run / "run.json").read_text())["status"] == "complete"
+        processes = read_table(run / "processes.parquet", "processes")
+        assert sorted(processes["repeat"]) == [0, 1, 2]
+        assert set(processes["status"]) == {"ok"}
+        for name, started in kept.items():  # nothing saved before the loss is lost or redone
+            assert json.loads((run / "processes" / name).read_text())["started_at"] == started
+    finally:
+        second.stop()
+        head.stop()
+        shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_a_full_disk_under_a_cluster_run_is_one_line_and_resume_finishes(cluster, tmp_path):
+    from tests.small_disk import SmallDisk
+
+    disk = SmallDisk(tmp_path / "disk", "4m")
+    try:
+        results, env = disk.root / "results", disk.env | {
+            "DLBENCH_LOCK_FILE": str(tmp_path / "lock")}
+        driver = subprocess.Popen([*disk.command, *TINY_RUN, "--address", cluster.address,
+                                   "--machine-kind", "alpha", "--results-dir", str(results)],
+                                  cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 240
+        while not list(results.glob("runs/*/processes.csv")):  # the first process is saved
+            assert time.monotonic() < deadline and driver.poll() is None, "nothing saved"
+            time.sleep(0.1)
+        disk.fill()
+        _, stderr = driver.communicate(timeout=300)
+        assert driver.returncode == 2, stderr
+        assert "Traceback" not in stderr
+        line = stderr.strip().splitlines()[-1]
+        print(line)
+        assert line.startswith("dlbench: error: cannot save ") and "No space left" in line
+        (run,) = (results / "runs").iterdir()
+        assert line.endswith(f"then `dlbench run --resume {run.name}`")
+        kept = {p.name: json.loads(p.read_text())["started_at"]
+                for p in (run / "processes").glob("*.json")}
+        assert kept and not [p for p in run.rglob("*") if p.name.endswith(".tmp")]
+
+        disk.free()
+        resumed = subprocess.run([*disk.command, "run", "--resume", run.name, "--no-progress",
+                                  "--busy-retries", "0", "--results-dir", str(results)],
+                                 cwd=ROOT, env=env,
+                                 capture_output=True, text=True, timeout=300)
+        assert resumed.returncode == 0, resumed.stderr
+        processes = read_table(run / "processes.parquet", "processes")
+        assert sorted(processes["repeat"]) == [0, 1]
+        for name, started in kept.items():
+            assert json.loads((run / "processes" / name).read_text())["started_at"] == started
+    finally:
+        disk.close()

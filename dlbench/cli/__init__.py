@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from dlbench.errors import LayoutError, ResultsFileError, UsageError
+from dlbench.errors import LayoutError, ResultsFileError, SaveError, UsageError
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -239,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
         return handler(args)
-    except (UsageError, ResultsFileError, LayoutError) as error:
+    except (UsageError, ResultsFileError, LayoutError, SaveError) as error:
         print(f"dlbench: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

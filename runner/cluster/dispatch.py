@@ -4,7 +4,9 @@ At most one process per alive node of a kind is in flight (each task also holds 
 `dlbench_slot`), taken in the run's order. A finished process is written by the run's
 store exactly as a local one. A process whose Ray worker or node died is kept in
 superseded/ with the reason and measured again on a node of the same kind, at most
-MAX_NODE_RETRIES times; Ctrl-C cancels the tasks in flight and keeps what finished.
+MAX_NODE_RETRIES times; Ctrl-C cancels the tasks in flight and keeps what finished. A
+process the filesystem refuses to save is held in memory: nothing new starts, the processes
+in flight are collected, then it is saved once more, or its SaveError ends the run.
 """
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ from dataclasses import dataclass, replace
 import ray
 from ray.exceptions import RayError, RayTaskError
 
-from dlbench.errors import UsageError
+from dlbench.errors import SaveError, UsageError
 from runner.cluster.nodes import alive_slots, placement
 from runner.cluster.tasks import measure_on_node
 from runner.execute import STOP_POLL_S, code_of
 from runner.measure import utc_timestamp
 from runner.outcome import failed
-from runner.run import console, labelled, not_started_record, persist
+from runner.persist import persist
+from runner.run import console, labelled, not_started_record
 from runner.schedule import process_label
 from runner.spec import CellSpec
 from runner.stop import raise_if_stop_requested
@@ -52,15 +55,20 @@ def run_jobs(jobs: list[Job], driver: dict[str, str]) -> None:
     """Measure every job on the cluster; each is persisted the moment it comes back."""
     waiting: deque[Job] = deque(jobs)
     running: dict[ray.ObjectRef, Running] = {}
+    held: list[tuple[RunStore, CellRecord]] = []  # measured, refused by the filesystem once
     try:
-        while waiting or running:
+        while waiting or running or held:
             raise_if_stop_requested()
-            _submit(waiting, running, driver)
+            if held and not running:
+                _save_held(held)
+                continue
+            if not held:
+                _submit(waiting, running, driver)
             if not running:
                 continue
             ready, _ = ray.wait(list(running), num_returns=1, timeout=STOP_POLL_S)
             for ref in ready:
-                _collect(ref, running.pop(ref), waiting)
+                _collect(ref, running.pop(ref), waiting, held)
     except BaseException:  # Ctrl-C or a refused node: stop what is in flight
         for ref in running:
             ray.cancel(ref, force=True)
@@ -101,8 +109,10 @@ def _start(job: Job, running: dict, driver: dict[str, str]) -> bool:
     return True
 
 
-def _collect(ref: ray.ObjectRef, done: Running, waiting: deque[Job]) -> None:
-    """Write a finished process; a dead worker or node sends it back to the queue."""
+def _collect(ref: ray.ObjectRef, done: Running, waiting: deque[Job],
+             held: list[tuple[RunStore, CellRecord]]) -> None:
+    """Write a finished process (held in `held` when the filesystem refuses it); a dead
+    worker or node sends it back to the queue."""
     job = done.job
     try:
         result = ray.get(ref)
@@ -113,9 +123,25 @@ def _collect(ref: ray.ObjectRef, done: Running, waiting: deque[Job]) -> None:
         return
     if "refused" in result:
         raise UsageError(result["refused"])
-    record = CellRecord.from_dict(result["record"])
-    persist(job.store, labelled(record, job.store.next_order_index(), job.attempt))
+    record = labelled(CellRecord.from_dict(result["record"]), job.store.next_order_index(),
+                      job.attempt)
+    try:
+        persist(job.store, record)
+    except SaveError as error:
+        held.append((job.store, record))
+        console.print(f"{job.kind}: {process_label(job.spec)} not saved ({error.reason}); "
+                      "held in memory to save once more after the processes in flight")
+        return
     console.print(f"{job.kind}: {process_label(job.spec)} {record.outcome.status.value}")
+
+
+def _save_held(held: list[tuple[RunStore, CellRecord]]) -> None:
+    """Save each held process once more, at the next place in its run's order (the others
+    took theirs meanwhile); a SaveError goes up."""
+    while held:
+        store, record = held[0]
+        persist(store, replace(record, order_index=store.next_order_index()))
+        held.pop(0)
 
 
 def _failed_record(job: Job, reason: str, started_at: str) -> CellRecord:

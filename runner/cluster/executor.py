@@ -18,15 +18,17 @@ from pathlib import Path
 import ray
 
 from dlbench import layout
-from dlbench.errors import UsageError
+from dlbench.atomic import make_dir
+from dlbench.errors import SaveError, UsageError
 from runner.cluster.dispatch import Job, run_jobs
 from runner.cluster.node_identity import node_identity
 from runner.cluster.nodes import chosen_kinds, connect, placement
 from runner.cluster.tasks import capture_on_node
 from runner.plan import PlanError, RunRequest, plan_cells
-from runner.run import (busy_flagged, busy_retries_of, existing_run, mark_complete,
-                        mark_interrupted, new_run_id, print_summary, request_from_args,
-                        start_info)
+from runner.persist import kept_for_resume
+from runner.run import (busy_flagged, busy_retries_of, existing_run,
+                        mark_complete, mark_interrupted, new_run_id, print_summary,
+                        request_from_args, start_info)
 from runner.schedule import process_order
 from runner.store import RunStore
 
@@ -65,7 +67,8 @@ def _measure_kinds(args: argparse.Namespace, request: RunRequest, kinds: list[st
             raise UsageError(str(error)) from None
         store = earlier or RunStore(layout.run_dir(Path(args.results_dir),
                                                    f"{new_run_id(device)}-{kind}"))
-        store.root.mkdir(parents=True, exist_ok=earlier is not None)
+        if earlier is None:
+            make_dir(store.root)
         info = start_info(store, request, device, cells, getattr(args, "seed", None), True)
         store.save_run_info(info | {"executor": "ray", "address": address,
                                     "machine_kind": kind})
@@ -93,6 +96,11 @@ def _run(stores: dict, jobs: list[Job], driver: dict, busy_retries: int) -> int:
         for store, _ in stores.values():
             mark_interrupted(store)
         raise
+    except SaveError as error:
+        runs = [store for store, _ in stores.values()]
+        refused = next((store for store in runs
+                        if Path(str(error.path)).is_relative_to(store.root)), runs[0])
+        raise kept_for_resume(refused, error) from None
     for store, _ in stores.values():
         mark_complete(store, started)
         print_summary(store, store.load_records())
