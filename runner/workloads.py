@@ -109,12 +109,18 @@ def model_input(workload: Workload, x: np.ndarray) -> np.ndarray:
     return x
 
 
-def initial_layers(workload: Workload, dataset: Dataset) -> list[Layer]:
-    """Glorot-uniform weights and zero biases, drawn from the workload's seed."""
+def process_seed(workload: Workload, repeat_index: int) -> int:
+    """The seed of a cell's process `repeat_index`: process k of every framework starts from
+    the same weights k and trains in the same epoch order k."""
+    return workload.seed + repeat_index
+
+
+def initial_layers(workload: Workload, dataset: Dataset, seed: int | None = None) -> list[Layer]:
+    """Glorot-uniform weights and zero biases, drawn from `seed` (the workload's own if None)."""
     if workload.profiles:
         raise ValueError(f"workload {workload.name!r} is a {workload.model} of runner.models: "
                          "its weights come from runner.models.weights.initial_weights")
-    rng = np.random.default_rng(workload.seed + 1000)
+    rng = np.random.default_rng((workload.seed if seed is None else seed) + 1000)
     layers: list[Layer] = []
     if workload.model == "mlp":
         width = int(np.prod(dataset.input_shape))
@@ -181,9 +187,11 @@ class ModelStart:
     weights: Weights
 
 
-def model_start(workload: Workload, profile: SizeProfile) -> ModelStart:
-    """The model at `profile` with the weights parity checks (initial_weights, the seed)."""
-    return ModelStart(profile.definition, initial_weights(profile.definition, workload.seed))
+def model_start(workload: Workload, profile: SizeProfile, seed: int | None = None) -> ModelStart:
+    """The model at `profile` with the weights drawn from `seed` (the workload's own if None:
+    the weights parity checks)."""
+    seed = workload.seed if seed is None else seed
+    return ModelStart(profile.definition, initial_weights(profile.definition, seed))
 
 
 def size_profile(workload: Workload, name: str) -> SizeProfile:

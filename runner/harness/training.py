@@ -87,7 +87,7 @@ def train_once(cell: Cell, trainer: Trainer, epochs: int,
     workload, dataset = data.workload, data.dataset
 
     def epoch_data(epoch: int) -> tuple[np.ndarray, np.ndarray]:
-        order = epoch_order(len(dataset.y_train), epoch, workload.seed)
+        order = epoch_order(len(dataset.y_train), epoch, data.seed)
         return data.x_train[order], dataset.y_train[order]
 
     clock = EpochClock(lambda: trainer.accuracy(data.x_test, dataset.y_test))
