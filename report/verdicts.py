@@ -36,6 +36,7 @@ from report.conditions import (
     two_devices_reason,
     working_memory_reason,
 )
+from report.targets import reached_target_only
 
 QUESTIONS_FILE = Path(__file__).with_name("questions.yaml")
 
@@ -270,7 +271,7 @@ def answer(question: Question, observations: pd.DataFrame, cells: pd.DataFrame,
     """The verdicts of one question: one per run, device and group that has data."""
     environments = environments or {}
     every_row, fractions = prepared or prepare(observations, cells, environments)
-    rows = _select(every_row, question)
+    rows = reached_target_only(_select(every_row, question), every_row)
     keys = ["run_id", "device", *question.group_by]
 
     def evaluate(judging: Family) -> list[Verdict]:
