@@ -70,10 +70,11 @@ WORKLOADS: dict[str, Workload] = {
         Workload("cnn-cifar10", "cnn", "cifar10", 64, 0.02, 0.9, 0.5,
                  "CNN conv32-pool-conv64-pool-dense10 on local CIFAR-10 batches",
                  channels=(32, 64)),
-        _family("resnet-synthetic", "synthetic-images", 0.1, 0.9,
+        _family("resnet-synthetic", "synthetic-images", 0.05, 0.9,
                 "ResNet with BatchNorm on synthetic learnable images: ResNet-20 on 32x32x3 "
                 "(CPU), ResNet-50 on 224x224x3 (GPU)",
-                SizeProfile("cpu", models.RESNET20, 32), SizeProfile("gpu", models.RESNET50, 128),
+                SizeProfile("cpu", models.RESNET20, 32, small_samples=1024),
+                SizeProfile("gpu", models.RESNET50, 128),
                 SizeProfile("tiny", models.RESNET_BOTTLENECK_TINY, 4)),
         _family("resnet-cifar10", "cifar10", 0.1, 0.5,
                 "ResNet-20 (He et al.) on local CIFAR-10 batches",

@@ -165,4 +165,4 @@ def test_the_small_data_size_is_each_cpu_profiles_own():
         return len(load_workload_data(get_workload(name), device="cpu", size="small").y_train)
 
     assert small("transformer-tokens") == 256  # BERT-mini learns in 32 steps of 8
-    assert small("resnet-synthetic") == small("lstm-tokens") == 512
+    assert small("resnet-synthetic") == 1024 and small("lstm-tokens") == 512
