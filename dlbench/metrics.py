@@ -61,6 +61,13 @@ _ALL = [
        "Accuracy on the held-out test split after the last epoch."),
     _m("epoch_loss", "loss", "lower",
        "Mean training loss over one epoch (step = epoch index)."),
+    # training to a target: whether the workload's target accuracy was reached, and when
+    _m("epoch_accuracy", "fraction", "higher",
+       "Accuracy on the held-out test split after one epoch (step = epoch index), evaluated "
+       "outside the timer."),
+    _m("reached_target", "bool", "higher",
+       "1 when the final test accuracy is at or above the workload's target accuracy, else "
+       "0; a training cell any of whose processes missed it decides no accuracy question."),
     _m("working_memory", "MiB", "lower",
        "Working memory of the model's training or inference: the allocator peak on a GPU; "
        "on a CPU the process's peak resident memory above its baseline taken after imports, "
@@ -193,7 +200,8 @@ READER_NAMES: dict[str, str] = {
     "first_epoch_time": "first epoch time", "steady_epoch_time": "time per epoch",
     "epoch_time": "epoch time", "train_throughput": "training throughput",
     "time_to_target": "time to target accuracy", "test_accuracy": "test accuracy",
-    "epoch_loss": "training loss", "peak_memory": "process peak memory",
+    "epoch_loss": "training loss", "epoch_accuracy": "test accuracy per epoch",
+    "reached_target": "reached target accuracy", "peak_memory": "process peak memory",
     "working_memory": "working memory", "import_footprint": "import footprint",
     "inference_latency": "latency per call", "latency_p50": "median latency",
     "latency_p90": "90th percentile latency", "latency_p99": "99th percentile latency",

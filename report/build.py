@@ -49,6 +49,7 @@ from report.source import Source, source_designs
 from report.verdict_data import (calibrate, control_rows, controls_summary, verdict_files,
                                  verdicts_frame)
 from report.summary import summarize
+from report.targets import missed_target
 
 VEGA_BUNDLE = "assets/javascripts/vega-bundle.js"
 
@@ -123,7 +124,8 @@ def experiment_files(source: Source, summary: pd.DataFrame, env: jinja2.Environm
                      experiment: str, question: str
                      ) -> tuple[dict[str, bytes], dict[str, ChartBlock]]:
     """The page of one experiment, and its charts by the path of their static SVG."""
-    sections = ep.metric_sections(summary[summary["experiment"] == experiment], experiment)
+    sections = ep.metric_sections(summary[summary["experiment"] == experiment], experiment,
+                                  missed_target(source.observations))
     curves = ep.curve_blocks(source, experiment)
     machines = sorted(set(summary.loc[summary["experiment"] == experiment, "machine"]))
     not_ok = ep.not_ok_rows(source, experiment)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections.abc import Set
 
 import pandas as pd
 
@@ -14,6 +15,7 @@ from report.charts import curve_chart, result_chart
 from report.render import ChartBlock, chart_block
 from report.source import Source
 from report.summary import format_number, machine_label, system_name, variant_label
+from report.targets import MISSED_NOTE
 
 
 def result_anchor(result_id: str) -> str:
@@ -31,9 +33,10 @@ def experiment_title(name: str) -> str:
     return name.replace("-", " ").capitalize()
 
 
-def _rows(rows: pd.DataFrame) -> list[dict]:
+def _rows(rows: pd.DataFrame, missed: Set[tuple[str, str]]) -> list[dict]:
     out = []
     for row in rows.itertuples(index=False):
+        note = MISSED_NOTE if (str(row.run_id), str(row.cell_id)) in missed else ""
         out.append({  # values without unit: the unit stands in the column header
             "result_id": row.result_id, "anchor": result_anchor(row.result_id),
             "machine": row.machine, "workload": row.workload, "system": row.system,
@@ -43,6 +46,7 @@ def _rows(rows: pd.DataFrame) -> list[dict]:
             "n": row.n, "cv": "n/a" if math.isnan(row.cv) else f"{row.cv:.1%}",
             "detects": ("n/a" if math.isnan(row.detectable_ratio)
                         else f"{format_number(row.detectable_ratio)}x"),
+            "note": note,
         })
     return out
 
@@ -52,10 +56,12 @@ RESULT_COLUMNS = [("Machine", "machine", False), ("Workload", "workload", False)
                   ("Framework", "system", False), ("Variant", "variant", False),
                   ("Median", "median", True), ("95% CI", "ci", False),
                   ("Min–max", "spread", False), ("Processes", "n", True), ("CV", "cv", True),
-                  ("Detects", "detects", True)]
+                  ("Detects", "detects", True), ("Note", "note", False)]
 #: Columns that are left out when every row has the same value (said once above the table).
 CONSTANT_COLUMNS = ("machine", "variant")
 UNIT_COLUMNS = ("median", "ci", "spread")
+#: Columns left out when every row leaves them empty.
+OPTIONAL_COLUMNS = ("note",)
 
 
 def table_columns(rows: list[dict], unit: str) -> tuple[list[tuple[str, str, bool]], str]:
@@ -63,14 +69,17 @@ def table_columns(rows: list[dict], unit: str) -> tuple[list[tuple[str, str, boo
     values every row shares."""
     shared = {key: rows[0][key] for key in CONSTANT_COLUMNS
               if rows and len({row[key] for row in rows}) == 1}
+    empty = {key for key in OPTIONAL_COLUMNS if not any(row.get(key) for row in rows)}
     columns = [(f"{header} ({unit})" if key in UNIT_COLUMNS else header, key, right)
-               for header, key, right in RESULT_COLUMNS if key not in shared]
+               for header, key, right in RESULT_COLUMNS if key not in shared.keys() | empty]
     common = "; ".join(f"{key}: {value}" for key, value in shared.items())
     return columns, (f"Every row: {common}." if common else "")
 
 
-def metric_sections(summary: pd.DataFrame, experiment: str) -> list[dict]:
-    """One section per scalar metric: a chart per machine and workload, then a table."""
+def metric_sections(summary: pd.DataFrame, experiment: str,
+                    missed: Set[tuple[str, str]] = frozenset()) -> list[dict]:
+    """One section per scalar metric: a chart per machine and workload, then a table whose
+    rows of a cell in `missed` (run_id, cell_id) say it did not reach its target."""
     sections = []
     for metric_name in sorted(summary["metric"].unique()):
         metric = get_metric(metric_name)
@@ -83,7 +92,7 @@ def metric_sections(summary: pd.DataFrame, experiment: str) -> list[dict]:
             chart = result_chart(group, metric_name, title)
             chart_id = f"{experiment}-{metric_name}-{workload}-{short_hash(machine)}"
             charts.append(chart_block(chart_id, chart))
-        table = _rows(rows)
+        table = _rows(rows, missed)
         columns, common = table_columns(table, metric.unit)
         sections.append({
             "heading": f"{metric.name} ({metric.unit}, {metric.direction.phrase})",

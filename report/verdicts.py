@@ -47,6 +47,7 @@ from report.conditions import (
     two_devices_reason,
     working_memory_reason,
 )
+from report.targets import reached_target_only
 
 __all__ = ["QUESTIONS", "Pairing", "Question", "Standing", "Verdict", "VerdictOutcome",
            "Verdicts", "answer", "cell_values", "like_with_like", "repeat_rows", "standings",
@@ -218,9 +219,9 @@ def judge_page(observations: pd.DataFrame, cells: pd.DataFrame,
         designs = {str(r): design_from_policy(None) for r in set(rows["run_id"].astype(str))}
     context, controls = _context(observations, cells, rows, environments, designs, questions)
     answers = [_decide(question, key, group, context) for question in questions
-               for key, group in groups(select(rows, question,
-                                               {question.metric, question.stand_in} - {""}),
-                                        question)]
+               for key, group in groups(reached_target_only(select(
+                   rows, question, {question.metric, question.stand_in} - {""}), rows),
+                   question)]
     return Verdicts(answers, controls)
 
 

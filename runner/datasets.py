@@ -100,16 +100,26 @@ def _split_digits() -> Dataset:
     return Dataset("digits", x_train, y_train, x_test, y_test, classes=10)
 
 
-def synthetic_images(train: int, test_fraction: float = 0.25, seed: int = 7,
+#: The fewest test samples generated data holds: one sample is 0.4% of the test accuracy.
+MIN_HELD_OUT = 256
+
+
+def held_out_count(train: int) -> int:
+    """How many test samples generated data holds beside `train` training samples."""
+    return max(MIN_HELD_OUT, train // 4)
+
+
+def synthetic_images(train: int, test: int | None = None, seed: int = 7,
                      size: int = 32) -> Dataset:
-    """size x size x 3 images (size a multiple of 4): a smooth per-class pattern plus noise,
-    so labels are learnable."""
+    """size x size x 3 images (size a multiple of 4) of 10 classes: each class's own coarse
+    4x4 colour pattern, upscaled, plus strong pixel noise, so labels are learnable.
+    `test` defaults to held_out_count(train)."""
     if size % 4:
         raise DatasetError(f"synthetic image size {size} is not a multiple of 4")
     rng = np.random.default_rng(seed)
     coarse = rng.normal(size=(10, 4, 4, 3)).astype(np.float32)
     prototypes = coarse.repeat(size // 4, axis=1).repeat(size // 4, axis=2)
-    total = train + int(train * test_fraction)
+    total = train + (held_out_count(train) if test is None else test)
     labels = rng.integers(0, 10, size=total).astype(np.int64)
     noise = rng.normal(scale=1.5, size=(total, size, size, 3)).astype(np.float32)
     images = 0.5 + 0.15 * (prototypes[labels] + noise)
@@ -118,22 +128,31 @@ def synthetic_images(train: int, test_fraction: float = 0.25, seed: int = 7,
                    labels[train:], classes=10)
 
 
+#: Marker tokens each class owns (ids 0 .. classes x MARKERS_PER_CLASS - 1).
+MARKERS_PER_CLASS = 2
+#: The share of a sequence's positions that hold its class's markers.
+MARKER_SHARE = 0.25
+
+
 def synthetic_tokens(train: int, sequence: int, vocabulary: int, classes: int = 10,
-                     test_fraction: float = 0.25, seed: int = 11) -> Dataset:
-    """Token sequences (int32 ids) whose label is learnable: uniform random tokens with a
-    quarter of the positions replaced by marker tokens of the sequence's class (each class
-    owns its own few markers)."""
-    markers_per_class = max(1, min(8, vocabulary // (2 * classes)))
-    if vocabulary < classes * markers_per_class + 1:
+                     test: int | None = None, seed: int = 11) -> Dataset:
+    """Token sequences (int32 ids) whose label is which class's marker tokens they hold:
+    noise tokens drawn from the ids no class owns, with a quarter of the positions (one at
+    least), anywhere in the sequence, replaced by the class's own markers. Attention finds
+    them at any position, recurrence carries them to the last step. `test` defaults to
+    held_out_count(train)."""
+    markers = classes * MARKERS_PER_CLASS
+    if vocabulary <= markers:
         raise DatasetError(f"vocabulary {vocabulary} too small for {classes} classes of "
-                           "marker tokens")
+                           f"{MARKERS_PER_CLASS} marker tokens and noise tokens")
     rng = np.random.default_rng(seed)
-    total = train + int(train * test_fraction)
+    total = train + (held_out_count(train) if test is None else test)
     labels = rng.integers(0, classes, size=total).astype(np.int64)
-    tokens = rng.integers(0, vocabulary, size=(total, sequence))
-    marked = rng.random(size=(total, sequence)) < 0.25
-    markers = rng.integers(0, markers_per_class, size=(total, sequence))
-    tokens = np.where(marked, labels[:, None] * markers_per_class + markers, tokens)
+    tokens = rng.integers(markers, vocabulary, size=(total, sequence))
+    marked = rng.random(size=(total, sequence)) < MARKER_SHARE
+    marked[np.arange(total), rng.integers(0, sequence, size=total)] = True  # one at least
+    chosen = rng.integers(0, MARKERS_PER_CLASS, size=(total, sequence))
+    tokens = np.where(marked, labels[:, None] * MARKERS_PER_CLASS + chosen, tokens)
     tokens = tokens.astype(np.int32)
     return Dataset("synthetic-tokens", tokens[:train], labels[:train], tokens[train:],
                    labels[train:], classes=classes)

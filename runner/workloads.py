@@ -20,11 +20,14 @@ from runner.models.weights import Weights, initial_weights, parameter_count
 
 @dataclass(frozen=True)
 class SizeProfile:
-    """A model size and batch size for one kind of device: cpu, gpu, or tiny (tests, parity)."""
+    """A model size and batch size for one kind of device: cpu, gpu, or tiny (tests, parity).
+    `small_samples`: the training samples of the "small" data size (a CPU suite's), enough
+    for the model to reach its target within that suite's epochs."""
 
     name: str
     definition: ModelDefinition
     batch_size: int
+    small_samples: int = 512
 
 
 @dataclass(frozen=True)
@@ -45,11 +48,11 @@ class Workload:
     profiles: tuple[SizeProfile, ...] = ()  # the model families of runner.models
 
 
-def _family(name: str, dataset: str, learning_rate: float, description: str,
+def _family(name: str, dataset: str, learning_rate: float, target: float, description: str,
             *profiles: SizeProfile) -> Workload:
     cpu = next(p for p in profiles if p.name == "cpu")
     return Workload(name, cpu.definition.family, dataset, cpu.batch_size, learning_rate, 0.9,
-                    0.9, description, profiles=profiles)
+                    target, description, profiles=profiles)
 
 
 WORKLOADS: dict[str, Workload] = {
@@ -67,21 +70,23 @@ WORKLOADS: dict[str, Workload] = {
         Workload("cnn-cifar10", "cnn", "cifar10", 64, 0.02, 0.9, 0.5,
                  "CNN conv32-pool-conv64-pool-dense10 on local CIFAR-10 batches",
                  channels=(32, 64)),
-        _family("resnet-synthetic", "synthetic-images", 0.1,
+        _family("resnet-synthetic", "synthetic-images", 0.05, 0.9,
                 "ResNet with BatchNorm on synthetic learnable images: ResNet-20 on 32x32x3 "
                 "(CPU), ResNet-50 on 224x224x3 (GPU)",
-                SizeProfile("cpu", models.RESNET20, 32), SizeProfile("gpu", models.RESNET50, 128),
+                SizeProfile("cpu", models.RESNET20, 32, small_samples=1024),
+                SizeProfile("gpu", models.RESNET50, 128),
                 SizeProfile("tiny", models.RESNET_BOTTLENECK_TINY, 4)),
-        _family("resnet-cifar10", "cifar10", 0.1,
+        _family("resnet-cifar10", "cifar10", 0.1, 0.5,
                 "ResNet-20 (He et al.) on local CIFAR-10 batches",
                 SizeProfile("cpu", models.RESNET20, 32), SizeProfile("gpu", models.RESNET20, 256),
                 SizeProfile("tiny", models.RESNET_TINY, 4)),
-        _family("transformer-tokens", "synthetic-tokens", 0.05,
+        _family("transformer-tokens", "synthetic-tokens", 0.01, 0.9,
                 "Transformer encoder classifier on synthetic token sequences: BERT-mini "
                 "(4x256, 4 heads, seq 128) on CPU, BERT-base (12x768, 12 heads, seq 128) on GPU",
-                SizeProfile("cpu", models.BERT_MINI, 8), SizeProfile("gpu", models.BERT_BASE, 32),
+                SizeProfile("cpu", models.BERT_MINI, 8, small_samples=256),
+                SizeProfile("gpu", models.BERT_BASE, 32),
                 SizeProfile("tiny", models.TRANSFORMER_TINY, 4)),
-        _family("lstm-tokens", "synthetic-tokens", 0.1,
+        _family("lstm-tokens", "synthetic-tokens", 0.1, 0.9,
                 "LSTM classifier on synthetic token sequences: 1x256 seq 64 (CPU), 2x256 seq "
                 "128 (GPU)",
                 SizeProfile("cpu", models.LSTM_CPU, 32), SizeProfile("gpu", models.LSTM_GPU, 128),
@@ -109,12 +114,18 @@ def model_input(workload: Workload, x: np.ndarray) -> np.ndarray:
     return x
 
 
-def initial_layers(workload: Workload, dataset: Dataset) -> list[Layer]:
-    """Glorot-uniform weights and zero biases, drawn from the workload's seed."""
+def process_seed(workload: Workload, repeat_index: int) -> int:
+    """The seed of a cell's process `repeat_index`: process k of every framework starts from
+    the same weights k and trains in the same epoch order k."""
+    return workload.seed + repeat_index
+
+
+def initial_layers(workload: Workload, dataset: Dataset, seed: int | None = None) -> list[Layer]:
+    """Glorot-uniform weights and zero biases, drawn from `seed` (the workload's own if None)."""
     if workload.profiles:
         raise ValueError(f"workload {workload.name!r} is a {workload.model} of runner.models: "
                          "its weights come from runner.models.weights.initial_weights")
-    rng = np.random.default_rng(workload.seed + 1000)
+    rng = np.random.default_rng((workload.seed if seed is None else seed) + 1000)
     layers: list[Layer] = []
     if workload.model == "mlp":
         width = int(np.prod(dataset.input_shape))
@@ -153,9 +164,9 @@ def get_workload(name: str) -> Workload:
         ) from None
 
 
-#: Training samples a runner.models workload generates, by data size: "small" keeps a CPU
-#: suite's epoch to a few dozen steps of the CPU-size models (about 0.3-0.8 s each on 2 cores).
-MODEL_TRAIN_SAMPLES = {"": 2048, "small": 256, "large": 8192}
+#: Training samples a runner.models workload generates, by data size ("small": the size
+#: profile's own small_samples, a CPU suite's few dozen steps an epoch).
+MODEL_TRAIN_SAMPLES = {"": 2048, "small": 0, "large": 8192}
 
 
 def load_workload_data(workload: Workload, data_dir: str = "", *, size: str = "",
@@ -167,8 +178,9 @@ def load_workload_data(workload: Workload, data_dir: str = "", *, size: str = ""
         if size not in MODEL_TRAIN_SAMPLES:
             raise ValueError(f"unknown data size {size!r}; valid: "
                              f"{', '.join(repr(s) for s in MODEL_TRAIN_SAMPLES)}")
-        train = 256 if profile == "tiny" else MODEL_TRAIN_SAMPLES[size]
-        return profile_data(workload, device_profile(workload, device, profile), data_dir, train)
+        chosen = device_profile(workload, device, profile)
+        train = 256 if profile == "tiny" else MODEL_TRAIN_SAMPLES[size] or chosen.small_samples
+        return profile_data(workload, chosen, data_dir, train)
     return load_dataset(workload.dataset, data_dir=data_dir, size=size)
 
 
@@ -181,9 +193,11 @@ class ModelStart:
     weights: Weights
 
 
-def model_start(workload: Workload, profile: SizeProfile) -> ModelStart:
-    """The model at `profile` with the weights parity checks (initial_weights, the seed)."""
-    return ModelStart(profile.definition, initial_weights(profile.definition, workload.seed))
+def model_start(workload: Workload, profile: SizeProfile, seed: int | None = None) -> ModelStart:
+    """The model at `profile` with the weights drawn from `seed` (the workload's own if None:
+    the weights parity checks)."""
+    seed = workload.seed if seed is None else seed
+    return ModelStart(profile.definition, initial_weights(profile.definition, seed))
 
 
 def size_profile(workload: Workload, name: str) -> SizeProfile:

@@ -7,8 +7,8 @@ import pickle
 import numpy as np
 import pytest
 
-from runner.datasets import (DatasetError, load_cifar10, load_digits, load_mnist_npz,
-                             synthetic_images, synthetic_tokens)
+from runner.datasets import (MARKERS_PER_CLASS, DatasetError, held_out_count, load_cifar10,
+                             load_digits, load_mnist_npz, synthetic_images, synthetic_tokens)
 from runner.workloads import (WORKLOADS, epoch_order, get_workload, initial_layers, profile_data,
                               size_profile)
 
@@ -103,8 +103,24 @@ def test_synthetic_tokens_have_learnable_labels_and_are_seeded():
 
     model = LogisticRegression(max_iter=500).fit(counts(data.x_train), data.y_train)
     assert model.score(counts(data.x_test), data.y_test) > 0.5  # chance is 0.1
-    with pytest.raises(DatasetError, match="vocabulary 5 too small"):
-        synthetic_tokens(10, 4, 5)
+    with pytest.raises(DatasetError, match="vocabulary 20 too small"):
+        synthetic_tokens(10, 4, 20)
+
+
+def test_every_sequence_holds_its_own_classes_markers_and_no_others():
+    data = synthetic_tokens(train=300, sequence=5, vocabulary=50)
+    markers = 10 * MARKERS_PER_CLASS
+    owner = np.where(data.x_train < markers, data.x_train // MARKERS_PER_CLASS, -1)
+    assert ((owner == data.y_train[:, None]) | (owner == -1)).all()  # no other class's marker
+    assert (owner == data.y_train[:, None]).any(axis=1).all()  # one at least, even in 5 tokens
+
+
+def test_generated_test_sets_hold_hundreds_of_samples():
+    assert held_out_count(256) == held_out_count(512) == 256  # one sample is 0.4%
+    assert held_out_count(8192) == 2048
+    assert len(synthetic_images(512).y_test) == 256
+    assert len(synthetic_tokens(256, 8, 50).y_test) == 256
+    assert len(synthetic_images(8, test=3).y_test) == 3
 
 
 def test_synthetic_images_take_the_profile_size():
@@ -140,3 +156,13 @@ def test_model_workload_data_takes_the_device_profiles_input_size():
     assert tokens.x_train.shape == (2048, 128) and tokens.classes == 10
     images = load_workload_data(get_workload("resnet-synthetic"), device="cpu", size="large")
     assert images.x_train.shape == (8192, 32, 32, 3)
+
+
+def test_the_small_data_size_is_each_cpu_profiles_own():
+    from runner.workloads import load_workload_data
+
+    def small(name: str) -> int:
+        return len(load_workload_data(get_workload(name), device="cpu", size="small").y_train)
+
+    assert small("transformer-tokens") == 256  # BERT-mini learns in 32 steps of 8
+    assert small("resnet-synthetic") == 1024 and small("lstm-tokens") == 512

@@ -76,3 +76,19 @@ def test_an_epoch_that_ends_without_beginning_is_refused():
     clock.begin(0)
     clock.end(0, 0.1)
     assert clock.accuracies == [1.0] and len(clock.times) == 1
+
+
+def test_process_k_starts_from_weights_k_and_order_k_in_every_framework():
+    from dataclasses import replace
+
+    cells = [numpy_cell(SPEC), numpy_cell(replace(SPEC, framework="keras", backend="jax")),
+             numpy_cell(replace(SPEC, repeat_index=1))]
+    assert [cell.data.seed for cell in cells] == [0, 0, 1]
+    first, same, other = (cell.data.initial_layers() for cell in cells)
+    assert all(np.array_equal(a.kernel, b.kernel) for a, b in zip(first, same, strict=True))
+    assert not np.array_equal(first[0].kernel, other[0].kernel)
+    trainers = [OneCallTrainer(True) for _ in cells]
+    for cell, trainer in zip(cells, trainers, strict=True):
+        train_once(cell, trainer, 1)
+    np.testing.assert_array_equal(trainers[0].seen[0], trainers[1].seen[0])
+    assert not np.array_equal(trainers[0].seen[0], trainers[2].seen[0])

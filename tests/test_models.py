@@ -149,3 +149,9 @@ def test_pytorch_refuses_a_padding_it_cannot_apply():
     with pytest.raises(ValueError, match="pad symmetrically"):
         builder.build(models.RESNET_TINY, initial_weights(models.RESNET_TINY),
                       perturbed(CONVENTIONS, "same-padding"))
+
+
+def test_lstm_forget_gate_biases_start_at_one_and_the_other_gates_at_zero():
+    bias = initial_weights(models.LSTM_TINY)["lstm0.bias"]
+    i, f, c, o = np.split(bias, 4)
+    assert np.all(f == 1.0) and not np.any(np.concatenate([i, c, o]))

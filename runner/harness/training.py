@@ -81,13 +81,14 @@ def loop_epochs(trainer: Trainer, epochs: int, epoch_data: EpochData,
 
 def train_once(cell: Cell, trainer: Trainer, epochs: int,
                data: CellData | None = None) -> list[Observation]:
-    """This process's repeat: build the model from the initial weights and train `epochs`
-    epochs in the shared order, timing each (sub-samples, step = epoch)."""
+    """This process's repeat: build the model from the process's initial weights and train
+    `epochs` epochs in the process's epoch order, timing each (sub-samples, step = epoch) and
+    evaluating the test accuracy after each, outside the timer."""
     data = data or cell.data
     workload, dataset = data.workload, data.dataset
 
     def epoch_data(epoch: int) -> tuple[np.ndarray, np.ndarray]:
-        order = epoch_order(len(dataset.y_train), epoch, workload.seed)
+        order = epoch_order(len(dataset.y_train), epoch, data.seed)
         return data.x_train[order], dataset.y_train[order]
 
     clock = EpochClock(lambda: trainer.accuracy(data.x_test, dataset.y_test))
@@ -97,11 +98,12 @@ def train_once(cell: Cell, trainer: Trainer, epochs: int,
     if len(clock.times) != epochs:
         raise RuntimeError(f"the trainer timed {len(clock.times)} of {epochs} epochs")
     times, observations = clock.times, []
-    for epoch, (seconds, loss) in enumerate(zip(times, clock.losses, strict=True)):
+    for epoch, (seconds, loss, accuracy) in enumerate(
+            zip(times, clock.losses, clock.accuracies, strict=True)):
         observations += [cell.observe("epoch_time", seconds, epoch),
-                         cell.observe("epoch_loss", loss, epoch)]
+                         cell.observe("epoch_loss", loss, epoch),
+                         cell.observe("epoch_accuracy", accuracy, epoch)]
     cell.sampler.once("epoch_time", "one training epoch per sub-sample", epochs)
-    reached = [i for i, a in enumerate(clock.accuracies) if a >= workload.target_accuracy]
     steady = statistics.median(times[1:]) if len(times) > 1 else times[0]
     peak = trainer.peak_memory_mib()
     observations += [
@@ -111,6 +113,15 @@ def train_once(cell: Cell, trainer: Trainer, epochs: int,
         cell.observe("test_accuracy", clock.accuracies[-1]),
         cell.observe("working_memory", peak if peak is not None else memory.peak_mib),
     ]
+    return observations + target_observations(cell, clock, workload.target_accuracy)
+
+
+def target_observations(cell: Cell, clock: EpochClock, target: float) -> list[Observation]:
+    """reached_target: 1 when the final test accuracy is at or above `target`, else 0 (the
+    accuracy a training cell reports is its final one); time_to_target: the training time
+    until the first epoch whose accuracy reached `target`, when one did."""
+    observations = [cell.observe("reached_target", float(clock.accuracies[-1] >= target))]
+    reached = [i for i, a in enumerate(clock.accuracies) if a >= target]
     if reached:
-        observations.append(cell.observe("time_to_target", sum(times[:reached[0] + 1])))
+        observations.append(cell.observe("time_to_target", sum(clock.times[:reached[0] + 1])))
     return observations

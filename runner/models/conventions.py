@@ -107,6 +107,8 @@ def fairness_note(definition: ModelDefinition, conventions: Conventions = CONVEN
         "i,f,c,o name the same order); sigmoid recurrent activation, tanh activation",
         "one bias per layer: PyTorch's second bias (bias_hh) is held at zero and not "
         "trained, else its learning rate on the bias would be doubled",
+        "initial forget-gate bias 1 in every framework (Keras' unit_forget_bias; PyTorch "
+        "and TensorFlow start at 0)",
         "initial state zero; the last layer's final hidden state feeds the classifier",
     ])
 

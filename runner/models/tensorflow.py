@@ -1,10 +1,12 @@
 """The model families in TensorFlow's own API: tf.Module holding tf.Variables by canonical
-name, written with tf.nn ops (no Keras).
+name, written with TensorFlow's own ops (no Keras): fused batch norm, a scanned LSTM, and
+attention from tf.matmul and tf.nn.softmax (TensorFlow has no attention op outside Keras).
 
 Entry points: `build(definition, weights, conventions) -> tf.Module` and
 `read_weights(model) -> Weights`. Call as `model(x, training=...)`: NHWC float32 images or
 int token ids (batch, sequence). In training mode the ResNet normalises with batch
-statistics and updates its running statistics (PyTorch's unbiased running variance).
+statistics and updates its running statistics (PyTorch's unbiased running variance, which
+the fused op computes itself). Training runs inside the trainer's tf.function.
 """
 
 from __future__ import annotations
@@ -66,18 +68,19 @@ class ResNet(CanonicalModule):
         return self._batchnorm(x, bn, training)
 
     def _batchnorm(self, x: tf.Tensor, bn: str, training: bool) -> tf.Tensor:
+        """TensorFlow's fused batch norm; in training it normalises with the batch statistics
+        and returns the running ones moved by the momentum (its `exponential_avg_factor`,
+        PyTorch's meaning, with the unbiased batch variance)."""
         c = self.conventions
         mean, variance = self[f"{bn}.mean"], self[f"{bn}.variance"]
+        y, running_mean, running_variance = tf.compat.v1.nn.fused_batch_norm(
+            x, self[f"{bn}.gamma"], self[f"{bn}.beta"], mean=mean, variance=variance,
+            epsilon=c.batchnorm_epsilon, is_training=training,
+            exponential_avg_factor=c.batchnorm_momentum if training else 1.0)
         if training:
-            batch_mean, batch_variance = tf.nn.moments(x, axes=[0, 1, 2])
-            count = tf.cast(tf.reduce_prod(tf.shape(x)[:3]), x.dtype)
-            unbiased = batch_variance * count / (count - 1.0)
-            m = c.batchnorm_momentum
-            mean.assign((1.0 - m) * mean + m * tf.stop_gradient(batch_mean))
-            variance.assign((1.0 - m) * variance + m * tf.stop_gradient(unbiased))
-            mean, variance = batch_mean, batch_variance
-        return tf.nn.batch_normalization(x, mean, variance, self[f"{bn}.beta"],
-                                         self[f"{bn}.gamma"], c.batchnorm_epsilon)
+            mean.assign(running_mean)
+            variance.assign(running_variance)
+        return y
 
 
 class TransformerClassifier(CanonicalModule):
@@ -126,18 +129,22 @@ class LstmClassifier(CanonicalModule):
         return tf.matmul(x[:, -1], self["head.kernel"]) + self["head.bias"]
 
     def _lstm(self, x: tf.Tensor, name: str) -> tf.Tensor:
+        """One LSTM layer as a tf.scan over time (a while loop in the graph, which XLA
+        compiles; TensorFlow's fused BlockLSTM op has no XLA kernel and was slower on the
+        CPU); the input projection of every step is one matrix product before the loop."""
         kernel, recurrent, bias = (self[f"{name}.{part}"]
                                    for part in ("kernel", "recurrent_kernel", "bias"))
-        inputs = tf.tensordot(x, kernel, axes=1) + bias  # all time steps at once
-        hidden = tf.zeros([tf.shape(x)[0], self.definition.width], x.dtype)
-        cell, outputs = hidden, []
-        for step in range(int(x.shape[1])):
-            gates = inputs[:, step] + tf.matmul(hidden, recurrent)
-            i, f, g, o = tf.split(gates, 4, axis=-1)
+        inputs = tf.transpose(tf.tensordot(x, kernel, axes=1) + bias, [1, 0, 2])  # time major
+        zeros = tf.zeros([tf.shape(x)[0], self.definition.width], x.dtype)
+
+        def step(state: tuple[tf.Tensor, tf.Tensor], projected: tf.Tensor):
+            hidden, cell = state
+            i, f, g, o = tf.split(projected + tf.matmul(hidden, recurrent), 4, axis=-1)
             cell = tf.sigmoid(f) * cell + tf.sigmoid(i) * tf.tanh(g)
-            hidden = tf.sigmoid(o) * tf.tanh(cell)
-            outputs.append(hidden)
-        return tf.stack(outputs, axis=1)
+            return tf.sigmoid(o) * tf.tanh(cell), cell
+
+        hidden, _ = tf.scan(step, inputs, initializer=(zeros, zeros))
+        return tf.transpose(hidden, [1, 0, 2])
 
 
 def build(definition: ModelDefinition, weights: Weights,

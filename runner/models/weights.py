@@ -2,8 +2,10 @@
 
 Drawn once in NumPy and transferred into every framework, never re-drawn there. Kernels are
 Glorot-uniform (activations stay of order one, so a changed convention shows in the
-outputs), biases and BatchNorm/LayerNorm shifts zero, scales one, running statistics
-mean 0 and variance 1, embeddings standard normal.
+outputs), biases and BatchNorm/LayerNorm shifts zero except an LSTM's forget-gate bias,
+which is one (Keras' unit_forget_bias, Jozefowicz et al. 2015: the cell remembers from the
+first step), scales one, running statistics mean 0 and variance 1, embeddings standard
+normal.
 """
 
 from __future__ import annotations
@@ -79,6 +81,8 @@ def initial_weights(definition: ModelDefinition, seed: int = 0) -> Weights:
     weights: Weights = {}
     for name, shape in parameter_shapes(definition).items():
         weights[name] = _draw(rng, name, shape).astype(np.float32)
+        if name.startswith("lstm") and name.endswith(".bias"):
+            weights[name][shape[0] // 4:shape[0] // 2] = 1.0  # gates i, f, c, o: f is second
     return weights
 
 

@@ -86,7 +86,7 @@ def _accuracy(model: nn.Module, data: CellData, device: torch.device) -> float:
 def train(spec: CellSpec, data: CellData, workers: int) -> TrainingRun:
     """One training with `workers` replicas: in this process for 1, spawned processes else."""
     plan = epoch_plan(len(data.dataset.y_train), spec.batch_size, int(spec.params["epochs"]),
-                      data.workload.seed)
+                      data.seed)
     context = mp.get_context("spawn")
     results = context.SimpleQueue()
     args = (workers, free_port(), spec, data, plan, context.Barrier(workers), results)

@@ -157,7 +157,7 @@ def run(spec: CellSpec) -> CellOutcome:
     cell = open_cell(spec)
     data = cell.data
     plan = epoch_plan(len(data.dataset.y_train), spec.batch_size, int(spec.params["epochs"]),
-                      data.workload.seed)
+                      data.seed)
     train = mirrored if spec.mode == "mirrored" else multi_worker
     return measure_data_parallel(cell, lambda workers: train(spec, data, plan, workers),
                                  _fairness(cell))

@@ -63,7 +63,7 @@ def fp32_baseline(make: Callable[[str], PrecisionTrainer], data: CellData,
     trainer.reset(data.initial_layers())
     logits = trainer.logits(data.x_test)
     for epoch in range(epochs):
-        order = epoch_order(len(data.dataset.y_train), epoch, data.workload.seed)
+        order = epoch_order(len(data.dataset.y_train), epoch, data.seed)
         trainer.train_epoch(data.x_train[order], data.dataset.y_train[order])
     return logits, trainer.accuracy(data.x_test, data.dataset.y_test)
 

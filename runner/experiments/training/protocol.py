@@ -39,9 +39,12 @@ def training_fairness(cell: Cell, *, timer_includes: str, compile_mode: str,
         threads=spec.threads,
         batch_size=spec.batch_size,
         notes=(f"SGD lr={workload.learning_rate} momentum={workload.momentum}, softmax "
-               f"cross-entropy (mean), same initial weights and epoch order in every "
-               f"framework; {spec.params['epochs']} epochs; test accuracy evaluated after "
-               f"each epoch, outside the timer; one training per worker process"
-               f"{model_note(cell)}"),
+               f"cross-entropy (mean); process k of every framework starts from the same "
+               f"initial weights k and trains in the same epoch order k (seed k); "
+               f"{spec.params['epochs']} epochs of "
+               f"{len(cell.data.dataset.y_train)} samples; test accuracy on "
+               f"{len(cell.data.dataset.y_test)} samples evaluated after each epoch, outside "
+               f"the timer; target: final test accuracy >= {workload.target_accuracy:g}; "
+               f"one training per worker process{model_note(cell)}"),
         settings=cell.settings,
     )

@@ -1,0 +1,101 @@
+"""Training to a target: each process records whether it reached the workload's target, a
+cell that missed says so on its page, and no accuracy verdict is judged on it."""
+
+from __future__ import annotations
+
+import pytest
+from tests.harness_fixtures import numpy_cell
+from tests.judging_fixtures import CPU_ENV, noisy, tables
+
+from report.experiment_page import _rows, table_columns
+from report.targets import MISSED_NOTE, missed_target, reached_target_only
+from report.verdicts import QUESTIONS, VerdictOutcome, answer
+from runner.harness.training import EpochClock, target_observations
+from runner.spec import CellSpec
+
+SPEC = CellSpec(experiment="training", workload="mlp-digits", framework="pytorch", backend="",
+                device="cpu", batch_size=32, params={"epochs": 3})
+ACCURACY = next(q for q in QUESTIONS if q.key == "accuracy")
+
+
+def _clock(accuracies: list[float]) -> EpochClock:
+    clock = EpochClock(iter(accuracies).__next__)
+    for epoch in range(len(accuracies)):
+        clock.begin(epoch)
+        clock.end(epoch, 0.5)
+    clock.times = [1.0, 2.0, 4.0][:len(accuracies)]
+    return clock
+
+
+def _values(accuracies: list[float], target: float = 0.9) -> dict[str, float]:
+    observed = target_observations(numpy_cell(SPEC), _clock(accuracies), target)
+    return {o.metric: o.value for o in observed}
+
+
+def test_a_process_that_ends_at_its_target_reached_it_and_says_when_it_first_did():
+    assert _values([0.5, 0.92, 0.95]) == {"reached_target": 1.0, "time_to_target": 3.0}
+
+
+def test_a_process_that_fell_below_its_target_did_not_reach_it_but_keeps_its_time():
+    assert _values([0.5, 0.92, 0.85]) == {"reached_target": 0.0, "time_to_target": 3.0}
+
+
+def test_a_process_that_never_reached_its_target_records_no_time_to_target():
+    assert _values([0.1, 0.2, 0.3]) == {"reached_target": 0.0}
+
+
+def _cells(tensorflow_reached: list[int]) -> list[dict]:
+    return [{"system": "pytorch", "values": {"test_accuracy": noisy(0.95, 1, n=5),
+                                             "reached_target": [1] * 5,
+                                             "steady_epoch_time": noisy(1.0, 2, n=5)}},
+            {"system": "tensorflow", "values": {"test_accuracy": noisy(0.90, 3, n=5),
+                                                "reached_target": tensorflow_reached,
+                                                "steady_epoch_time": noisy(1.2, 4, n=5)}}]
+
+
+def test_a_cell_with_one_process_below_target_missed_it():
+    observations, cells = tables(_cells([1, 1, 0, 1, 1]))
+    tensorflow = cells.loc[cells["framework"] == "tensorflow", "cell_id"].item()
+    assert missed_target(observations) == {("r1", tensorflow)}
+    assert missed_target(tables(_cells([1] * 5))[0]) == set()
+
+
+def test_only_the_accuracy_rows_of_a_missed_cell_are_left_out():
+    observations, cells = tables(_cells([0] * 5))
+    kept = reached_target_only(observations, observations)
+    tensorflow = kept[kept["framework"] == "tensorflow"]
+    assert "test_accuracy" not in set(tensorflow["metric"])
+    assert {"steady_epoch_time", "reached_target"} <= set(tensorflow["metric"])
+    assert len(kept[kept["framework"] == "pytorch"]) == 15
+
+
+@pytest.mark.parametrize("reached, contenders", [([1] * 5, 2), ([0] * 5, 1)])
+def test_the_accuracy_verdict_is_judged_only_on_cells_that_reached_their_target(reached,
+                                                                               contenders):
+    [verdict] = answer(ACCURACY, *tables(_cells(reached)), environments={"r1": CPU_ENV})
+    assert len(verdict.standings) == contenders
+    if contenders == 1:
+        assert verdict.outcome is VerdictOutcome.INSUFFICIENT_DATA
+
+
+def _summary_rows(missed: set) -> list[dict]:
+    import pandas as pd
+
+    frame = pd.DataFrame([{"result_id": f"x-{i}", "run_id": "r1", "cell_id": cell,
+                           "machine": "cpu", "workload": "w", "system": cell, "variant": "v",
+                           "median": 0.9, "ci_low": 0.8, "ci_high": 0.95, "low": 0.8,
+                           "high": 0.95, "n": 3, "cv": 0.01, "detectable_ratio": 1.2}
+                          for i, cell in enumerate(["a", "b"])])
+    return _rows(frame, missed)
+
+
+def test_the_page_says_did_not_reach_its_target_beside_a_cell_that_missed():
+    rows = _summary_rows({("r1", "b")})
+    assert [row["note"] for row in rows] == ["", MISSED_NOTE]
+    assert "note" in [key for _, key, _ in table_columns(rows, "fraction")[0]]
+
+
+def test_the_note_column_is_left_out_when_every_cell_reached_its_target():
+    rows = _summary_rows(set())
+    columns, common = table_columns(rows, "fraction")
+    assert "note" not in [key for _, key, _ in columns] and "note" not in common
