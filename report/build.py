@@ -117,7 +117,8 @@ def experiment_files(source: Source, summary: pd.DataFrame, env: jinja2.Environm
                      experiment: str, question: str
                      ) -> tuple[dict[str, bytes], dict[str, ChartBlock]]:
     """The page of one experiment, and its charts by the path of their static SVG."""
-    sections = ep.metric_sections(summary[summary["experiment"] == experiment], experiment)
+    sections = ep.metric_sections(summary[summary["experiment"] == experiment], experiment,
+                                  ep.accuracy_marks(source.cells))
     curves = ep.curve_blocks(source, experiment)
     machines = sorted(set(summary.loc[summary["experiment"] == experiment, "machine"]))
     not_ok = ep.not_ok_rows(source, experiment)

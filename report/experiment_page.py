@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
 
 import pandas as pd
 
 from dlbench.metrics import Direction, get_metric
+from dlbench.modes import FASTEST, mode_class
 from dlbench.schema import CellStatus
-from report.charts import curve_chart, result_chart
+from report.charts import curve_chart, empty_reason, is_accuracy, result_chart
+from report.labels import metric_ids_in_words, status_label
 from report.render import ChartBlock, chart_block
 from report.source import Source
 from report.summary import format_number, machine_label, system_name, variant_label
@@ -66,7 +69,56 @@ def table_columns(rows: list[dict], unit: str) -> tuple[list[tuple[str, str, boo
     return columns, (f"Every row: {common}." if common else "")
 
 
-def metric_sections(summary: pd.DataFrame, experiment: str) -> list[dict]:
+#: Metrics that only mean something for a compiled (fastest) mode against its eager one.
+FASTEST_ONLY = ("break_even_steps",)
+
+
+def fastest_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a fastest (compiled) mode; the others' break-even is not a result."""
+    keep = [mode_class(e, f, m) == FASTEST for e, f, m in
+            zip(rows["experiment"], rows["framework"], rows["mode"], strict=True)]
+    return rows[keep]
+
+
+def accuracy_marks(cells: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Per workload, the chance level and target accuracy its cells recorded (label, value):
+    a workload that recorded neither has none."""
+    marks: dict[str, pd.DataFrame] = {}
+    for workload, group in cells.groupby("workload", sort=True):
+        facts: dict = {}
+        for column in ("config_json", "details_json"):
+            for text in group[column].dropna():
+                record = json.loads(text or "{}")
+                facts |= {**record, **(record.get("params") or {})}
+        lines = []
+        if facts.get("classes"):
+            lines.append(("chance", 1 / float(facts["classes"])))
+        if facts.get("target_accuracy"):
+            lines.append(("target", float(facts["target_accuracy"])))
+        if lines:
+            marks[str(workload)] = pd.DataFrame(lines, columns=["label", "value"])
+    return marks
+
+
+def _charts(rows: pd.DataFrame, metric_name: str, experiment: str,
+            marks: dict[str, pd.DataFrame]) -> tuple[list[ChartBlock], list[str]]:
+    """A chart per machine and workload, or a sentence where a chart would show nothing."""
+    metric = get_metric(metric_name)
+    charts, notes = [], []
+    for (machine, workload), group in rows.groupby(["machine", "workload"], sort=True):
+        title = f"{workload}: {metric.words} on {machine}"
+        if reason := empty_reason(group, metric_name):
+            notes.append(f"{workload} on {machine}: {reason}")
+            continue
+        chart = result_chart(group, metric_name, title,
+                             marks.get(str(workload)) if is_accuracy(metric_name) else None)
+        chart_id = f"{experiment}-{metric_name}-{workload}-{short_hash(machine)}"
+        charts.append(chart_block(chart_id, chart))
+    return charts, notes
+
+
+def metric_sections(summary: pd.DataFrame, experiment: str,
+                    marks: dict[str, pd.DataFrame] | None = None) -> list[dict]:
     """One section per scalar metric: a chart per machine and workload, then a table."""
     sections = []
     for metric_name in sorted(summary["metric"].unique()):
@@ -74,19 +126,20 @@ def metric_sections(summary: pd.DataFrame, experiment: str) -> list[dict]:
         best_first = metric.direction is not Direction.HIGHER
         rows = summary[summary["metric"] == metric_name].sort_values(
             ["machine", "workload", "median", "system"], ascending=[True, True, best_first, True])
-        charts = []
-        for (machine, workload), group in rows.groupby(["machine", "workload"], sort=True):
-            title = f"{workload}: {metric.name} on {machine}"
-            chart = result_chart(group, metric_name, title)
-            chart_id = f"{experiment}-{metric_name}-{workload}-{short_hash(machine)}"
-            charts.append(chart_block(chart_id, chart))
+        notes = []
+        if metric_name in FASTEST_ONLY:
+            rows = fastest_rows(rows)
+            notes.append("Shown for each framework's fastest (compiled) mode only: an eager "
+                         "or default mode has nothing to pay back.")
+        if rows.empty:
+            continue
+        charts, empty = _charts(rows, metric_name, experiment, marks or {})
         table = _rows(rows)
         columns, common = table_columns(table, metric.unit)
         sections.append({
-            "heading": f"{metric.name} ({metric.unit}, {metric.direction.phrase})",
-            "anchor": f"metric-{metric.name}",
-            "description": metric.description, "charts": charts, "rows": table,
-            "columns": columns, "common": common,
+            "heading": metric.heading, "anchor": f"metric-{metric.name}",
+            "description": metric_ids_in_words(metric.description), "charts": charts, "rows": table,
+            "columns": columns, "common": common, "notes": notes + empty,
         })
     return sections
 
@@ -110,7 +163,8 @@ def curve_blocks(source: Source, experiment: str) -> list[ChartBlock]:
     blocks = []
     keys = ["metric", "workload", "machine"]
     for (metric_name, workload, machine), group in stepped.groupby(keys, sort=True):
-        title = f"{workload}: {metric_name} per epoch on {machine}"
+        unit = "epoch" if str(metric_name).startswith("epoch_") else "step"
+        title = f"{workload}: {get_metric(str(metric_name)).words} per {unit} on {machine}"
         chart_id = f"{experiment}-{metric_name}-{workload}-{short_hash(machine)}-curve"
         blocks.append(chart_block(chart_id, curve_chart(group, str(metric_name), title)))
     return blocks
@@ -126,7 +180,8 @@ def not_ok_rows(source: Source, experiment: str) -> list[dict]:
             "machine": machine_label(source.run(cell["run_id"]).environment, cell["device"]),
             "workload": cell["workload"], "system": system_name(cell["framework"],
                                                                 cell["backend"]),
-            "variant": variant_label(cell), "status": cell["status"],
+            "variant": variant_label(cell),
+            "status": status_label(cell["status"], cell["reason"] or ""),
             "reason": cell["reason"] or "(none recorded)",
         })
     return rows
