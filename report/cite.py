@@ -114,3 +114,57 @@ def release_citation(release_root: Path | None, name: str, date: str,
     meta = read_json(release_root / "release.json") if release_root else {}
     return Citation(name, date, site_url, local=bool(meta.get("local")),
                     preview=bool(meta.get("preview")))
+
+
+@dataclass(frozen=True)
+class ResultCitation:
+    """The citation of one result: its release's, narrowed to one ID on one page."""
+
+    release: Citation
+    result_id: str
+    page: str  # the page's path under the version, e.g. experiments/training/
+    what: str  # the result in words, e.g. 'mlp-digits, pytorch: time per epoch'
+
+    @property
+    def url(self) -> str:
+        """The permanent link into the release's version, at the result's row."""
+        return f"{self.release.url}{self.page}#r-{self.result_id}"
+
+    @property
+    def key(self) -> str:
+        """The BibTeX key, e.g. dlbench-2027-01-0524."""
+        return "dlbench-" + "".join(c if c.isalnum() else "-" for c in self.result_id)
+
+    def bibtex(self) -> str:
+        """A BibTeX @misc entry for this one result."""
+        cite = self.release
+        caveat = f"; {cite.caveat}" if cite.caveat else ""
+        return (
+            f"@misc{{{self.key},\n"
+            f"  author = {{{{{AUTHOR}}}}},\n"
+            f"  title = {{{{{PROJECT_TITLE}, result {self.result_id}: {self.what}}}}},\n"
+            f"  year = {{{cite.date[:4]}}},\n"
+            f"  month = {{{cite.date[5:7]}}},\n"
+            f"  version = {{{cite.release}}},\n"
+            f"  howpublished = {{\\url{{{self.url}}}}},\n"
+            f"  note = {{Result {self.result_id} of release {cite.release}{caveat}}}\n"
+            f"}}\n"
+        )
+
+    def cff(self) -> str:
+        """A CITATION.cff (CFF 1.2.0) for this one result."""
+        cite = self.release
+        message = (f"If you use result {self.result_id}, please cite it as below."
+                   if not cite.caveat else f"This release is {cite.caveat}.")
+        return (
+            "cff-version: 1.2.0\n"
+            f'message: "{message}"\n'
+            "type: dataset\n"
+            f'title: "{PROJECT_TITLE}, result {self.result_id}: {self.what}"\n'
+            "authors:\n"
+            f'  - name: "{AUTHOR}"\n'
+            f'version: "{cite.release}"\n'
+            f'date-released: "{cite.date}"\n'
+            f'url: "{self.url}"\n'
+            f"license: {LICENSE}\n"
+        )

@@ -13,7 +13,7 @@ from dlbench.metrics import Direction, get_metric
 from dlbench.modes import FASTEST, mode_class
 from dlbench.schema import CellStatus
 from report.charts import curve_chart, empty_reason, is_accuracy, result_chart
-from report.labels import metric_ids_in_words, status_label
+from report.labels import format_label, metric_ids_in_words, status_label
 from report.render import ChartBlock, chart_block
 from report.source import Source
 from report.summary import format_number, machine_label, system_name, variant_label
@@ -22,6 +22,11 @@ from report.summary import format_number, machine_label, system_name, variant_la
 def result_anchor(result_id: str) -> str:
     """The HTML id of a result's row: 'r-' and the result ID."""
     return f"r-{result_id}"
+
+
+def cell_anchor(cell_id: str, metric: str) -> str:
+    """The HTML id of a cell's metric, the same in every release: 'c-' and a slug."""
+    return "c-" + re.sub(r"[^a-z0-9]+", "-", f"{cell_id} {metric}".lower()).strip("-")
 
 
 def short_hash(text: str) -> str:
@@ -35,16 +40,19 @@ def experiment_title(name: str) -> str:
 
 
 def _rows(rows: pd.DataFrame) -> list[dict]:
-    out = []
+    out, seen = [], set()
     for row in rows.itertuples(index=False):
+        stable = cell_anchor(row.cell_id, row.metric)
         out.append({  # values without unit: the unit stands in the column header
             "result_id": row.result_id, "anchor": result_anchor(row.result_id),
+            "cell_anchor": "" if stable in seen else stable,
             "machine": row.machine, "workload": row.workload, "system": row.system,
             "variant": row.variant, "median": format_number(row.median),
             "ci": f"{format_number(row.ci_low)}–{format_number(row.ci_high)}",
             "spread": f"{format_number(row.low)}–{format_number(row.high)}",
             "n": row.n, "cv": "n/a" if math.isnan(row.cv) else f"{row.cv:.1%}",
         })
+        seen.add(stable)
     return out
 
 
@@ -205,3 +213,63 @@ def code_tabs(source: Source, experiment: str) -> list[dict]:
             "fence": "`" * max(3, longest + 1),
         }
     return list(tabs.values())
+
+
+def history_rows(summary: pd.DataFrame, past: pd.DataFrame) -> tuple[list[str], list[dict]]:
+    """The releases, and one row per cell and metric of this page that another release also
+    holds: its labels and each release's result ID and median."""
+    known = past[past["cell_id"].isin(set(summary["cell_id"]))]
+    held = known.groupby(["cell_id", "metric"])["release"].nunique()
+    known = known.set_index(["cell_id", "metric"]).loc[held[held > 1].index].reset_index()
+    releases = sorted(set(known["release"]))
+    labels = summary.drop_duplicates(["cell_id", "metric"]).set_index(["cell_id", "metric"])
+    rows = []
+    for (cell_id, metric), group in known.groupby(["cell_id", "metric"], sort=True):
+        here = labels.loc[(cell_id, metric)] if (cell_id, metric) in labels.index else None
+        by_release = {r.release: f"{r.result_id}: {format_number(r.median)}"
+                      for r in group.itertuples(index=False)}
+        rows.append({
+            "what": (f"{here['workload']} · {here['system']} · {here['variant']}"
+                     if here is not None else cell_id),
+            "metric": get_metric(str(metric)).label if metric in summary["metric"].values
+            else str(metric).replace("_", " "),
+            "cells": [by_release.get(r, "—") for r in releases],
+        })
+    return releases, rows
+
+
+def page_caveats(source: Source, experiment: str) -> list[str]:
+    """What a reader must know before reading this experiment's numbers."""
+    cells = source.cells[source.cells["experiment"] == experiment]
+    caveats = []
+    if experiment == "data-parallel" and set(cells["device"]) <= {"cpu"}:
+        caveats.append("**Not measurable on a CPU.** Data parallelism needs two real "
+                       "devices; here the workers are logical devices sharing the same cores, "
+                       "so scaling efficiency and time per epoch show each strategy's "
+                       "overhead, not a speed-up. The home page gives no verdict on it.")
+    if experiment == "export" and len(cells):
+        batches = ", ".join(str(b) for b in sorted(set(cells["batch_size"])))
+        caveats.append(f"**Batch sizes.** Artifact latency is one sample per call (batch 1); "
+                       f"artifact throughput runs at the batch size the rows name "
+                       f"({batches}).")
+    return caveats
+
+
+def export_formats(source: Source, summary: pd.DataFrame) -> list[dict]:
+    """Which export formats work in each framework: status, and the artifact's largest
+    difference from the eager model."""
+    cells = source.cells[source.cells["experiment"] == "export"]
+    deviation = summary[summary["metric"] == "artifact_max_abs_diff"].set_index(
+        ["run_id", "cell_id"])["median"]
+    rows = []
+    for cell in cells.sort_values(["framework", "backend", "export_format"]).to_dict("records"):
+        key = (cell["run_id"], cell["cell_id"])
+        works = cell["status"] == CellStatus.OK.value
+        rows.append({
+            "system": system_name(cell["framework"], cell["backend"]),
+            "format": format_label(str(cell["export_format"])),
+            "works": "yes" if works else status_label(cell["status"], cell["reason"] or ""),
+            "deviation": f"{deviation[key]:.3g}" if key in deviation.index else "—",
+            "reason": "" if works else (cell["reason"] or "(none recorded)"),
+        })
+    return rows

@@ -1,0 +1,30 @@
+// Keeps the reader's place when the version selector switches releases. Material's
+// selector drops the address's #anchor; a result anchor (#r-2027.01-0524) names one
+// release's ID anyway, so this carries the cell's anchor (#c-..., the same in every release)
+// and scrolls to it on the other version's page when that version measured the cell.
+(function () {
+  var KEY = "dlbench-version-anchor";
+  function stableAnchor() {
+    var id = decodeURIComponent(window.location.hash.slice(1));
+    var target = id && document.getElementById(id);
+    if (!target) return "";
+    var row = target.closest("tr");
+    var cell = row && row.querySelector(".dlbench-cell[id]");
+    return cell ? cell.id : id;
+  }
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest(".md-version__link");
+    var anchor = link && stableAnchor();
+    if (anchor) window.sessionStorage.setItem(KEY, anchor);
+  }, true);
+  function restore() {
+    var anchor = window.sessionStorage.getItem(KEY);
+    if (!anchor) return;
+    window.sessionStorage.removeItem(KEY);
+    if (!window.location.hash && document.getElementById(anchor)) {
+      window.location.hash = anchor;
+    }
+  }
+  if (window.document$) { window.document$.subscribe(restore); }
+  else { document.addEventListener("DOMContentLoaded", restore); }
+})();
