@@ -126,11 +126,12 @@ def refuse_unlike_cells(cells: pd.DataFrame) -> None:
 
 def freeze_release(
     results_dir: Path, name: str, ids: list[str], date: str, title: str, cff: str,
-    labels: dict[str, bool] | None = None, notes: str = "",
+    labels: dict[str, bool] | None = None, notes: str = "", site_url: str = "",
 ) -> Path:
     """Copy runs into results/releases/<name>/ with result IDs and a manifest, atomically;
-    `labels` (e.g. local, preview) and `notes` (Markdown: what changed since the previous
-    release) are recorded in release.json."""
+    `labels` (e.g. local, preview), `notes` (Markdown: what changed since the previous
+    release) and `site_url` (the address it is published and cited at) are recorded in
+    release.json."""
     target = _check_new(results_dir, name, ids)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=target.parent))
@@ -146,7 +147,8 @@ def freeze_release(
         atomic_write_bytes(staging / RESULT_IDS, result_ids.to_csv(index=False).encode())
         write_release_info(staging, {"name": name, "title": title, "date": date, "runs": ids,
                                      **{k: True for k, v in (labels or {}).items() if v},
-                                     **({"notes": notes} if notes else {})})
+                                     **({"notes": notes} if notes else {}),
+                                     **({"site_url": site_url} if site_url else {})})
         atomic_write_bytes(staging / "CITATION.cff", cff.encode())
         manifest = {"release": name, "files": checksums(staging)}
         atomic_write_json(staging / MANIFEST, manifest)

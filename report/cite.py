@@ -33,6 +33,21 @@ def configured_site_url(config: Path) -> str:
     return value if value.endswith("/") else value + "/"
 
 
+def bibtex_entry(key: str, title: str, date: str, version: str, url: str, note: str) -> str:
+    """A BibTeX @misc entry of the project's authors (date: YYYY-MM-DD)."""
+    return (
+        f"@misc{{{key},\n"
+        f"  author = {{{{{AUTHOR}}}}},\n"
+        f"  title = {{{{{title}}}}},\n"
+        f"  year = {{{date[:4]}}},\n"
+        f"  month = {{{date[5:7]}}},\n"
+        f"  version = {{{version}}},\n"
+        f"  howpublished = {{\\url{{{url}}}}},\n"
+        f"  note = {{{note}}}\n"
+        f"}}"
+    )
+
+
 @dataclass(frozen=True)
 class Citation:
     """The facts a citation of one release needs."""
@@ -70,19 +85,9 @@ class Citation:
 
     def bibtex(self) -> str:
         """A BibTeX @misc entry."""
-        year, month = self.date[:4], self.date[5:7]
-        return (
-            f"@misc{{{self.key},\n"
-            f"  author = {{{{{AUTHOR}}}}},\n"
-            f"  title = {{{{{self.title}}}}},\n"
-            f"  year = {{{year}}},\n"
-            f"  month = {{{month}}},\n"
-            f"  version = {{{self.release}}},\n"
-            f"  howpublished = {{\\url{{{self.url}}}}},\n"
-            f"  note = {{Versioned benchmark results, release {self.release}"
-            f"{'; ' + self.caveat if self.caveat else ''}}}\n"
-            f"}}"
-        )
+        return bibtex_entry(self.key, self.title, self.date, self.release, self.url,
+                            f"Versioned benchmark results, release {self.release}"
+                            f"{'; ' + self.caveat if self.caveat else ''}")
 
     def apa(self) -> str:
         """An APA 7 reference for a data set."""
@@ -110,9 +115,11 @@ class Citation:
 
 def release_citation(release_root: Path | None, name: str, date: str,
                      site_url: str) -> Citation:
-    """The citation of a release, with the labels it was frozen with (local, preview)."""
+    """The citation of a release, with the labels it was frozen with (local, preview) and the
+    address it recorded when published (else `site_url`, the configured one)."""
     meta = read_json(release_root / "release.json") if release_root else {}
-    return Citation(name, date, site_url, local=bool(meta.get("local")),
+    return Citation(name, date, str(meta.get("site_url") or site_url),
+                    local=bool(meta.get("local")),
                     preview=bool(meta.get("preview")))
 
 
@@ -139,17 +146,9 @@ class ResultCitation:
         """A BibTeX @misc entry for this one result."""
         cite = self.release
         caveat = f"; {cite.caveat}" if cite.caveat else ""
-        return (
-            f"@misc{{{self.key},\n"
-            f"  author = {{{{{AUTHOR}}}}},\n"
-            f"  title = {{{{{PROJECT_TITLE}, result {self.result_id}: {self.what}}}}},\n"
-            f"  year = {{{cite.date[:4]}}},\n"
-            f"  month = {{{cite.date[5:7]}}},\n"
-            f"  version = {{{cite.release}}},\n"
-            f"  howpublished = {{\\url{{{self.url}}}}},\n"
-            f"  note = {{Result {self.result_id} of release {cite.release}{caveat}}}\n"
-            f"}}\n"
-        )
+        return bibtex_entry(self.key, f"{PROJECT_TITLE}, result {self.result_id}: {self.what}",
+                            cite.date, cite.release, self.url,
+                            f"Result {self.result_id} of release {cite.release}{caveat}") + "\n"
 
     def cff(self) -> str:
         """A CITATION.cff (CFF 1.2.0) for this one result."""

@@ -131,11 +131,12 @@ def publish_command(args: argparse.Namespace) -> int:
     runs = resolve_runs(results_dir, args.run)
     labels = publish_labels(args, runs)
     notes = read_notes(args.notes) if args.notes else ""
-    cff = Citation(args.release, date, site_url(Path(args.config)), **labels).cff()
+    url = site_url(Path(args.config))
+    cff = Citation(args.release, date, url, **labels).cff()
     try:
         path = freeze_release(results_dir, args.release, runs, date,
                               args.title or f"dlbench release {args.release}", cff, labels,
-                              notes)
+                              notes, site_url="" if labels["local"] else url)
     except ReleaseError as error:
         raise UsageError(str(error)) from None
     print(f"froze {len(runs)} run(s) into {path}")

@@ -6,7 +6,7 @@ import json
 
 from dlbench.schema import CELL_COLUMNS, OBSERVATION_COLUMNS
 from report.experiment_page import experiment_title
-from report.labels import environment_key, environment_value, status_label
+from report.labels import environment_key, environment_value, metric_ids_in_words, status_label
 from report.source import Source
 from report.summary import SUMMARY_COLUMNS, machine_label, system_name, variant_label
 
@@ -154,7 +154,7 @@ def _manifest_row(source: Source, cell: dict) -> dict:
     }
     for key in ("timer_includes", "precision_policy", "compile_mode", "data_pipeline", "notes"):
         row[key] = fairness.get(key) or "—"
-    return {key: str(value) for key, value in row.items()}
+    return {key: metric_ids_in_words(str(value)) for key, value in row.items()}
 
 
 def _merge_workloads(rows: list[dict], keys: list[str]) -> list[dict]:

@@ -98,7 +98,13 @@ def test_release_with_two_machines_needs_one_named(tmp_path):
     freeze_release(tmp_path, "2026.12", ["m1", "m2"], "2026-12-02", "Test", "cff-version: 1.2.0\n")
     with pytest.raises(CompareError, match="2026.12@m1"):
         load_side("2026.12", tmp_path)
-    report = compare("2026.12@m1", "2026.12@m2", tmp_path, metrics=["steady_epoch_time"])
+    refused = compare("2026.12@m1", "2026.12@m2", tmp_path, metrics=["steady_epoch_time"])
+    assert refused.machines_differ == ("CPU Xeon → EPYC",)
+    assert not refused.metrics["change"].isin([Change.SLOWER.value, Change.FASTER.value]).any()
+    other = refused.metrics[refused.metrics["change"] == Change.OTHER_MACHINE.value]
+    assert set(other["system"]) == {"tensorflow"}
+    report = compare("2026.12@m1", "2026.12@m2", tmp_path, metrics=["steady_epoch_time"],
+                     across_machines=True)
     slower = report.metrics[report.metrics["change"] == Change.SLOWER.value]
     assert set(slower["system"]) == {"tensorflow"}
     assert report.environment.to_dict("records") == [{"key": "cpu.model", "a": "Xeon",
