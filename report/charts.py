@@ -97,8 +97,9 @@ def result_chart(rows: pd.DataFrame, metric_name: str, title: str,
         order.reverse()
     scale = _scale(metric_name, pd.concat([data["low"], data["high"], data["median"]]))
     log = scale.type == "log"
-    axis_x = alt.X("median:Q", title=metric.label + (" · log scale" if log else ""),
-                   scale=scale, axis=alt.Axis(tickCount=6, labelOverlap=True))
+    axis_title = metric.label + (" · log scale" if log else "")
+    axis_x = alt.X("median:Q", title=axis_title, scale=scale,
+                   axis=alt.Axis(tickCount=6, labelOverlap=True))
     y = alt.Y("series:N", sort=order, title=None, axis=alt.Axis(labelLimit=260))
     tooltip = [
         alt.Tooltip("series:N", title="framework"),
@@ -112,7 +113,7 @@ def result_chart(rows: pd.DataFrame, metric_name: str, title: str,
     centre = base.mark_point(filled=True, size=70) if log else base.mark_bar()
     bars = centre.encode(x=axis_x, y=y, color=_colour(list(data["system"])), tooltip=tooltip)
     spread = base.mark_rule(color="black", strokeWidth=1.5).encode(
-        x=alt.X("low:Q", title=metric.label, scale=scale), x2="high:Q", y=y
+        x=alt.X("low:Q", title=axis_title, scale=scale), x2="high:Q", y=y
     )
     layers = [bars, spread]
     if marks is not None and len(marks):

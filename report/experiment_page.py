@@ -246,7 +246,7 @@ def page_caveats(source: Source, experiment: str) -> list[str]:
         caveats.append("**Not measurable on a CPU.** Data parallelism needs two real "
                        "devices; here the workers are logical devices sharing the same cores, "
                        "so scaling efficiency and time per epoch show each strategy's "
-                       "overhead, not a speed-up. The home page gives no verdict on it.")
+                       "overhead, not a speed-up.")
     if experiment == "export" and len(cells):
         batches = ", ".join(str(b) for b in sorted(set(cells["batch_size"])))
         caveats.append(f"**Batch sizes.** Artifact latency is one sample per call (batch 1); "

@@ -1,7 +1,7 @@
 // Keeps the reader's place when the version selector switches releases. Material's
-// selector drops the address's #anchor; a result anchor (#r-2027.01-0524) names one
-// release's ID anyway, so this carries the cell's anchor (#c-..., the same in every release)
-// and scrolls to it on the other version's page when that version measured the cell.
+// selector keeps the address's #anchor, but a result anchor (#r-2027.01-0524) names the
+// old release's ID, absent from the other; so this carries the cell's anchor (#c-..., the
+// same in every release) and scrolls to it where the other version measured the cell.
 (function () {
   var KEY = "dlbench-version-anchor";
   function stableAnchor() {
@@ -21,8 +21,11 @@
     var anchor = window.sessionStorage.getItem(KEY);
     if (!anchor) return;
     window.sessionStorage.removeItem(KEY);
-    if (!window.location.hash && document.getElementById(anchor)) {
-      window.location.hash = anchor;
+    // Material keeps the old hash, which names the other release's result ID: replace it
+    // by the cell's anchor when this page has the cell, and leave the page alone otherwise.
+    var current = decodeURIComponent(window.location.hash.slice(1));
+    if ((!current || !document.getElementById(current)) && document.getElementById(anchor)) {
+      window.location.replace("#" + anchor);
     }
   }
   if (window.document$) { window.document$.subscribe(restore); }
