@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from tests.stats_fixtures import FRAMEWORKS, FakeCell, spec, training_cells, write_run
@@ -255,3 +257,15 @@ def test_a_release_refuses_runs_of_one_cell_in_two_configurations(tmp_path):
     assert not (tmp_path / "releases" / "2027.01").exists()
     write_run(tmp_path, "standard2", _sized(3, epochs=8))
     freeze_release(tmp_path, "2027.01", ["standard", "standard2"], "2027-01-01", "T", "cff\n")
+
+
+def test_the_committed_releases_are_two_machines_and_compare_says_so_first(capsys) -> None:
+    root = Path(__file__).parent.parent / "results"
+    assert main(["compare", "2026.12", "2027.01", "--results-dir", str(root)]) == 0
+    refused = capsys.readouterr().out
+    assert refused.startswith("The machines differ: CPU AMD EPYC → Intel(R) Xeon(R)")
+    assert " slower" not in refused.split("--across-machines", 1)[1]
+    assert main(["compare", "2026.12", "2027.01", "--results-dir", str(root),
+                 "--across-machines", "--format", "markdown"]) == 0
+    asked = capsys.readouterr().out
+    assert asked.startswith("The machines differ") and "| slower |" in asked
