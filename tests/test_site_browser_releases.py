@@ -106,7 +106,7 @@ def _visible_text(page) -> str:
 
 PAGES = ["experiments/training/", "experiments/inference/", "experiments/precision/",
          "experiments/execution-mode/", "experiments/data-parallel/", "experiments/export/",
-         "experiments/parity/", "environment/", "methodology/", "compare/", "cite/"]
+         "experiments/parity/", "environment/", "methodology/", "compare/", "cite/", "claims/"]
 
 
 def test_no_raw_metric_identifier_and_no_blank_chart(browser, released: str) -> None:
