@@ -35,7 +35,7 @@ serve: $(STAMP)
 	$(BIN)/dlbench serve
 
 preview: $(STAMP)
-	$(BIN)/python -m http.server --bind 127.0.0.1 --directory site 8001
+	$(BIN)/dlbench serve --site site --port 8001
 
 # Chromium from the system package manager when run as root; otherwise one line saying
 # the exact command to run, and stop.

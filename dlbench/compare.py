@@ -59,6 +59,8 @@ class Change(enum.Enum):
     WORSE = "worse"
     DIFFERENT = "different"
     NO_SIGNIFICANT_DIFFERENCE = "no significant difference"
+    #: a speed difference between two machines: not a change of the code (--across-machines)
+    OTHER_MACHINE = "not compared: other machine"
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,8 @@ class ComparisonReport:
     only_in_b: tuple[str, ...]
     status_changes: pd.DataFrame  # cell_id, status_a, status_b
     environment: pd.DataFrame  # key, a, b
+    machines_differ: tuple[str, ...] = ()  # how A's machine differs from B's, in words
+    across_machines: bool = False  # speed changes named although the machines differ
 
     def count(self, change: Change) -> int:
         """How many (cell, metric) rows changed this way."""
@@ -261,14 +265,55 @@ def _status_changes(a: Side, b: Side, alike: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["cell_id", "status_a", "status_b"])
 
 
+#: Measured fp32 peaks further apart than this (relative) are two different machines.
+PEAK_TOLERANCE = 0.10
+
+
+def _machine(environment: dict) -> tuple[str, str, float | None]:
+    """CPU model, GPU model and measured fp32 peak (FLOP/s) of one run's machine."""
+    peak = (environment.get("compute_peak") or {}).get("fp32_flops")
+    gpus = environment.get("gpus") or [{}]
+    return (str((environment.get("cpu") or {}).get("model") or "unknown CPU"),
+            str(gpus[0].get("model") or "no GPU"), float(peak) if peak else None)
+
+
+def machine_differences(a: Side, b: Side) -> tuple[str, ...]:
+    """How the machines of A and B differ (CPU or GPU model, measured peak), in words; empty
+    when both sides ran on machines of one kind and peak."""
+    machines_a = {_machine(env) for env in a.environments.values()}
+    machines_b = {_machine(env) for env in b.environments.values()}
+    found = []
+    for index, what in ((0, "CPU"), (1, "GPU")):
+        models_a, models_b = {m[index] for m in machines_a}, {m[index] for m in machines_b}
+        if models_a != models_b:
+            found.append(f"{what} {' / '.join(sorted(models_a))} → "
+                         f"{' / '.join(sorted(models_b))}")
+    peaks_a = [m[2] for m in machines_a if m[2]]
+    peaks_b = [m[2] for m in machines_b if m[2]]
+    if peaks_a and peaks_b and abs(max(peaks_b) / max(peaks_a) - 1) > PEAK_TOLERANCE:
+        found.append(f"measured fp32 peak {max(peaks_a) / 1e9:.0f} → "
+                     f"{max(peaks_b) / 1e9:.0f} GFLOP/s")
+    elif bool(peaks_a) != bool(peaks_b):
+        found.append("the fp32 peak was measured on one side only")
+    return tuple(found)
+
+
 def compare(a_name: str, b_name: str, results_dir: Path = Path("results"),
-            metrics: list[str] | None = None) -> ComparisonReport:
-    """Load both sides and compare them cell by cell, with environment differences."""
+            metrics: list[str] | None = None,
+            across_machines: bool = False) -> ComparisonReport:
+    """Load both sides and compare them cell by cell, with environment differences; speed
+    changes between different machines are not named unless `across_machines`."""
     a, b = load_side(a_name, results_dir), load_side(b_name, results_dir)
     cells_a, cells_b = set(a.cells["cell_id"]), set(b.cells["cell_id"])
     alike, not_comparable = match_cells(a, b)
+    machines = machine_differences(a, b)
+    frame = compare_metrics(a, b, metrics)
+    if machines and not across_machines:
+        speed = frame["change"].isin([Change.FASTER.value, Change.SLOWER.value])
+        frame.loc[speed, "change"] = Change.OTHER_MACHINE.value
     return ComparisonReport(
-        a=a.label, b=b.label, metrics=compare_metrics(a, b, metrics),
+        a=a.label, b=b.label, metrics=frame, machines_differ=machines,
+        across_machines=across_machines,
         not_comparable=not_comparable,
         only_in_a=tuple(sorted(cells_a - cells_b)), only_in_b=tuple(sorted(cells_b - cells_a)),
         status_changes=_status_changes(a, b, alike), environment=environment_differences(a, b),

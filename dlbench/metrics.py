@@ -35,10 +35,19 @@ class Metric:
     description: str
 
     @property
+    def words(self) -> str:
+        """What the metric is in a reader's words, e.g. 'time per epoch'."""
+        return READER_NAMES.get(self.name, self.name.replace("_", " "))
+
+    @property
     def label(self) -> str:
         """An axis label in a reader's words: what, unit and direction."""
-        return f"{READER_NAMES.get(self.name, self.name.replace('_', ' '))} ({self.unit}, " \
-               f"{self.direction.phrase})"
+        return f"{self.words} ({self.unit}, {self.direction.phrase})"
+
+    @property
+    def heading(self) -> str:
+        """The label as a heading: 'Time per epoch (s, lower is better)'."""
+        return self.label[:1].upper() + self.label[1:]
 
 
 def _m(name: str, unit: str, direction: str, description: str) -> Metric:
@@ -210,6 +219,12 @@ READER_NAMES: dict[str, str] = {
     "output_deviation_vs_fp32": "output deviation from fp32", "step_time": "step time",
     "steady_step_time": "time per training step", "compile_time": "compile time",
     "eager_step_time": "eager step time", "break_even_steps": "break-even steps",
+    "compile_time_cold": "cold compile time", "compile_time_warm": "warm compile time",
+    "parity_forward_max_abs": "forward difference from float64",
+    "parity_forward_max_rel": "relative forward difference from float64",
+    "parity_step_max_abs": "step difference from float64",
+    "parity_step_max_rel": "relative step difference from float64",
+    "parity_tolerance": "parity tolerance", "parity_pass": "parity passed",
     "scaling_efficiency": "scaling efficiency", "dp_setup_time": "set-up time",
     "dp_launch_time": "launch time", "accuracy_delta": "accuracy change",
     "export_time": "export time", "artifact_size": "artifact size",
@@ -222,6 +237,6 @@ READER_NAMES: dict[str, str] = {
 
 def reader_label(name: str) -> str:
     """A metric in a reader's words with its unit, e.g. 'time per epoch (s)'."""
-    words = READER_NAMES.get(name, name.replace("_", " "))
+    words = METRICS[name].words if name in METRICS else name.replace("_", " ")
     unit = METRICS[name].unit if name in METRICS else ""
     return f"{words} ({unit})" if unit and unit not in ("fraction", "bool") else words

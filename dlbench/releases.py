@@ -125,16 +125,18 @@ def refuse_unlike_cells(cells: pd.DataFrame) -> None:
 
 def freeze_release(
     results_dir: Path, name: str, ids: list[str], date: str, title: str, cff: str,
-    labels: dict[str, bool] | None = None, notes: str = "",
+    labels: dict[str, bool] | None = None, notes: str = "", site_url: str = "",
 ) -> Path:
     """Copy runs into results/releases/<name>/ with result IDs and a manifest, atomically;
-    `labels` (e.g. local, preview) and `notes` (Markdown: what changed since the previous
-    release) are recorded in release.json."""
+    `labels` (e.g. local, preview), `notes` (Markdown: what changed since the previous
+    release) and `site_url` (the address it is published and cited at) are recorded in
+    release.json."""
     target = _check_new(results_dir, name, ids)
     with saving(f"release {name}", f"nothing of it is left in {target.parent}"):
         staging = new_dir(target.parent, f".{name}.")
         try:
-            _fill_release(staging, results_dir, name, ids, date, title, cff, labels, notes)
+            _fill_release(staging, results_dir, name, ids, date, title, cff, labels, notes,
+                          site_url)
             os.rename(staging, target)
         except SaveError as error:  # name the file by its place in the release
             shutil.rmtree(staging, ignore_errors=True)
@@ -148,7 +150,8 @@ def freeze_release(
 
 
 def _fill_release(staging: Path, results_dir: Path, name: str, ids: list[str], date: str,
-                  title: str, cff: str, labels: dict[str, bool] | None, notes: str) -> None:
+                  title: str, cff: str, labels: dict[str, bool] | None, notes: str,
+                  site_url: str = "") -> None:
     """Write every file of release `name` into the folder `staging`."""
     for run_id in ids:
         copy_tree(run_dir(results_dir, run_id), release_run_dir(staging, run_id))
@@ -161,7 +164,8 @@ def _fill_release(staging: Path, results_dir: Path, name: str, ids: list[str], d
     atomic_write_bytes(staging / RESULT_IDS, result_ids.to_csv(index=False).encode())
     write_release_info(staging, {"name": name, "title": title, "date": date, "runs": ids,
                                  **{k: True for k, v in (labels or {}).items() if v},
-                                 **({"notes": notes} if notes else {})})
+                                 **({"notes": notes} if notes else {}),
+                                 **({"site_url": site_url} if site_url else {})})
     atomic_write_bytes(staging / "CITATION.cff", cff.encode())
     manifest = {"release": name, "files": checksums(staging)}
     atomic_write_json(staging / MANIFEST, manifest)

@@ -23,7 +23,8 @@ from dlbench.tables import write_table
 from report import experiment_page as ep
 from report.charts import static_spec
 from report.svg_render import BackgroundBundle, render_svg, svg_pool
-from report.cite import Citation, release_citation
+from dlbench.history import history
+from report.cite import Citation, ResultCitation, release_citation
 from report.compare_page import compare_blocks
 from report.errata import read_errata, superseded_by
 from report.first_published import rules_changed
@@ -41,6 +42,7 @@ from report.home_page import (
     threshold_words,
 )
 from report.info_pages import TABLES, column_rows, environment_runs, manifest_blocks
+from report.mkdocs_draft import DRAFT_FILE
 from report.mkdocs_errata import BANNER_FILE
 from report.mkdocs_nav import NAV_FILE
 from report.render import ChartBlock, environment, render
@@ -121,10 +123,12 @@ def _tables(source: Source, summary: pd.DataFrame) -> dict[str, bytes]:
 
 
 def experiment_files(source: Source, summary: pd.DataFrame, env: jinja2.Environment,
-                     experiment: str, question: str
+                     experiment: str, question: str, past: pd.DataFrame | None = None
                      ) -> tuple[dict[str, bytes], dict[str, ChartBlock]]:
-    """The page of one experiment, and its charts by the path of their static SVG."""
+    """The page of one experiment, and its charts by the path of their static SVG; `past`
+    (every release's results) adds the same cells in other releases."""
     sections = ep.metric_sections(summary[summary["experiment"] == experiment], experiment,
+                                  ep.accuracy_marks(source.cells),
                                   missed_target(source.observations))
     curves = ep.curve_blocks(source, experiment)
     machines = sorted(set(summary.loc[summary["experiment"] == experiment, "machine"]))
@@ -132,17 +136,41 @@ def experiment_files(source: Source, summary: pd.DataFrame, env: jinja2.Environm
     index = [(s["heading"], s["anchor"]) for s in sections]
     index += [("curves per epoch or step", "curves")] if curves else []
     index += [("cells without results", "not-ok")] if not_ok else []
+    releases, history = ep.history_rows(summary[summary["experiment"] == experiment], past) \
+        if past is not None and not source.draft else ([], [])
+    index += [("other releases", "history")] if history else []
     index += [("code", "code")]
     page = render(
         env, "experiment.md.j2", title=ep.experiment_title(experiment),
         question=question,
         machines=machines or ["(no results)"], anchor=f"fairness-{experiment}",
         sections=sections, curves=curves, not_ok=not_ok, index=index,
-        code_tabs=ep.code_tabs(source, experiment),
+        code_tabs=ep.code_tabs(source, experiment), citable=not source.draft,
+        caveats=ep.page_caveats(source, experiment),
+        formats=ep.export_formats(source, summary) if experiment == "export" else [],
+        history_releases=releases, history_rows=history,
     )
     charts = {f"charts/{block.svg}": block
               for block in [c for s in sections for c in s["charts"]] + curves}
     return {f"experiments/{experiment}.md": page.encode()}, charts
+
+
+def result_citation(row: pd.Series, cite: Citation) -> ResultCitation:
+    """The citation of one summary row's result."""
+    what = f"{row['workload']}, {row['system']} ({row['variant']}): " \
+           f"{METRICS[row['metric']].words if row['metric'] in METRICS else row['metric']}"
+    return ResultCitation(cite, str(row["result_id"]), f"experiments/{row['experiment']}/",
+                          what)
+
+
+def result_citation_files(summary: pd.DataFrame, cite: Citation) -> dict[str, bytes]:
+    """A BibTeX and a CFF file per result ID, under downloads/cite/."""
+    files = {}
+    for _, row in summary.dropna(subset=["result_id"]).iterrows():
+        entry = result_citation(row, cite)
+        files[f"downloads/cite/{entry.result_id}.bib"] = entry.bibtex().encode()
+        files[f"downloads/cite/{entry.result_id}.cff"] = entry.cff().encode()
+    return files
 
 
 def errata_files(source: Source, env: jinja2.Environment, cite: Citation) -> dict[str, bytes]:
@@ -182,9 +210,11 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
     common = {"source": source, "cite": cite}
     experiment_pages: dict[str, bytes] = {}
     charts: dict[str, ChartBlock] = {}
+    past = history(results_dir) if results_dir is not None else None
     for experiment in sorted(set(source.cells["experiment"])):
         question = (questions.get(experiment) or {}).get("question", "")
-        page, page_charts = experiment_files(source, summary, env, str(experiment), question)
+        page, page_charts = experiment_files(source, summary, env, str(experiment), question,
+                                             past)
         experiment_pages |= page
         charts |= page_charts
     experiment_svgs = BackgroundCharts(charts, cache)
@@ -213,7 +243,8 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
         "downloads.md": render(env, "downloads.md.j2", metrics=list(METRICS.values()),
                                columns=column_rows(), tables=[
                                    {"name": n, "row": r} for n, r in TABLES], **common),
-        "cite.md": render(env, "cite.md.j2", **common),
+        "cite.md": render(env, "cite.md.j2", example=None if source.draft or summary.empty
+                          else result_citation(summary.iloc[0], cite), **common),
         "claims.md": render(env, "claims.md.j2", claims=claims,
                             changes=changed_claims(claims, source.name),
                             rules_changed=rules_changed(source.name), **common),
@@ -232,6 +263,9 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
     files |= verdict_files(verdicts_frame(found, judged.controls, result_ids(summary)))
     if not source.draft:
         files["downloads/CITATION.cff"] = cite.cff().encode()
+        files |= result_citation_files(summary, cite)
+    else:
+        files[DRAFT_FILE] = b"a draft: no version selector (report/mkdocs_draft.py)\n"
     assets = templates_dir / "assets"
     for path in sorted(p for p in assets.rglob("*") if p.is_file()):
         files[f"assets/{path.relative_to(assets).as_posix()}"] = path.read_bytes()

@@ -33,8 +33,61 @@ def series_labels(rows: pd.DataFrame) -> list[str]:
     return [f"{s} · {v}" for s, v in zip(rows["system"], rows["variant"], strict=True)]
 
 
-def result_chart(rows: pd.DataFrame, metric_name: str, title: str) -> alt.LayerChart:
-    """Median per framework as a bar, the range of the repeats as an error bar."""
+#: Values spanning this factor or more are drawn on a log axis, so one bar cannot flatten
+#: every other.
+LOG_SPAN = 100.0
+
+
+def is_accuracy(metric_name: str) -> bool:
+    """An accuracy itself (a fraction of 0-1), not a change of one."""
+    return metric_name.endswith("accuracy") and get_metric(metric_name).unit == "fraction"
+
+
+def spans_decades(values: pd.Series) -> bool:
+    """True when positive values span LOG_SPAN or more (none zero or negative)."""
+    finite = values.dropna()
+    return bool(len(finite)) and finite.min() > 0 and finite.max() / finite.min() >= LOG_SPAN
+
+
+def empty_reason(rows: pd.DataFrame, metric_name: str) -> str:
+    """Why a chart of `rows` would show nothing ('' when it would show something)."""
+    medians = rows["median"]
+    words = get_metric(metric_name).words
+    if medians.isna().all():
+        return f"No process recorded a {words} here, so there is no chart."
+    if (medians.fillna(0) == 0).all() and (rows["high"].fillna(0) == 0).all():
+        return (f"Every {words} here is exactly 0, so a chart would be blank: "
+                "the table below lists them.")
+    return ""
+
+
+def _scale(metric_name: str, values: pd.Series) -> alt.Scale:
+    """0-1 for an accuracy, log when the values span decades, else linear from zero."""
+    if is_accuracy(metric_name):
+        return alt.Scale(domain=[0, 1])
+    if spans_decades(values):
+        return alt.Scale(type="log", zero=False)
+    return alt.Scale(zero=True)
+
+
+def reference_rules(marks: pd.DataFrame) -> alt.LayerChart:
+    """Dashed vertical rules with their labels, e.g. chance and the target accuracy.
+
+    `marks`: label, value.
+    """
+    base = alt.Chart(marks)
+    rule = base.mark_rule(strokeDash=[4, 3], color="#555").encode(
+        x="value:Q", tooltip=[alt.Tooltip("label:N", title="line"),
+                              alt.Tooltip("value:Q", format=".3~g")])
+    text = base.mark_text(align="left", dx=3, dy=-4, baseline="bottom", color="#555",
+                          fontSize=10).encode(x="value:Q", y=alt.value(0), text="label:N")
+    return rule + text
+
+
+def result_chart(rows: pd.DataFrame, metric_name: str, title: str,
+                 marks: pd.DataFrame | None = None) -> alt.LayerChart:
+    """Median per framework as a bar (a point on a log axis), the range of the repeats as
+    a line; `marks` (label, value) adds reference lines such as chance and the target."""
     metric = get_metric(metric_name)
     data = rows.assign(series=series_labels(rows))[
         ["series", "system", "median", "low", "high", "n", "result_id"]
@@ -42,7 +95,10 @@ def result_chart(rows: pd.DataFrame, metric_name: str, title: str) -> alt.LayerC
     order = list(data.sort_values(["median", "series"])["series"])
     if metric.direction.value == "higher":
         order.reverse()
-    axis_x = alt.X("median:Q", title=metric.label, scale=alt.Scale(zero=True),
+    scale = _scale(metric_name, pd.concat([data["low"], data["high"], data["median"]]))
+    log = scale.type == "log"
+    axis_title = metric.label + (" · log scale" if log else "")
+    axis_x = alt.X("median:Q", title=axis_title, scale=scale,
                    axis=alt.Axis(tickCount=6, labelOverlap=True))
     y = alt.Y("series:N", sort=order, title=None, axis=alt.Axis(labelLimit=260))
     tooltip = [
@@ -50,18 +106,22 @@ def result_chart(rows: pd.DataFrame, metric_name: str, title: str) -> alt.LayerC
         alt.Tooltip("median:Q", title=f"median ({metric.unit})", format=".4~g"),
         alt.Tooltip("low:Q", title="min", format=".4~g"),
         alt.Tooltip("high:Q", title="max", format=".4~g"),
-        alt.Tooltip("n:Q", title="repeats"),
+        alt.Tooltip("n:Q", title="processes"),
         alt.Tooltip("result_id:N", title="result ID"),
     ]
     base = alt.Chart(data)
-    bars = base.mark_bar().encode(x=axis_x, y=y, color=_colour(list(data["system"])),
-                                  tooltip=tooltip)
+    centre = base.mark_point(filled=True, size=70) if log else base.mark_bar()
+    bars = centre.encode(x=axis_x, y=y, color=_colour(list(data["system"])), tooltip=tooltip)
     spread = base.mark_rule(color="black", strokeWidth=1.5).encode(
-        x=alt.X("low:Q", title=metric.label), x2="high:Q", y=y
+        x=alt.X("low:Q", title=axis_title, scale=scale), x2="high:Q", y=y
     )
-    return (bars + spread).properties(
-        title=alt.TitleParams(title, subtitle=f"bar: median; line: min–max of repeats · "
-                              f"{metric.direction.phrase}"),
+    layers = [bars, spread]
+    if marks is not None and len(marks):
+        layers.append(reference_rules(marks))
+    shape = "point" if log else "bar"
+    return alt.layer(*layers).properties(
+        title=alt.TitleParams(title, subtitle=f"{shape}: median; line: min–max of "
+                              f"processes · {metric.direction.phrase}"),
         width="container", height=max(60, 26 * len(data)),
     )
 

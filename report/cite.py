@@ -33,6 +33,21 @@ def configured_site_url(config: Path) -> str:
     return value if value.endswith("/") else value + "/"
 
 
+def bibtex_entry(key: str, title: str, date: str, version: str, url: str, note: str) -> str:
+    """A BibTeX @misc entry of the project's authors (date: YYYY-MM-DD)."""
+    return (
+        f"@misc{{{key},\n"
+        f"  author = {{{{{AUTHOR}}}}},\n"
+        f"  title = {{{{{title}}}}},\n"
+        f"  year = {{{date[:4]}}},\n"
+        f"  month = {{{date[5:7]}}},\n"
+        f"  version = {{{version}}},\n"
+        f"  howpublished = {{\\url{{{url}}}}},\n"
+        f"  note = {{{note}}}\n"
+        f"}}"
+    )
+
+
 @dataclass(frozen=True)
 class Citation:
     """The facts a citation of one release needs."""
@@ -70,19 +85,9 @@ class Citation:
 
     def bibtex(self) -> str:
         """A BibTeX @misc entry."""
-        year, month = self.date[:4], self.date[5:7]
-        return (
-            f"@misc{{{self.key},\n"
-            f"  author = {{{{{AUTHOR}}}}},\n"
-            f"  title = {{{{{self.title}}}}},\n"
-            f"  year = {{{year}}},\n"
-            f"  month = {{{month}}},\n"
-            f"  version = {{{self.release}}},\n"
-            f"  howpublished = {{\\url{{{self.url}}}}},\n"
-            f"  note = {{Versioned benchmark results, release {self.release}"
-            f"{'; ' + self.caveat if self.caveat else ''}}}\n"
-            f"}}"
-        )
+        return bibtex_entry(self.key, self.title, self.date, self.release, self.url,
+                            f"Versioned benchmark results, release {self.release}"
+                            f"{'; ' + self.caveat if self.caveat else ''}")
 
     def apa(self) -> str:
         """An APA 7 reference for a data set."""
@@ -110,7 +115,55 @@ class Citation:
 
 def release_citation(release_root: Path | None, name: str, date: str,
                      site_url: str) -> Citation:
-    """The citation of a release, with the labels it was frozen with (local, preview)."""
+    """The citation of a release, with the labels it was frozen with (local, preview) and the
+    address it recorded when published (else `site_url`, the configured one)."""
     meta = read_json(release_root / "release.json") if release_root else {}
-    return Citation(name, date, site_url, local=bool(meta.get("local")),
+    return Citation(name, date, str(meta.get("site_url") or site_url),
+                    local=bool(meta.get("local")),
                     preview=bool(meta.get("preview")))
+
+
+@dataclass(frozen=True)
+class ResultCitation:
+    """The citation of one result: its release's, narrowed to one ID on one page."""
+
+    release: Citation
+    result_id: str
+    page: str  # the page's path under the version, e.g. experiments/training/
+    what: str  # the result in words, e.g. 'mlp-digits, pytorch: time per epoch'
+
+    @property
+    def url(self) -> str:
+        """The permanent link into the release's version, at the result's row."""
+        return f"{self.release.url}{self.page}#r-{self.result_id}"
+
+    @property
+    def key(self) -> str:
+        """The BibTeX key, e.g. dlbench-2027-01-0524."""
+        return "dlbench-" + "".join(c if c.isalnum() else "-" for c in self.result_id)
+
+    def bibtex(self) -> str:
+        """A BibTeX @misc entry for this one result."""
+        cite = self.release
+        caveat = f"; {cite.caveat}" if cite.caveat else ""
+        return bibtex_entry(self.key, f"{PROJECT_TITLE}, result {self.result_id}: {self.what}",
+                            cite.date, cite.release, self.url,
+                            f"Result {self.result_id} of release {cite.release}{caveat}") + "\n"
+
+    def cff(self) -> str:
+        """A CITATION.cff (CFF 1.2.0) for this one result."""
+        cite = self.release
+        message = (f"If you use result {self.result_id}, please cite it as below."
+                   if not cite.caveat else f"This release is {cite.caveat}.")
+        return (
+            "cff-version: 1.2.0\n"
+            f'message: "{message}"\n'
+            "type: dataset\n"
+            f'title: "{PROJECT_TITLE}, result {self.result_id}: {self.what}"\n'
+            "authors:\n"
+            f'  - name: "{AUTHOR}"\n'
+            f'version: "{cite.release}"\n'
+            f'date-released: "{cite.date}"\n'
+            f'url: "{self.url}"\n'
+            f"license: {LICENSE}\n"
+        )

@@ -43,13 +43,68 @@ def _regime_words(regimes: tuple[Regime, ...]) -> str:
     return " / ".join(dict.fromkeys(r.value.removeprefix("regime ") for r in regimes))
 
 
-def _chart(claim_id: str, verdict: ClaimVerdict) -> ChartBlock | None:
-    rows = [{"label": label, "ratio": r, "low": low, "high": high}
+#: The practical threshold the ratio chart's grey band draws (a ratio within 5% of 1).
+THRESHOLD = 1.05
+NAMED_PAIRS = 3  # pairs a verdict's sentence names; the details list every one
+TITLE_CHARS = 60
+
+
+def short_title(text: str, limit: int = TITLE_CHARS) -> str:
+    """A chart title that fits: `text` cut at a word boundary, with an ellipsis."""
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+
+def pair_words(label: str) -> str:
+    """A ratio's label in fewer words: 'workload mlp-digits, batch size 32, system keras-jax:
+    bf16/fp32' -> 'mlp-digits, batch 32, keras-jax: bf16/fp32'."""
+    return label.replace("workload ", "").replace("batch size", "batch") \
+        .replace("system ", "").replace(" vs default mode", "").replace(" vs fastest mode", "")
+
+
+def interval_words(low: float, high: float) -> str:
+    """Where a ratio's 95% interval lies against the 5% threshold, in words."""
+    if low > THRESHOLD or high < 1 / THRESHOLD:
+        return "beyond 5%"
+    if low >= 1 / THRESHOLD and high <= THRESHOLD:
+        return "within 5%"
+    return "reaches across 5%, so it cannot decide"
+
+
+def _deciding(verdict: ClaimVerdict) -> list[tuple[str, float, float, float]]:
+    """The pairs that decide the verdict first: beyond or within 5% for a decided claim,
+    those whose interval reaches across it for an undecided one."""
+    usable = [r for r in verdict.ratios if all(v > 0 and not math.isnan(v) for v in r[1:])]
+    undecided = [r for r in usable if interval_words(r[2], r[3]).startswith("reaches")]
+    decided = [r for r in usable if r not in undecided]
+    return undecided + decided if verdict.verdict.value == "inconclusive" else decided + undecided
+
+
+def reason_sentence(verdict: ClaimVerdict) -> str:
+    """Why a verdict is what it is, naming its numbers: which pair, ratio, 95% interval, and
+    where the interval lies against the 5% threshold."""
+    pairs = _deciding(verdict)
+    named = [f"{pair_words(label)} is {ratio:.3g}x (95% CI {low:.3g}–{high:.3g}x; "
+             f"{interval_words(low, high)})" for label, ratio, low, high in pairs[:NAMED_PAIRS]]
+    more = len(pairs) - NAMED_PAIRS
+    text = "; ".join(named) + (f"; and {more} more pairs (details)" if more > 0 else "")
+    why = [w for w in verdict.why if not (w == "differences within 5%" and any(
+        interval_words(r[2], r[3]) != "within 5%" for r in pairs))]
+    if why:
+        lead = "undecided because" if verdict.verdict.value == "inconclusive" \
+            else "pairs left undecided because"
+        text += (". " if text else "") + f"{lead[:1].upper()}{lead[1:]}: " + "; ".join(why)
+    return text or verdict.explanation
+
+
+def _chart(claim: str, claim_id: str, verdict: ClaimVerdict) -> ChartBlock | None:
+    rows = [{"label": pair_words(label), "ratio": r, "low": low, "high": high}
             for label, r, low, high in verdict.ratios
             if all(v > 0 and not math.isnan(v) for v in (r, low, high))]
     if not rows:
         return None
-    title = f"{claim_id} on {verdict.device}: the claimed-better side over the other"
+    title = f"{short_title(claim)} ({verdict.device})"
     return chart_block(f"claim-{claim_id}-{verdict.machine}-{verdict.device}",
                        ratio_chart(pd.DataFrame(rows), title))
 
@@ -72,12 +127,13 @@ def claim_blocks(source: Source, summary: pd.DataFrame) -> tuple[list[dict], lis
         metrics = {rule.metric for rule in claim.evidence if rule.metric}
         rows = []
         for v in (v for v in verdicts if v.claim_id == claim.id):
-            chart = _chart(claim.id, v)
+            chart = _chart(claim.claim, claim.id, v)
             charts += [chart] if chart else []
             before = (original or {}).get((claim.id, v.machine, v.device))
             rows.append({
                 "machine": v.machine, "device": v.device, "verdict": v.verdict.value,
                 "explanation": v.explanation, "regime": _regime_words(v.regimes),
+                "reason": reason_sentence(v),
                 "why": "; ".join(v.why),
                 "evidence": _evidence(v, metrics, summary), "chart": chart,
                 "before": before if before and before != v.verdict.value else "",

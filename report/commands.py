@@ -131,11 +131,12 @@ def publish_command(args: argparse.Namespace) -> int:
     runs = resolve_runs(results_dir, args.run)
     labels = publish_labels(args, runs)
     notes = read_notes(args.notes) if args.notes else ""
-    cff = Citation(args.release, date, site_url(Path(args.config)), **labels).cff()
+    url = site_url(Path(args.config))
+    cff = Citation(args.release, date, url, **labels).cff()
     try:
         path = freeze_release(results_dir, args.release, runs, date,
                               args.title or f"dlbench release {args.release}", cff, labels,
-                              notes)
+                              notes, site_url="" if labels["local"] else url)
     except ReleaseError as error:
         raise UsageError(str(error)) from None
     print(f"froze {len(runs)} run(s) into {path}")
@@ -198,6 +199,8 @@ def _draft_site(args: argparse.Namespace, target: Path) -> Path:
 def serve_command(args: argparse.Namespace) -> int:
     """`dlbench serve`: the whole versioned site over HTTP on localhost (before the first
     release: the draft in site_src/)."""
+    if args.site:
+        return _serve(args, Path(args.site), f"the built site in {args.site}/")
     draft = False
     if not deployed_versions(Path(args.pages_repo)):
         draft = not release_names(Path(args.results_dir))
@@ -207,16 +210,23 @@ def serve_command(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="dlbench-site-") as tmp:
         root = (_draft_site(args, Path(tmp)) if draft
                 else export_site(Path(args.pages_repo), Path(tmp)))
-        try:
-            server = make_server(root, args.port, args.host)
-        except OSError as error:
-            raise UsageError(f"cannot serve on {args.host}:{args.port} ({error.strerror}); "
-                             "pass a free --port") from None
-        host, port = server.server_address[:2]
-        what = "the draft site (no release yet)" if draft else "the versioned site"
-        print(f"serving {what} at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
-        try:
-            server.serve_forever()
-        finally:
-            server.server_close()
+        return _serve(args, root, "the draft site (no release yet)" if draft
+                      else "the versioned site")
+
+
+def _serve(args: argparse.Namespace, root: Path, what: str) -> int:
+    """Serve `root` until interrupted; unknown paths get the site's own 404 page."""
+    if not root.is_dir():
+        raise UsageError(f"no site in {root}/: run `make site` (or `mkdocs build`) first")
+    try:
+        server = make_server(root, args.port, args.host)
+    except OSError as error:
+        raise UsageError(f"cannot serve on {args.host}:{args.port} ({error.strerror}); "
+                         "pass a free --port") from None
+    host, port = server.server_address[:2]
+    print(f"serving {what} at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
     return 0

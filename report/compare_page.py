@@ -10,6 +10,7 @@ import pandas as pd
 
 from dlbench.compare import Change, compare
 from dlbench.errors import CompareError
+from dlbench.metrics import reader_label
 from dlbench.layout import release_names
 from report.source import Source
 from report.summary import format_number
@@ -62,12 +63,13 @@ def _block(title: str, a: str, b: str, results_dir: Path) -> dict:
         ["experiment", "workload", "system", "metric"])
     rows = [{
         "experiment": r["experiment"], "workload": r["workload"], "system": r["system"],
-        "metric": f"{r['metric']} ({r['unit']})", "a": format_number(r["median_a"]),
+        "metric": reader_label(r["metric"]), "a": format_number(r["median_a"]),
         "b": format_number(r["median_b"]), "change": change_text(r),
     } for _, r in significant.head(MAX_ROWS).iterrows()]
     counts = {c.value: report.count(c) for c in Change}
     return {
         "title": title, "a": a, "b": b, "error": "", "compared": len(frame),
+        "machines": list(report.machines_differ),
         "counts": ", ".join(f"{n} {c}" for c, n in counts.items() if n) or "nothing",
         "rows": rows, "more": max(0, len(significant) - MAX_ROWS),
         "only": len(report.only_in_a) + len(report.only_in_b),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
 from collections.abc import Set
@@ -10,8 +11,10 @@ from collections.abc import Set
 import pandas as pd
 
 from dlbench.metrics import Direction, get_metric
+from dlbench.modes import FASTEST, mode_class
 from dlbench.schema import CellStatus
-from report.charts import curve_chart, result_chart
+from report.charts import curve_chart, empty_reason, is_accuracy, result_chart
+from report.labels import format_label, metric_ids_in_words, status_label
 from report.render import ChartBlock, chart_block
 from report.source import Source
 from report.summary import format_number, machine_label, system_name, variant_label
@@ -21,6 +24,11 @@ from report.targets import MISSED_NOTE
 def result_anchor(result_id: str) -> str:
     """The HTML id of a result's row: 'r-' and the result ID."""
     return f"r-{result_id}"
+
+
+def cell_anchor(cell_id: str, metric: str) -> str:
+    """The HTML id of a cell's metric, the same in every release: 'c-' and a slug."""
+    return "c-" + re.sub(r"[^a-z0-9]+", "-", f"{cell_id} {metric}".lower()).strip("-")
 
 
 def short_hash(text: str) -> str:
@@ -34,11 +42,13 @@ def experiment_title(name: str) -> str:
 
 
 def _rows(rows: pd.DataFrame, missed: Set[tuple[str, str]]) -> list[dict]:
-    out = []
+    out, seen = [], set()
     for row in rows.itertuples(index=False):
         note = MISSED_NOTE if (str(row.run_id), str(row.cell_id)) in missed else ""
+        stable = cell_anchor(row.cell_id, row.metric)
         out.append({  # values without unit: the unit stands in the column header
             "result_id": row.result_id, "anchor": result_anchor(row.result_id),
+            "cell_anchor": "" if stable in seen else stable,
             "machine": row.machine, "workload": row.workload, "system": row.system,
             "variant": row.variant, "median": format_number(row.median),
             "ci": f"{format_number(row.ci_low)}–{format_number(row.ci_high)}",
@@ -48,6 +58,7 @@ def _rows(rows: pd.DataFrame, missed: Set[tuple[str, str]]) -> list[dict]:
                         else f"{format_number(row.detectable_ratio)}x"),
             "note": note,
         })
+        seen.add(stable)
     return out
 
 
@@ -76,7 +87,56 @@ def table_columns(rows: list[dict], unit: str) -> tuple[list[tuple[str, str, boo
     return columns, (f"Every row: {common}." if common else "")
 
 
+#: Metrics that only mean something for a compiled (fastest) mode against its eager one.
+FASTEST_ONLY = ("break_even_steps",)
+
+
+def fastest_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a fastest (compiled) mode; the others' break-even is not a result."""
+    keep = [mode_class(e, f, m) == FASTEST for e, f, m in
+            zip(rows["experiment"], rows["framework"], rows["mode"], strict=True)]
+    return rows[keep]
+
+
+def accuracy_marks(cells: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Per workload, the chance level and target accuracy its cells recorded (label, value):
+    a workload that recorded neither has none."""
+    marks: dict[str, pd.DataFrame] = {}
+    for workload, group in cells.groupby("workload", sort=True):
+        facts: dict = {}
+        for column in ("config_json", "details_json"):
+            for text in group[column].dropna():
+                record = json.loads(text or "{}")
+                facts |= {**record, **(record.get("params") or {})}
+        lines = []
+        if facts.get("classes"):
+            lines.append(("chance", 1 / float(facts["classes"])))
+        if facts.get("target_accuracy"):
+            lines.append(("target", float(facts["target_accuracy"])))
+        if lines:
+            marks[str(workload)] = pd.DataFrame(lines, columns=["label", "value"])
+    return marks
+
+
+def _charts(rows: pd.DataFrame, metric_name: str, experiment: str,
+            marks: dict[str, pd.DataFrame]) -> tuple[list[ChartBlock], list[str]]:
+    """A chart per machine and workload, or a sentence where a chart would show nothing."""
+    metric = get_metric(metric_name)
+    charts, notes = [], []
+    for (machine, workload), group in rows.groupby(["machine", "workload"], sort=True):
+        title = f"{workload}: {metric.words} on {machine}"
+        if reason := empty_reason(group, metric_name):
+            notes.append(f"{workload} on {machine}: {reason}")
+            continue
+        chart = result_chart(group, metric_name, title,
+                             marks.get(str(workload)) if is_accuracy(metric_name) else None)
+        chart_id = f"{experiment}-{metric_name}-{workload}-{short_hash(machine)}"
+        charts.append(chart_block(chart_id, chart))
+    return charts, notes
+
+
 def metric_sections(summary: pd.DataFrame, experiment: str,
+                    marks: dict[str, pd.DataFrame] | None = None,
                     missed: Set[tuple[str, str]] = frozenset()) -> list[dict]:
     """One section per scalar metric: a chart per machine and workload, then a table whose
     rows of a cell in `missed` (run_id, cell_id) say it did not reach its target."""
@@ -86,19 +146,20 @@ def metric_sections(summary: pd.DataFrame, experiment: str,
         best_first = metric.direction is not Direction.HIGHER
         rows = summary[summary["metric"] == metric_name].sort_values(
             ["machine", "workload", "median", "system"], ascending=[True, True, best_first, True])
-        charts = []
-        for (machine, workload), group in rows.groupby(["machine", "workload"], sort=True):
-            title = f"{workload}: {metric.name} on {machine}"
-            chart = result_chart(group, metric_name, title)
-            chart_id = f"{experiment}-{metric_name}-{workload}-{short_hash(machine)}"
-            charts.append(chart_block(chart_id, chart))
+        notes = []
+        if metric_name in FASTEST_ONLY:
+            rows = fastest_rows(rows)
+            notes.append("Shown for each framework's fastest (compiled) mode only: an eager "
+                         "or default mode has nothing to pay back.")
+        if rows.empty:
+            continue
+        charts, empty = _charts(rows, metric_name, experiment, marks or {})
         table = _rows(rows, missed)
         columns, common = table_columns(table, metric.unit)
         sections.append({
-            "heading": f"{metric.name} ({metric.unit}, {metric.direction.phrase})",
-            "anchor": f"metric-{metric.name}",
-            "description": metric.description, "charts": charts, "rows": table,
-            "columns": columns, "common": common,
+            "heading": metric.heading, "anchor": f"metric-{metric.name}",
+            "description": metric_ids_in_words(metric.description), "charts": charts, "rows": table,
+            "columns": columns, "common": common, "notes": notes + empty,
         })
     return sections
 
@@ -122,7 +183,8 @@ def curve_blocks(source: Source, experiment: str) -> list[ChartBlock]:
     blocks = []
     keys = ["metric", "workload", "machine"]
     for (metric_name, workload, machine), group in stepped.groupby(keys, sort=True):
-        title = f"{workload}: {metric_name} per epoch on {machine}"
+        unit = "epoch" if str(metric_name).startswith("epoch_") else "step"
+        title = f"{workload}: {get_metric(str(metric_name)).words} per {unit} on {machine}"
         chart_id = f"{experiment}-{metric_name}-{workload}-{short_hash(machine)}-curve"
         blocks.append(chart_block(chart_id, curve_chart(group, str(metric_name), title)))
     return blocks
@@ -138,7 +200,8 @@ def not_ok_rows(source: Source, experiment: str) -> list[dict]:
             "machine": machine_label(source.run(cell["run_id"]).environment, cell["device"]),
             "workload": cell["workload"], "system": system_name(cell["framework"],
                                                                 cell["backend"]),
-            "variant": variant_label(cell), "status": cell["status"],
+            "variant": variant_label(cell),
+            "status": status_label(cell["status"], cell["reason"] or ""),
             "reason": cell["reason"] or "(none recorded)",
         })
     return rows
@@ -162,3 +225,63 @@ def code_tabs(source: Source, experiment: str) -> list[dict]:
             "fence": "`" * max(3, longest + 1),
         }
     return list(tabs.values())
+
+
+def history_rows(summary: pd.DataFrame, past: pd.DataFrame) -> tuple[list[str], list[dict]]:
+    """The releases, and one row per cell and metric of this page that another release also
+    holds: its labels and each release's result ID and median."""
+    known = past[past["cell_id"].isin(set(summary["cell_id"]))]
+    held = known.groupby(["cell_id", "metric"])["release"].nunique()
+    known = known.set_index(["cell_id", "metric"]).loc[held[held > 1].index].reset_index()
+    releases = sorted(set(known["release"]))
+    labels = summary.drop_duplicates(["cell_id", "metric"]).set_index(["cell_id", "metric"])
+    rows = []
+    for (cell_id, metric), group in known.groupby(["cell_id", "metric"], sort=True):
+        here = labels.loc[(cell_id, metric)] if (cell_id, metric) in labels.index else None
+        by_release = {r.release: f"{r.result_id}: {format_number(r.median)}"
+                      for r in group.itertuples(index=False)}
+        rows.append({
+            "what": (f"{here['workload']} · {here['system']} · {here['variant']}"
+                     if here is not None else cell_id),
+            "metric": get_metric(str(metric)).label if metric in summary["metric"].values
+            else str(metric).replace("_", " "),
+            "cells": [by_release.get(r, "—") for r in releases],
+        })
+    return releases, rows
+
+
+def page_caveats(source: Source, experiment: str) -> list[str]:
+    """What a reader must know before reading this experiment's numbers."""
+    cells = source.cells[source.cells["experiment"] == experiment]
+    caveats = []
+    if experiment == "data-parallel" and set(cells["device"]) <= {"cpu"}:
+        caveats.append("**Not measurable on a CPU.** Data parallelism needs two real "
+                       "devices; here the workers are logical devices sharing the same cores, "
+                       "so scaling efficiency and time per epoch show each strategy's "
+                       "overhead, not a speed-up.")
+    if experiment == "export" and len(cells):
+        batches = ", ".join(str(b) for b in sorted(set(cells["batch_size"])))
+        caveats.append(f"**Batch sizes.** Artifact latency is one sample per call (batch 1); "
+                       f"artifact throughput runs at the batch size the rows name "
+                       f"({batches}).")
+    return caveats
+
+
+def export_formats(source: Source, summary: pd.DataFrame) -> list[dict]:
+    """Which export formats work in each framework: status, and the artifact's largest
+    difference from the eager model."""
+    cells = source.cells[source.cells["experiment"] == "export"]
+    deviation = summary[summary["metric"] == "artifact_max_abs_diff"].set_index(
+        ["run_id", "cell_id"])["median"]
+    rows = []
+    for cell in cells.sort_values(["framework", "backend", "export_format"]).to_dict("records"):
+        key = (cell["run_id"], cell["cell_id"])
+        works = cell["status"] == CellStatus.OK.value
+        rows.append({
+            "system": system_name(cell["framework"], cell["backend"]),
+            "format": format_label(str(cell["export_format"])),
+            "works": "yes" if works else status_label(cell["status"], cell["reason"] or ""),
+            "deviation": f"{deviation[key]:.3g}" if key in deviation.index else "—",
+            "reason": "" if works else (cell["reason"] or "(none recorded)"),
+        })
+    return rows

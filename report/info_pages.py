@@ -6,6 +6,7 @@ import json
 
 from dlbench.schema import CELL_COLUMNS, OBSERVATION_COLUMNS
 from report.experiment_page import experiment_title
+from report.labels import environment_key, environment_value, metric_ids_in_words, status_label
 from report.source import Source
 from report.summary import SUMMARY_COLUMNS, machine_label, system_name, variant_label
 
@@ -85,15 +86,23 @@ def _flatten(value: object, prefix: str = "") -> list[tuple[str, str]]:
     return [(prefix or "value", text if text else "(empty)")]
 
 
+def _labelled(rows: list[tuple[str, str]], group: str) -> list[tuple[str, str]]:
+    """Setting/value rows in a reader's words (report.labels)."""
+    return [(environment_key(key, group), environment_value(key, value, group))
+            for key, value in rows]
+
+
 def _groups(value: dict, general: str) -> list[dict]:
     """Top-level scalars as one group, then one group per nested section."""
     scalars = {k: v for k, v in value.items() if not isinstance(v, (dict, list))
                or (isinstance(v, list) and not any(isinstance(i, dict) for i in v))}
-    groups = [{"title": general, "rows": _flatten(scalars)}] if scalars else []
+    groups = [{"title": general, "rows": _labelled(_flatten(scalars), "")}] if scalars else []
     for key in sorted(k for k in value if k not in scalars):
-        rows = _flatten(value[key])
-        groups.append({"title": key.replace("_", " "),
-                       "rows": rows or [("(none)", "(empty)")]})
+        rows = _labelled(_flatten(value[key]), key)
+        groups.append({"title": environment_key(key), "anchor": key.replace("_", "-"),
+                       "rows": rows or [("(none)", "none")]})
+    if groups:
+        groups[0]["anchor"] = general
     return groups
 
 
@@ -108,28 +117,79 @@ def environment_runs(source: Source) -> list[dict]:
     return runs
 
 
+#: The fairness manifest's columns: header and key, in reading order.
+MANIFEST_COLUMNS = [
+    ("Machine", "machine"), ("Workload", "workload"), ("Framework", "system"),
+    ("Variant", "variant"), ("Status", "status"), ("Timer includes", "timer_includes"),
+    ("Precision", "precision_policy"), ("Compile mode", "compile_mode"),
+    ("Data pipeline", "data_pipeline"), ("Threads", "threads"), ("Batch", "batch_size"),
+    ("Notes", "notes"),
+]
+BLANK = ("", "—", "None")
+#: Long texts that repeat down a column are numbered, and each said once below the table.
+LONG_TEXT = 60
+
+
+def _footnotes(rows: list[dict], columns: list[tuple[str, str]]) -> list[dict]:
+    """Replace each long repeated text of a column by its number; the texts by column."""
+    legends = []
+    for header, key in columns:
+        texts = list(dict.fromkeys(row[key] for row in rows))
+        if len(texts) == len(rows) or max(len(t) for t in texts) < LONG_TEXT:
+            continue
+        for row in rows:
+            row[key] = f"{header[:1]}{texts.index(row[key]) + 1}"
+        legends.append({"header": header, "texts": [(f"{header[:1]}{i + 1}", t)
+                                                    for i, t in enumerate(texts)]})
+    return legends
+
+
+def _manifest_row(source: Source, cell: dict) -> dict:
+    """One cell's fairness manifest as the table's values."""
+    fairness = json.loads(cell["fairness_json"] or "{}")
+    row = {
+        "machine": machine_label(source.run(cell["run_id"]).environment, cell["device"]),
+        "workload": cell["workload"], "system": system_name(cell["framework"], cell["backend"]),
+        "variant": variant_label(cell), "status": status_label(cell["status"],
+                                                               cell["reason"] or ""),
+        "threads": fairness.get("threads", cell["threads"]),
+        "batch_size": fairness.get("batch_size", cell["batch_size"]),
+    }
+    for key in ("timer_includes", "precision_policy", "compile_mode", "data_pipeline", "notes"):
+        row[key] = fairness.get(key) or "—"
+    return {key: metric_ids_in_words(str(value)) for key, value in row.items()}
+
+
+def _merge_workloads(rows: list[dict], keys: list[str]) -> list[dict]:
+    """Rows that differ only by workload, as one row naming every workload."""
+    merged: dict[tuple, dict] = {}
+    for row in rows:
+        key = tuple(row[k] for k in keys if k != "workload")
+        if key in merged:
+            merged[key]["workload"] += ", " + row["workload"]
+        else:
+            merged[key] = dict(row)
+    return list(merged.values())
+
+
 def manifest_blocks(source: Source) -> list[dict]:
-    """The fairness manifest of every cell, one block per experiment."""
+    """The fairness manifest of every cell, one compact table per experiment: blank columns
+    dropped, a value every cell shares said once above the table."""
     blocks = []
     cells = source.cells.sort_values(["experiment", "workload", "framework", "backend"])
     for experiment, group in cells.groupby("experiment", sort=True):
-        rows = []
-        for _, cell in group.iterrows():
-            fairness = json.loads(cell["fairness_json"] or "{}")
-            rows.append({
-                "machine": machine_label(source.run(cell["run_id"]).environment, cell["device"]),
-                "workload": cell["workload"],
-                "system": system_name(cell["framework"], cell["backend"]),
-                "variant": variant_label(cell), "status": cell["status"],
-                **{key: fairness.get(key, "—") for key in (
-                    "timer_includes", "precision_policy", "compile_mode", "data_pipeline",
-                    "notes")},
-                "threads": fairness.get("threads", cell["threads"]),
-                "batch_size": fairness.get("batch_size", cell["batch_size"]),
-            })
-            rows[-1]["notes"] = rows[-1]["notes"] or "—"
+        rows = [_manifest_row(source, cell) for cell in group.to_dict("records")]
+        shared = [(header, rows[0][key]) for header, key in MANIFEST_COLUMNS
+                  if len({row[key] for row in rows}) == 1 and rows[0][key] not in BLANK]
+        columns = [(header, key) for header, key in MANIFEST_COLUMNS
+                   if len({row[key] for row in rows}) > 1
+                   and any(row[key] not in BLANK for row in rows)]
+        rows = _merge_workloads(rows, [k for _, k in columns])
+        legends = _footnotes(rows, columns)
         blocks.append({"title": experiment_title(str(experiment)),
-                       "anchor": f"fairness-{experiment}", "rows": rows})
+                       "anchor": f"fairness-{experiment}", "cells": len(group),
+                       "shared": shared, "columns": columns, "rows": rows,
+                       "legends": legends})
     return blocks
 
 

@@ -108,6 +108,33 @@ def make_server(root: Path, port: int, host: str = "127.0.0.1") -> http.server.H
     return http.server.ThreadingHTTPServer((host, port), handler)
 
 
+def not_found_page(root: Path, url_path: str) -> Path | None:
+    """The site's own 404 page for a missing `url_path`: its version's, else the root's,
+    else the default version's (None when the site has none)."""
+    first = url_path.lstrip("/").split("/", 1)[0]
+    inside = first not in ("", ".", "..") and "\\" not in first
+    candidates = ([root / first / "404.html"] if inside else []) + [
+        root / "404.html", root / LATEST / "404.html"]
+    return next((page for page in candidates if page.is_file()), None)
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Static files; an unknown path gets the site's own 404 page, with status 404."""
+
+    def send_error(self, code: int, message: str | None = None,
+                   explain: str | None = None) -> None:
+        page = not_found_page(Path(self.directory), self.path.split("?", 1)[0]) \
+            if code == 404 else None
+        if page is None:
+            super().send_error(code, message, explain)
+            return
+        body = page.read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002
         pass

@@ -8,6 +8,7 @@ import pandas as pd
 
 from dlbench.schema import VARIANT_COLUMNS, system_name
 from dlbench.summaries import result_stats
+from report.labels import format_label, mode_label
 from report.source import Source
 
 __all__ = ["SUMMARY_COLUMNS", "format_number", "machine_label", "summarize", "system_name",
@@ -21,12 +22,12 @@ SUMMARY_COLUMNS = [
 
 
 def variant_label(row: pd.Series) -> str:
-    """The variant columns that are set, as one short label (e.g. 'fp32 · default · b64')."""
-    parts = [str(row["precision"]), str(row["mode"]), f"batch {row['batch_size']}"]
+    """The variant columns that are set, in words (e.g. 'fp32 · inference mode · batch 64')."""
+    parts = [str(row["precision"]), mode_label(str(row["mode"])), f"batch {row['batch_size']}"]
     if int(row["workers"]) != 1:
         parts.append(f"{row['workers']} workers")
     if isinstance(row["export_format"], str) and row["export_format"]:
-        parts.append(str(row["export_format"]))
+        parts.append(format_label(row["export_format"]))
     return " · ".join(parts)
 
 

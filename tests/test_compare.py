@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from tests.stats_fixtures import FRAMEWORKS, FakeCell, spec, training_cells, write_run
@@ -98,7 +100,13 @@ def test_release_with_two_machines_needs_one_named(tmp_path):
     freeze_release(tmp_path, "2026.12", ["m1", "m2"], "2026-12-02", "Test", "cff-version: 1.2.0\n")
     with pytest.raises(CompareError, match="2026.12@m1"):
         load_side("2026.12", tmp_path)
-    report = compare("2026.12@m1", "2026.12@m2", tmp_path, metrics=["steady_epoch_time"])
+    refused = compare("2026.12@m1", "2026.12@m2", tmp_path, metrics=["steady_epoch_time"])
+    assert refused.machines_differ == ("CPU Xeon → EPYC",)
+    assert not refused.metrics["change"].isin([Change.SLOWER.value, Change.FASTER.value]).any()
+    other = refused.metrics[refused.metrics["change"] == Change.OTHER_MACHINE.value]
+    assert set(other["system"]) == {"tensorflow"}
+    report = compare("2026.12@m1", "2026.12@m2", tmp_path, metrics=["steady_epoch_time"],
+                     across_machines=True)
     slower = report.metrics[report.metrics["change"] == Change.SLOWER.value]
     assert set(slower["system"]) == {"tensorflow"}
     assert report.environment.to_dict("records") == [{"key": "cpu.model", "a": "Xeon",
@@ -249,3 +257,15 @@ def test_a_release_refuses_runs_of_one_cell_in_two_configurations(tmp_path):
     assert not (tmp_path / "releases" / "2027.01").exists()
     write_run(tmp_path, "standard2", _sized(3, epochs=8))
     freeze_release(tmp_path, "2027.01", ["standard", "standard2"], "2027-01-01", "T", "cff\n")
+
+
+def test_the_committed_releases_are_two_machines_and_compare_says_so_first(capsys) -> None:
+    root = Path(__file__).parent.parent / "results"
+    assert main(["compare", "2026.12", "2027.01", "--results-dir", str(root)]) == 0
+    refused = capsys.readouterr().out
+    assert refused.startswith("The machines differ: CPU AMD EPYC → Intel(R) Xeon(R)")
+    assert " slower" not in refused.split("--across-machines", 1)[1]
+    assert main(["compare", "2026.12", "2027.01", "--results-dir", str(root),
+                 "--across-machines", "--format", "markdown"]) == 0
+    asked = capsys.readouterr().out
+    assert asked.startswith("The machines differ") and "| slower |" in asked

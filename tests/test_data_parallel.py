@@ -92,3 +92,28 @@ def test_two_workers_reach_the_one_worker_accuracy(framework, backend, mode):
     assert values(record, "scaling_efficiency")[0] > 0
     assert outcome.details["per_replica_batch"] == 16
     assert "2 " in outcome.fairness.notes and "overhead" in outcome.fairness.notes
+
+
+def test_a_crash_setting_up_the_strategy_is_a_failure_not_unsupported() -> None:
+    from runner.experiments.data_parallel import protocol
+    from dlbench.schema import CellStatus
+
+    class Spec:
+        workers = 1
+
+    class Cell:
+        spec = Spec()
+
+    def crash(workers: int) -> None:
+        try:
+            None.list_devices()  # the keras-torch data-parallel crash of release 2027.01
+        except AttributeError as error:
+            raise protocol.StrategyUnsupported(str(error)) from error
+
+    def refuse(workers: int) -> None:
+        raise protocol.StrategyUnsupported("no") from ValueError("not on this backend")
+
+    crashed = protocol.measure_data_parallel(Cell(), crash, None)
+    refused = protocol.measure_data_parallel(Cell(), refuse, None)
+    assert crashed.status is CellStatus.FAILED and "AttributeError" in crashed.reason
+    assert refused.status is CellStatus.UNSUPPORTED

@@ -209,7 +209,8 @@ def test_publish_freezes_the_configured_address_into_the_citation(tmp_path: Path
     document = _validate_cff(root / "CITATION.cff")
     assert document["url"] == "https://bench.example.com/dl/2026.12/"
     assert document["message"].startswith("If you use these measurements")
-    assert "local" not in json.loads((root / "release.json").read_text())
+    info = json.loads((root / "release.json").read_text())
+    assert "local" not in info and info["site_url"] == "https://bench.example.com/dl/"
     cite = (tmp_path / "site_src" / "cite.md").read_text()
     assert "<https://bench.example.com/dl/2026.12/>" in cite and "!!! warning" not in cite
 

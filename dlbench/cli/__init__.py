@@ -39,6 +39,12 @@ def _results_show(args: argparse.Namespace) -> int:
     return show_command(args)
 
 
+def _results_history(args: argparse.Namespace) -> int:
+    from dlbench.cli.history_output import history_command
+
+    return history_command(args)
+
+
 def _compare(args: argparse.Namespace) -> int:
     from dlbench.cli.compare_output import compare_command
 
@@ -133,6 +139,8 @@ def _add_site_commands(commands: argparse._SubParsersAction) -> None:
     serve = commands.add_parser("serve", help="serve the versioned site on localhost")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--site", default="", metavar="DIR",
+                       help="serve this already built site (e.g. site/ of `make site`) as it is")
     site_options(serve)
     pages_option(serve)
     serve.set_defaults(handler=_site("serve"))
@@ -194,6 +202,12 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("run_id", metavar="RUN_ID", help="a run ID, or latest")
     show.add_argument("--results-dir", default="results")
     show.set_defaults(handler=_results_show)
+    past = results_commands.add_parser("history", help="one cell's result IDs and values in "
+                                       "every release")
+    past.add_argument("cell_id", metavar="CELL_ID",
+                      help="e.g. training:mlp-digits:pytorch:fp32-default-b32:cpu")
+    past.add_argument("--results-dir", default="results")
+    past.set_defaults(handler=_results_history)
 
     comparing = commands.add_parser(
         "compare", help="what got faster or slower between two runs, releases or machines")
@@ -203,6 +217,9 @@ def build_parser() -> argparse.ArgumentParser:
                            help="only this metric (repeatable)")
     comparing.add_argument("--all", action="store_true",
                            help="list every row, not only significant changes")
+    comparing.add_argument("--across-machines", action="store_true",
+                           help="call changes faster/slower although A and B ran on different "
+                                "machines (CPU/GPU model or measured peak)")
     comparing.add_argument("--format", default="table",
                            help="table (default, 80 columns) | csv | json | markdown")
     comparing.add_argument("--results-dir", default="results")

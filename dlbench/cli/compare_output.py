@@ -11,6 +11,7 @@ import argparse
 import json
 import math
 import sys
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
@@ -110,9 +111,24 @@ def _other_lines(report: ComparisonReport, show_all: bool) -> list[str]:
     return lines
 
 
+def machine_lines(report: ComparisonReport) -> list[str]:
+    """First, when the machines differ: how, and what that means for the speed changes."""
+    if not report.machines_differ:
+        return []
+    lines = ["The machines differ: " + "; ".join(report.machines_differ) + "."]
+    if report.across_machines:
+        lines.append("Faster/slower below compare two machines (--across-machines), not two "
+                     "versions of the code on one.")
+    else:
+        lines.append("No change is called faster or slower: a speed difference between two "
+                     "machines is not a change of the code. --across-machines names them.")
+    return lines
+
+
 def table_text(report: ComparisonReport, show_all: bool = False) -> str:
     """The comparison for a terminal: every line at most 80 columns."""
-    blocks = [_metric_lines(report, show_all), _not_comparable_lines(report, show_all),
+    blocks = [[textwrap.fill(line, WIDTH) for line in machine_lines(report)],
+              _metric_lines(report, show_all), _not_comparable_lines(report, show_all),
               _other_lines(report, show_all)]
     return "\n".join("\n".join(block) for block in blocks if block) + "\n"
 
@@ -124,7 +140,9 @@ def _markdown_cell(value: object) -> str:
 def markdown_text(report: ComparisonReport, show_all: bool = False) -> str:
     """The comparison as Markdown tables, for a pull request."""
     rows = shown_rows(report, show_all)
-    lines = [f"**{report.b}** compared with **{report.a}** (B/A: ratio of medians, 95% CI)", ""]
+    lines = [*machine_lines(report), ""] if report.machines_differ else []
+    lines += [f"**{report.b}** compared with **{report.a}** (B/A: ratio of medians, 95% CI)",
+              ""]
     if len(rows):
         lines += ["| Cell | Metric | A | B | B/A [95% CI] | p | Change |",
                   "| --- | --- | ---: | ---: | --- | ---: | --- |"]
@@ -168,7 +186,8 @@ def json_text(report: ComparisonReport, show_all: bool = True) -> str:
         return json.loads(frame.to_json(orient="records"))
 
     return json.dumps({
-        "a": report.a, "b": report.b, "metrics": records(report.metrics),
+        "a": report.a, "b": report.b, "machines_differ": list(report.machines_differ),
+        "across_machines": report.across_machines, "metrics": records(report.metrics),
         "not_comparable": records(report.not_comparable),
         "only_in_a": list(report.only_in_a), "only_in_b": list(report.only_in_b),
         "status_changes": records(report.status_changes),
@@ -192,7 +211,8 @@ def compare_command(args: argparse.Namespace) -> int:
     if args.format not in WRITERS:
         raise UsageError(f"unknown format {args.format!r}; valid: {', '.join(WRITERS)}")
     try:
-        report = compare(args.a, args.b, Path(args.results_dir), args.metric or None)
+        report = compare(args.a, args.b, Path(args.results_dir), args.metric or None,
+                         across_machines=args.across_machines)
     except (CompareError, UnknownMetricError) as error:
         raise UsageError(str(error)) from None
     write_report(report, args.format, args.all)

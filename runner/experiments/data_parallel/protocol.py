@@ -29,6 +29,10 @@ from runner.workloads import epoch_order
 ACCURACY_TOLERANCE = 0.02
 
 
+#: Errors that mean the code crashed, not that the framework refused: the cell failed.
+CRASHES = (AttributeError, TypeError, NameError, KeyError, IndexError)
+
+
 class StrategyUnsupported(Exception):
     """The framework refused to set up the strategy; the cell's result is "fails: ..."."""
 
@@ -117,7 +121,10 @@ def measure_data_parallel(cell: Cell, train: Callable[[int], TrainingRun],
         run = train(spec.workers)
     except StrategyUnsupported as error:
         cause = error.__cause__ or error
-        return CellOutcome(CellStatus.UNSUPPORTED, [], fairness,
+        # A programming error (keras.distribution missing on a backend) is a crash, not
+        # the framework refusing the strategy.
+        status = CellStatus.FAILED if isinstance(cause, CRASHES) else CellStatus.UNSUPPORTED
+        return CellOutcome(status, [], fairness,
                            reason=f"fails: {type(cause).__name__}: {cause}".splitlines()[0])
     observations = run_observations(run, spec.repeat_index, baseline)
     cell.sampler.once("epoch_time", "one training epoch per sub-sample", len(run.epoch_times))

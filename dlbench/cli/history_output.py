@@ -1,0 +1,34 @@
+"""`dlbench results history CELL_ID`: the same cell's result IDs and values, release by release."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from dlbench.errors import UsageError
+from dlbench.history import history
+from dlbench.metrics import METRICS
+
+
+def history_command(args: argparse.Namespace) -> int:
+    """Print one row per release and metric of the cell: result ID, median, range, processes."""
+    frame = history(Path(args.results_dir), args.cell_id)
+    if frame.empty:
+        raise UsageError(f"no release holds cell {args.cell_id!r}; cell IDs look like "
+                         "training:mlp-digits:pytorch:fp32-default-b32:cpu")
+    table = Table(title=f"cell {args.cell_id} across releases")
+    for column in ("metric", "release", "result ID", "median", "min–max", "processes"):
+        table.add_column(column, justify="right" if column in ("median", "processes")
+                         else "left")
+    for row in frame.itertuples(index=False):
+        unit = METRICS[row.metric].unit if row.metric in METRICS else ""
+        table.add_row(row.metric, row.release, row.result_id, f"{row.median:.4g} {unit}",
+                      f"{row.low:.4g}–{row.high:.4g}", str(row.n))
+    console = Console() if Console().is_terminal else Console(width=200)
+    console.print(table)
+    console.print("Values from different releases were measured on their own machines: "
+                  "compare ratios within a release, not absolute values across them.")
+    return 0

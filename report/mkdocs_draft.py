@@ -1,0 +1,14 @@
+"""mkdocs hook: a draft (site_src/.draft, written by `dlbench build`) has no version selector."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DRAFT_FILE = ".draft"
+
+
+def on_config(config):  # noqa: ANN001, ANN201 - mkdocs hook signature
+    """Drop `extra.version` for a draft, so no page asks for a versions.json it lacks."""
+    if (Path(config["docs_dir"]) / DRAFT_FILE).is_file():
+        config["extra"].pop("version", None)
+    return config

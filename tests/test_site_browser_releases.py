@@ -1,0 +1,200 @@
+"""The site of the committed releases (2026.12, 2027.01) and a draft in headless Chromium:
+labels instead of identifiers, no blank chart, the anchor kept across versions, the site's
+own 404 page, and a draft that asks for no versions.json."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dlbench.metrics import METRICS
+from report.build import build_site
+from report.publish import build_mkdocs, export_site, make_server, mike_deploy
+from report.source import load_draft, load_release
+from tests.site_fixtures import ROOT, TEMPLATES, golden_results, site_config, RUN_A
+
+pytestmark = pytest.mark.browser
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+RELEASES = ("2026.12", "2027.01")
+SHOTS = Path(__file__).parent.parent / "build" / "screenshots"
+#: A raw metric identifier as a word of visible text (code blocks are not visible text).
+RAW = re.compile(r"\b(" + "|".join(sorted((m for m in METRICS if "_" in m), key=len,
+                                         reverse=True)) + r")\b")
+
+
+def _serve(root: Path) -> tuple[str, object]:
+    server = make_server(root, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}/", server
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The committed releases deployed with mike, exported and served on localhost."""
+    tmp = tmp_path_factory.mktemp("released")
+    root = tmp / "export"
+    root.mkdir()
+    server = make_server(root, 0)
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    config = site_config(tmp, tmp / "site_src", url)
+    for name in RELEASES:
+        build_site(load_release(ROOT / "results", name), tmp / "site_src", TEMPLATES, url,
+                   ROOT / "results")
+        mike_deploy(config, tmp / "pages", name, name)
+    export_site(tmp / "pages", root)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def draft(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A draft of one golden run, built as `make site` builds it, served on localhost."""
+    tmp = tmp_path_factory.mktemp("draft")
+    results = golden_results(tmp)
+    build_site(load_draft(results, [RUN_A]), tmp / "site_src", TEMPLATES,
+               "http://127.0.0.1/", results)
+    build_mkdocs(site_config(tmp, tmp / "site_src", "http://127.0.0.1/"), tmp / "built")
+    url, server = _serve(tmp / "built")
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail("chromium is not installed (apt-get install chromium)")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+def _page(browser, width: int = 1280) -> object:
+    context = browser.new_context(viewport={"width": width, "height": 800})
+    page = context.new_page()
+    page.problems = []
+    page.on("pageerror", lambda error: page.problems.append(f"page error: {error}"))
+    page.on("console", lambda m: page.problems.append(f"console: {m.text}")
+            if m.type == "error" else None)
+    return page
+
+
+def _drawn(page) -> None:
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('div.dlbench-chart')].every("
+        "d => d.dataset.state === 'drawn' || d.dataset.state === 'failed')", timeout=30000)
+
+
+def _visible_text(page) -> str:
+    """The article's rendered text without code blocks (the code tabs are code)."""
+    return page.evaluate("() => { const a = document.querySelector('article').cloneNode(true);"
+                         " a.querySelectorAll('pre, code, .tabbed-set, details:not([open])')"
+                         ".forEach(n => n.remove()); return a.innerText; }")
+
+
+PAGES = ["experiments/training/", "experiments/inference/", "experiments/precision/",
+         "experiments/execution-mode/", "experiments/data-parallel/", "experiments/export/",
+         "experiments/parity/", "environment/", "methodology/", "compare/", "cite/", "claims/"]
+
+
+def test_no_raw_metric_identifier_and_no_blank_chart(browser, released: str) -> None:
+    page = _page(browser)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for path in PAGES:
+        page.goto(f"{released}2027.01/{path}")
+        page.wait_for_load_state("networkidle")
+        _drawn(page)
+        raw = sorted(set(RAW.findall(_visible_text(page))))
+        assert not raw, (path, raw)
+        for chart in page.locator("div.dlbench-chart").all():
+            assert chart.get_attribute("data-state") == "drawn", chart.get_attribute("id")
+            marks = chart.locator("svg g[class*='mark-'] path, svg g[class*='mark-'] line, "
+                                  "svg g[class*='mark-'] rect")
+            assert marks.count() > 0, chart.get_attribute("id")
+        page.screenshot(path=str(SHOTS / f"{path.strip('/').replace('/', '-')}.png"),
+                        full_page=False)
+    assert not page.problems, page.problems
+
+
+def test_environment_page_shows_labels_and_units(browser, released: str) -> None:
+    page = _page(browser)
+    page.goto(f"{released}2027.01/environment/")
+    text = _visible_text(page)
+    assert "fp32 peak (GFLOP/s)" in text and "192.4" in text
+    for raw in ("hostname_sha256", "fp32_flops", "192444370551", "None"):
+        assert raw not in text
+
+
+def test_accuracy_is_drawn_on_a_zero_to_one_axis(browser, released: str) -> None:
+    page = _page(browser)
+    page.goto(f"{released}2027.01/experiments/training/")
+    _drawn(page)
+    chart = page.locator("div.dlbench-chart[id*='test-accuracy']").first
+    ticks = chart.evaluate("c => [...c.querySelectorAll('svg text')].map(t => t.textContent)")
+    assert "1.0" in ticks or "1" in ticks, ticks
+
+
+def test_version_selector_keeps_the_cell_where_the_other_release_has_it(
+        browser, released: str) -> None:
+    from playwright.sync_api import expect
+
+    page = _page(browser)
+    # mlp-digits, PyTorch, time per epoch: 2027.01-0557 is 2026.12-0819
+    page.goto(f"{released}2027.01/experiments/training/#r-2027.01-0557")
+    _drawn(page)
+    # the header shows the page's title once the page scrolled to the row: click as the
+    # reader does after scrolling back up, on the selector's own link
+    page.locator(".md-version__link", has_text="2026.12").evaluate("link => link.click()")
+    page.wait_for_url("**/2026.12/experiments/training/#c-*")
+    _drawn(page)
+    target = page.locator("tr", has=page.locator("[id='r-2026.12-0819']"))
+    expect(target).to_be_in_viewport()
+    assert not page.problems, page.problems
+
+
+def test_unknown_paths_get_the_sites_404_page(browser, released: str) -> None:
+    for path in ("2027.01/no-such-page/", "no-such-version/x/"):
+        with pytest.raises(urllib.error.HTTPError) as error:
+            urllib.request.urlopen(released + path, timeout=10)
+        assert error.value.code == 404
+        assert "md-content" in error.value.read().decode()  # the site's page, not Python's
+    page = _page(browser)
+    page.goto(f"{released}2027.01/no-such-page/")
+    assert "404" in page.locator("article").inner_text()
+
+
+def test_the_draft_has_no_version_selector_and_no_console_error(browser, draft: str) -> None:
+    page = _page(browser)
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    for path in ("", "experiments/training/", "cite/"):
+        page.goto(draft + path)
+        page.wait_for_load_state("networkidle")
+        _drawn(page)
+    assert not [u for u in requests if u.endswith("versions.json")]
+    assert page.locator(".md-version").count() == 0
+    assert not page.problems, page.problems
+    text = page.locator("article").inner_text()
+    assert "provisional" in text and "always means the same measurement" not in text
+
+
+def test_the_phone_layout_shows_the_site_title(browser, released: str) -> None:
+    page = _page(browser, width=390)
+    page.goto(f"{released}2027.01/experiments/training/")
+    title = page.locator(".md-header__title .md-header__topic .md-ellipsis").first
+    box = title.bounding_box()
+    assert box and box["width"] >= 50, box  # "dlbench", not one clipped letter
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "phone-training.png"))

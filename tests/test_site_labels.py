@@ -1,0 +1,99 @@
+"""Labels, charts and citations a reader cannot misread: raw identifiers in words, axes that
+fit the data's meaning, a sentence instead of a blank chart, one result's citation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from dlbench.history import history
+from report.charts import empty_reason, result_chart
+from report.cite import Citation, ResultCitation
+from report.claims_page import interval_words, short_title
+from report.labels import count, environment_key, environment_value, metric_ids_in_words, \
+    status_label
+from report.publish import not_found_page
+
+ROOT = Path(__file__).parent.parent
+
+
+def _rows(medians: list[float]) -> pd.DataFrame:
+    return pd.DataFrame({"series": [f"s{i}" for i in range(len(medians))],
+                         "system": ["pytorch"] * len(medians), "variant": ["v"] * len(medians),
+                         "median": medians, "low": medians, "high": medians,
+                         "n": [3] * len(medians), "result_id": ["x"] * len(medians)})
+
+
+def test_environment_keys_and_values_read_as_words() -> None:
+    assert environment_key("hostname_sha256") == "host (hashed name)"
+    assert environment_key("compute_peak.fp32_flops") == "measured compute peak · fp32 peak " \
+                                                          "(GFLOP/s)"
+    assert environment_key("[0].at") == "#1 when"
+    assert environment_key("OMP_NUM_THREADS", "environment_variables") == "OMP_NUM_THREADS"
+    assert environment_value("fp32_flops", "192444370551.9885") == "192.4"
+    assert environment_value("bf16_flops", None) == "not measured"
+    assert environment_value("amx", True) == "yes"
+    assert environment_value("OMP_NUM_THREADS", "(empty)", "environment_variables") == "not set"
+    assert count(1, "process", "processes") == "1 process"
+
+
+def test_a_crash_reads_as_a_failure_and_metric_ids_as_words() -> None:
+    reason = "process 0: fails: AttributeError: 'NoneType' object has no attribute 'list_devices'"
+    assert status_label("unsupported", reason).startswith("failed")
+    assert status_label("unsupported", "fails: bf16 is not supported") == "unsupported"
+    assert metric_ids_in_words("parity_forward_max_abs divided by") == \
+        "forward difference from float64 divided by"
+
+
+def test_a_chart_with_nothing_to_show_is_a_sentence() -> None:
+    assert "exactly 0" in empty_reason(_rows([0.0, 0.0]), "accuracy_delta")
+    assert "No process" in empty_reason(_rows([float("nan")]), "accuracy_delta")
+    assert empty_reason(_rows([0.0, 0.1]), "accuracy_delta") == ""
+
+
+def test_accuracy_is_on_zero_to_one_and_decades_on_a_log_axis() -> None:
+    marks = pd.DataFrame({"label": ["chance"], "value": [0.1]})
+    accuracy = result_chart(_rows([0.05, 0.1]), "test_accuracy", "t", marks).to_dict()
+    assert accuracy["layer"][0]["encoding"]["x"]["scale"]["domain"] == [0, 1]
+    assert len(accuracy["layer"]) == 3  # bars, ranges, the chance line
+    steps = result_chart(_rows([12.0, 442008.0]), "break_even_steps", "t").to_dict()
+    assert steps["layer"][0]["encoding"]["x"]["scale"]["type"] == "log"
+    assert steps["layer"][0]["mark"]["type"] == "point"  # a bar has no base on a log axis
+    linear = result_chart(_rows([1.0, 2.0]), "steady_epoch_time", "t").to_dict()
+    assert linear["layer"][0]["encoding"]["x"]["scale"] == {"zero": True}
+
+
+def test_one_result_has_its_own_bibtex_and_cff_with_a_link_to_its_row() -> None:
+    release = Citation("2027.01", "2026-12-03", "https://example.net/dlbench/", local=True)
+    entry = ResultCitation(release, "2027.01-0557", "experiments/training/",
+                           "mlp-digits, pytorch: time per epoch")
+    url = "https://example.net/dlbench/2027.01/experiments/training/#r-2027.01-0557"
+    assert "@misc{dlbench-2027-01-0557," in entry.bibtex() and url in entry.bibtex()
+    assert "local release" in entry.bibtex()
+    assert f'url: "{url}"' in entry.cff() and 'version: "2027.01"' in entry.cff()
+
+
+def test_the_same_cell_is_found_in_both_committed_releases() -> None:
+    cell = "training:mlp-digits:pytorch:fp32-default-b32:cpu"
+    rows = history(ROOT / "results", cell)
+    epoch = rows[rows["metric"] == "steady_epoch_time"]
+    assert list(epoch["result_id"]) == ["2026.12-0819", "2027.01-0557"]
+
+
+def test_claim_words_place_each_interval_against_the_threshold() -> None:
+    assert interval_words(1.24, 1.70) == "beyond 5%"
+    assert interval_words(0.99, 1.02) == "within 5%"
+    assert interval_words(0.35, 1.38).startswith("reaches across")
+    title = short_title("Mixed precision (fp16) halves the memory a model needs during training")
+    assert len(title) <= 61 and title.endswith("…")
+
+
+def test_an_unknown_path_finds_the_sites_own_404_page(tmp_path: Path) -> None:
+    (tmp_path / "2027.01").mkdir()
+    (tmp_path / "2027.01" / "404.html").write_text("version's")
+    (tmp_path / "latest").mkdir()
+    (tmp_path / "latest" / "404.html").write_text("latest's")
+    assert not_found_page(tmp_path, "/2027.01/nope/").read_text() == "version's"
+    assert not_found_page(tmp_path, "/nope/x").read_text() == "latest's"
+    assert not_found_page(tmp_path, "/../etc/passwd").read_text() == "latest's"
