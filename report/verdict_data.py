@@ -14,6 +14,7 @@ import pandas as pd
 
 from dlbench.calibration import BUILD_REPLICATIONS, POWER_RATIOS, power, simulate
 from dlbench.decisions import PairDecision
+from dlbench.metrics import reader_label
 from dlbench.modes import group_words
 from dlbench.sequential import Design, design_from_policy
 from dlbench.verdict_engine import Control
@@ -167,7 +168,7 @@ def controls_summary(controls: list[Control]) -> dict | None:
 
 def control_rows(controls: list[Control]) -> list[dict]:
     """The methodology page's A/A table: each control, its ratio, interval and decision."""
-    return [{"experiment": c.experiment, "metric": c.metric, "cell_a": c.cell_a,
+    return [{"experiment": c.experiment, "metric": reader_label(c.metric), "cell_a": c.cell_a,
              "cell_b": c.cell_b, "kind": "natural (two names of one mode)" if c.natural
              else "planned twin", "ratio": f"{c.judgement.ratio:.3f}x"
              if not math.isnan(c.judgement.ratio) else "n/a",

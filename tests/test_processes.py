@@ -229,7 +229,7 @@ def test_a_second_measurement_is_refused_naming_the_holder(tmp_path, monkeypatch
 def test_every_imported_project_file_is_kept_once_and_listed_by_its_process(tmp_path):
     import hashlib
 
-    from runner.run import persist
+    from runner.persist import persist
 
     def sha(relative: str) -> str:
         return hashlib.sha256((ROOT / relative).read_bytes()).hexdigest()

@@ -141,6 +141,7 @@ def test_result_id_anchor_resolves_to_its_row(page, site: str) -> None:
     from playwright.sync_api import expect
 
     page.goto(f"{site}2026.12/")
+    page.locator("details summary").first.click()  # the evidence behind the first answers
     link = page.locator("a[href*='#r-2026.12-']").first
     target = link.get_attribute("href").split("#")[1]
     link.click()

@@ -84,7 +84,8 @@ def _summary_rows(missed: set) -> list[dict]:
     frame = pd.DataFrame([{"result_id": f"x-{i}", "run_id": "r1", "cell_id": cell,
                            "machine": "cpu", "workload": "w", "system": cell, "variant": "v",
                            "median": 0.9, "ci_low": 0.8, "ci_high": 0.95, "low": 0.8,
-                           "high": 0.95, "n": 3, "cv": 0.01, "detectable_ratio": 1.2}
+                           "high": 0.95, "n": 3, "cv": 0.01, "detectable_ratio": 1.2,
+                           "metric": "test_accuracy"}
                           for i, cell in enumerate(["a", "b"])])
     return _rows(frame, missed)
 

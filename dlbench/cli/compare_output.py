@@ -62,7 +62,7 @@ def _metric_lines(report: ComparisonReport, show_all: bool) -> list[str]:
                               f"{SHORT.get(change, change.value)}"))
     hidden = len(report.metrics) - len(rows)
     counts = ", ".join(f"{report.count(c)} {c.value}" for c in Change if report.count(c))
-    lines.append(f"{len(report.metrics)} comparisons of cells measured alike: {counts or 'none'}")
+    lines.append(_fit(f"{len(report.metrics)} compared alike: {counts or 'none'}"))
     if hidden:
         lines.append(f"{hidden} rows without a significant change not shown (--all shows them)")
     elif show_all and len(rows):
@@ -83,8 +83,8 @@ def _not_comparable_lines(report: ComparisonReport, show_all: bool) -> list[str]
         cells = list(group["cell_id"])
         named = cells if show_all else cells[:EXAMPLES]
         lines += [_fit(f"    {cell}") for cell in named]
-        if len(named) < len(cells):
-            lines.append(f"    and {len(cells) - len(named)} more (--all lists them)")
+    if not show_all and any(len(g) > EXAMPLES for _, g in frame.groupby("differences")):
+        lines.append(f"  (the first {EXAMPLES} cells of each; --all lists them)")
     return lines
 
 
