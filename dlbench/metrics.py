@@ -79,8 +79,10 @@ _ALL = [
        "0; a training cell any of whose processes missed it decides no accuracy question."),
     _m("working_memory", "MiB", "lower",
        "Working memory of the model's training or inference: the allocator peak on a GPU; "
-       "on a CPU the process's peak resident memory above its baseline taken after imports, "
-       "data loading and the framework's first use (shared-library code paged in excluded)."),
+       "on a CPU the process's peak resident memory (shared-library code paged in excluded) "
+       "above what the first calls left (inference) or the first epoch left (training, from "
+       "release 2027.02; before, above the baseline after imports and data loading), so no "
+       "compiler memory is in it; model_memory counts the model's own training state."),
     _m("peak_memory", "MiB", "lower",
        "The worker process's peak resident memory, imports and data included (release "
        "2026.12 published it as memory; new runs record working_memory and import_footprint "

@@ -92,3 +92,32 @@ class RetainedMemory:
     @property
     def retained_mib(self) -> float:
         return self._kib / 1024
+
+
+class SteadyTrainingMemory:
+    """Training's working memory on the CPU: the peak of the epochs after the first above what
+    the first epoch left resident, so neither a compiler's memory (a compiled mode traces
+    and compiles in its first steps) nor the state the first step allocates (weights,
+    gradients, optimizer slots: model_memory counts those) is in it. A run of one epoch has
+    no steady epochs and is measured over its whole training.
+
+    The harness calls `first_epoch_done` after the first epoch, outside the timer."""
+
+    def __init__(self, epochs: int) -> None:
+        self._epochs = epochs
+        self._whole = WorkingMemory()
+        self._steady: WorkingMemory | None = None
+        self.peak_mib = 0.0
+
+    def __enter__(self) -> SteadyTrainingMemory:
+        self._whole.__enter__()
+        return self
+
+    def first_epoch_done(self) -> None:
+        if self._epochs > 1:
+            self._steady = WorkingMemory().__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        region = self._steady or self._whole
+        region.__exit__(*exc)
+        self.peak_mib = region.peak_mib

@@ -92,3 +92,30 @@ def test_process_k_starts_from_weights_k_and_order_k_in_every_framework():
         train_once(cell, trainer, 1)
     np.testing.assert_array_equal(trainers[0].seen[0], trainers[1].seen[0])
     assert not np.array_equal(trainers[0].seen[0], trainers[2].seen[0])
+
+
+class CompilingTrainer(OneCallTrainer):
+    """A first epoch that leaves 96 MiB resident (as a compiler and an optimizer's slots
+    do) and later epochs that each need 24 MiB for a moment."""
+
+    def train_epoch(self, x: np.ndarray, y: np.ndarray) -> float:
+        if not hasattr(self, "compiled"):
+            self.compiled = np.ones(96 * 2**20, dtype=np.uint8)
+        else:
+            transient = np.ones(24 * 2**20, dtype=np.uint8)
+            del transient
+        return super().train_epoch(x, y)
+
+
+def _working_memory(observations) -> float:
+    return next(o.value for o in observations if o.metric == "working_memory")
+
+
+def test_training_working_memory_leaves_out_what_the_first_epoch_left_resident():
+    working = _working_memory(train_once(numpy_cell(SPEC), CompilingTrainer(True), 3))
+    assert 20 <= working < 60  # the steady epochs' 24 MiB, not the first epoch's 96
+
+
+def test_one_epoch_has_no_steady_epochs_and_is_measured_whole():
+    working = _working_memory(train_once(numpy_cell(SPEC), CompilingTrainer(True), 1))
+    assert working >= 90

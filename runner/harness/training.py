@@ -11,7 +11,7 @@ import numpy as np
 
 from runner.harness import Cell
 from runner.harness.data import CellData
-from runner.measure import WorkingMemory, clock_ns, seconds_since
+from runner.measure import SteadyTrainingMemory, clock_ns, seconds_since
 from runner.outcome import Observation
 from runner.workloads import Layer, epoch_order
 
@@ -21,8 +21,10 @@ class EpochClock:
     step and `end` just after reading its loss; `end` stops the clock first, then evaluates
     the test accuracy outside the timer."""
 
-    def __init__(self, evaluate: Callable[[], float]) -> None:
+    def __init__(self, evaluate: Callable[[], float],
+                 after_first_epoch: Callable[[], None] = lambda: None) -> None:
         self.evaluate = evaluate
+        self.after_first_epoch = after_first_epoch
         self.times: list[float] = []
         self.losses: list[float] = []
         self.accuracies: list[float] = []
@@ -42,6 +44,8 @@ class EpochClock:
         self._start = None
         self.losses.append(float(loss))
         self.accuracies.append(self.evaluate())
+        if epoch == 0:
+            self.after_first_epoch()
 
 
 #: Epoch index -> that epoch's training inputs and labels, in the shared order.
@@ -91,8 +95,10 @@ def train_once(cell: Cell, trainer: Trainer, epochs: int,
         order = epoch_order(len(dataset.y_train), epoch, data.seed)
         return data.x_train[order], dataset.y_train[order]
 
-    clock = EpochClock(lambda: trainer.accuracy(data.x_test, dataset.y_test))
-    with WorkingMemory() as memory:
+    memory = SteadyTrainingMemory(epochs)
+    clock = EpochClock(lambda: trainer.accuracy(data.x_test, dataset.y_test),
+                       after_first_epoch=memory.first_epoch_done)
+    with memory:
         trainer.reset(data.initial_layers())
         trainer.train(epochs, epoch_data, clock)
     if len(clock.times) != epochs:
