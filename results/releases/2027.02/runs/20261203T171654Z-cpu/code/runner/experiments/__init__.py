@@ -1,0 +1,140 @@
+"""The experiments: each is a package whose __init__ declares its grid and metrics, a
+protocol.py with what every framework shares, and one small sibling module per framework
+(pytorch.py, tensorflow.py, keras.py) holding the code that framework runs. Framework
+modules reach their framework through runner.adapters and the process through
+runner.harness; no experiment imports another experiment's code. Only the worker imports a
+framework module, so a process only ever imports the framework it measures."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from dlbench.modes import FASTEST, mode_class
+from runner.spec import CellSpec, FrameworkId
+
+#: Experiment name -> package name under runner.experiments, in the order suites run them.
+EXPERIMENT_PACKAGES: dict[str, str] = {
+    "training": "training",
+    "inference": "inference",
+    "precision": "precision",
+    "execution-mode": "execution_mode",
+    "parity": "parity",
+    "data-parallel": "data_parallel",
+    "export": "export",
+}
+
+SUITES = ("quick", "standard", "full")
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """What the user asked for, resolved to concrete values."""
+
+    suite: str
+    workloads: list[str]  # empty: the experiment's own choice for the suite
+    frameworks: list[FrameworkId]
+    device: str
+    repeats: int | None
+    threads: int
+    timeout_s: float | None
+    data_dir: str
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One question, its metrics, and how it expands into cells."""
+
+    name: str
+    question: str
+    metrics: tuple[str, ...]
+    plan: Callable[[PlanRequest], list[CellSpec]]
+
+
+#: The model families of runner.models that the precision, execution-mode and export grids
+#: add in full and in standard on a GPU (standard on 2 CPU cores has no time for them there;
+#: training and inference measure them on the CPU).
+MODEL_WORKLOADS = ("resnet-synthetic", "transformer-tokens", "lstm-tokens")
+
+#: (framework or Keras backend, mode) pairs that only the full suite measures on a CPU, with
+#: the measured cost that keeps them out of the others: Keras's jit_compile on torch runs
+#: torch.compile (cold) on 2 cores.
+SLOW_ON_CPU: dict[tuple[str, str], str] = {
+    ("torch", "jit_compile"): "one process takes minutes of cold torch.compile on 2 cores "
+                              "(measured 2026-12-03: 172 s for one ResNet-20 training process, "
+                              "235 s for the digits MLP in execution-mode, which compiles "
+                              "twice, against 15-25 s for the same cells in the other modes)",
+}
+#: The CellSpec parameter holding why a planned cell is not measured (runner.execute records
+#: it as skipped without starting a worker).
+NOT_MEASURED = "not_measured"
+
+
+def too_slow_here(request: PlanRequest, framework: FrameworkId, mode: str) -> bool:
+    """Whether `mode` of `framework` is left out of this request's suite on its device."""
+    return bool(_slow_cost(request, framework, mode))
+
+
+def _slow_cost(request: PlanRequest, framework: FrameworkId, mode: str) -> str:
+    if request.device != "cpu" or request.suite == "full":
+        return ""
+    return (SLOW_ON_CPU.get((framework.framework, mode))
+            or SLOW_ON_CPU.get((framework.backend, mode)) or "")
+
+
+def not_measured_params(request: PlanRequest, framework: FrameworkId, mode: str) -> dict:
+    """{NOT_MEASURED: why} for a mode this suite shows as not measured on its device, with
+    the measured cost that excluded it; {} for a mode it measures."""
+    cost = _slow_cost(request, framework, mode)
+    return {NOT_MEASURED: f"not measured on this device in the {request.suite} suite: {cost}; "
+                          f"the full suite measures it"} if cost else {}
+
+
+def outside_fastest_workloads(grid: dict, workload: str, experiment: str, framework: str,
+                              mode: str) -> bool:
+    """Whether `mode` is a fastest mode on a workload the grid's "fastest_workloads" leaves
+    out (a grid that names none measures fastest modes on every workload)."""
+    fastest_on = grid.get("fastest_workloads")
+    return (fastest_on is not None and workload not in fastest_on
+            and mode_class(experiment, framework, mode) == FASTEST)
+
+
+def suite_grid(grids: dict[str, dict], request: PlanRequest) -> dict:
+    """An experiment's grid for the requested suite, with its CPU overrides on a CPU.
+
+    A grid may hold a "cpu" entry: the sizes that keep a suite within its time on a
+    2-core CPU (realistic sizes are meant for a GPU). Its "params" merge into the grid's.
+    """
+    grid = dict(grids[request.suite])
+    overrides = grid.pop("cpu", {})
+    if request.device != "cpu":
+        return grid
+    merged = grid | overrides
+    if "params" in grid and "params" in overrides:
+        merged["params"] = grid["params"] | overrides["params"]
+    return merged
+
+
+def experiment_names() -> list[str]:
+    return list(EXPERIMENT_PACKAGES)
+
+
+def get_experiment(name: str) -> Experiment:
+    """The experiment called `name`; ValueError listing valid names otherwise."""
+    if name not in EXPERIMENT_PACKAGES:
+        raise ValueError(f"unknown experiment {name!r}; valid: {', '.join(EXPERIMENT_PACKAGES)}")
+    module = importlib.import_module(f"runner.experiments.{EXPERIMENT_PACKAGES[name]}")
+    return module.EXPERIMENT
+
+
+def framework_module_name(spec: CellSpec) -> str:
+    """The module holding the code `spec`'s framework runs for its experiment."""
+    return f"runner.experiments.{EXPERIMENT_PACKAGES[spec.experiment]}.{spec.framework}"
+
+
+def framework_code_path(spec: CellSpec) -> Path:
+    """The source file of that module, relative to the project root."""
+    package = EXPERIMENT_PACKAGES[spec.experiment]
+    return Path("runner") / "experiments" / package / f"{spec.framework}.py"

@@ -1,0 +1,87 @@
+"""execution-mode: do graphs and compilers train faster than eager execution, and when has
+the compilation paid for itself?"""
+
+from __future__ import annotations
+
+from dlbench.modes import MODES as MODE_MATRIX
+from dlbench.modes import OTHER, measured, mode_class
+from dlbench.questions import QUESTIONS
+from runner.experiments import (MODEL_WORKLOADS, Experiment, PlanRequest, not_measured_params,
+                                suite_grid)
+from runner.spec import CellSpec, FrameworkId
+
+#: Each framework's eager mode first, then its graph/compiled modes.
+MODES: dict[str, tuple[str, ...]] = {
+    framework: tuple(table) for framework, table in MODE_MATRIX["execution-mode"].items()}
+
+#: Modes the quick suite leaves out because another cell measures the same thing: every
+#: graph/compiled cell times its framework's eager mode in the same process
+#: (eager_step_time). (A mode that is the same configuration as another, such as Keras on
+#: JAX's jit_compile, is never a cell of its own: dlbench.modes.SAME_AS.) Standard on a CPU
+#: leaves out only the eager baselines that stand for no framework (mode class "other");
+#: full, and standard on a GPU, run every other mode as its own cell.
+DUPLICATES = {("pytorch", "eager"), ("tensorflow", "eager"), ("keras", "run_eagerly")}
+
+#: Per suite: workloads, repeats (worker processes), and per mode the calibrated windows of
+#: steady steps and the distinct batches they cycle over. Standard (on a GPU) and full
+#: measure the ResNet, Transformer and LSTM too.
+GRID: dict[str, dict] = {
+    "quick": {"workloads": ["mlp-digits"], "repeats": 3, "step_samples": 3, "batches": 16},
+    "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
+                 "repeats": 5,
+                 "step_samples": 5, "batches": 32,
+                 # on 2 CPU cores (90 minutes for the suite): the digits MLP
+                 "cpu": {"workloads": ["mlp-digits"]}},
+    "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
+             "repeats": 10,
+             "step_samples": 10, "batches": 64},
+}
+
+
+def modes(request: PlanRequest, framework: FrameworkId) -> list[str]:
+    """The modes a suite measures for one framework: every mode in full and in standard on a
+    GPU; the plain and production ones in standard on a CPU; quick without duplicates;
+    never a mode another mode's cell measures (dlbench.modes.SAME_AS)."""
+    every = list(MODES[framework.framework])
+    if request.suite == "full" or (request.suite == "standard" and request.device != "cpu"):
+        kept = every
+    elif request.suite == "standard":
+        kept = [mode for mode in every
+                if mode_class("execution-mode", framework.framework, mode) != OTHER]
+    else:
+        kept = [mode for mode in every
+                if not {(framework.framework, mode), (framework.backend, mode)} & DUPLICATES]
+    return measured("execution-mode", framework.name, request.device, kept)
+
+
+def plan(request: PlanRequest) -> list[CellSpec]:
+    """One cell per workload, framework and mode, at the workload's batch size (a
+    runner.models workload's at the device's size profile, as in training). A mode too
+    slow for the suite on this device is a cell that says so (not measured)."""
+    from runner.workloads import device_batch_size, get_workload
+
+    grid = suite_grid(GRID, request)
+    cells = []
+    for name in request.workloads or grid["workloads"]:
+        batch_size = device_batch_size(get_workload(name), request.device)
+        for framework in request.frameworks:
+            for mode in modes(request, framework):
+                cells.append(CellSpec(
+                    experiment="execution-mode", workload=name, framework=framework.framework,
+                    backend=framework.backend, device=request.device, mode=mode,
+                    batch_size=batch_size, repeats=request.repeats or grid["repeats"],
+                    threads=request.threads, timeout_s=request.timeout_s or 600.0,
+                    data_dir=request.data_dir,
+                    params={k: grid[k] for k in ("step_samples", "batches")}
+                    | not_measured_params(request, framework, mode),
+                ))
+    return cells
+
+
+EXPERIMENT = Experiment(
+    name="execution-mode",
+    question=QUESTIONS["execution-mode"],
+    metrics=("steady_step_time", "compile_time_cold", "compile_time_warm", "eager_step_time",
+             "break_even_steps", "step_time", "compile_memory", "import_footprint"),
+    plan=plan,
+)

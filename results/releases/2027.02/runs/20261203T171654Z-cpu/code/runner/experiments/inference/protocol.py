@@ -1,0 +1,64 @@
+"""The inference protocol, shared by every framework's inference code.
+
+A framework supplies a `Predictor` (runner.harness.inference: its model and one forward
+call in one mode); the harness owns the inputs, the clock, warm-up and the metrics, so every
+framework and mode is timed alike: batch-1 latency over many single calls, and throughput
+at a large batch over calibrated windows. Each worker process is one repeat.
+
+Memory is read around the two phases: the first calls (batch 1, then the throughput batch:
+where a graph is traced or a compiler runs, once per shape) and the timed calls after them.
+`working_memory` is the timed calls' peak above the memory the first calls left, so it holds
+no compilation; in a mode that compiles, `compile_memory` is what the first calls left.
+"""
+
+from __future__ import annotations
+
+from dlbench.modes import compiles
+from runner.harness import Cell
+from runner.harness.inference import (InferencePlan, Predictor, first_call_seconds,
+                                      first_large_call, latencies_ms, latency_summary,
+                                      throughput)
+from runner.measure import RetainedMemory, WorkingMemory
+from runner.outcome import CellOutcome, Fairness
+
+
+def measure_inference(cell: Cell, predictor: Predictor, fairness: Fairness) -> CellOutcome:
+    """The first calls, then batch-1 latencies and large-batch throughput, with the memory
+    of each phase."""
+    plan = InferencePlan.of(cell.spec)
+    x = cell.data.x_test
+    with RetainedMemory() as first_calls:
+        observations = [cell.observe("first_call_time", first_call_seconds(predictor, x))]
+        first_large_call(predictor, x, plan)
+    cell.sampler.once("first_call_time", "the process's first forward call")
+    with WorkingMemory() as working:
+        observations += latency_summary(cell, latencies_ms(cell, predictor, x, plan))
+        observations.append(cell.observe("inference_throughput",
+                                          throughput(cell, predictor, x, plan)))
+    observations.append(cell.observe("working_memory", working.peak_mib))
+    if compiles(cell.spec.experiment, cell.spec.framework_id.name, cell.spec.mode,
+                    cell.spec.device):
+        observations.append(cell.observe("compile_memory", first_calls.retained_mib))
+    return cell.outcome(observations, fairness, cell.workload_details())
+
+
+def inference_fairness(cell: Cell, *, timer_includes: str, compile_mode: str,
+                       data_pipeline: str,
+                       precision_policy: str = "fp32 weights and activations") -> Fairness:
+    """The manifest every inference cell carries."""
+    spec, plan = cell.spec, InferencePlan.of(cell.spec)
+    return Fairness(
+        timer_includes=timer_includes,
+        precision_policy=precision_policy,
+        compile_mode=compile_mode,
+        data_pipeline=data_pipeline,
+        threads=spec.threads,
+        batch_size=spec.batch_size,
+        notes=(f"same transferred initial weights in every framework; latency: "
+               f"{plan.latency_calls} timed batch-1 calls per process after "
+               f"{plan.warmup_calls} warm-up calls, cycling over the test inputs; throughput: "
+               f"{plan.throughput_samples} calibrated windows of calls at batch "
+               f"{plan.throughput_batch} after {plan.warmup_calls} untimed calls; the very "
+               f"first call (tracing/compilation) is timed separately as first_call_time"),
+        settings=cell.settings,
+    )

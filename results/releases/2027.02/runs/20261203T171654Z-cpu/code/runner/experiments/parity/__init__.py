@@ -1,0 +1,47 @@
+"""parity: do the frameworks compute the same function from the same transferred weights?"""
+
+from __future__ import annotations
+
+from dlbench.questions import QUESTIONS
+from runner.experiments import Experiment, PlanRequest, suite_grid
+from runner.spec import CellSpec
+
+#: The runner.models families (checked at their tiny size, on generated inputs).
+MODEL_WORKLOADS = ["resnet-synthetic", "transformer-tokens", "lstm-tokens"]
+#: Per suite: the workloads checked. Parity is deterministic: one repeat per cell.
+GRID: dict[str, dict] = {
+    "quick": {"workloads": ["mlp-digits"]},  # CNN parity: standard suite and tests
+    "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
+                 # on 2 CPU cores (90 minutes for the suite): the MLP and the three models
+                 "cpu": {"workloads": ["mlp-digits", *MODEL_WORKLOADS]}},
+    "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS]},
+}
+
+
+def plan(request: PlanRequest) -> list[CellSpec]:
+    """One fp32 cell per workload and framework, the workload's batch size as step batch
+    (a runner.models family: its tiny size profile's)."""
+    from runner.workloads import get_workload, size_profile
+
+    cells = []
+    for name in request.workloads or suite_grid(GRID, request)["workloads"]:
+        workload = get_workload(name)
+        batch_size = (size_profile(workload, "tiny").batch_size if workload.profiles
+                      else workload.batch_size)
+        for framework in request.frameworks:
+            cells.append(CellSpec(
+                experiment="parity", workload=name, framework=framework.framework,
+                backend=framework.backend, device=request.device, mode="one-step",
+                batch_size=batch_size, repeats=1, threads=request.threads,
+                timeout_s=request.timeout_s or 300.0, data_dir=request.data_dir,
+            ))
+    return cells
+
+
+EXPERIMENT = Experiment(
+    name="parity",
+    question=QUESTIONS["parity"],
+    metrics=("parity_forward_max_abs", "parity_forward_max_rel", "parity_step_max_abs",
+             "parity_step_max_rel", "parity_tolerance", "parity_pass", "import_footprint"),
+    plan=plan,
+)

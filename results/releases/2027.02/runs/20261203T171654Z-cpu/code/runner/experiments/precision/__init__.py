@@ -1,0 +1,71 @@
+"""precision: what do bf16 and fp16 mixed precision change in speed, memory and accuracy, in
+each framework's own API, and does the framework accept them at all?"""
+
+from __future__ import annotations
+
+from dlbench.questions import QUESTIONS
+from runner.experiments import MODEL_WORKLOADS, Experiment, PlanRequest, suite_grid
+from runner.spec import CellSpec
+
+PRECISIONS = ("fp32", "bf16", "fp16")
+
+#: Per suite: workloads with epochs, repeats (worker processes), and the inference calls
+#: per process. Standard (on a GPU) and full measure the ResNet, Transformer and LSTM too.
+#: The quick suite is tiny (fp32 against bf16, the half precision these CPUs have units
+#: for): half precision matmuls on a CPU without native support are very slow.
+GRID: dict[str, dict] = {
+    "quick": {"workloads": ["mlp-digits"], "epochs": 2, "repeats": 3,
+              "cpu": {"precisions": ("fp32", "bf16")},
+              "params": {"warmup_calls": 5, "latency_calls": 50, "throughput_batch": 256,
+                         "throughput_samples": 3, "train_samples": 640}},
+    "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
+                 "epochs": 5,
+                 "repeats": 5,
+                 "params": {"warmup_calls": 20, "latency_calls": 200, "throughput_batch": 1024,
+                            "throughput_samples": 5},
+                 # on 2 CPU cores (90 minutes for the suite): the digits MLP in fp32 and in
+                 # bf16, the CPU's own reduced precision (fp16 is a GPU question)
+                 "cpu": {"workloads": ["mlp-digits"], "precisions": ("fp32", "bf16")}},
+    "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
+             "epochs": 10,
+             "repeats": 10, "data_size": "large",
+             "params": {"warmup_calls": 50, "latency_calls": 500, "throughput_batch": 4096,
+                        "throughput_samples": 10}},
+}
+
+
+def plan(request: PlanRequest) -> list[CellSpec]:
+    """One cell per workload, framework and precision, at the workload's batch size (a
+    runner.models workload's at the device's size profile, as in training)."""
+    from runner.workloads import device_batch_size, get_workload
+
+    grid = suite_grid(GRID, request)
+    cells = []
+    for name in request.workloads or grid["workloads"]:
+        workload = get_workload(name)
+        batch_size = device_batch_size(workload, request.device)
+        params = dict(grid["params"], epochs=grid["epochs"])
+        if workload.dataset == "synthetic-images" and "data_size" in grid:
+            params["data_size"] = grid["data_size"]
+        for framework in request.frameworks:
+            for precision in grid.get("precisions", PRECISIONS):
+                cells.append(CellSpec(
+                    experiment="precision", workload=name, framework=framework.framework,
+                    backend=framework.backend, device=request.device, precision=precision,
+                    mode="mixed" if precision != "fp32" else "default",
+                    batch_size=batch_size, repeats=request.repeats or grid["repeats"],
+                    threads=request.threads, timeout_s=request.timeout_s or 600.0,
+                    data_dir=request.data_dir, params=params,
+                ))
+    return cells
+
+
+EXPERIMENT = Experiment(
+    name="precision",
+    question=QUESTIONS["precision"],
+    metrics=("steady_epoch_time", "first_epoch_time", "train_throughput", "working_memory",
+             "test_accuracy", "accuracy_change_vs_fp32", "output_deviation_vs_fp32",
+             "inference_throughput", "latency_p50", "latency_p90", "latency_p99",
+             "user_memory", "model_memory", "import_footprint"),
+    plan=plan,
+)

@@ -1,0 +1,97 @@
+"""training: how long does each framework take to train the same model to the same accuracy?"""
+
+from __future__ import annotations
+
+from dlbench.modes import measured, modes
+from dlbench.questions import QUESTIONS
+from runner.experiments import (
+    Experiment,
+    PlanRequest,
+    not_measured_params,
+    outside_fastest_workloads,
+    suite_grid,
+)
+from runner.spec import CellSpec, FrameworkId
+
+#: Per suite: workloads with their epoch counts, and repeats (worker processes) per cell;
+#: "profiles" names a size profile other than the device's (quick on a CPU trains the new
+#: models at their tiny size, so that every model is trained once within 8 minutes).
+GRID: dict[str, dict] = {
+    "quick": {"epochs": {"mlp-digits": 10, "resnet-synthetic": 2, "transformer-tokens": 2,
+                         "lstm-tokens": 2},
+              "cpu": {"profiles": {"resnet-synthetic": "tiny", "transformer-tokens": "tiny",
+                                   "lstm-tokens": "tiny"}},
+              "repeats": 3},
+    "standard": {"epochs": {"mlp-digits": 20, "cnn-digits": 15, "cnn-synthetic": 4,
+                            "resnet-synthetic": 2, "transformer-tokens": 2, "lstm-tokens": 2},
+                 "repeats": 5,
+                 # on 2 CPU cores (90 minutes for the suite) the three models take the CNNs'
+                 # place, each on its profile's small data (512 samples; the ResNet's 1024,
+                 # BERT-mini's 256) for the epochs it needs to reach its target (the ResNet's
+                 # BatchNorm running statistics need about 64 steps to settle), and only the
+                 # ResNet is also trained in each fastest mode
+                 "cpu": {"model_data_size": "small",
+                         "epochs": {"mlp-digits": 20, "resnet-synthetic": 3,
+                                    "transformer-tokens": 2, "lstm-tokens": 2},
+                         "fastest_workloads": ["resnet-synthetic"]}},
+    "full": {"epochs": {"mlp-digits": 30, "cnn-digits": 20, "cnn-synthetic": 8,
+                        "resnet-synthetic": 4, "transformer-tokens": 4, "lstm-tokens": 4},
+             "repeats": 10, "data_size": "large"},
+}
+DEFAULT_EPOCHS = 10
+
+
+def training_modes(request: PlanRequest, framework: FrameworkId, workload: str,
+                   grid: dict) -> list[str]:
+    """The quick suite trains in the default (plain) mode only; standard and full add the
+    production one, on the workloads the grid's "fastest_workloads" names (all when it names
+    none), unless the default's cell measures it (dlbench.modes.SAME_AS)."""
+    if request.suite == "quick":
+        return ["default"]
+    wanted = [mode for mode in modes("training", framework.framework)
+              if mode == "default" or not outside_fastest_workloads(
+                  grid, workload, "training", framework.framework, mode)]
+    return measured("training", framework.name, request.device, wanted)
+
+
+def plan(request: PlanRequest) -> list[CellSpec]:
+    """One cell per workload, framework and mode, fp32, the workload's batch size (a
+    runner.models workload's at the device's size profile); a mode too slow for the suite
+    on this device is a cell that says so (not measured)."""
+    from runner.workloads import device_profile, get_workload
+
+    grid = suite_grid(GRID, request)
+    names = request.workloads or list(grid["epochs"])
+    cells = []
+    for name in names:
+        workload = get_workload(name)
+        profile = grid.get("profiles", {}).get(name, "")
+        batch_size = (device_profile(workload, request.device, profile).batch_size
+                      if workload.profiles else workload.batch_size)
+        params = {"epochs": grid["epochs"].get(name, DEFAULT_EPOCHS)}
+        if profile:
+            params["profile"] = profile
+        if workload.dataset == "synthetic-images" and "data_size" in grid:
+            params["data_size"] = grid["data_size"]
+        if workload.profiles and "model_data_size" in grid and not profile:
+            params["data_size"] = grid["model_data_size"]
+        for framework in request.frameworks:
+            cells += [CellSpec(
+                experiment="training", workload=name, framework=framework.framework,
+                backend=framework.backend, device=request.device, mode=mode,
+                batch_size=batch_size,
+                repeats=request.repeats or grid["repeats"], threads=request.threads,
+                timeout_s=request.timeout_s or 600.0, data_dir=request.data_dir,
+                params=params | not_measured_params(request, framework, mode),
+            ) for mode in training_modes(request, framework, name, grid)]
+    return cells
+
+
+EXPERIMENT = Experiment(
+    name="training",
+    question=QUESTIONS["training"],
+    metrics=("first_epoch_time", "steady_epoch_time", "train_throughput", "time_to_target",
+             "test_accuracy", "reached_target", "epoch_loss", "epoch_accuracy", "epoch_time",
+             "working_memory", "import_footprint"),
+    plan=plan,
+)

@@ -1,0 +1,50 @@
+"""The training protocol, shared by every framework's training code.
+
+A framework supplies a `Trainer` (runner.harness.training: its own model, loop and
+evaluation); the harness owns the clock, the epoch order and the metrics, so every framework
+is timed alike. Each worker process trains once: repeats are independent processes.
+"""
+
+from __future__ import annotations
+
+from runner.harness import Cell
+from runner.harness.training import Trainer, train_once
+from runner.models.conventions import fairness_note
+from runner.outcome import CellOutcome, Fairness
+
+
+def measure_training(cell: Cell, trainer: Trainer, fairness: Fairness) -> CellOutcome:
+    """Train once from the shared initial weights, recording every epoch."""
+    observations = train_once(cell, trainer, int(cell.spec.params["epochs"]))
+    return cell.outcome([*observations, cell.model_memory()], fairness,
+                        cell.workload_details())
+
+
+def model_note(cell: Cell) -> str:
+    """A runner.models workload's conventions made equal across frameworks ("" for mlp/cnn)."""
+    if not cell.data.workload.profiles:
+        return ""
+    return f"; {fairness_note(cell.data.model_profile().definition)}"
+
+
+def training_fairness(cell: Cell, *, timer_includes: str, compile_mode: str,
+                      data_pipeline: str) -> Fairness:
+    """The manifest every training cell carries."""
+    spec, workload = cell.spec, cell.data.workload
+    return Fairness(
+        timer_includes=timer_includes,
+        precision_policy=f"{spec.precision} (float32 weights and activations)",
+        compile_mode=compile_mode,
+        data_pipeline=data_pipeline,
+        threads=spec.threads,
+        batch_size=spec.batch_size,
+        notes=(f"SGD lr={workload.learning_rate} momentum={workload.momentum}, softmax "
+               f"cross-entropy (mean); process k of every framework starts from the same "
+               f"initial weights k and trains in the same epoch order k (seed k); "
+               f"{spec.params['epochs']} epochs of "
+               f"{len(cell.data.dataset.y_train)} samples; test accuracy on "
+               f"{len(cell.data.dataset.y_test)} samples evaluated after each epoch, outside "
+               f"the timer; target: final test accuracy >= {workload.target_accuracy:g}; "
+               f"one training per worker process{model_note(cell)}"),
+        settings=cell.settings,
+    )

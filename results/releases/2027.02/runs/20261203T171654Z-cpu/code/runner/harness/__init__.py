@@ -1,0 +1,88 @@
+"""The harness every experiment runs in: the cell's opening (adapter, configuration,
+declarative skip, data, memory baseline), its one repeat, and its closing (the observations
+labelled with this process's repeat index, the import footprint, the sampling record).
+
+An experiment's <framework>.py starts with `cell = open_cell(spec)` and ends with
+`cell.outcome(...)`; nothing else about the process is its business.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dlbench.schema import CellStatus
+from runner.adapters import Adapter, adapter_for
+from runner.harness.data import CellData, cell_data
+from runner.harness.sampling import Sampler
+from runner.measure import process_memory_kib
+from runner.outcome import CellOutcome, Fairness, Observation
+from runner.spec import CellSpec
+from runner.workloads import flops_per_sample
+
+
+#: Arrays of the parameters' size a training step holds: weights, gradients, momentum.
+TRAINING_STATES = 3
+
+
+class CellSkipped(Exception):
+    """The cell cannot run here; the message says why (the worker records it as skipped)."""
+
+
+@dataclass
+class Cell:
+    """One process's cell: its adapter, settings, data and sampler."""
+
+    spec: CellSpec
+    adapter: Adapter
+    settings: dict[str, str]
+    data: CellData
+    sampler: Sampler
+    footprint_mib: float  # resident memory after imports, data and first use
+
+    def observe(self, metric: str, value: float, step: int | None = None) -> Observation:
+        """An observation of this process's repeat."""
+        return Observation(metric, float(value), self.spec.repeat_index, step)
+
+    def outcome(self, observations: list[Observation], fairness: Fairness,
+                details: dict | None = None, status: CellStatus = CellStatus.OK,
+                reason: str = "") -> CellOutcome:
+        """The cell's outcome with the import footprint (and, beside a working memory, the
+        user memory: both together) and the sampling record added."""
+        extra = [self.observe("import_footprint", self.footprint_mib)]
+        extra += [self.observe("user_memory", self.footprint_mib + o.value)
+                  for o in observations if o.metric == "working_memory" and o.step is None]
+        return CellOutcome(status, [*observations, *extra], fairness, reason=reason,
+                           details=(details or {}) | self.sampler.details())
+
+    def model_memory(self) -> Observation:
+        """The model's own training state in fp32 (weights, gradients and SGD momentum): a
+        lower bound of its parameter and activation memory, activations not counted."""
+        return self.observe("model_memory", TRAINING_STATES * 4 * self.data.parameters()
+                            / 2**20)
+
+    def workload_details(self) -> dict:
+        """What the report needs of the cell's workload: its forward FLOPs per sample at the
+        size it runs on this device (the regime of the cell's verdicts rests on it)."""
+        return {"flops_per_sample": flops_per_sample(self.spec.workload, self.spec.device,
+                                                     self.data.profile)}
+
+
+def configured_adapter(spec: CellSpec) -> tuple[Adapter, dict[str, str]]:
+    """The cell's framework adapter, configured, and its settings; CellSkipped when the
+    framework cannot run the cell here."""
+    adapter = adapter_for(spec)
+    settings = adapter.configure()
+    reason = adapter.skip_reason()
+    if reason:
+        raise CellSkipped(reason)
+    return adapter, settings
+
+
+def open_cell(spec: CellSpec) -> Cell:
+    """Configure the framework, skip when it cannot run the cell (CellSkipped), load the
+    data, and pay the framework's first use before the memory baseline is read."""
+    adapter, settings = configured_adapter(spec)
+    data = cell_data(spec)
+    adapter.warm_up()
+    footprint = process_memory_kib()["VmRSS"] / 1024
+    return Cell(spec, adapter, settings, data, Sampler(spec), footprint)

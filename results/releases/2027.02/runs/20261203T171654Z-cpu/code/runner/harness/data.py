@@ -1,0 +1,62 @@
+"""The data every experiment loads: the workload's dataset, shaped for its model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from runner.datasets import Dataset
+from runner.spec import CellSpec
+from runner.models.weights import parameter_count
+from runner.workloads import (Layer, ModelStart, SizeProfile, Workload, device_profile,
+                              get_workload, initial_layers, load_workload_data, model_input,
+                              model_start, process_seed, size_profile)
+
+
+@dataclass(frozen=True)
+class CellData:
+    """The arrays a cell works on, already shaped for the model, and its initial weights."""
+
+    workload: Workload
+    dataset: Dataset
+    x_train: np.ndarray
+    x_test: np.ndarray
+
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        return tuple(self.x_train.shape[1:])
+
+    profile: str = ""  # the size profile of a runner.models workload ("" for mlp/cnn)
+    seed: int = 0  # this process's seed of weights and epoch order (runner.workloads.process_seed)
+
+    def initial_layers(self) -> list[Layer] | ModelStart:
+        """The initial weights of the workload's model drawn from this process's seed (a
+        runner.models workload's definition and weights at the cell's size profile)."""
+        if self.workload.profiles:
+            return model_start(self.workload, self.model_profile(), self.seed)
+        return initial_layers(self.workload, self.dataset, self.seed)
+
+    def parameters(self) -> int:
+        """Trainable parameters of the workload's model at the cell's size."""
+        start = self.initial_layers()
+        if isinstance(start, ModelStart):
+            return parameter_count(start.definition)
+        return sum(int(layer.kernel.size + layer.bias.size) for layer in start)
+
+    def model_profile(self) -> SizeProfile:
+        """The size profile of a runner.models workload."""
+        return size_profile(self.workload, self.profile)
+
+
+def cell_data(spec: CellSpec) -> CellData:
+    """Load the workload's dataset and shape it for its model, with the seed of the spec's
+    process."""
+    workload = get_workload(spec.workload)
+    profile = str(spec.params.get("profile", ""))
+    dataset = load_workload_data(workload, spec.data_dir, size=spec.params.get("data_size", ""),
+                                 device=spec.device, profile=profile)
+    profile = device_profile(workload, spec.device, profile).name if workload.profiles else ""
+    return CellData(workload, dataset, model_input(workload, dataset.x_train),
+                    model_input(workload, dataset.x_test), profile,
+                    process_seed(workload, spec.repeat_index))

@@ -1,0 +1,112 @@
+"""Forward-call timing shared by inference and precision: batch-1 latency call by call,
+and large-batch throughput over calibrated windows (runner.harness.sampling)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from runner.harness import Cell
+from runner.measure import NS_PER_MS, NS_PER_S, clock_ns
+from runner.outcome import Observation
+from runner.spec import CellSpec
+
+
+class Predictor(Protocol):
+    """What a framework implements to be timed by this protocol."""
+
+    def prepare(self, x: np.ndarray) -> object:
+        """`x` in the form the timed call takes (a device tensor, or NumPy where the API
+        takes NumPy); not timed."""
+
+    def predict(self, prepared: object) -> np.ndarray:
+        """One forward call, its output as NumPy on the host (which waits for the device)."""
+
+
+@dataclass(frozen=True)
+class InferencePlan:
+    """How many calls of each kind the process makes (from spec.params)."""
+
+    warmup_calls: int
+    latency_calls: int
+    throughput_batch: int
+    throughput_samples: int
+    latency_budget_s: float = 10.0  # the latency calls stop here, after MIN_LATENCY_CALLS
+
+    @classmethod
+    def of(cls, spec: CellSpec) -> InferencePlan:
+        p = spec.params
+        return cls(int(p.get("warmup_calls", 10)), int(p.get("latency_calls", 200)),
+                   int(p.get("throughput_batch", 512)), int(p.get("throughput_samples", 5)),
+                   float(p.get("latency_budget_s", 10.0)))
+
+
+def large_batch(x: np.ndarray, size: int) -> np.ndarray:
+    """`size` samples: the test inputs repeated as often as needed."""
+    reps = -(-size // len(x))
+    return np.concatenate([x] * reps)[:size]
+
+
+def first_call_seconds(predictor: Predictor, x: np.ndarray) -> float:
+    """Time of the very first call on a batch-1 input (tracing/compilation included)."""
+    prepared = predictor.prepare(x[:1])
+    start = clock_ns()
+    predictor.predict(prepared)
+    return (clock_ns() - start) / NS_PER_S
+
+
+def first_large_call(predictor: Predictor, x: np.ndarray, plan: InferencePlan) -> None:
+    """One untimed call at the throughput batch (a new shape may trace or compile again)."""
+    predictor.predict(predictor.prepare(large_batch(x, plan.throughput_batch)))
+
+
+#: Batch-1 calls every process times, whatever its latency budget.
+MIN_LATENCY_CALLS = 20
+
+
+def latencies_ms(cell: Cell, predictor: Predictor, x: np.ndarray,
+                 plan: InferencePlan) -> list[float]:
+    """Batch-1 latency of `latency_calls` single calls (after `warmup_calls`), cycling over
+    `x`, or fewer once `latency_budget_s` is spent (never fewer than MIN_LATENCY_CALLS): a
+    distribution of single calls, so each call is its own sub-sample. The same rule holds
+    for every framework; a call of a few hundred ms (Keras' predict loop on TensorFlow)
+    would otherwise hold a process for minutes."""
+    singles = [predictor.prepare(x[i:i + 1]) for i in range(min(len(x), plan.latency_calls))]
+    for i in range(plan.warmup_calls):
+        predictor.predict(singles[i % len(singles)])
+    result: list[float] = []
+    began = clock_ns()
+    while len(result) < plan.latency_calls and (
+            len(result) < MIN_LATENCY_CALLS
+            or (clock_ns() - began) / NS_PER_S < plan.latency_budget_s):
+        start = clock_ns()
+        predictor.predict(singles[len(result) % len(singles)])
+        result.append((clock_ns() - start) / NS_PER_MS)
+    cell.sampler.once("inference_latency", "one batch-1 call per sub-sample (a latency "
+                      f"distribution; each call returns its output to the host; up to "
+                      f"{plan.latency_calls} calls or {plan.latency_budget_s:g} s)", len(result))
+    return result
+
+
+def throughput(cell: Cell, predictor: Predictor, x: np.ndarray, plan: InferencePlan) -> float:
+    """Samples/s at `throughput_batch`: the median of calibrated windows, after
+    `warmup_calls` untimed calls (a new batch shape may trace or compile again)."""
+    prepared = predictor.prepare(large_batch(x, plan.throughput_batch))
+    for _ in range(max(1, plan.warmup_calls)):
+        predictor.predict(prepared)
+    per_call = cell.sampler.per_call_s("inference_throughput",
+                                       lambda: predictor.predict(prepared), lambda: None,
+                                       plan.throughput_samples)
+    return plan.throughput_batch / float(np.median(per_call))
+
+
+def latency_summary(cell: Cell, values: list[float], keep_calls: bool = True
+                    ) -> list[Observation]:
+    """Raw latencies (step = call index, when kept) and their p50/p90/p99."""
+    p50, p90, p99 = np.percentile(values, [50, 90, 99])
+    raw = [cell.observe("inference_latency", v, i) for i, v in enumerate(values)]
+    return (raw if keep_calls else []) + [cell.observe("latency_p50", p50),
+                                          cell.observe("latency_p90", p90),
+                                          cell.observe("latency_p99", p99)]
