@@ -1,0 +1,38 @@
+"""Write tests/data/plan_ids.json: every suite's plan (cell ID, config ID and processes per
+cell) on each device, as `tests/test_plan_ids.py` holds it.
+
+Run it only when a change is meant to change what is measured, and say so in the commit:
+`python tests/data/make_plan_ids.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SNAPSHOT = Path(__file__).with_name("plan_ids.json")
+
+
+def suite_plans() -> dict[str, list[list]]:
+    """suite:device -> [cell_id, config_id, processes] for every planned cell, in order."""
+    from dlbench.identity import config_id
+    from runner.experiments import SUITES
+    from runner.plan import RunRequest, plan_cells
+
+    plans = {}
+    for suite in SUITES:
+        for device in ("cpu", "cuda"):
+            request = RunRequest(suite=suite, experiments=[], workloads=[], frameworks=[],
+                                 device=device, repeats=None, threads=2, timeout_s=None,
+                                 data_dir="")
+            plans[f"{suite}:{device}"] = [[cell.cell_id, config_id(cell.to_json()),
+                                           cell.repeats] for cell in plan_cells(request, device)]
+    return plans
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    SNAPSHOT.write_text(json.dumps(suite_plans(), indent=1) + "\n")
+    print(f"wrote {SNAPSHOT}")
