@@ -29,7 +29,8 @@ from dlbench.layout import (
 from dlbench.metrics import METRICS, Direction, get_metric
 from dlbench.judging import Decision, Family, judge_together
 from dlbench.metrics import is_timing_unit
-from dlbench.schema import CELL_KEY_COLUMNS, system_name
+from dlbench.schema import CELL_KEY_COLUMNS
+from dlbench.systems import system_name
 from dlbench.summaries import repeat_values
 
 #: Environment keys that differ on every run and explain nothing.

@@ -22,87 +22,44 @@ A mode that is the same configuration as another mode of the same system on a de
 (`SAME_AS`: Keras on JAX's default already jit-compiles) is measured once, under the other
 mode's name, and stands for both classes (`mode_classes`, `by_class`).
 
-One owner: the runner plans its cells from these tables and the report groups its
-comparisons by `mode_class`.
+Each framework declares its modes and each system its SAME_AS entries in dlbench.systems;
+this module derives the matrix from them. The runner plans its cells from it and the report
+groups its comparisons by `mode_class`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
-
 import pandas as pd
 
-ModeClass = Literal["default", "fastest", "other"]
-DEFAULT: ModeClass = "default"  # plain: what a user writes first
-FASTEST: ModeClass = "fastest"  # production: the documented compiled path
-OTHER: ModeClass = "other"
+from dlbench.systems import (DEFAULT, DEVICES, FASTEST, OTHER, SYSTEMS, ModeClass, SameAs,
+                             frameworks)
+
+__all__ = ["DEFAULT", "DEVICES", "FASTEST", "OTHER", "ModeClass"]
 
 #: What each class is called on a page.
 CLASS_WORDS: dict[str, str] = {DEFAULT: "plain", FASTEST: "production", OTHER: "other"}
 
-#: experiment -> framework -> {mode: class}, in the order cells are planned. Training keeps
-#: the historical mode name "default" for its plain mode (its cell IDs stay those of earlier
-#: releases); its TensorFlow step is a tf.function, as TensorFlow's training guides write it.
-MODES: dict[str, dict[str, dict[str, ModeClass]]] = {
-    "training": {
-        "pytorch": {"default": DEFAULT, "compiled": FASTEST},
-        "tensorflow": {"default": DEFAULT, "xla": FASTEST},
-        "keras": {"default": DEFAULT, "jit_compile": FASTEST},
-    },
-    "inference": {
-        "pytorch": {"inference_mode": DEFAULT, "compiled": FASTEST},
-        "tensorflow": {"eager": DEFAULT, "tf.function": FASTEST, "xla": FASTEST},
-        "keras": {"predict": DEFAULT, "jit_compile": FASTEST, "call": OTHER},
-    },
-    "execution-mode": {
-        "pytorch": {"eager": DEFAULT, "compiled": FASTEST},
-        "tensorflow": {"eager": DEFAULT, "tf.function": FASTEST, "xla": FASTEST},
-        "keras": {"run_eagerly": OTHER, "default": DEFAULT, "jit_compile": FASTEST},
-    },
-}
-
-#: What each production mode compiles, in words (for manifests and pages).
-FASTEST_MEANS = {
-    "pytorch": "torch.compile of the whole step",
-    "tensorflow": "tf.function, and tf.function(jit_compile=True) (XLA)",
-    "keras": "compile(jit_compile=True): the backend's compiler (XLA on TensorFlow and JAX, "
-             "torch.compile on torch)",
-}
-
-DEVICES = ("cpu", "cuda")
+#: experiment -> framework -> {mode: class}, in the order cells are planned, from each
+#: framework's declaration (dlbench.systems). Training keeps the historical mode name
+#: "default" for its plain mode (its cell IDs stay those of earlier releases); its
+#: TensorFlow step is a tf.function, as TensorFlow's training guides write it.
+def _mode_matrix() -> dict[str, dict[str, dict[str, ModeClass]]]:
+    matrix: dict[str, dict[str, dict[str, ModeClass]]] = {}
+    for framework in frameworks().values():
+        for experiment, table in framework.modes.items():
+            matrix.setdefault(experiment, {})[framework.name] = dict(table)
+    return matrix
 
 
-@dataclass(frozen=True)
-class SameAs:
-    """A mode of one system that is the same configuration as another of its modes."""
+MODES = _mode_matrix()
 
-    experiment: str
-    system: str  # the framework, or keras-<backend>
-    mode: str  # not measured on its own
-    measured_as: str  # the mode whose cell measures it
-    why: str
-    devices: tuple[str, ...] = DEVICES
+#: What each framework's production modes compile, in words (for manifests and pages).
+FASTEST_MEANS = {name: framework.fastest_means for name, framework in frameworks().items()}
 
-
-_JAX_AUTO = "Keras on JAX resolves compile(jit_compile='auto') to True: its default is XLA"
-_TF_GPU_AUTO = ("Keras on TensorFlow resolves compile(jit_compile='auto') to True where a GPU "
-                "is visible: its default there is XLA")
-_TORCH_EAGER = ("Keras on torch resolves jit_compile='auto' to False, and its train function "
-                "does not read run_eagerly: both run eagerly")
-
-#: Every mode measured under another mode's name, because it is the same configuration.
-SAME_AS: tuple[SameAs, ...] = (
-    SameAs("training", "keras-jax", "jit_compile", "default", _JAX_AUTO),
-    SameAs("inference", "keras-jax", "jit_compile", "predict", _JAX_AUTO),
-    SameAs("execution-mode", "keras-jax", "jit_compile", "default", _JAX_AUTO),
-    SameAs("training", "keras-tensorflow", "jit_compile", "default", _TF_GPU_AUTO, ("cuda",)),
-    SameAs("inference", "keras-tensorflow", "jit_compile", "predict", _TF_GPU_AUTO,
-           ("cuda",)),
-    SameAs("execution-mode", "keras-tensorflow", "jit_compile", "default", _TF_GPU_AUTO,
-           ("cuda",)),
-    SameAs("execution-mode", "keras-torch", "run_eagerly", "default", _TORCH_EAGER),
-)
+#: (system, entry) for every mode measured under another mode's name, because it is the
+#: same configuration (each system's declaration lists its own).
+SAME_AS: tuple[tuple[str, SameAs], ...] = tuple(
+    (system.name, entry) for system in SYSTEMS for entry in system.same_as)
 
 
 def modes(experiment: str, framework: str) -> list[str]:
@@ -121,15 +78,16 @@ def mode_class(experiment: str, framework: str, mode: str) -> ModeClass:
 
 def same_as(experiment: str, system: str, mode: str, device: str) -> SameAs | None:
     """The entry saying `mode` is measured as another mode of `system` on `device`, if any."""
-    return next((s for s in SAME_AS if (s.experiment, s.system, s.mode) ==
-                 (experiment, system, mode) and device in s.devices), None)
+    return next((entry for name, entry in SAME_AS if (entry.experiment, name, entry.mode) ==
+                 (experiment, system, mode) and device in entry.devices), None)
 
 
 def stands_for(experiment: str, system: str, mode: str, device: str) -> list[str]:
     """The modes a cell of `mode` measures: itself and every mode that is the same
     configuration on `device`."""
-    return [mode, *(s.mode for s in SAME_AS if (s.experiment, s.system, s.measured_as) ==
-                    (experiment, system, mode) and device in s.devices)]
+    return [mode, *(entry.mode for name, entry in SAME_AS
+                    if (entry.experiment, name, entry.measured_as) == (experiment, system, mode)
+                    and device in entry.devices)]
 
 
 def mode_classes(experiment: str, system: str, mode: str, device: str) -> tuple[ModeClass, ...]:

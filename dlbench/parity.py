@@ -14,7 +14,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from dlbench.schema import system_name
+from dlbench.systems import system_name
 
 PAIR_COLUMNS = ["run_id", "workload", "device", "framework_a", "framework_b",
                 "forward_max_abs", "forward_max_rel", "step_max_abs", "step_max_rel",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import enum
 
+from dlbench import systems
+
 #: 2: config_id, a hash of what a cell measures (dlbench/identity.py), beside cell_id.
 SCHEMA_VERSION = 2
 
@@ -68,20 +70,10 @@ FLOAT_COLUMNS = {"value", "wall_time_s", "load_before", "load_after", "runnable_
                  "gpu_util_after"}
 
 
-def system_name(framework: str, backend: str) -> str:
-    """A framework as the command line and cell IDs name it: keras-<backend> for Keras."""
-    return f"keras-{backend}" if framework == "keras" else str(framework)
-
-
-#: How a person reads each system's name.
-SYSTEM_LABELS = {"pytorch": "PyTorch", "tensorflow": "TensorFlow",
-                 "keras-tensorflow": "Keras on TensorFlow", "keras-torch": "Keras on torch",
-                 "keras-jax": "Keras on JAX"}
-
-
 def system_label(name: str) -> str:
-    """A system (or any contender: a precision, a mode) as a person reads it."""
-    return SYSTEM_LABELS.get(name, name)
+    """A system (or any contender: a precision, a mode) as a person reads it: its declared
+    label (dlbench.systems), or the name itself."""
+    return systems.label(name)
 
 
 class CellStatus(enum.Enum):

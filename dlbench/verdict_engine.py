@@ -31,9 +31,9 @@ from dlbench.decisions import PairDecision, decide_family, pair_test
 from dlbench.judging import PRACTICAL_THRESHOLD, Decision
 from dlbench.metrics import METRICS, Direction
 from dlbench.modes import by_class, mode_class
-from dlbench.schema import system_name
 from dlbench.sequential import Design
 from dlbench.stats import Summary, summarize
+from dlbench.systems import system_name
 
 QUESTIONS_FILE = Path(__file__).with_name("verdict_questions.yaml")
 

@@ -6,15 +6,11 @@ import altair as alt
 import pandas as pd
 
 from dlbench.metrics import get_metric
+from dlbench.systems import SYSTEMS
 
-#: A fixed colour per framework, so a framework looks the same in every chart.
-SYSTEM_COLOURS = {
-    "pytorch": "#c0392b",
-    "tensorflow": "#e67e22",
-    "keras-tensorflow": "#2471a3",
-    "keras-torch": "#7d3c98",
-    "keras-jax": "#1e8449",
-}
+#: A fixed colour per system (its declaration's, dlbench.systems), so a system looks the
+#: same in every chart.
+SYSTEM_COLOURS = {system.name: system.colour for system in SYSTEMS}
 CHART_WIDTH = 560  # used for the static SVG; the interactive chart fills its container
 MAX_CURVE_POINTS = 100  # per series: keeps pages small for per-call latencies
 

@@ -13,11 +13,12 @@ import pandas as pd
 from dlbench.metrics import Direction, get_metric
 from dlbench.modes import FASTEST, mode_class
 from dlbench.schema import CellStatus
+from dlbench.systems import system_name
 from report.charts import curve_chart, empty_reason, is_accuracy, result_chart
 from report.labels import format_label, metric_ids_in_words, status_label
 from report.render import ChartBlock, chart_block
 from report.source import Source
-from report.summary import format_number, machine_label, system_name, variant_label
+from report.summary import format_number, machine_label, variant_label
 from report.targets import MISSED_NOTE
 
 

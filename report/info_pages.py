@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 
 from dlbench.schema import CELL_COLUMNS, OBSERVATION_COLUMNS
+from dlbench.systems import frameworks, keras_backends, system_name
 from report.experiment_page import experiment_title
 from report.labels import environment_key, environment_value, metric_ids_in_words, status_label
 from report.source import Source
-from report.summary import SUMMARY_COLUMNS, machine_label, system_name, variant_label
+from report.summary import SUMMARY_COLUMNS, machine_label, variant_label
 
 #: What each column of the downloadable tables means (the data dictionary).
 COLUMN_DESCRIPTIONS = {
@@ -19,8 +20,8 @@ COLUMN_DESCRIPTIONS = {
                  "variant, device, parameters): cells compare only when it is equal.",
     "experiment": "The question measured, e.g. training.",
     "workload": "Model × dataset × hyper-parameters, e.g. mlp-digits.",
-    "framework": "pytorch, tensorflow or keras.",
-    "backend": "The backend Keras ran on (tensorflow, torch, jax); else the framework itself.",
+    "framework": f"{', '.join(frameworks())}.",
+    "backend": f"The backend Keras ran on ({', '.join(keras_backends())}); else empty.",
     "system": "Framework and backend as one name, e.g. keras-torch.",
     "variant": "The variant columns as one label.",
     "precision": "Numeric precision policy: fp32, bf16 or fp16.",

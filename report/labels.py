@@ -10,20 +10,14 @@ from __future__ import annotations
 import re
 
 from dlbench.metrics import METRICS
+from dlbench.systems import format_words, mode_words
 
-#: Execution modes in a reader's words (the id stays in cell IDs and downloads).
-MODE_LABELS = {
-    "default": "default mode", "compiled": "torch.compile", "xla": "XLA",
-    "jit_compile": "jit-compiled", "inference_mode": "inference mode", "eager": "eager",
-    "tf.function": "tf.function graph", "call": "direct call", "run_eagerly": "run eagerly",
-    "ddp": "DistributedDataParallel", "mirrored": "MirroredStrategy",
-    "keras-data-parallel": "Keras DataParallel", "one-step": "one step", "mixed": "mixed",
-}
-#: Export formats in a reader's words.
-FORMAT_LABELS = {
-    "onnx": "ONNX", "onnx-dynamo": "ONNX (dynamo)", "torch.export": "torch.export",
-    "tf_saved_model": "TF SavedModel", "savedmodel": "SavedModel", "tflite": "TFLite",
-}
+#: Execution modes in a reader's words (the id stays in cell IDs and downloads): the modes
+#: every framework shares, then each framework's own (its declaration, dlbench.systems).
+MODE_LABELS = {"default": "default mode", "eager": "eager", "one-step": "one step",
+               "mixed": "mixed", **mode_words()}
+#: Export formats in a reader's words, from each system's declaration.
+FORMAT_LABELS = format_words()
 #: Settings of a run's environment in a reader's words, with the unit in the label.
 ENVIRONMENT_LABELS = {
     "hostname_sha256": "host (hashed name)", "memory_gib": "memory (GiB)",

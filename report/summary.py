@@ -6,12 +6,13 @@ import math
 
 import pandas as pd
 
-from dlbench.schema import VARIANT_COLUMNS, system_name
+from dlbench.schema import VARIANT_COLUMNS
+from dlbench.systems import system_name
 from dlbench.summaries import result_stats
 from report.labels import format_label, mode_label
 from report.source import Source
 
-__all__ = ["SUMMARY_COLUMNS", "format_number", "machine_label", "summarize", "system_name",
+__all__ = ["SUMMARY_COLUMNS", "format_number", "machine_label", "summarize",
            "variant_label"]
 
 SUMMARY_COLUMNS = [

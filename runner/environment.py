@@ -13,10 +13,13 @@ from pathlib import Path
 
 import psutil
 
+from dlbench.systems import SYSTEMS
 from runner.cellenv import PINNED_VARIABLES
 
-FRAMEWORK_PACKAGES = ("torch", "tensorflow", "keras", "jax", "jaxlib", "numpy", "onnx",
-                      "onnxruntime", "scikit-learn", "ai-edge-litert")
+#: The packages whose versions a run records: every system's required modules
+#: (dlbench.systems), then the libraries the experiments share.
+FRAMEWORK_PACKAGES = (*dict.fromkeys(m for s in SYSTEMS for m in s.required_modules),
+                      "jaxlib", "numpy", "onnx", "onnxruntime", "scikit-learn", "ai-edge-litert")
 
 
 def capture_environment(project_root: Path) -> dict:

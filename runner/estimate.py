@@ -16,43 +16,32 @@ from pathlib import Path
 from dlbench import layout
 from dlbench.modes import FASTEST, mode_class
 from dlbench.errors import ResultsFileError
+from dlbench.systems import SYSTEMS
 from dlbench.tables import read_table
-from runner.experiments import NOT_MEASURED
+from runner.spec import NOT_MEASURED
 from runner.spec import CellSpec
 
-#: Seconds one worker process of the quick suite took on 2 cores, by experiment and framework
-#: (the median over its cells; 2026-12-03 at 03:30 UTC, run alone, under 4.9% mean CPU steal
-#: from the host), less the 4-5 s Keras on torch and JAX no longer spend importing TensorFlow
-#: (measured on one process of each at 06:00). Framework import and first use dominate.
+#: Each system declares its defaults (dlbench.systems, `System.seconds`):
+#: - per experiment, the seconds one worker process of the quick suite took on 2 cores (the
+#:   median over its cells; 2026-12-03 at 03:30 UTC, run alone, under 4.9% mean CPU steal
+#:   from the host), less the 4-5 s Keras on torch and JAX no longer spend importing
+#:   TensorFlow (measured on one process of each at 06:00). Framework import and first use
+#:   dominate.
+#: - the seconds a cold compile adds to a process in a fastest mode (one ResNet-20 training
+#:   process of each, 2026-12-03 at 05:53: torch.compile 63 s against 7 s eager, XLA 19-24 s
+#:   against 15-31 s, Keras jit_compile on torch 172 s against 15 s; the quick suite's
+#:   compiled execution-mode cell of PyTorch took 46 s).
+#: - the seconds a worker process spends starting Python and importing its framework and
+#:   the harness, which the cells after the first of a shared process (runner.sharing) do
+#:   not pay (`python -c "import <framework>; import runner.harness"`, 2026-12-03 at 09:40,
+#:   one other process busy on the second core).
 DEFAULT_PROCESS_S: dict[str, dict[str, float]] = {
-    "training": {"pytorch": 6, "tensorflow": 13, "keras-tensorflow": 18, "keras-torch": 13,
-                 "keras-jax": 16},
-    "inference": {"pytorch": 6, "tensorflow": 10, "keras-tensorflow": 12, "keras-torch": 11,
-                  "keras-jax": 12},
-    "precision": {"pytorch": 7, "tensorflow": 15, "keras-tensorflow": 17, "keras-torch": 13,
-                  "keras-jax": 25},
-    "execution-mode": {"pytorch": 8, "tensorflow": 15, "keras-tensorflow": 15,
-                       "keras-torch": 13, "keras-jax": 18},
-    "parity": {"pytorch": 6, "tensorflow": 13, "keras-tensorflow": 15, "keras-torch": 12,
-               "keras-jax": 15},
-    "data-parallel": {"pytorch": 15, "tensorflow": 13, "keras-tensorflow": 26,
-                      "keras-torch": 12, "keras-jax": 17},
-    "export": {"pytorch": 9, "tensorflow": 13, "keras-tensorflow": 14, "keras-torch": 13,
-               "keras-jax": 17},
-}
-#: Seconds a cold compile adds to a process in a fastest mode (one ResNet-20 training process
-#: of each, 2026-12-03 at 05:53: torch.compile 63 s against 7 s eager, XLA 19-24 s against
-#: 15-31 s, Keras jit_compile on torch 172 s against 15 s; the quick suite's compiled
-#: execution-mode cell of PyTorch took 46 s).
-FASTEST_EXTRA_S: dict[str, float] = {"pytorch": 50, "tensorflow": 5, "keras-tensorflow": 5,
-                                     "keras-torch": 155, "keras-jax": 0}
+    experiment: {s.name: s.seconds.per_experiment[experiment] for s in SYSTEMS
+                 if experiment in s.seconds.per_experiment}
+    for experiment in dict.fromkeys(e for s in SYSTEMS for e in s.seconds.per_experiment)}
+FASTEST_EXTRA_S: dict[str, float] = {s.name: s.seconds.compile_extra for s in SYSTEMS}
+IMPORT_S: dict[str, float] = {s.name: s.seconds.import_s for s in SYSTEMS}
 FALLBACK_PROCESS_S = 10.0
-#: Seconds a worker process spends starting Python and importing its framework and the
-#: harness, which the cells after the first of a shared process (runner.sharing) do not pay
-#: (`python -c "import <framework>; import runner.harness"`, 2026-12-03 at 09:40, one other
-#: process busy on the second core).
-IMPORT_S: dict[str, float] = {"pytorch": 3.4, "tensorflow": 8.4, "keras-tensorflow": 9.0,
-                              "keras-torch": 9.7, "keras-jax": 5.5}
 
 
 @dataclass(frozen=True)

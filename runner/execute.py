@@ -19,12 +19,12 @@ from pathlib import Path
 
 from dlbench.schema import CellStatus
 from runner.cellenv import cell_environment
-from runner.experiments import NOT_MEASURED, framework_code_path
+from runner.experiments import framework_code_path
 from runner.frameworks import missing_modules
 from runner.machine_load import assess, read_load
 from runner.measure import utc_timestamp
 from runner.outcome import CellOutcome, failed, skipped
-from runner.spec import CellSpec
+from runner.spec import NOT_MEASURED, CellSpec
 from runner.stop import raise_if_stop_requested
 from runner.store import CellRecord
 

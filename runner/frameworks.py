@@ -1,27 +1,18 @@
-"""The frameworks (and Keras backends) dlbench measures, and whether each is installed."""
+"""The frameworks (and Keras backends) dlbench measures, as dlbench.systems declares them,
+and whether each is installed."""
 
 from __future__ import annotations
 
 import importlib.util
 
+from dlbench.systems import SYSTEMS
 from runner.spec import FrameworkId
 
-FRAMEWORKS: list[FrameworkId] = [
-    FrameworkId("pytorch", ""),
-    FrameworkId("tensorflow", ""),
-    FrameworkId("keras", "tensorflow"),
-    FrameworkId("keras", "torch"),
-    FrameworkId("keras", "jax"),
-]
+#: Every declared system, as a cell names it.
+FRAMEWORKS: list[FrameworkId] = [FrameworkId(s.framework.name, s.backend) for s in SYSTEMS]
 
 #: Python modules each framework needs before any of its cells can run.
-REQUIRED_MODULES: dict[str, tuple[str, ...]] = {
-    "pytorch": ("torch",),
-    "tensorflow": ("tensorflow",),
-    "keras-tensorflow": ("keras", "tensorflow"),
-    "keras-torch": ("keras", "torch"),
-    "keras-jax": ("keras", "jax"),
-}
+REQUIRED_MODULES: dict[str, tuple[str, ...]] = {s.name: s.required_modules for s in SYSTEMS}
 
 
 def framework_names() -> list[str]:
@@ -42,7 +33,8 @@ def select(names: list[str]) -> list[FrameworkId]:
         return list(FRAMEWORKS)
     chosen: list[FrameworkId] = []
     for name in names:
-        group = [f for f in FRAMEWORKS if f.framework == "keras"] if name == "keras" else [by_name(name)]
+        group = ([f for f in FRAMEWORKS if f.framework == "keras"] if name == "keras"
+                 else [by_name(name)])
         chosen.extend(f for f in group if f not in chosen)
     return [f for f in FRAMEWORKS if f in chosen]
 

@@ -112,5 +112,4 @@ def plan_cells(request: RunRequest, device: str) -> list[CellSpec]:
             cells.extend(get_experiment(name).plan(plan_request))
     if request.repeats is None:  # the suite's design; --repeats N measures what it names
         cells = with_controls(cells, process_count(request.suite, "training"))
-    return [replace(cell, repeats=process_count(request.suite, cell.experiment,
-                                                request.repeats)) for cell in cells]
+    return cells

@@ -20,7 +20,7 @@ cell pays the framework's one-time warm-up, so a quick run is a preview, not a r
 from __future__ import annotations
 
 from dlbench.modes import FASTEST, mode_class
-from runner.experiments import NOT_MEASURED
+from runner.spec import NOT_MEASURED
 from runner.schedule import process_label
 from runner.spec import CellSpec
 

@@ -7,7 +7,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from dlbench.identity import config_id
-from dlbench.schema import system_name
+from dlbench.systems import system_name
+
+
+#: The CellSpec parameter holding why a planned cell is not measured (runner.execute records
+#: it as skipped without starting a worker).
+NOT_MEASURED = "not_measured"
 
 
 @dataclass(frozen=True)
@@ -37,7 +42,8 @@ class CellSpec:
     batch_size: int = 0
     workers: int = 1
     export_format: str = ""
-    repeats: int = 3  # how many independent worker processes measure this cell
+    #: how many independent worker processes measure this cell (runner.repeats decides)
+    repeats: int = field(kw_only=True)
     repeat_index: int = 0  # which of those processes this spec is for (not part of cell_id)
     threads: int = 1
     timeout_s: float = 300.0

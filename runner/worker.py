@@ -9,7 +9,6 @@ the order given, writing each outcome as soon as its cell ends.
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 import time
@@ -18,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from dlbench.atomic import atomic_write_bytes
-from runner.experiments import framework_module_name
+from runner.experiments import framework_code
 from runner.harness import CellSkipped
 from runner.harness.code_record import imported_project_files
 from runner.measure import utc_timestamp
@@ -39,8 +38,7 @@ def measure(spec: CellSpec) -> CellOutcome:
     code record: {"code_files": {project-relative path: sha256}} of every project file
     this process imported."""
     try:
-        module = importlib.import_module(framework_module_name(spec))
-        outcome = module.run(spec)
+        outcome = framework_code(spec).run(spec)
     except CellSkipped as skip:
         outcome = skipped(str(skip))
     except Exception as error:  # noqa: BLE001 - a cell's fault must not crash the run

@@ -18,7 +18,8 @@ EXPERIMENTS = Path(__file__).resolve().parent.parent / "runner" / "experiments"
 
 def _spec(framework: str = "pytorch", backend: str = "", device: str = "cpu") -> CellSpec:
     return CellSpec(experiment="training", workload="mlp-digits", framework=framework,
-                    backend=backend, device=device, batch_size=32, params={"epochs": 1})
+                    backend=backend, device=device, batch_size=32, repeats=3,
+                    params={"epochs": 1})
 
 
 def test_no_experiment_imports_another_experiments_code():
@@ -84,7 +85,8 @@ import numpy as np
 from runner.adapters import adapter_for
 from runner.spec import CellSpec
 spec = CellSpec(experiment="training", workload="mlp-digits", framework="keras",
-                backend=sys.argv[1], device="cpu", batch_size=32, params={"epochs": 1})
+                backend=sys.argv[1], device="cpu", batch_size=32, repeats=3,
+                params={"epochs": 1})
 adapter_for(spec).configure()
 import keras
 print("tensorflow" in sys.modules, float(keras.random.uniform((1,))[0]), np.random.rand())

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from runner.experiments import NOT_MEASURED, PlanRequest
+from runner.experiments import PlanRequest
+from runner.spec import NOT_MEASURED
 from runner.experiments.execution_mode import EXPERIMENT, modes
 from runner.experiments.execution_mode.protocol import ModeTimes, break_even_steps
 from runner.frameworks import FRAMEWORKS

@@ -12,7 +12,7 @@ from runner.spec import CellSpec
 from tests.harness_fixtures import numpy_cell
 
 SPEC = CellSpec(experiment="training", workload="mlp-digits", framework="pytorch", backend="",
-                device="cpu", batch_size=32, params={"epochs": 3})
+                device="cpu", batch_size=32, repeats=3, params={"epochs": 3})
 
 
 class OneCallTrainer:

@@ -17,7 +17,7 @@ from runner.spec import CellSpec
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN_RUN = ROOT / "tests/data/golden/runs/20261201T100000Z-fixture"
 BASE = CellSpec(experiment="training", workload="mlp-digits", framework="pytorch",
-                backend="pytorch", device="cpu", batch_size=32, params={"epochs": 2})
+                backend="pytorch", device="cpu", batch_size=32, repeats=3, params={"epochs": 2})
 
 
 @pytest.mark.parametrize("change", [

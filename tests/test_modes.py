@@ -15,7 +15,8 @@ from dlbench.modes import (DEFAULT, FASTEST, MODES, OTHER, by_class, group_words
                            mode_classes, same_as)
 from report.claims import check_claims, load_claims
 from report.verdicts import QUESTIONS, answer, verdicts
-from runner.experiments import NOT_MEASURED, PlanRequest, get_experiment
+from runner.experiments import PlanRequest, get_experiment
+from runner.spec import NOT_MEASURED
 from runner.frameworks import FRAMEWORKS, missing_modules
 from runner.plan import RunRequest, plan_cells
 

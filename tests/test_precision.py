@@ -45,7 +45,7 @@ class HalfInverseTrainer:
 def test_a_framework_refusal_becomes_unsupported_with_its_own_message():
     spec = CellSpec(experiment="precision", workload="mlp-digits", framework="pytorch",
                     backend="", device="cpu", precision="fp16", mode="mixed", batch_size=32,
-                    params={"epochs": 1})
+                    repeats=3, params={"epochs": 1})
     fairness = Fairness("epochs", "fp16", "eager", "arrays", 1, 32)
     outcome = measure_precision(numpy_cell(spec), lambda precision: HalfInverseTrainer(),
                                 fairness, refusals=(RuntimeError,))
@@ -58,7 +58,7 @@ def test_a_framework_refusal_becomes_unsupported_with_its_own_message():
 def test_an_error_that_is_not_a_refusal_still_raises():
     spec = CellSpec(experiment="precision", workload="mlp-digits", framework="pytorch",
                     backend="", device="cpu", precision="fp16", mode="mixed", batch_size=32,
-                    params={"epochs": 1})
+                    repeats=3, params={"epochs": 1})
     with pytest.raises(RuntimeError):
         measure_precision(numpy_cell(spec), lambda precision: HalfInverseTrainer(),
                           Fairness("e", "fp16", "eager", "arrays", 1, 32), refusals=(KeyError,))

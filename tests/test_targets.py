@@ -14,7 +14,7 @@ from runner.harness.training import EpochClock, target_observations
 from runner.spec import CellSpec
 
 SPEC = CellSpec(experiment="training", workload="mlp-digits", framework="pytorch", backend="",
-                device="cpu", batch_size=32, params={"epochs": 3})
+                device="cpu", batch_size=32, repeats=3, params={"epochs": 3})
 ACCURACY = next(q for q in QUESTIONS if q.key == "accuracy")
 
 

@@ -23,9 +23,6 @@ from runner.frameworks import missing_modules
 from runner.spec import CellSpec
 from runner.workloads import Layer, Workload
 
-#: Framework (CellSpec.framework) -> the module under runner.adapters holding its adapter.
-ADAPTER_MODULES = {"pytorch": "pytorch", "tensorflow": "tensorflow", "keras": "keras"}
-
 
 class Adapter:
     """What every framework adapter offers; each method a framework lacks says so."""
@@ -79,8 +76,9 @@ class Adapter:
 
 
 def adapter_for(spec: CellSpec) -> Adapter:
-    """The adapter of `spec`'s framework (imports that framework)."""
-    module = importlib.import_module(f"runner.adapters.{ADAPTER_MODULES[spec.framework]}")
+    """The adapter of `spec`'s framework, in runner.adapters.<framework> (imports that
+    framework)."""
+    module = importlib.import_module(f"runner.adapters.{spec.framework}")
     return module.ADAPTER(spec)
 
 

@@ -11,9 +11,13 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from dlbench.modes import FASTEST, mode_class
-from runner.spec import CellSpec, FrameworkId
+from dlbench.systems import SYSTEMS
+from runner.outcome import CellOutcome
+from runner.repeats import process_count
+from runner.spec import NOT_MEASURED, CellSpec, FrameworkId
 
 #: Experiment name -> package name under runner.experiments, in the order suites run them.
 EXPERIMENT_PACKAGES: dict[str, str] = {
@@ -37,10 +41,29 @@ class PlanRequest:
     workloads: list[str]  # empty: the experiment's own choice for the suite
     frameworks: list[FrameworkId]
     device: str
-    repeats: int | None
+    repeats: int | None  # --repeats N; None: the suite's processes (runner.repeats)
     threads: int
     timeout_s: float | None
     data_dir: str
+
+    def cell(self, experiment: str, workload: str, framework: FrameworkId, *,
+             timeout_s: float, device: str = "", **variant: Any) -> CellSpec:
+        """A cell of this request: the settings every experiment shares, the processes its
+        suite gives `experiment` (runner.repeats, the one owner of process counts), and the
+        user's timeout, else the experiment's own `timeout_s`. `device` overrides the
+        request's (export measures its artifacts on the CPU)."""
+        return CellSpec(experiment=experiment, workload=workload, framework=framework.framework,
+                        backend=framework.backend, device=device or self.device,
+                        repeats=process_count(self.suite, experiment, self.repeats),
+                        threads=self.threads, timeout_s=self.timeout_s or timeout_s,
+                        data_dir=self.data_dir, **variant)
+
+
+class FrameworkCode(Protocol):
+    """What `runner/experiments/<experiment>/<framework>.py` offers the worker: a function
+    that measures one process of a cell (the worker imports the module and calls it)."""
+
+    def run(self, spec: CellSpec) -> CellOutcome: ...
 
 
 @dataclass(frozen=True)
@@ -58,18 +81,10 @@ class Experiment:
 #: training and inference measure them on the CPU).
 MODEL_WORKLOADS = ("resnet-synthetic", "transformer-tokens", "lstm-tokens")
 
-#: (framework or Keras backend, mode) pairs that only the full suite measures on a CPU, with
-#: the measured cost that keeps them out of the others: Keras's jit_compile on torch runs
-#: torch.compile (cold) on 2 cores.
+#: (system, mode) pairs that only the full suite measures on a CPU, with the measured cost
+#: that keeps them out of the others (each system's declaration in dlbench.systems).
 SLOW_ON_CPU: dict[tuple[str, str], str] = {
-    ("torch", "jit_compile"): "one process takes minutes of cold torch.compile on 2 cores "
-                              "(measured 2026-12-03: 172 s for one ResNet-20 training process, "
-                              "235 s for the digits MLP in execution-mode, which compiles "
-                              "twice, against 15-25 s for the same cells in the other modes)",
-}
-#: The CellSpec parameter holding why a planned cell is not measured (runner.execute records
-#: it as skipped without starting a worker).
-NOT_MEASURED = "not_measured"
+    (system.name, mode): cost for system in SYSTEMS for mode, cost in system.slow_on_cpu.items()}
 
 
 def too_slow_here(request: PlanRequest, framework: FrameworkId, mode: str) -> bool:
@@ -80,8 +95,7 @@ def too_slow_here(request: PlanRequest, framework: FrameworkId, mode: str) -> bo
 def _slow_cost(request: PlanRequest, framework: FrameworkId, mode: str) -> str:
     if request.device != "cpu" or request.suite == "full":
         return ""
-    return (SLOW_ON_CPU.get((framework.framework, mode))
-            or SLOW_ON_CPU.get((framework.backend, mode)) or "")
+    return SLOW_ON_CPU.get((framework.name, mode), "")
 
 
 def not_measured_params(request: PlanRequest, framework: FrameworkId, mode: str) -> dict:
@@ -131,7 +145,17 @@ def get_experiment(name: str) -> Experiment:
 
 def framework_module_name(spec: CellSpec) -> str:
     """The module holding the code `spec`'s framework runs for its experiment."""
-    return f"runner.experiments.{EXPERIMENT_PACKAGES[spec.experiment]}.{spec.framework}"
+    return code_module(spec.experiment, spec.framework)
+
+
+def code_module(experiment: str, framework: str) -> str:
+    """The module of `framework`'s code for `experiment` (a FrameworkCode)."""
+    return f"runner.experiments.{EXPERIMENT_PACKAGES[experiment]}.{framework}"
+
+
+def framework_code(spec: CellSpec) -> FrameworkCode:
+    """The code `spec`'s framework runs for its experiment (imports that framework)."""
+    return importlib.import_module(framework_module_name(spec))
 
 
 def framework_code_path(spec: CellSpec) -> Path:

@@ -7,6 +7,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from dlbench.systems import frameworks
+
 from runner.models.definitions import ModelDefinition
 from runner.models.weights import Weights
 
@@ -30,8 +32,9 @@ class Conventions:
 
 CONVENTIONS = Conventions()
 
-#: How each framework computes the running variance (not settable in PyTorch or Keras).
-RUNNING_VARIANCE = {"pytorch": "unbiased", "tensorflow": "unbiased", "keras": "biased"}
+#: How each framework computes the running variance (not settable in PyTorch or Keras), as
+#: each framework's declaration says (dlbench.systems).
+RUNNING_VARIANCE = {name: framework.running_variance for name, framework in frameworks().items()}
 
 #: One-setting deviations a test applies to one framework to prove parity catches it.
 PERTURBATIONS = ("gelu-tanh", "batchnorm-momentum", "batchnorm-epsilon", "layernorm-epsilon",

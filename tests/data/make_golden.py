@@ -68,7 +68,7 @@ def write_run(run_id: str, experiment: str, workloads: list[str], seed: int) -> 
     for workload in workloads:
         for framework, backend in SYSTEMS:
             spec = CellSpec(experiment, workload, framework, backend, "cpu", batch_size=32,
-                            threads=2)
+                            repeats=3, threads=2)
             name = spec.framework_id.name
             if workload == "cnn-digits" and name == "keras-torch":
                 outcome = CellOutcome(CellStatus.UNSUPPORTED, reason="fixture: not supported")

@@ -13,28 +13,24 @@ from __future__ import annotations
 import math
 
 from dlbench.questions import QUESTIONS
+from dlbench.systems import SYSTEMS
 from runner.experiments import Experiment, PlanRequest, suite_grid
 from runner.spec import CellSpec, FrameworkId
 
-#: The data-parallel strategies each framework offers, as cell modes.
-STRATEGIES: dict[str, tuple[str, ...]] = {
-    "pytorch": ("ddp",),  # DistributedDataParallel, gloo on CPU, nccl on GPU
-    "tensorflow": ("mirrored", "multi-worker-mirrored"),
-    "keras-jax": ("keras-data-parallel",),  # keras.distribution.DataParallel
-    "keras-tensorflow": ("mirrored",),  # tf.distribute strategy scope around compile/fit
-    "keras-torch": ("keras-data-parallel",),  # tried: Keras has no torch distribution
-}
+#: The data-parallel strategies each system offers, as cell modes (dlbench.systems).
+STRATEGIES: dict[str, tuple[str, ...]] = {s.name: s.data_parallel for s in SYSTEMS}
 
-#: Per suite: workloads with epochs, repeats, and strategies left out. Every N-worker cell
+#: Per suite: workloads with epochs, and strategies left out (processes per cell:
+#: runner.repeats). Every N-worker cell
 #: measures its own 1-worker baseline, so quick plans only N = 2; quick also leaves out
 #: MultiWorkerMirroredStrategy, whose worker processes each pay TensorFlow's import.
 GRID: dict[str, dict] = {
-    "quick": {"epochs": {"mlp-digits": 2}, "repeats": 1, "skip": ("multi-worker-mirrored",)},
-    "standard": {"epochs": {"mlp-digits": 8, "cnn-synthetic": 3}, "repeats": 3, "skip": (),
+    "quick": {"epochs": {"mlp-digits": 2}, "skip": ("multi-worker-mirrored",)},
+    "standard": {"epochs": {"mlp-digits": 8, "cnn-synthetic": 3}, "skip": (),
                  # on 2 CPU cores (90 minutes for the suite): the digits MLP; TensorFlow's
                  # multi-worker strategy needs a cluster of processes, left to full
                  "cpu": {"epochs": {"mlp-digits": 8}, "skip": ("multi-worker-mirrored",)}},
-    "full": {"epochs": {"mlp-digits": 15, "cnn-synthetic": 5}, "repeats": 5, "skip": ()},
+    "full": {"epochs": {"mlp-digits": 15, "cnn-synthetic": 5}, "skip": ()},
 }
 MAX_CPU_WORKERS = 8
 
@@ -78,22 +74,12 @@ def plan(request: PlanRequest) -> list[CellSpec]:
         params = {"epochs": grid["epochs"].get(name, 4), "max_workers": max(counts)}
         for framework in request.frameworks:
             for mode in (m for m in STRATEGIES[framework.name] if m not in grid["skip"]):
-                cells += [_cell(request, name, framework, mode, workers,
-                                global_batch(workload.batch_size, counts), params,
-                                grid["repeats"])
+                cells += [request.cell("data-parallel", name, framework, timeout_s=300.0,
+                                       mode=mode, workers=workers,
+                                       batch_size=global_batch(workload.batch_size, counts),
+                                       params=params)
                           for workers in counts]
     return cells
-
-
-def _cell(request: PlanRequest, workload: str, framework: FrameworkId, mode: str,
-          workers: int, batch_size: int, params: dict, repeats: int) -> CellSpec:
-    return CellSpec(
-        experiment="data-parallel", workload=workload, framework=framework.framework,
-        backend=framework.backend, device=request.device, mode=mode, workers=workers,
-        batch_size=batch_size, repeats=request.repeats or repeats,
-        threads=request.threads, timeout_s=request.timeout_s or 300.0,
-        data_dir=request.data_dir, params=params,
-    )
 
 
 EXPERIMENT = Experiment(

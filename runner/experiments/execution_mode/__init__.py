@@ -6,6 +6,7 @@ from __future__ import annotations
 from dlbench.modes import MODES as MODE_MATRIX
 from dlbench.modes import OTHER, measured, mode_class
 from dlbench.questions import QUESTIONS
+from dlbench.systems import frameworks
 from runner.experiments import (MODEL_WORKLOADS, Experiment, PlanRequest, not_measured_params,
                                 suite_grid)
 from runner.spec import CellSpec, FrameworkId
@@ -20,20 +21,18 @@ MODES: dict[str, tuple[str, ...]] = {
 #: JAX's jit_compile, is never a cell of its own: dlbench.modes.SAME_AS.) Standard on a CPU
 #: leaves out only the eager baselines that stand for no framework (mode class "other");
 #: full, and standard on a GPU, run every other mode as its own cell.
-DUPLICATES = {("pytorch", "eager"), ("tensorflow", "eager"), ("keras", "run_eagerly")}
+DUPLICATES = {(name, framework.eager_baseline) for name, framework in frameworks().items()}
 
-#: Per suite: workloads, repeats (worker processes), and per mode the calibrated windows of
+#: Per suite (processes per cell: runner.repeats): workloads, and per mode the calibrated windows of
 #: steady steps and the distinct batches they cycle over. Standard (on a GPU) and full
 #: measure the ResNet, Transformer and LSTM too.
 GRID: dict[str, dict] = {
-    "quick": {"workloads": ["mlp-digits"], "repeats": 3, "step_samples": 3, "batches": 16},
+    "quick": {"workloads": ["mlp-digits"], "step_samples": 3, "batches": 16},
     "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
-                 "repeats": 5,
                  "step_samples": 5, "batches": 32,
                  # on 2 CPU cores (90 minutes for the suite): the digits MLP
                  "cpu": {"workloads": ["mlp-digits"]}},
     "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
-             "repeats": 10,
              "step_samples": 10, "batches": 64},
 }
 
@@ -50,7 +49,7 @@ def modes(request: PlanRequest, framework: FrameworkId) -> list[str]:
                 if mode_class("execution-mode", framework.framework, mode) != OTHER]
     else:
         kept = [mode for mode in every
-                if not {(framework.framework, mode), (framework.backend, mode)} & DUPLICATES]
+                if (framework.framework, mode) not in DUPLICATES]
     return measured("execution-mode", framework.name, request.device, kept)
 
 
@@ -66,12 +65,9 @@ def plan(request: PlanRequest) -> list[CellSpec]:
         batch_size = device_batch_size(get_workload(name), request.device)
         for framework in request.frameworks:
             for mode in modes(request, framework):
-                cells.append(CellSpec(
-                    experiment="execution-mode", workload=name, framework=framework.framework,
-                    backend=framework.backend, device=request.device, mode=mode,
-                    batch_size=batch_size, repeats=request.repeats or grid["repeats"],
-                    threads=request.threads, timeout_s=request.timeout_s or 600.0,
-                    data_dir=request.data_dir,
+                cells.append(request.cell(
+                    "execution-mode", name, framework, timeout_s=600.0, mode=mode,
+                    batch_size=batch_size,
                     params={k: grid[k] for k in ("step_samples", "batches")}
                     | not_measured_params(request, framework, mode),
                 ))

@@ -13,13 +13,13 @@ from runner.experiments import (
 )
 from runner.spec import CellSpec, FrameworkId
 
-#: Per suite: workloads, repeats (worker processes), and the calls one process makes.
+#: Per suite: workloads and the calls one process makes (processes per cell:
+#: runner.repeats).
 GRID: dict[str, dict] = {
-    "quick": {"workloads": ["mlp-digits"], "repeats": 3,
+    "quick": {"workloads": ["mlp-digits"],
               "params": {"warmup_calls": 10, "latency_calls": 200, "throughput_batch": 512,
                          "throughput_samples": 3}},
     "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
-                 "repeats": 5,
                  "params": {"warmup_calls": 50, "latency_calls": 500, "throughput_batch": 1024,
                             "throughput_samples": 5},
                  # on 2 CPU cores (90 minutes for the suite): the ResNet, and the MLP as the
@@ -30,7 +30,6 @@ GRID: dict[str, dict] = {
                          "params": {"warmup_calls": 10, "latency_calls": 200,
                                     "throughput_batch": 128, "throughput_samples": 5}}},
     "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
-             "repeats": 10,
              "params": {"warmup_calls": 100, "latency_calls": 1000, "throughput_batch": 4096,
                         "throughput_samples": 10}},
 }
@@ -61,12 +60,8 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     for name in request.workloads or grid["workloads"]:
         for framework in request.frameworks:
             for mode in inference_modes(request, framework):
-                cells.append(CellSpec(
-                    experiment="inference", workload=name, framework=framework.framework,
-                    backend=framework.backend, device=request.device, mode=mode,
-                    batch_size=1, repeats=request.repeats or grid["repeats"],
-                    threads=request.threads, timeout_s=request.timeout_s or 300.0,
-                    data_dir=request.data_dir,
+                cells.append(request.cell(
+                    "inference", name, framework, timeout_s=300.0, mode=mode, batch_size=1,
                     params=dict(grid["params"]) | not_measured_params(request, framework,
                                                                       mode),
                 ))

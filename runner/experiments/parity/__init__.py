@@ -29,12 +29,8 @@ def plan(request: PlanRequest) -> list[CellSpec]:
         batch_size = (size_profile(workload, "tiny").batch_size if workload.profiles
                       else workload.batch_size)
         for framework in request.frameworks:
-            cells.append(CellSpec(
-                experiment="parity", workload=name, framework=framework.framework,
-                backend=framework.backend, device=request.device, mode="one-step",
-                batch_size=batch_size, repeats=1, threads=request.threads,
-                timeout_s=request.timeout_s or 300.0, data_dir=request.data_dir,
-            ))
+            cells.append(request.cell("parity", name, framework, timeout_s=300.0,
+                                      mode="one-step", batch_size=batch_size))
     return cells
 
 

@@ -9,18 +9,17 @@ from runner.spec import CellSpec
 
 PRECISIONS = ("fp32", "bf16", "fp16")
 
-#: Per suite: workloads with epochs, repeats (worker processes), and the inference calls
+#: Per suite (processes per cell: runner.repeats): workloads with epochs, and the inference calls
 #: per process. Standard (on a GPU) and full measure the ResNet, Transformer and LSTM too.
 #: The quick suite is tiny (fp32 against bf16, the half precision these CPUs have units
 #: for): half precision matmuls on a CPU without native support are very slow.
 GRID: dict[str, dict] = {
-    "quick": {"workloads": ["mlp-digits"], "epochs": 2, "repeats": 3,
+    "quick": {"workloads": ["mlp-digits"], "epochs": 2,
               "cpu": {"precisions": ("fp32", "bf16")},
               "params": {"warmup_calls": 5, "latency_calls": 50, "throughput_batch": 256,
                          "throughput_samples": 3, "train_samples": 640}},
     "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
                  "epochs": 5,
-                 "repeats": 5,
                  "params": {"warmup_calls": 20, "latency_calls": 200, "throughput_batch": 1024,
                             "throughput_samples": 5},
                  # on 2 CPU cores (90 minutes for the suite): the digits MLP in fp32 and in
@@ -28,7 +27,7 @@ GRID: dict[str, dict] = {
                  "cpu": {"workloads": ["mlp-digits"], "precisions": ("fp32", "bf16")}},
     "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
              "epochs": 10,
-             "repeats": 10, "data_size": "large",
+             "data_size": "large",
              "params": {"warmup_calls": 50, "latency_calls": 500, "throughput_batch": 4096,
                         "throughput_samples": 10}},
 }
@@ -49,13 +48,10 @@ def plan(request: PlanRequest) -> list[CellSpec]:
             params["data_size"] = grid["data_size"]
         for framework in request.frameworks:
             for precision in grid.get("precisions", PRECISIONS):
-                cells.append(CellSpec(
-                    experiment="precision", workload=name, framework=framework.framework,
-                    backend=framework.backend, device=request.device, precision=precision,
+                cells.append(request.cell(
+                    "precision", name, framework, timeout_s=600.0, precision=precision,
                     mode="mixed" if precision != "fp32" else "default",
-                    batch_size=batch_size, repeats=request.repeats or grid["repeats"],
-                    threads=request.threads, timeout_s=request.timeout_s or 600.0,
-                    data_dir=request.data_dir, params=params,
+                    batch_size=batch_size, params=params,
                 ))
     return cells
 

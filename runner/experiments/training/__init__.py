@@ -13,18 +13,16 @@ from runner.experiments import (
 )
 from runner.spec import CellSpec, FrameworkId
 
-#: Per suite: workloads with their epoch counts, and repeats (worker processes) per cell;
+#: Per suite: workloads with their epoch counts (processes per cell: runner.repeats);
 #: "profiles" names a size profile other than the device's (quick on a CPU trains the new
 #: models at their tiny size, so that every model is trained once within 8 minutes).
 GRID: dict[str, dict] = {
     "quick": {"epochs": {"mlp-digits": 10, "resnet-synthetic": 2, "transformer-tokens": 2,
                          "lstm-tokens": 2},
               "cpu": {"profiles": {"resnet-synthetic": "tiny", "transformer-tokens": "tiny",
-                                   "lstm-tokens": "tiny"}},
-              "repeats": 3},
+                                   "lstm-tokens": "tiny"}}},
     "standard": {"epochs": {"mlp-digits": 20, "cnn-digits": 15, "cnn-synthetic": 4,
                             "resnet-synthetic": 2, "transformer-tokens": 2, "lstm-tokens": 2},
-                 "repeats": 5,
                  # on 2 CPU cores (90 minutes for the suite) the three models take the CNNs'
                  # place, each on its profile's small data (512 samples; the ResNet's 1024,
                  # BERT-mini's 256) for the epochs it needs to reach its target (the ResNet's
@@ -36,7 +34,7 @@ GRID: dict[str, dict] = {
                          "fastest_workloads": ["resnet-synthetic"]}},
     "full": {"epochs": {"mlp-digits": 30, "cnn-digits": 20, "cnn-synthetic": 8,
                         "resnet-synthetic": 4, "transformer-tokens": 4, "lstm-tokens": 4},
-             "repeats": 10, "data_size": "large"},
+             "data_size": "large"},
 }
 DEFAULT_EPOCHS = 10
 
@@ -76,12 +74,8 @@ def plan(request: PlanRequest) -> list[CellSpec]:
         if workload.profiles and "model_data_size" in grid and not profile:
             params["data_size"] = grid["model_data_size"]
         for framework in request.frameworks:
-            cells += [CellSpec(
-                experiment="training", workload=name, framework=framework.framework,
-                backend=framework.backend, device=request.device, mode=mode,
-                batch_size=batch_size,
-                repeats=request.repeats or grid["repeats"], threads=request.threads,
-                timeout_s=request.timeout_s or 600.0, data_dir=request.data_dir,
+            cells += [request.cell(
+                "training", name, framework, timeout_s=600.0, mode=mode, batch_size=batch_size,
                 params=params | not_measured_params(request, framework, mode),
             ) for mode in training_modes(request, framework, name, grid)]
     return cells
