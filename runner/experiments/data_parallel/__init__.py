@@ -15,7 +15,7 @@ import math
 from dlbench.questions import QUESTIONS
 from dlbench.systems import SYSTEMS
 from runner.experiments import Experiment, PlanRequest, suite_grid
-from runner.spec import CellSpec, FrameworkId
+from runner.spec import CellSpec
 
 #: The data-parallel strategies each system offers, as cell modes (dlbench.systems).
 STRATEGIES: dict[str, tuple[str, ...]] = {s.name: s.data_parallel for s in SYSTEMS}
