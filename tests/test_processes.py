@@ -72,10 +72,11 @@ def record(spec: CellSpec, index: int, status: CellStatus = CellStatus.OK,
     process = CellSpec(**(json.loads(spec.to_json()) | {"repeat_index": index}))
     observations = [Observation("steady_epoch_time", 0.1 + index / 100, index)]
     outcome = CellOutcome(status, observations if status is CellStatus.OK else [],
-                          reason="" if status is CellStatus.OK else f"{status.value} here")
+                          reason="" if status is CellStatus.OK else f"{status.value} here",
+                          code_files={"x.py": "0" * 64})
     return CellRecord(process, outcome, f"2026-12-02T10:00:0{index}", 1.0, "", "x.py", "0" * 64,
                       ended_at=f"2026-12-02T10:00:0{index}", order_index=order_index,
-                      machine={"busy": busy or []}, code_files={"x.py": "0" * 64})
+                      machine={"busy": busy or []})
 
 
 def test_tables_have_one_row_per_cell_and_per_process(tmp_path):
@@ -239,7 +240,8 @@ def test_every_imported_project_file_is_kept_once_and_listed_by_its_process(tmp_
              "runner/store.py": "f" * 64}  # the last was edited after the process ran
     store = RunStore(tmp_path / "run")
     for index in range(2):
-        persist(store, replace(record(cell(), index), code_files=files))
+        measured = record(cell(), index)
+        persist(store, replace(measured, outcome=replace(measured.outcome, code_files=files)))
     objects = sorted(p.name for p in (store.root / "code-objects").iterdir())
     assert objects == sorted([files["runner/spec.py"], files["runner/outcome.py"]])
     assert (store.root / "code" / "runner" / "spec.py").read_bytes() == (
