@@ -154,11 +154,27 @@ def test_the_one_free_core_tolerates_one_other_task():
     assert assess(reading(runnable=1), reading(runnable=1, t=1.0, total=100), 1, 2)["busy"] == []
 
 
+def test_a_reading_is_what_the_kernel_files_say(tmp_path):
+    (tmp_path / "stat").write_text("cpu  100 5 20 800 10 3 2 7 0 0\n"
+                                   "cpu0 100 5 20 800 10 3 2 7 0 0\n"
+                                   "ctxt 12345\nprocs_running 4\nprocs_blocked 0\n")
+    (tmp_path / "loadavg").write_text("1.75 0.90 0.40 4/321 9876\n")
+    reading = read_load(proc=tmp_path)
+    assert reading.loadavg_1min == 1.75
+    assert reading.other_runnable == 3.0  # procs_running counts the reader itself
+    busy = 100 + 5 + 20 + 3 + 2  # user, nice, system, irq, softirq
+    assert (reading.busy_ticks, reading.steal_ticks) == (busy, 7)
+    assert reading.total_ticks == busy + 800 + 10 + 7  # idle, iowait and steal added
+    assert reading.gpu_utilization is None
+
+
 def test_readings_come_from_this_machine():
     first = read_load()
-    assert first.total_ticks > 0 and first.other_runnable >= 0 and first.gpu_utilization is None
+    assert first.total_ticks > 0 and first.gpu_utilization is None
     machine = assess(first, read_load(), threads=1)
-    assert 0.0 <= machine["steal_share"] <= 1.0 and machine["before"]["loadavg_1min"] >= 0
+    assert 0.0 <= machine["steal_share"] <= 1.0
+    assert set(machine["before"]) == {"loadavg_1min", "other_runnable", "gpu_utilization"}
+    assert machine["before"]["loadavg_1min"] == pytest.approx(first.loadavg_1min)
 
 
 def has_nvml() -> bool:
