@@ -3,10 +3,14 @@
     results/runs/<run_id>/
         run.json           the run's record (RUN_SCHEMA)
         environment.json   machine and software (ENVIRONMENT_SCHEMA)
-        cells/<cell>.json  one record per finished cell (written by runner/store.py)
-        cells.*, observations.*   the tables (Parquet and CSV)
-        code/              the exact code each cell ran
+        processes/<cell>__p<k>.json   one record per finished worker process (runner/store.py)
+        superseded/        records of processes measured again, with why
+        cells.*, observations.*, processes.*   the tables (Parquet and CSV)
+        code-objects/<sha256>   each code file a process imported, kept once by content
+        code/              the same files by path: the exact code each cell ran
     results/releases/<release>/   see dlbench/releases.py
+(Release 2026.12's run kept one record per cell, cells/<cell>.json, and no processes
+table; like every run, it is read through its tables.)
 
 Every command (compare, reproduce, results show, the site, publish) reads runs and releases
 through this module, so names sort one way everywhere and `latest` means the same thing.
@@ -31,8 +35,11 @@ RELEASE_INFO = "release.json"
 CODE = "code"
 LATEST = "latest"
 
-#: run.json: field -> (accepted JSON types, required). Other fields are kept as they are.
-RUN_SCHEMA: dict[str, tuple[tuple[type, ...], bool]] = {
+#: A JSON file's schema: field -> (accepted JSON types, required).
+Schema = dict[str, tuple[tuple[type, ...], bool]]
+
+#: run.json's schema. Other fields are kept as they are.
+RUN_SCHEMA: Schema = {
     "run_id": ((str,), True),
     "started_at": ((str,), False),
     "device": ((str,), False),
@@ -49,7 +56,7 @@ RUN_SCHEMA: dict[str, tuple[tuple[type, ...], bool]] = {
 }
 
 #: environment.json, likewise; every field optional (older runs recorded fewer).
-ENVIRONMENT_SCHEMA: dict[str, tuple[tuple[type, ...], bool]] = {
+ENVIRONMENT_SCHEMA: Schema = {
     "cpu": ((dict,), False),
     "gpus": ((list,), False),
     "memory_gib": ((int, float), False),
@@ -64,7 +71,7 @@ ENVIRONMENT_SCHEMA: dict[str, tuple[tuple[type, ...], bool]] = {
     "machine_kind": ((str,), False),  # a cluster run's machine kind, as its node declares
 }
 
-RELEASE_SCHEMA: dict[str, tuple[tuple[type, ...], bool]] = {
+RELEASE_SCHEMA: Schema = {
     "name": ((str,), True),
     "title": ((str,), True),
     "date": ((str,), True),
@@ -73,7 +80,7 @@ RELEASE_SCHEMA: dict[str, tuple[tuple[type, ...], bool]] = {
 }
 
 
-def validate(value: dict, schema: dict[str, tuple[tuple[type, ...], bool]], origin: str) -> dict:
+def validate(value: dict, schema: Schema, origin: str) -> dict:
     """`value` if it fits `schema`, else ResultsFileError naming the first wrong field."""
     for name, (types, required) in schema.items():
         if name not in value:
@@ -167,39 +174,45 @@ def resolve_run_id(results_dir: Path, name: str) -> str:
                       f"{', '.join(known)}, or {LATEST}")
 
 
+def _read_checked(path: Path, schema: Schema) -> dict:
+    """The JSON object in `path`, checked against `schema`."""
+    return validate(read_json(path), schema, str(path))
+
+
+def _write_checked(path: Path, value: dict, schema: Schema) -> None:
+    """Write `value` to `path` atomically, after checking it against `schema`."""
+    atomic_write_json(path, validate(value, schema, str(path)))
+
+
 def read_run_info(run_root: Path) -> dict:
     """A run's run.json, checked against RUN_SCHEMA."""
-    path = run_root / RUN_INFO
-    return validate(read_json(path), RUN_SCHEMA, str(path))
+    return _read_checked(run_root / RUN_INFO, RUN_SCHEMA)
 
 
 def read_environment(run_root: Path) -> dict:
     """A run's environment.json checked against ENVIRONMENT_SCHEMA; {} when none was kept."""
     path = run_root / ENVIRONMENT
-    return validate(read_json(path), ENVIRONMENT_SCHEMA, str(path)) if path.is_file() else {}
+    return _read_checked(path, ENVIRONMENT_SCHEMA) if path.is_file() else {}
 
 
 def read_release_info(release_root: Path) -> dict:
     """A release's release.json, checked against RELEASE_SCHEMA."""
-    path = release_root / RELEASE_INFO
-    return validate(read_json(path), RELEASE_SCHEMA, str(path))
+    return _read_checked(release_root / RELEASE_INFO, RELEASE_SCHEMA)
 
 
 def write_run_info(run_root: Path, info: dict) -> None:
     """Write run.json atomically, after checking it against RUN_SCHEMA."""
-    atomic_write_json(run_root / RUN_INFO, validate(info, RUN_SCHEMA, str(run_root / RUN_INFO)))
+    _write_checked(run_root / RUN_INFO, info, RUN_SCHEMA)
 
 
 def write_environment(run_root: Path, environment: dict) -> None:
     """Write environment.json atomically, after checking it against ENVIRONMENT_SCHEMA."""
-    path = run_root / ENVIRONMENT
-    atomic_write_json(path, validate(environment, ENVIRONMENT_SCHEMA, str(path)))
+    _write_checked(run_root / ENVIRONMENT, environment, ENVIRONMENT_SCHEMA)
 
 
 def write_release_info(release_root: Path, info: dict) -> None:
     """Write release.json atomically, after checking it against RELEASE_SCHEMA."""
-    path = release_root / RELEASE_INFO
-    atomic_write_json(path, validate(info, RELEASE_SCHEMA, str(path)))
+    _write_checked(release_root / RELEASE_INFO, info, RELEASE_SCHEMA)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,8 @@ LICENSE = "MIT"
 #: mkdocs.yml's site_url until the project has an address: `dlbench publish` refuses it
 #: unless the release is labelled local.
 PLACEHOLDER_SITE_URL = "https://dlbench.example.org/"
+#: What a release's CITATION.cff lists it under.
+KEYWORDS = ("benchmark", "pytorch", "tensorflow", "keras")
 
 
 class SiteUrlError(ValueError):
@@ -46,6 +48,29 @@ def bibtex_entry(key: str, title: str, date: str, version: str, url: str, note: 
         f"  note = {{{note}}}\n"
         f"}}"
     )
+
+
+def bibtex_key(name: str) -> str:
+    """The BibTeX key of a release or result name, e.g. dlbench-2026-12."""
+    return "dlbench-" + "".join(c if c.isalnum() else "-" for c in name)
+
+
+def cff_text(message: str, title: str, version: str, date: str, url: str,
+             keywords: tuple[str, ...] = ()) -> str:
+    """A CITATION.cff (CFF 1.2.0) of a data set by the project's authors."""
+    listed = "keywords:\n" + "".join(f"  - {k}\n" for k in keywords) if keywords else ""
+    return (
+        "cff-version: 1.2.0\n"
+        f'message: "{message}"\n'
+        "type: dataset\n"
+        f'title: "{title}"\n'
+        "authors:\n"
+        f'  - name: "{AUTHOR}"\n'
+        f'version: "{version}"\n'
+        f'date-released: "{date}"\n'
+        f'url: "{url}"\n'
+        f"license: {LICENSE}\n"
+    ) + listed
 
 
 @dataclass(frozen=True)
@@ -81,7 +106,7 @@ class Citation:
     @property
     def key(self) -> str:
         """The BibTeX key, e.g. dlbench-2026-12."""
-        return "dlbench-" + "".join(c if c.isalnum() else "-" for c in self.release)
+        return bibtex_key(self.release)
 
     def bibtex(self) -> str:
         """A BibTeX @misc entry."""
@@ -98,19 +123,7 @@ class Citation:
         """A CITATION.cff (CFF 1.2.0) for this release."""
         message = ("If you use these measurements, please cite this release as below."
                    if not self.caveat else f"This release is {self.caveat}.")
-        return (
-            "cff-version: 1.2.0\n"
-            f'message: "{message}"\n'
-            "type: dataset\n"
-            f'title: "{self.title}"\n'
-            "authors:\n"
-            f'  - name: "{AUTHOR}"\n'
-            f'version: "{self.release}"\n'
-            f'date-released: "{self.date}"\n'
-            f'url: "{self.url}"\n'
-            f"license: {LICENSE}\n"
-            "keywords:\n  - benchmark\n  - pytorch\n  - tensorflow\n  - keras\n"
-        )
+        return cff_text(message, self.title, self.release, self.date, self.url, KEYWORDS)
 
 
 def release_citation(release_root: Path | None, name: str, date: str,
@@ -140,7 +153,7 @@ class ResultCitation:
     @property
     def key(self) -> str:
         """The BibTeX key, e.g. dlbench-2027-01-0524."""
-        return "dlbench-" + "".join(c if c.isalnum() else "-" for c in self.result_id)
+        return bibtex_key(self.result_id)
 
     def bibtex(self) -> str:
         """A BibTeX @misc entry for this one result."""
@@ -155,15 +168,5 @@ class ResultCitation:
         cite = self.release
         message = (f"If you use result {self.result_id}, please cite it as below."
                    if not cite.caveat else f"This release is {cite.caveat}.")
-        return (
-            "cff-version: 1.2.0\n"
-            f'message: "{message}"\n'
-            "type: dataset\n"
-            f'title: "{PROJECT_TITLE}, result {self.result_id}: {self.what}"\n'
-            "authors:\n"
-            f'  - name: "{AUTHOR}"\n'
-            f'version: "{cite.release}"\n'
-            f'date-released: "{cite.date}"\n'
-            f'url: "{self.url}"\n'
-            f"license: {LICENSE}\n"
-        )
+        return cff_text(message, f"{PROJECT_TITLE}, result {self.result_id}: {self.what}",
+                        cite.release, cite.date, self.url)

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from dlbench.schema import CellStatus
@@ -69,12 +70,13 @@ def execute_cells(specs: list[CellSpec]) -> list[CellRecord]:
     records = []
     for spec, (outcome, tail) in zip(specs, results, strict=True):
         relative, _, digest = code_of(spec)
-        code_files = dict(outcome.details.get("code_files") or {relative: digest})
-        shared = outcome.details.get("shared_process") or {}
+        if not outcome.code_files:  # no worker reported: the code it would have run
+            outcome = replace(outcome, code_files={relative: digest})
+        shared = outcome.shared_process  # a shared process's cell has its own slice of time
         records.append(CellRecord(
-            spec, outcome, shared.get("started_at", started), shared.get("wall_time_s", wall),
-            tail, relative, digest, ended_at=shared.get("ended_at", ended), machine=machine,
-            code_files=code_files))
+            spec, outcome, shared.started_at if shared else started,
+            shared.wall_time_s if shared else wall, tail, relative, digest,
+            ended_at=shared.ended_at if shared else ended, machine=machine))
     return records
 
 

@@ -27,6 +27,7 @@ import resource
 import statistics
 import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 #: Chosen from release 2027.01's 225 timed processes (log time against the median of its
 #: cell): under 1% steal a process is at its cell's median (140 under 0.5%: +0.0%), at
@@ -39,6 +40,8 @@ CPU_SHARE_TOLERANCE_CORES = 0.25
 MAX_IDLE_GPU_UTILIZATION = 10.0
 RUNNABLE_SAMPLES = 5
 RUNNABLE_SAMPLE_INTERVAL_S = 0.02
+#: Where the kernel's readings are (a test reads a folder of known files instead).
+PROC = Path("/proc")
 
 
 @dataclass(frozen=True)
@@ -60,17 +63,17 @@ class LoadReading:
         return {k: value[k] for k in ("loadavg_1min", "other_runnable", "gpu_utilization")}
 
 
-def _cpu_ticks() -> tuple[int, int, int]:
+def _cpu_ticks(proc: Path) -> tuple[int, int, int]:
     """(busy, steal, total) jiffies of all CPUs from /proc/stat's first line."""
-    with open("/proc/stat") as handle:
+    with open(proc / "stat") as handle:
         fields = [int(v) for v in handle.readline().split()[1:]]
     user, nice, system, idle, iowait, irq, softirq, steal = (fields + [0] * 8)[:8]
     busy = user + nice + system + irq + softirq
     return busy, steal, busy + idle + iowait + steal
 
 
-def _procs_running() -> int:
-    with open("/proc/stat") as handle:
+def _procs_running(proc: Path) -> int:
+    with open(proc / "stat") as handle:
         for line in handle:
             if line.startswith("procs_running"):
                 return int(line.split()[1])
@@ -83,14 +86,14 @@ def _own_cpu_s() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def read_load(gpu: bool = False) -> LoadReading:
-    """Sample the machine now (about 0.1 s)."""
+def read_load(gpu: bool = False, proc: Path = PROC) -> LoadReading:
+    """Sample the machine now (about 0.1 s) from the kernel's files under `proc`."""
     samples = []
     for _ in range(RUNNABLE_SAMPLES):
-        samples.append(_procs_running() - 1)
+        samples.append(_procs_running(proc) - 1)
         time.sleep(RUNNABLE_SAMPLE_INTERVAL_S)
-    busy, steal, total = _cpu_ticks()
-    with open("/proc/loadavg") as handle:
+    busy, steal, total = _cpu_ticks(proc)
+    with open(proc / "loadavg") as handle:
         loadavg = float(handle.read().split()[0])
     return LoadReading(time.monotonic(), loadavg, float(statistics.median(samples)), busy,
                        steal, total, _own_cpu_s(), gpu_utilization() if gpu else None)

@@ -38,31 +38,55 @@ class Fairness:
 
 
 @dataclass(frozen=True)
+class SharedProcess:
+    """The worker process a cell shared with other cells of its framework (runner.sharing):
+    which process, the cell's place in it, and the cell's own slice of its time."""
+
+    pid: int
+    position: int  # 0 for the first cell, which pays the framework's one-time warm-up
+    cells: int  # how many cells the process measured
+    started_at: str
+    ended_at: str
+    wall_time_s: float
+
+
+@dataclass(frozen=True)
 class CellOutcome:
-    """A cell's status, its observations and the manifest it ran under."""
+    """A cell's status, its observations and the manifest it ran under; the code record
+    (every project file the process imported) and, when the cell shared its worker
+    process, that process's timing."""
 
     status: CellStatus
     observations: list[Observation] = field(default_factory=list)
     fairness: Fairness | None = None
     reason: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+    code_files: dict[str, str] = field(default_factory=dict)  # project path -> sha256
+    shared_process: SharedProcess | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The outcome as plain JSON values (the worker's report, a process record's part)."""
+        return asdict(self) | {"status": self.status.value}
 
     def to_json(self) -> str:
-        value = asdict(self)
-        value["status"] = self.status.value
-        return json.dumps(value, sort_keys=True)
+        return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str) -> CellOutcome:
-        value = json.loads(text)
-        fairness = value.get("fairness")
+    def from_dict(cls, value: dict[str, Any]) -> CellOutcome:
+        fairness, shared = value.get("fairness"), value.get("shared_process")
         return cls(
             status=CellStatus(value["status"]),
             observations=[Observation(**o) for o in value.get("observations", [])],
             fairness=Fairness(**fairness) if fairness else None,
             reason=value.get("reason", ""),
-            details=value.get("details", {}),
+            details=dict(value.get("details", {})),
+            code_files=dict(value.get("code_files", {})),
+            shared_process=SharedProcess(**shared) if shared else None,
         )
+
+    @classmethod
+    def from_json(cls, text: str) -> CellOutcome:
+        return cls.from_dict(json.loads(text))
 
 
 def failed(reason: str) -> CellOutcome:

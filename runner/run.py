@@ -312,12 +312,9 @@ def not_started_record(store: RunStore, spec: CellSpec, order_index: int,
 
 
 def labelled(record: CellRecord, order_index: int, attempt: int = 0) -> CellRecord:
-    """A measured process's record with its place in the order; its observations carry its
-    process index."""
-    index = record.spec.repeat_index
-    observations = [replace(o, repeat=index) for o in record.outcome.observations]
-    return replace(record, outcome=replace(record.outcome, observations=observations),
-                   order_index=order_index, attempt=attempt)
+    """A measured process's record with its place in the order (its observations already
+    carry its process index: the harness labels them with spec.repeat_index)."""
+    return replace(record, order_index=order_index, attempt=attempt)
 
 
 def _same_for_every_process(store: RunStore, spec: CellSpec) -> CellRecord | None:

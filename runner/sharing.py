@@ -12,9 +12,10 @@ change the next one's numbers:
 - not a cell planned as not measured on this device (no process starts for it).
 
 The standard and full suites never share: each of their processes measures one cell, as
-their intervals need. A shared cell's record says so in its details ("shared_process": the
-worker's pid, the cell's position and how many cells the process measured), and its first
-cell pays the framework's one-time warm-up, so a quick run is a preview, not a result.
+their intervals need. A shared cell's outcome says so (`shared_process`: the worker's pid,
+the cell's position, how many cells the process measured and the cell's own slice of its
+time; the cells table repeats it in details_json), and its first cell pays the framework's
+one-time warm-up, so a quick run is a preview, not a result.
 """
 
 from __future__ import annotations

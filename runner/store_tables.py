@@ -3,9 +3,10 @@
 - cells: one row per cell that has at least one process record. Its status combines its
   processes' (failed > unsupported > skipped > ok); `repeats` is how many processes were
   recorded (the number behind its intervals); details_json carries the first process's
-  details plus a "processes" summary (planned, recorded, ok, busy).
+  details, its shared worker process when it had one, and a "processes" summary (planned,
+  recorded, ok, busy).
 - observations: one row per observation of the ok processes of ok cells; `repeat` is the
-  process index the run loop labelled it with.
+  process index the harness labelled it with (spec.repeat_index).
 - processes: one row per process: order, times, attempt, quiet-machine readings.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -58,18 +60,23 @@ def _processes_summary(records: list[CellRecord]) -> dict:
     }
 
 
+def _shared_process(record: CellRecord) -> dict:
+    """{"shared_process": ...} when the cell shared its worker process (a quick run's
+    preview), so the cells table says so; empty otherwise."""
+    shared = record.outcome.shared_process
+    return {"shared_process": asdict(shared)} if shared else {}
+
+
 def cells_frame(records: list[CellRecord], run_id: str) -> pd.DataFrame:
     """One row per cell."""
     rows = []
     for group in by_cell(records).values():
         first = group[0]
         status, reason, tail = cell_status(group)
-        fairness = next((r.outcome for r in group if r.outcome.fairness), first.outcome)
-        fairness_json = json.dumps(json.loads(fairness.to_json())["fairness"] or {},
-                                   sort_keys=True)
-        details = {key: value for key, value in first.outcome.details.items()
-                   if key != "code_files"}  # per process, in the processes table
-        details["processes"] = _processes_summary(group)
+        fairness = next((r.outcome.fairness for r in group if r.outcome.fairness), None)
+        fairness_json = json.dumps(asdict(fairness) if fairness else {}, sort_keys=True)
+        details = first.outcome.details | _shared_process(first) | {
+            "processes": _processes_summary(group)}
         rows.append(first.spec.key_columns(run_id) | {
             "status": status.value,
             "reason": reason,

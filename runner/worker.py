@@ -21,7 +21,7 @@ from runner.experiments import framework_code
 from runner.harness import CellSkipped
 from runner.harness.code_record import imported_project_files
 from runner.measure import utc_timestamp
-from runner.outcome import CellOutcome, failed, skipped
+from runner.outcome import CellOutcome, SharedProcess, failed, skipped
 from runner.spec import CellSpec
 
 
@@ -34,9 +34,8 @@ def pin_affinity() -> None:
 
 def measure(spec: CellSpec) -> CellOutcome:
     """Run the cell's framework code (one repeat: spec.repeat_index); a skip becomes a
-    skipped outcome, any other exception a failed one. The outcome's details carry the
-    code record: {"code_files": {project-relative path: sha256}} of every project file
-    this process imported."""
+    skipped outcome, any other exception a failed one. The outcome carries the code record:
+    {project-relative path: sha256} of every project file this process imported."""
     try:
         outcome = framework_code(spec).run(spec)
     except CellSkipped as skip:
@@ -44,14 +43,14 @@ def measure(spec: CellSpec) -> CellOutcome:
     except Exception as error:  # noqa: BLE001 - a cell's fault must not crash the run
         traceback.print_exc()
         outcome = failed(f"{type(error).__name__}: {error}".splitlines()[0][:500])
-    return replace(outcome, details=outcome.details | {"code_files": imported_project_files()})
+    return replace(outcome, code_files=imported_project_files())
 
 
-def shared_details(position: int, cells: int, started_at: str, wall_s: float) -> dict:
-    """What a cell's record says about the process it shared with other cells."""
-    return {"shared_process": {"pid": os.getpid(), "position": position, "cells": cells,
-                               "started_at": started_at, "ended_at": utc_timestamp(),
-                               "wall_time_s": round(wall_s, 3)}}
+def shared_process(position: int, cells: int, started_at: str, wall_s: float) -> SharedProcess:
+    """This process as the cell at `position` of `cells` sharing it saw it, ending now."""
+    return SharedProcess(pid=os.getpid(), position=position, cells=cells,
+                         started_at=started_at, ended_at=utc_timestamp(),
+                         wall_time_s=round(wall_s, 3))
 
 
 def main(argv: list[str]) -> int:
@@ -66,9 +65,8 @@ def main(argv: list[str]) -> int:
         begin = time.perf_counter()
         outcome = measure(spec)
         if len(pairs) > 1:
-            details = shared_details(position, len(pairs), started_at,
-                                     time.perf_counter() - begin)
-            outcome = replace(outcome, details=outcome.details | details)
+            outcome = replace(outcome, shared_process=shared_process(
+                position, len(pairs), started_at, time.perf_counter() - begin))
         atomic_write_bytes(outcome_path, outcome.to_json().encode())
     return 0
 

@@ -94,4 +94,6 @@ def test_torch_compile_cold_time_is_a_real_compilation_not_a_cache_hit():
     assert cache["files_before_cold_compile"] == 0  # a fresh, empty inductor cache
     assert cache["files_after_cold_compile"] > 0  # the cold step compiled and wrote code
     summary = {o.metric: o.value for o in record.outcome.observations if o.step is None}
-    assert summary["compile_time_cold"] > 0 and summary["compile_time_warm"] >= 0
+    # the second compile of a fresh model finds the first one's caches (inductor's on-disk
+    # code among them): a cold time that were a cache hit would be no longer than it
+    assert summary["compile_time_warm"] < summary["compile_time_cold"]

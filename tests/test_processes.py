@@ -72,10 +72,11 @@ def record(spec: CellSpec, index: int, status: CellStatus = CellStatus.OK,
     process = CellSpec(**(json.loads(spec.to_json()) | {"repeat_index": index}))
     observations = [Observation("steady_epoch_time", 0.1 + index / 100, index)]
     outcome = CellOutcome(status, observations if status is CellStatus.OK else [],
-                          reason="" if status is CellStatus.OK else f"{status.value} here")
+                          reason="" if status is CellStatus.OK else f"{status.value} here",
+                          code_files={"x.py": "0" * 64})
     return CellRecord(process, outcome, f"2026-12-02T10:00:0{index}", 1.0, "", "x.py", "0" * 64,
                       ended_at=f"2026-12-02T10:00:0{index}", order_index=order_index,
-                      machine={"busy": busy or []}, code_files={"x.py": "0" * 64})
+                      machine={"busy": busy or []})
 
 
 def test_tables_have_one_row_per_cell_and_per_process(tmp_path):
@@ -153,11 +154,27 @@ def test_the_one_free_core_tolerates_one_other_task():
     assert assess(reading(runnable=1), reading(runnable=1, t=1.0, total=100), 1, 2)["busy"] == []
 
 
+def test_a_reading_is_what_the_kernel_files_say(tmp_path):
+    (tmp_path / "stat").write_text("cpu  100 5 20 800 10 3 2 7 0 0\n"
+                                   "cpu0 100 5 20 800 10 3 2 7 0 0\n"
+                                   "ctxt 12345\nprocs_running 4\nprocs_blocked 0\n")
+    (tmp_path / "loadavg").write_text("1.75 0.90 0.40 4/321 9876\n")
+    reading = read_load(proc=tmp_path)
+    assert reading.loadavg_1min == 1.75
+    assert reading.other_runnable == 3.0  # procs_running counts the reader itself
+    busy = 100 + 5 + 20 + 3 + 2  # user, nice, system, irq, softirq
+    assert (reading.busy_ticks, reading.steal_ticks) == (busy, 7)
+    assert reading.total_ticks == busy + 800 + 10 + 7  # idle, iowait and steal added
+    assert reading.gpu_utilization is None
+
+
 def test_readings_come_from_this_machine():
     first = read_load()
-    assert first.total_ticks > 0 and first.other_runnable >= 0 and first.gpu_utilization is None
+    assert first.total_ticks > 0 and first.gpu_utilization is None
     machine = assess(first, read_load(), threads=1)
-    assert 0.0 <= machine["steal_share"] <= 1.0 and machine["before"]["loadavg_1min"] >= 0
+    assert 0.0 <= machine["steal_share"] <= 1.0
+    assert set(machine["before"]) == {"loadavg_1min", "other_runnable", "gpu_utilization"}
+    assert machine["before"]["loadavg_1min"] == pytest.approx(first.loadavg_1min)
 
 
 def has_nvml() -> bool:
@@ -239,7 +256,8 @@ def test_every_imported_project_file_is_kept_once_and_listed_by_its_process(tmp_
              "runner/store.py": "f" * 64}  # the last was edited after the process ran
     store = RunStore(tmp_path / "run")
     for index in range(2):
-        persist(store, replace(record(cell(), index), code_files=files))
+        measured = record(cell(), index)
+        persist(store, replace(measured, outcome=replace(measured.outcome, code_files=files)))
     objects = sorted(p.name for p in (store.root / "code-objects").iterdir())
     assert objects == sorted([files["runner/spec.py"], files["runner/outcome.py"]])
     assert (store.root / "code" / "runner" / "spec.py").read_bytes() == (

@@ -58,10 +58,11 @@ def test_cells_in_one_process_give_the_numbers_they_give_alone():
     first, second = execute_cells([precision, training])
     alone = execute_cell(training)
     assert first.outcome.status is second.outcome.status is CellStatus.OK
-    shared = [r.outcome.details["shared_process"] for r in (first, second)]
-    assert shared[0]["pid"] == shared[1]["pid"]
-    assert [s["position"] for s in shared] == [0, 1] and shared[1]["cells"] == 2
-    assert "shared_process" not in alone.outcome.details
+    shared = [r.outcome.shared_process for r in (first, second)]
+    assert shared[0].pid == shared[1].pid
+    assert [s.position for s in shared] == [0, 1] and shared[1].cells == 2
+    assert [r.started_at for r in (first, second)] == [s.started_at for s in shared]
+    assert alone.outcome.shared_process is None
 
     def accuracies(record):
         return [o.value for o in record.outcome.observations if o.metric == "test_accuracy"]

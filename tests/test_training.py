@@ -88,7 +88,7 @@ def test_one_process_measures_one_repeat_its_working_memory_and_its_code(tmp_pat
     # while the process itself holds hundreds of MiB of PyTorch
     assert 0 <= values["working_memory"] < 8
     assert values["import_footprint"] > 100
-    code = outcome.details["code_files"]
+    code = outcome.code_files
     for path in ("runner/experiments/training/pytorch.py", "runner/adapters/pytorch.py",
                  "runner/harness/training.py", "runner/workloads.py", "runner/worker.py"):
         assert len(code[path]) == 64, path

@@ -146,9 +146,10 @@ def _save_held(held: list[tuple[RunStore, CellRecord]]) -> None:
 
 def _failed_record(job: Job, reason: str, started_at: str) -> CellRecord:
     relative, _, digest = code_of(job.spec)
-    return CellRecord(job.spec, failed(reason), started_at, 0.0, "", relative, digest,
+    outcome = replace(failed(reason), code_files={relative: digest})
+    return CellRecord(job.spec, outcome, started_at, 0.0, "", relative, digest,
                       ended_at=utc_timestamp(), order_index=job.store.next_order_index(),
-                      attempt=job.attempt, code_files={relative: digest})
+                      attempt=job.attempt)
 
 
 def _node_died(job: Job, started_at: str, error: RayError, waiting: deque[Job]) -> None:

@@ -155,7 +155,7 @@ def model_parity_outcome(spec: CellSpec, case: ModelCase, result: ModelResult,
     step_abs = max(errors["loss_abs"], errors["statistics_abs"], errors["direction_abs"])
     step_rel = max(errors["loss_rel"], errors["statistics_rel"], errors["direction_rel"])
     passed = forward_rel <= TOLERANCE and step_rel <= TOLERANCE
-    observations = [Observation(metric, value, 0) for metric, value in (
+    observations = [Observation(metric, value, spec.repeat_index) for metric, value in (
         ("parity_forward_max_abs", forward_abs), ("parity_forward_max_rel", forward_rel),
         ("parity_step_max_abs", step_abs), ("parity_step_max_rel", step_rel),
         ("parity_tolerance", TOLERANCE), ("parity_pass", float(passed)))]
