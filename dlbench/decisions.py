@@ -30,6 +30,7 @@ import numpy as np
 
 from dlbench.judging import IDENTICAL_REPEATS, Decision, holm, identical_repeats
 from dlbench.metrics import Direction
+from dlbench.words import counts
 
 
 @dataclass(frozen=True)
@@ -179,7 +180,7 @@ def _decide_pair(test: PairTest, direction: Direction, threshold: float, level: 
     else:
         decision = Decision.UNDECIDED
         reason = (f"interval {low:.2f}-{high:.2f}x reaches across the {threshold:.0%} "
-                  f"threshold: {test.n_a} and {test.n_b} processes cannot tell")
+                  f"threshold: {counts([test.n_a, test.n_b], 'process')} cannot tell")
     return PairDecision(test, decision, threshold, level, family_size, p_adjusted, low, high,
                         look, reason, direction)
 

@@ -30,6 +30,7 @@ import numpy as np
 
 from dlbench.metrics import Direction
 from dlbench.stats import ALPHA, Comparison, compare_samples
+from dlbench.words import counts, plural
 
 #: A difference smaller than this (ratio within 1/1.05 .. 1.05) is not meaningful.
 PRACTICAL_THRESHOLD = 0.05
@@ -134,13 +135,13 @@ def decide(comparison: Comparison, p_adjusted: float, family_size: int = 1,
     significant = p_adjusted < alpha and not math.isnan(low) and (low > 1 or high < 1)
     if not significant:
         why = comparison.note or (f"not significant after Holm's correction over "
-                                  f"{family_size} comparisons (p={p_adjusted:.2g})")
+                                  f"{plural(family_size, 'comparison')} (p={p_adjusted:.2g})")
         if within_band(low, high, threshold):
             return judged(Decision.NO_MEANINGFUL_DIFFERENCE,
                           f"{why}; its 95% interval lies within {threshold:.0%}")
         return judged(Decision.UNDECIDED, f"{why}, and its 95% interval "
                       f"{low:.2f}-{high:.2f}x reaches beyond {threshold:.0%}: "
-                      f"{comparison.n_a} and {comparison.n_b} processes cannot tell")
+                      f"{counts([comparison.n_a, comparison.n_b], 'process')} cannot tell")
     effect = max(comparison.ratio, 1 / comparison.ratio) - 1
     if effect <= threshold:
         return judged(Decision.NO_MEANINGFUL_DIFFERENCE,

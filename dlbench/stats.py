@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dlbench.metrics import Direction
+from dlbench.words import plural
 
 #: Below this many repeats per side there is no spread to test a difference against.
 MIN_REPEATS_FOR_SIGNIFICANCE = 2
@@ -214,7 +215,8 @@ def compare_samples(
     significant = bool(p_value < alpha and excludes_one)
     if (min(array_a.size, array_b.size) < MIN_REPEATS_FOR_SIGNIFICANCE and not note
             and not significant):
-        note = (f"underpowered: {min(array_a.size, array_b.size)} repeats; the test needs "
+        fewest = min(array_a.size, array_b.size)
+        note = (f"underpowered: {plural(fewest, 'repeat')}; the test needs "
                 f"at least {MIN_REPEATS_FOR_SIGNIFICANCE} per side")
     return Comparison(
         n_a=int(array_a.size), n_b=int(array_b.size), median_a=median_a, median_b=median_b,

@@ -30,8 +30,13 @@ def configured_site_url(config: Path) -> str:
         value = (yaml.safe_load(config.read_text()) or {}).get("site_url") or ""
     except (OSError, yaml.YAMLError) as error:
         raise SiteUrlError(f"cannot read {config}: {error}") from None
+    return site_root(value, f"{config}: site_url")
+
+
+def site_root(value: object, what: str) -> str:
+    """An http(s) address as the site's root, ending in '/'; SiteUrlError naming `what`."""
     if not isinstance(value, str) or not value.startswith(("http://", "https://")):
-        raise SiteUrlError(f"{config}: site_url must be an http(s) address, found {value!r}")
+        raise SiteUrlError(f"{what} must be an http(s) address, found {value!r}")
     return value if value.endswith("/") else value + "/"
 
 

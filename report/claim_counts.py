@@ -12,6 +12,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from dlbench.judging import Family
+from dlbench.words import plural
 from report.claim_context import Context, of_system, select
 from report.claim_types import ClaimOutcome, Finding, Rule, StatusCondition
 from report.conditions import optional_package
@@ -40,7 +41,7 @@ def status(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
                  StatusCondition.ANY_NOT_OK: not ok.all()}
         failing = [f"{r.cell_id} {r.status} ({str(r.reason)[:80]})"
                    for r in group[~ok].itertuples()]
-        text = f"{int(ok.sum())} of {len(group)} selected cells ran" + (
+        text = f"{int(ok.sum())} of {plural(len(group), 'selected cell')} ran" + (
             f"; not ok: {', '.join(failing)}" if failing else "")
         outcome = (SUPPORTED if rule.supported_if and holds[rule.supported_if] else
                    CONTRADICTED if rule.contradicted_if and holds[rule.contradicted_if] else

@@ -14,7 +14,10 @@ from dlbench.errors import UsageError
 from dlbench.layout import LATEST, release_names, run_ids
 from dlbench.releases import ReleaseError, freeze_release
 from report.build import build_site
-from report.cite import PLACEHOLDER_SITE_URL, Citation, SiteUrlError, configured_site_url
+from report.cite import (
+    PLACEHOLDER_SITE_URL, Citation, SiteUrlError, configured_site_url, release_citation,
+    site_root,
+)
 from report.errata import Erratum, ErrataError, append_erratum
 from report.publish import (
     PublishError, build_mkdocs, deployed_versions, export_site, make_server, mike_deploy,
@@ -38,14 +41,26 @@ def run_suite(results_dir: Path, run_id: str) -> str:
     return str((info.get("request") or {}).get("suite") or info.get("suite") or "")
 
 
+def publish_site_url(config: Path, given: str, local: bool) -> str:
+    """The address a new release records: --site-url, else mkdocs.yml's site_url; '' for a
+    local release. Refuses the placeholder, and an address for a local release."""
+    if local and given:
+        raise UsageError(f"--site-url {given} and --local disagree: a local release has no "
+                         "published address; pass one of them")
+    try:
+        url = site_root(given, "--site-url") if given else site_url(config)
+    except SiteUrlError as error:
+        raise UsageError(str(error)) from None
+    if url == PLACEHOLDER_SITE_URL and not local:
+        where = "--site-url" if given else f"{config}: site_url"
+        raise UsageError(f"{where} is still the placeholder {url}; pass --site-url URL (the "
+                         "address the site is published at) or --local (a release served on "
+                         "this machine only, labelled local)")
+    return "" if local else url
+
+
 def publish_labels(args: argparse.Namespace, runs: list[str]) -> dict[str, bool]:
-    """The labels of a new release; refuses a placeholder address unless --local, and a
-    quick-suite run unless --preview."""
-    url = site_url(Path(args.config))
-    if url == PLACEHOLDER_SITE_URL and not args.local:
-        raise UsageError(f"{args.config}: site_url is still the placeholder {url}; set it to "
-                         "the address the site is published at, or pass --local to publish "
-                         "a release labelled local")
+    """The labels of a new release; refuses a quick-suite run unless --preview."""
     quick = [r for r in runs if run_suite(Path(args.results_dir), r) == "quick"]
     if quick and not args.preview:
         raise UsageError(f"run {quick[0]} measured the quick suite, a preview that is not "
@@ -97,10 +112,13 @@ def build_command(args: argparse.Namespace) -> int:
 def _deploy(args: argparse.Namespace, name: str) -> None:
     source = pick_source(Path(args.results_dir), name, [])
     out = Path(args.out)
-    _describe(build_site(source, out, Path(args.templates), site_url(Path(args.config)),
+    configured = site_url(Path(args.config))
+    _describe(build_site(source, out, Path(args.templates), configured,
                          Path(args.results_dir), Path(args.cache_dir)), out, source)
+    recorded = release_citation(source.root, name, source.date, configured).site_url
     try:
-        mike_deploy(Path(args.config), Path(args.pages_repo), name, f"{name} ({source.date})")
+        mike_deploy(Path(args.config), Path(args.pages_repo), name, f"{name} ({source.date})",
+                    recorded)
     except PublishError as error:
         raise UsageError(str(error)) from None
     print(f"deployed {name} as a site version in {args.pages_repo} (alias latest)")
@@ -129,14 +147,14 @@ def publish_command(args: argparse.Namespace) -> int:
         raise UsageError(f"invalid --date {date!r}; expected YYYY-MM-DD") from None
     results_dir = Path(args.results_dir)
     runs = resolve_runs(results_dir, args.run)
+    url = publish_site_url(Path(args.config), args.site_url, args.local)
     labels = publish_labels(args, runs)
     notes = read_notes(args.notes) if args.notes else ""
-    url = site_url(Path(args.config))
-    cff = Citation(args.release, date, url, **labels).cff()
+    cff = Citation(args.release, date, url or site_url(Path(args.config)), **labels).cff()
     try:
         path = freeze_release(results_dir, args.release, runs, date,
                               args.title or f"dlbench release {args.release}", cff, labels,
-                              notes, site_url="" if labels["local"] else url)
+                              notes, site_url=url)
     except ReleaseError as error:
         raise UsageError(str(error)) from None
     print(f"froze {len(runs)} run(s) into {path}")

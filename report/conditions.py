@@ -15,6 +15,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from dlbench.judging import Regime, achieved_fraction, regime_of
+from dlbench.words import plural
 
 #: The model's working memory; a run without it has only the process's high-water mark.
 WORKING_MEMORY = "working_memory"
@@ -89,7 +90,7 @@ def overhead_memory_reason(rows: pd.DataFrame) -> str | None:
     return (f"the model's own memory ({short['model_memory'].max():.2g} MiB of weights, "
             f"gradients and momentum) is under {MODEL_MEMORY_FACTOR:.0f}x the runtime overhead "
             f"(up to {overhead[short.index].max():.3g} MiB of working memory beyond it) in "
-            f"{len(short)} of {len(per_cell)} cells: the working memory measures the "
+            f"{len(short)} of {plural(len(per_cell), 'cell')}: the working memory measures the "
             f"framework, not the model")
 
 

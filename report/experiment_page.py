@@ -19,7 +19,7 @@ from report.labels import format_label, metric_ids_in_words, status_label
 from report.render import ChartBlock, chart_block
 from report.source import Source
 from report.summary import format_number, machine_label, variant_label
-from report.targets import MISSED_NOTE
+from report.targets import MISSED_NOTE, declared_target
 
 
 def result_anchor(result_id: str) -> str:
@@ -100,11 +100,11 @@ def fastest_rows(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def accuracy_marks(cells: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """Per workload, the chance level and target accuracy its cells recorded (label, value):
-    a workload that recorded neither has none."""
+    """Per workload, the chance level and target accuracy (label, value) its cells recorded,
+    else those its declaration gives (report/targets.py); a workload with neither has none."""
     marks: dict[str, pd.DataFrame] = {}
     for workload, group in cells.groupby("workload", sort=True):
-        facts: dict = {}
+        facts: dict = declared_target(str(workload))
         for column in ("config_json", "details_json"):
             for text in group[column].dropna():
                 record = json.loads(text or "{}")

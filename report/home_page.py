@@ -13,6 +13,7 @@ from dlbench.modes import comparison_words, group_words
 from dlbench.questions import QUESTIONS as EXPERIMENT_QUESTIONS
 from dlbench.schema import system_label
 from dlbench.verdict_engine import busy_processes
+from dlbench.words import counts, plural
 from report.charts import summary_chart
 from report.experiment_page import experiment_title, result_anchor
 from report.first_published import first_published
@@ -78,7 +79,7 @@ def _times(value: float) -> str:
 def _processes(pairing: Pairing) -> str:
     """'3 processes each', or '3 and 6 processes' when the sides differ."""
     n_a, n_b = pairing.judgement.test.n_a, pairing.judgement.test.n_b
-    return f"{n_a} processes each" if n_a == n_b else f"{n_a} and {n_b} processes"
+    return f"{plural(n_a, 'process')} each" if n_a == n_b else counts([n_a, n_b], "process")
 
 
 def _pair_words(pairing: Pairing) -> dict:
@@ -146,14 +147,39 @@ def busy_left_out(source: Source) -> int:
     return len(busy_processes(source_processes(source)))
 
 
+#: What a question's contest compares, in a reader's word.
+CONTEST_WORDS = {"system": "system", "precision": "precision", "mode": "mode"}
+
+
+def one_sided(verdict: Verdict) -> bool:
+    """Whether a verdict's group measured one contender only (nothing to compare)."""
+    return verdict.outcome is VerdictOutcome.INSUFFICIENT_DATA and len(verdict.standings) == 1
+
+
+def one_sided_groups(found: list[Verdict]) -> dict | None:
+    """The question groups that measured one contender only, counted in one line below the
+    answers (they answer nothing); None when there are none."""
+    lonely = [v for v in found if one_sided(v)]
+    if not lonely:
+        return None
+    contests = {q.key: q.contest for q in QUESTIONS}
+    used = {contests.get(v.question, "") for v in lonely}
+    kinds = [word for contest, word in CONTEST_WORDS.items() if contest in used] or ["contender"]
+    return {"line": f"{plural(len(lonely), 'question group')} measured one "
+                    f"{' or '.join(kinds)} only",
+            "rows": [{"title": v.title, "group": group_words(v.group),
+                      "only": system_label(v.standings[0].contender)} for v in lonely]}
+
+
 def question_blocks(source: Source, summary: pd.DataFrame,
                     found: list[Verdict] | None = None) -> list[dict]:
-    """One block per question that has data in the release, one row per verdict."""
+    """One block per question that has answers in the release, one row per verdict; groups
+    that measured one contender only are left to one_sided_groups."""
     ids = result_ids(summary)
     found = source_verdicts(source) if found is None else found
     blocks = []
     for question in QUESTIONS:
-        mine = [v for v in found if v.question == question.key]
+        mine = [v for v in found if v.question == question.key and not one_sided(v)]
         if mine:
             blocks.append({
                 "title": question.title, "metric_label": reader_label(question.metric),
@@ -175,8 +201,8 @@ def tally(found: list[Verdict]) -> dict | None:
     return {"total": len(compared), "winner": count[VerdictOutcome.WINNER],
             "tied": count[VerdictOutcome.NO_MEANINGFUL_DIFFERENCE],
             "inconclusive": count[VerdictOutcome.INCONCLUSIVE],
-            "processes": (str(processes[0]) if len(processes) == 1
-                          else f"{processes[0]}-{processes[-1]}")}
+            "processes": (plural(processes[0], "process") if len(processes) == 1
+                          else f"{processes[0]}-{processes[-1]} processes")}
 
 
 def summary_frame(found: list[Verdict]) -> pd.DataFrame:

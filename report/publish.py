@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import io
@@ -11,7 +12,10 @@ import shutil
 import subprocess
 import sys
 import tarfile
+from collections.abc import Iterator
 from pathlib import Path
+
+import yaml
 
 BRANCH = "gh-pages"
 LATEST = "latest"
@@ -58,14 +62,33 @@ def ensure_repo(pages_repo: Path) -> None:
               "dlbench versioned site: one version per release, on branch " + BRANCH], pages_repo)
 
 
-def mike_deploy(config: Path, pages_repo: Path, release: str, title: str) -> None:
-    """Commit the built site_src/ as version `release` and point `latest` at it."""
+def mike_deploy(config: Path, pages_repo: Path, release: str, title: str,
+                site_url: str = "") -> None:
+    """Commit the built site_src/ as version `release` and point `latest` at it; `site_url`
+    (the address the release recorded) replaces the config's in its canonical links."""
     ensure_repo(pages_repo)
     mike = [sys.executable, "-c", "import sys; from mike.driver import main; sys.exit(main())"]
-    common = ["--config-file", str(config.resolve()), "--branch", BRANCH]
-    _run(mike + ["deploy", *common, "--update-aliases", "--title", title, release, LATEST],
-         pages_repo)
-    _run(mike + ["set-default", *common, LATEST], pages_repo)
+    with config_at(config, site_url) as used:
+        common = ["--config-file", str(used.resolve()), "--branch", BRANCH]
+        _run(mike + ["deploy", *common, "--update-aliases", "--title", title, release, LATEST],
+             pages_repo)
+        _run(mike + ["set-default", *common, LATEST], pages_repo)
+
+
+@contextlib.contextmanager
+def config_at(config: Path, site_url: str) -> Iterator[Path]:
+    """`config`, or a copy of it beside it (its relative paths still resolve) whose site_url
+    is `site_url`, removed afterwards."""
+    settings = yaml.safe_load(config.read_text()) or {}
+    if not site_url or settings.get("site_url") == site_url:
+        yield config
+        return
+    copy = config.with_name(f".{config.stem}-{os.getpid()}{config.suffix}")
+    copy.write_text(yaml.safe_dump(settings | {"site_url": site_url}, sort_keys=False))
+    try:
+        yield copy
+    finally:
+        copy.unlink(missing_ok=True)
 
 
 def build_mkdocs(config: Path, target: Path) -> None:

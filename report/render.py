@@ -11,6 +11,8 @@ from pathlib import Path
 import altair as alt
 import jinja2
 
+from dlbench.words import plural
+
 
 @dataclass(frozen=True)
 class ChartBlock:
@@ -59,6 +61,7 @@ def environment(templates_dir: Path) -> jinja2.Environment:
         autoescape=False,
     )
     env.filters["cell"] = table_cell
+    env.filters["plural"] = plural  # {{ n | plural("cell") }}: "1 cell", "2 cells"
     return env
 
 

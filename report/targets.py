@@ -6,11 +6,32 @@ from __future__ import annotations
 
 import pandas as pd
 
+from runner.workloads import WORKLOADS
+
 TARGET_METRIC = "reached_target"
 #: Metrics that say how well or how fast a model learned: judged only on cells that reached
 #: their target (a model at chance decides nothing).
 ACCURACY_METRICS = frozenset({"test_accuracy", "time_to_target"})
 MISSED_NOTE = "did not reach its target"
+#: The labels of each dataset an image or digit workload trains on (runner/datasets.py draws or
+#: loads ten for each; tests/test_targets.py holds this table to it). Token workloads draw as
+#: many as their model definition's classes.
+DATASET_CLASSES = {"digits": 10, "synthetic-images": 10, "mnist": 10, "cifar10": 10}
+
+
+def declared_target(workload: str) -> dict[str, float]:
+    """The classes (1/classes is chance) and target accuracy that runner/workloads.py declares
+    for `workload`, for cells that did not record them (every release so far); empty for a
+    workload it does not declare."""
+    declared = WORKLOADS.get(workload)
+    if declared is None:
+        return {}
+    classes = DATASET_CLASSES.get(declared.dataset)
+    drawn = {p.definition.classes for p in declared.profiles}
+    if declared.dataset == "synthetic-tokens" and len(drawn) == 1:
+        classes = drawn.pop()
+    facts = {"target_accuracy": declared.target_accuracy}
+    return facts | ({"classes": classes} if classes else {})
 
 
 def missed_target(observations: pd.DataFrame) -> set[tuple[str, str]]:

@@ -29,7 +29,7 @@ def test_a_quick_draft_against_a_standard_release_lists_cells_as_not_comparable(
     assert [row["differences"] for row in block["not_comparable"]] == ["params.epochs 8→2"] * 2
     page = render(environment(TEMPLATES), "compare.md.j2", source=draft,
                   comparisons=[block])
-    assert "Not comparable: 2 cells share a name" in page
+    assert "Not comparable: 2 cells with a name in common" in page
     assert "| faster" not in page and "No significant change." in page
 
 

@@ -1,9 +1,11 @@
-"""The site of the committed releases (2026.12, 2027.01) and a draft in headless Chromium:
-labels instead of identifiers, no blank chart, the anchor kept across versions, the site's
-own 404 page, and a draft that asks for no versions.json."""
+"""The site of the committed releases (2026.12, 2027.01, 2027.02) and a draft in headless
+Chromium: the first answer on the first screen, labels instead of identifiers, no blank chart,
+the anchor kept across versions, the site's own 404 page, and a draft that asks for no
+versions.json. Screenshots go to $DLBENCH_SCREENSHOTS, else build/screenshots."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import threading
@@ -22,8 +24,9 @@ from tests.site_fixtures import ROOT, TEMPLATES, golden_results, site_config, RU
 
 pytestmark = pytest.mark.browser
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-RELEASES = ("2026.12", "2027.01")
-SHOTS = Path(__file__).parent.parent / "build" / "screenshots"
+RELEASES = ("2026.12", "2027.01", "2027.02")
+SHOTS = Path(os.environ.get("DLBENCH_SCREENSHOTS")
+             or Path(__file__).parent.parent / "build" / "screenshots")
 #: A raw metric identifier as a word of visible text (code blocks are not visible text).
 RAW = re.compile(r"\b(" + "|".join(sorted((m for m in METRICS if "_" in m), key=len,
                                          reverse=True)) + r")\b")
@@ -81,8 +84,8 @@ def browser() -> Iterator[object]:
         chromium.close()
 
 
-def _page(browser, width: int = 1280) -> object:
-    context = browser.new_context(viewport={"width": width, "height": 800})
+def _page(browser, width: int = 1280, height: int = 800) -> object:
+    context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
     page.problems = []
     page.on("pageerror", lambda error: page.problems.append(f"page error: {error}"))
@@ -198,3 +201,30 @@ def test_the_phone_layout_shows_the_site_title(browser, released: str) -> None:
     assert box and box["width"] >= 50, box  # "dlbench", not one clipped letter
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "phone-training.png"))
+
+
+#: The height of one line of an answer, in px: the line's top and one line of it must show.
+LINE = 24
+#: The first answer's line: the first item of the list after the first question's heading.
+FIRST_ANSWER_TOP = ("() => { const li = document.querySelector('article h2 ~ ul > li');"
+                    " return li ? li.getBoundingClientRect().top + window.scrollY : null; }")
+
+
+@pytest.mark.parametrize(("width", "height", "screens"), [(1280, 800, 1), (390, 844, 2)])
+def test_the_first_answer_is_on_the_first_screen_and_within_two_on_a_phone(
+        browser, released: str, width: int, height: int, screens: int) -> None:
+    page = _page(browser, width, height)
+    page.goto(f"{released}{RELEASES[-1]}/")
+    page.wait_for_load_state("networkidle")
+    _drawn(page)
+    top = page.evaluate(FIRST_ANSWER_TOP)
+    text = page.locator("article h2 ~ ul > li").first.inner_text()
+    assert top is not None, text
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    (SHOTS / f"home-{width}.txt").write_text(f"first answer at {width}x{height}: "
+                                             f"y={top:.0f} px: {text[:80]}\n")
+    assert top + LINE < screens * height, (top, text)
+    assert "faster" in text or "Inconclusive" in text or "No meaningful" in text, text
+    page.screenshot(path=str(SHOTS / f"home-{width}.png"))
+    assert not page.problems, page.problems
+

@@ -178,7 +178,12 @@ def test_publish_refuses_the_placeholder_address_and_a_quick_run_in_one_line(
     assert main(_publish(tmp_path, results)) == 2
     error = capsys.readouterr().err
     assert "site_url is still the placeholder https://dlbench.example.org/" in error
-    assert "--local" in error and error.count("\n") == 1
+    assert "--site-url URL" in error and "--local" in error and error.count("\n") == 1
+    for extra, message in ((["--site-url", "bench.example.com"], "must be an http(s) address"),
+                           (["--site-url", "https://a.example.com/", "--local"], "disagree")):
+        assert main(_publish(tmp_path, results, *extra)) == 2
+        error = capsys.readouterr().err
+        assert message in error and "--site-url" in error and error.count("\n") == 1, error
     _as_quick_run(results)
     assert main(_publish(tmp_path, results, "--local")) == 2
     error = capsys.readouterr().err
@@ -213,6 +218,24 @@ def test_publish_freezes_the_configured_address_into_the_citation(tmp_path: Path
     assert "local" not in info and info["site_url"] == "https://bench.example.com/dl/"
     cite = (tmp_path / "site_src" / "cite.md").read_text()
     assert "<https://bench.example.com/dl/2026.12/>" in cite and "!!! warning" not in cite
+
+
+def test_publish_records_the_address_given_by_site_url(tmp_path: Path) -> None:
+    """--site-url names the address while mkdocs.yml still holds the placeholder: the release,
+    its citations and the deployed version's canonical links all take it."""
+    import subprocess
+
+    results = golden_results(tmp_path)
+    url = "https://bench.example.com/dl/"
+    assert main(_publish(tmp_path, results, "--site-url", url.rstrip("/"))) == 0
+    root = results / "releases" / "2026.12"
+    assert json.loads((root / "release.json").read_text())["site_url"] == url
+    assert _validate_cff(root / "CITATION.cff")["url"] == f"{url}2026.12/"
+    assert f"<{url}2026.12/>" in (tmp_path / "site_src" / "cite.md").read_text()
+    page = subprocess.run(["git", "show", "gh-pages:2026.12/index.html"], cwd=tmp_path / "pages",
+                          capture_output=True, text=True, check=True).stdout
+    assert f'rel="canonical" href="{url}' in page
+    assert not list(tmp_path.glob(".mkdocs-*.yml"))  # the copied config is gone
 
 
 def test_the_root_citation_names_the_configured_address() -> None:

@@ -100,3 +100,51 @@ def test_the_note_column_is_left_out_when_every_cell_reached_its_target():
     rows = _summary_rows(set())
     columns, common = table_columns(rows, "fraction")
     assert "note" not in [key for _, key, _ in columns] and "note" not in common
+
+
+def test_the_declared_classes_are_the_ones_the_datasets_draw():
+    from report.targets import DATASET_CLASSES, declared_target
+    from runner.datasets import load_dataset, synthetic_images
+    from runner.workloads import WORKLOADS
+
+    assert load_dataset("digits").classes == DATASET_CLASSES["digits"]
+    assert synthetic_images(16, 4).classes == DATASET_CLASSES["synthetic-images"]
+    for name, workload in WORKLOADS.items():
+        facts = declared_target(name)
+        assert facts["target_accuracy"] == workload.target_accuracy
+        assert facts["classes"] == 10, name
+    assert declared_target("no-such-workload") == {}
+
+
+def test_every_training_workload_s_accuracy_chart_draws_chance_and_the_target():
+    """Old releases' cells recorded neither: the workload's declaration gives both."""
+    import json
+    from pathlib import Path
+
+    from report.experiment_page import accuracy_marks, metric_sections
+    from report.source import load_release
+    from report.summary import summarize
+
+    source = load_release(Path(__file__).parents[1] / "results", "2026.12")
+    training = source.cells[source.cells["experiment"] == "training"]
+    assert not any("target_accuracy" in str(d) for d in training["details_json"])
+    marks = accuracy_marks(source.cells)
+    summary = summarize(source)
+    [section] = [s for s in metric_sections(summary[summary["experiment"] == "training"],
+                                            "training", marks)
+                 if s["anchor"] == "metric-test_accuracy"]
+    drawn = {chart.chart_id.split("-test-accuracy-")[1]: json.dumps(chart.spec)
+             for chart in section["charts"]}
+    workloads = set(training["workload"])
+    assert len(section["charts"]) >= len(workloads)
+    for workload in workloads:
+        lines = dict(zip(marks[workload]["label"], marks[workload]["value"], strict=True))
+        assert lines == {"chance": 0.1, "target": declared(workload)}, workload
+        spec = next(s for key, s in drawn.items() if key.startswith(workload))
+        assert '"chance"' in spec and '"target"' in spec, workload
+
+
+def declared(workload: str) -> float:
+    from runner.workloads import WORKLOADS
+
+    return WORKLOADS[workload].target_accuracy

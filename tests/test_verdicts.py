@@ -227,3 +227,33 @@ def test_an_a_a_pair_of_one_configuration_names_no_winner():
     [control] = judged.controls
     assert not control.named_winner and control.noise < 0.05
     assert judged.answers[0].threshold == 0.05 and judged.answers[0].winner == "pytorch"
+
+
+def test_groups_that_measured_one_system_are_counted_in_one_line_below_the_answers():
+    from pathlib import Path
+
+    from report.home_page import one_sided_groups, question_blocks
+    from report.render import environment
+
+    cells = [*speed({"pytorch": 1.0, "tensorflow": 1.3}),
+             *speed({"pytorch": 1.0}, workload="cnn-digits")]
+    found = answer(Q["training-speed"], *tables(cells), environments={"r1": CPU_ENV})
+    lonely = one_sided_groups(found)
+    assert lonely["line"] == "1 question group measured one system only"
+    assert [row["only"] for row in lonely["rows"]] == ["PyTorch"]
+    assert "cnn-digits" in lonely["rows"][0]["group"]
+    assert one_sided_groups([v for v in found if v.pairings]) is None
+    # the answers keep the group with two systems only
+    import pandas as pd
+
+    empty = pd.DataFrame(columns=["run_id", "cell_id", "metric", "result_id"])
+
+    class Source:  # a release of one run: question_blocks reads only its environment
+        def run(self, run_id):
+            return type("Run", (), {"environment": CPU_ENV})()
+
+    [block] = question_blocks(Source(), empty, found)
+    assert len(block["rows"]) == 1 and "cnn-digits" not in block["rows"][0]["group"]
+    page = environment(Path(__file__).parents[1] / "templates").from_string(
+        '{% if one_sided %}??? note "{{ one_sided.line }}"{% endif %}').render(one_sided=lonely)
+    assert page == '??? note "1 question group measured one system only"'

@@ -104,6 +104,9 @@ def _add_site_commands(commands: argparse._SubParsersAction) -> None:
     publish.add_argument("--notes", default="", metavar="FILE",
                          help="Markdown: what changed since the previous release (shown on "
                               "the release's home page)")
+    publish.add_argument("--site-url", default="", metavar="URL",
+                         help="the address the site is published at, recorded in the release "
+                         "and its citations (default: mkdocs.yml's site_url)")
     publish.add_argument("--local", action="store_true",
                          help="a release served on this machine only: allowed while site_url "
                          "is the placeholder, and its citation says it is local")

@@ -1,0 +1,35 @@
+"""Count words: one owner of singular and plural, used by messages and pages alike."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from dlbench.metrics import Direction
+from dlbench.stats import compare_samples
+from dlbench.words import counts, noun, plural
+from report.render import environment
+
+
+def test_one_is_singular_and_every_other_count_plural() -> None:
+    assert plural(1, "process") == "1 process"
+    assert plural(3, "process") == "3 processes"
+    assert plural(0, "repeat") == "0 repeats"
+    assert plural(2, "question group") == "2 question groups"
+    assert noun(2, "family") == "families" and noun(1, "family") == "family"
+    assert counts([3, 6], "process") == "3 and 6 processes"
+    assert counts([1, 1], "process") == "1 and 1 process"
+    assert counts([2], "cell") == "2 cells"
+
+
+def test_an_underpowered_comparison_says_1_repeat() -> None:
+    comparison = compare_samples(np.array([1.0]), np.array([1.2, 1.3, 1.25]),
+                                 Direction.LOWER)
+    assert "underpowered: 1 repeat;" in comparison.note
+
+
+def test_templates_count_with_the_plural_filter() -> None:
+    env = environment(Path(__file__).parents[1] / "templates")
+    assert env.from_string('{{ 1 | plural("process") }}, {{ 2 | plural("cell") }}').render() \
+        == "1 process, 2 cells"
