@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import tempfile
 from pathlib import Path
@@ -23,6 +22,8 @@ from report.publish import (
     PublishError, build_mkdocs, deployed_versions, export_site, make_server, mike_deploy,
 )
 from report.site_cache import BuildReport
+from report.site_requests import (BuildRequest, DeployRequest, ErratumRequest, ExportRequest,
+                                  PublishRequest, ServeRequest, SitePaths)
 from report.source import Source, SourceError, load_draft, load_release
 
 
@@ -59,14 +60,14 @@ def publish_site_url(config: Path, given: str, local: bool) -> str:
     return "" if local else url
 
 
-def publish_labels(args: argparse.Namespace, runs: list[str]) -> dict[str, bool]:
+def publish_labels(request: PublishRequest, runs: list[str]) -> dict[str, bool]:
     """The labels of a new release; refuses a quick-suite run unless --preview."""
-    quick = [r for r in runs if run_suite(Path(args.results_dir), r) == "quick"]
-    if quick and not args.preview:
+    quick = [r for r in runs if run_suite(request.paths.results_dir, r) == "quick"]
+    if quick and not request.preview:
         raise UsageError(f"run {quick[0]} measured the quick suite, a preview that is not "
                          "citable; publish a standard or full run, or pass --preview to "
                          "publish it labelled not citable")
-    return {"local": bool(args.local), "preview": bool(args.preview)}
+    return {"local": request.local, "preview": request.preview}
 
 
 def resolve_runs(results_dir: Path, runs: list[str]) -> list[str]:
@@ -99,110 +100,114 @@ def _describe(report: BuildReport, out: Path, source: Source) -> None:
           f"{len(report.unchanged)} unchanged, {len(report.removed)} removed ({how})")
 
 
-def build_command(args: argparse.Namespace) -> int:
+def build_command(request: BuildRequest) -> int:
     """`dlbench build`: render a release or draft into site_src/."""
-    source = pick_source(Path(args.results_dir), args.release, args.run)
-    out = Path(args.out)
-    report = build_site(source, out, Path(args.templates), site_url(Path(args.config)),
-                        Path(args.results_dir), Path(args.cache_dir))
-    _describe(report, out, source)
+    paths = request.paths
+    _build(paths, pick_source(paths.results_dir, request.release, list(request.runs)))
     return 0
 
 
-def _deploy(args: argparse.Namespace, name: str) -> None:
-    source = pick_source(Path(args.results_dir), name, [])
-    out = Path(args.out)
-    configured = site_url(Path(args.config))
-    _describe(build_site(source, out, Path(args.templates), configured,
-                         Path(args.results_dir), Path(args.cache_dir)), out, source)
+def _build(paths: SitePaths, source: Source) -> str:
+    """Render the site of `source`; the site address it was built with."""
+    configured = site_url(paths.config)
+    _describe(build_site(source, paths.out, paths.templates, configured,
+                         paths.results_dir, paths.cache_dir), paths.out, source)
+    return configured
+
+
+def _deploy(paths: SitePaths, name: str) -> None:
+    source = pick_source(paths.results_dir, name, [])
+    configured = _build(paths, source)
     recorded = release_citation(source.root, name, source.date, configured).site_url
     try:
-        mike_deploy(Path(args.config), Path(args.pages_repo), name, f"{name} ({source.date})",
-                    recorded)
+        mike_deploy(paths.config, paths.pages_repo, name, f"{name} ({source.date})", recorded)
     except PublishError as error:
         raise UsageError(str(error)) from None
-    print(f"deployed {name} as a site version in {args.pages_repo} (alias latest)")
+    print(f"deployed {name} as a site version in {paths.pages_repo} (alias latest)")
 
 
-def read_notes(path: str) -> str:
+def read_notes(path: Path) -> str:
     """The release notes file's Markdown; UsageError if it cannot be read or is empty."""
     try:
-        notes = Path(path).read_text(encoding="utf-8").strip()
+        notes = path.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError) as error:
         reason = getattr(error, "strerror", None) or error
-        raise UsageError(f"cannot read --notes {path!r}: {reason}; expected a UTF-8 Markdown "
-                         "file") from None
+        raise UsageError(f"cannot read --notes {str(path)!r}: {reason}; expected a UTF-8 "
+                         "Markdown file") from None
     if not notes:
-        raise UsageError(f"--notes {path!r} is empty; expected what changed since the "
+        raise UsageError(f"--notes {str(path)!r} is empty; expected what changed since the "
                          "previous release, in Markdown")
     return notes
 
 
-def publish_command(args: argparse.Namespace) -> int:
+def publish_command(request: PublishRequest) -> int:
     """`dlbench publish RELEASE --run ID...`: freeze the runs, then deploy the release."""
-    date = args.date or datetime.datetime.now(datetime.UTC).date().isoformat()
+    date = request.date or _today()
     try:
         datetime.date.fromisoformat(date)
     except ValueError:
         raise UsageError(f"invalid --date {date!r}; expected YYYY-MM-DD") from None
-    results_dir = Path(args.results_dir)
-    runs = resolve_runs(results_dir, args.run)
-    url = publish_site_url(Path(args.config), args.site_url, args.local)
-    labels = publish_labels(args, runs)
-    notes = read_notes(args.notes) if args.notes else ""
-    cff = Citation(args.release, date, url or site_url(Path(args.config)), **labels).cff()
+    paths, release = request.paths, request.release
+    runs = resolve_runs(paths.results_dir, list(request.runs))
+    url = publish_site_url(paths.config, request.site_url, request.local)
+    labels = publish_labels(request, runs)
+    notes = read_notes(request.notes) if request.notes else ""
+    cff = Citation(release, date, url or site_url(paths.config), **labels).cff()
     try:
-        path = freeze_release(results_dir, args.release, runs, date,
-                              args.title or f"dlbench release {args.release}", cff, labels,
+        path = freeze_release(paths.results_dir, release, runs, date,
+                              request.title or f"dlbench release {release}", cff, labels,
                               notes, site_url=url)
     except ReleaseError as error:
         raise UsageError(str(error)) from None
     print(f"froze {len(runs)} run(s) into {path}")
     try:
-        _deploy(args, args.release)
+        _deploy(paths, release)
     except UsageError as error:
         raise UsageError(f"{error}; the release is frozen: deploy it again with "
-                         f"`dlbench deploy {args.release}`") from None
+                         f"`dlbench deploy {release}`") from None
     return 0
 
 
-def deploy_command(args: argparse.Namespace) -> int:
+def _today() -> str:
+    return datetime.datetime.now(datetime.UTC).date().isoformat()
+
+
+def deploy_command(request: DeployRequest) -> int:
     """`dlbench deploy [RELEASE...]`: (re)build and deploy frozen releases, oldest first."""
-    names = args.releases or release_names(Path(args.results_dir))
+    results_dir = request.paths.results_dir
+    names = list(request.releases) or release_names(results_dir)
     if not names:
-        raise UsageError(f"no release in {args.results_dir}/releases: `dlbench publish` one")
+        raise UsageError(f"no release in {results_dir}/releases: `dlbench publish` one")
     for name in names:
-        _deploy(args, name)
+        _deploy(request.paths, name)
     return 0
 
 
-def erratum_command(args: argparse.Namespace) -> int:
+def erratum_command(request: ErratumRequest) -> int:
     """`dlbench erratum RELEASE --title ... --wrong ... --correction ...`: append one erratum."""
-    date = args.date or datetime.datetime.now(datetime.UTC).date().isoformat()
-    erratum = Erratum(date, args.title.strip(), args.wrong.strip(), args.correction.strip(),
-                      args.superseded_by.strip())
+    erratum = Erratum(request.date or _today(), request.title.strip(), request.wrong.strip(),
+                      request.correction.strip(), request.superseded_by.strip())
     try:
-        path = append_erratum(Path(args.results_dir), args.release, erratum)
+        path = append_erratum(request.results_dir, request.release, erratum)
     except ErrataError as error:
         raise UsageError(str(error)) from None
     print(f"appended an erratum to {path}; rebuild and deploy the release "
-          f"(`dlbench deploy {args.release}`) to show it, and commit the file")
+          f"(`dlbench deploy {request.release}`) to show it, and commit the file")
     return 0
 
 
-def export_command(args: argparse.Namespace) -> int:
+def export_command(request: ExportRequest) -> int:
     """`dlbench export DIR`: the whole versioned site as plain files."""
     try:
-        export_site(Path(args.pages_repo), Path(args.dir))
+        export_site(request.pages_repo, request.target)
     except PublishError as error:
         raise UsageError(str(error)) from None
-    print(f"exported the versioned site to {args.dir}/")
+    print(f"exported the versioned site to {request.target}/")
     return 0
 
 
-def _draft_site(args: argparse.Namespace, target: Path) -> Path:
+def _draft_site(config: Path, target: Path) -> Path:
     """site_src/ (a draft: no release yet) built with mkdocs into `target`."""
-    config = Path(args.config)
     docs = config.parent / str(yaml.safe_load(config.read_text()).get("docs_dir", "docs"))
     if not (docs / "index.md").is_file():
         raise UsageError(f"no release to serve and no draft in {docs}/: run `dlbench build` "
@@ -214,32 +219,32 @@ def _draft_site(args: argparse.Namespace, target: Path) -> Path:
     return target
 
 
-def serve_command(args: argparse.Namespace) -> int:
+def serve_command(request: ServeRequest) -> int:
     """`dlbench serve`: the whole versioned site over HTTP on localhost (before the first
     release: the draft in site_src/)."""
-    if args.site:
-        return _serve(args, Path(args.site), f"the built site in {args.site}/")
+    if request.site is not None:
+        return _serve(request, request.site, f"the built site in {request.site}/")
+    paths = request.paths
     draft = False
-    if not deployed_versions(Path(args.pages_repo)):
-        draft = not release_names(Path(args.results_dir))
+    if not deployed_versions(paths.pages_repo):
+        draft = not release_names(paths.results_dir)
         if not draft:
-            args.releases = []
-            deploy_command(args)
+            deploy_command(DeployRequest(paths=paths))
     with tempfile.TemporaryDirectory(prefix="dlbench-site-") as tmp:
-        root = (_draft_site(args, Path(tmp)) if draft
-                else export_site(Path(args.pages_repo), Path(tmp)))
-        return _serve(args, root, "the draft site (no release yet)" if draft
+        root = (_draft_site(paths.config, Path(tmp)) if draft
+                else export_site(paths.pages_repo, Path(tmp)))
+        return _serve(request, root, "the draft site (no release yet)" if draft
                       else "the versioned site")
 
 
-def _serve(args: argparse.Namespace, root: Path, what: str) -> int:
+def _serve(request: ServeRequest, root: Path, what: str) -> int:
     """Serve `root` until interrupted; unknown paths get the site's own 404 page."""
     if not root.is_dir():
         raise UsageError(f"no site in {root}/: run `make site` (or `mkdocs build`) first")
     try:
-        server = make_server(root, args.port, args.host)
+        server = make_server(root, request.port, request.host)
     except OSError as error:
-        raise UsageError(f"cannot serve on {args.host}:{args.port} ({error.strerror}); "
+        raise UsageError(f"cannot serve on {request.host}:{request.port} ({error.strerror}); "
                          "pass a free --port") from None
     host, port = server.server_address[:2]
     print(f"serving {what} at http://{host}:{port}/ (Ctrl-C stops)", flush=True)

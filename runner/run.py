@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Callable
 from dataclasses import asdict, replace
@@ -29,6 +28,7 @@ from runner.measure import utc_timestamp
 from runner.persist import kept_for_resume, persist_all
 from runner.plan import PlanError, RunRequest, plan_cells, resolve_device, validate
 from runner.remeasure import cells_to_remeasure
+from runner.run_arguments import RunArguments
 from runner.looks import (cells_to_top_up, look_record, most_processes_added, next_look,
                           recorded_looks, with_recorded_looks)
 from runner.repeats import policy_record, run_design
@@ -51,21 +51,23 @@ def new_run_id(device: str) -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + f"-{device}"
 
 
-def request_from_args(args: argparse.Namespace) -> RunRequest:
-    return RunRequest(suite=args.suite, experiments=args.experiment, workloads=args.workload,
-                      frameworks=args.framework, device=args.device, repeats=args.repeats,
-                      threads=args.threads, timeout_s=args.timeout, data_dir=args.data_dir,
-                      plan=_plan_steps(getattr(args, "plan", None)))
+def request_of(arguments: RunArguments) -> RunRequest:
+    """The request run.json records: the selection, or a device plan's steps."""
+    return RunRequest(suite=arguments.suite, experiments=list(arguments.experiments),
+                      workloads=list(arguments.workloads), frameworks=list(arguments.frameworks),
+                      device=arguments.device, repeats=arguments.repeats,
+                      threads=arguments.threads, timeout_s=arguments.timeout_s,
+                      data_dir=arguments.data_dir, plan=_plan_steps(arguments.plan_file))
 
 
-def _plan_steps(path: str | None) -> list[dict]:
+def _plan_steps(path: Path | None) -> list[dict]:
     """The steps of the device plan file `path` (--plan), or none."""
-    if not path:
+    if path is None:
         return []
     from runner.device_plan import PlanFileError, load_plan, plan_selections
 
     try:
-        return plan_selections(load_plan(Path(path)))
+        return plan_selections(load_plan(path))
     except PlanFileError as error:
         raise UsageError(str(error)) from None
 
@@ -79,90 +81,90 @@ def existing_run(results_dir: Path, name: str) -> RunStore:
     return RunStore(layout.run_dir(results_dir, run_id))
 
 
-def check_arguments(args: argparse.Namespace) -> None:
+def check_arguments(arguments: RunArguments) -> None:
     """Refuse bad input before taking the machine's lock or writing anything."""
-    if getattr(args, "cell", None) and not getattr(args, "remeasure", None):
+    if arguments.cells and not arguments.remeasure:
         raise UsageError("--cell names a cell to re-measure: use it with --remeasure RUN_ID")
-    if getattr(args, "remeasure", None) and args.resume:
+    if arguments.remeasure and arguments.resume:
         raise UsageError("--remeasure and --resume each name a run: give one of them")
-    busy_retries_of(args)
-    _check_executor(args)
-    if getattr(args, "plan", None) and (args.experiment or args.workload or args.framework
-                                        or args.repeats):
+    busy_retries_of(arguments)
+    _check_executor(arguments)
+    if arguments.plan_file and (arguments.experiments or arguments.workloads
+                                or arguments.frameworks or arguments.repeats):
         raise UsageError("--plan names the cells: give it without --experiment, --workload, "
                          "--framework or --repeats")
-    earlier = getattr(args, "remeasure", None) or args.resume
+    earlier = arguments.remeasure or arguments.resume
     if earlier:
-        existing_run(Path(args.results_dir), earlier)
+        existing_run(arguments.results_dir, earlier)
         return
     try:
-        validate(request_from_args(args))
+        validate(request_of(arguments))
     except PlanError as error:
         raise UsageError(str(error)) from None
 
 
-def open_run(results_dir: Path, args: argparse.Namespace) -> tuple[RunStore, RunRequest, str]:
+def open_run(arguments: RunArguments) -> tuple[RunStore, RunRequest, str]:
     """A new run directory, or the existing one named by --resume with its original request."""
-    if args.resume:
-        store = existing_run(results_dir, args.resume)
+    if arguments.resume:
+        store = existing_run(arguments.results_dir, arguments.resume)
         info = store.load_run_info()
         return store, RunRequest(**info["request"]), info["device"]
-    request = request_from_args(args)
+    request = request_of(arguments)
     device = resolve_device(request.device)
-    store = RunStore(layout.run_dir(results_dir, new_run_id(device)))
+    store = RunStore(layout.run_dir(arguments.results_dir, new_run_id(device)))
     make_dir(store.root)
     return store, request, device
 
 
-def run_command(args: argparse.Namespace,
-                measure: Callable[[argparse.Namespace], int] | None = None) -> int:
+def run_command(arguments: RunArguments,
+                measure: Callable[[RunArguments], int] | None = None) -> int:
     """Entry point of `dlbench run`: holds the machine's measurement lock while it measures
     (on this machine, or with `measure`, e.g. on a Ray cluster)."""
     stop_on_signals()
-    check_arguments(args)
+    check_arguments(arguments)
     try:
         with measurement_lock():
-            if getattr(args, "remeasure", None):
-                return _remeasure(args)
-            return (measure or _measure)(args)
+            if arguments.remeasure:
+                return _remeasure(arguments)
+            return (measure or _measure)(arguments)
     except MachineLockedError as error:
         raise UsageError(str(error)) from None
 
 
-def _measure(args: argparse.Namespace) -> int:
-    store, request, device = open_run(Path(args.results_dir), args)
+def _measure(arguments: RunArguments) -> int:
+    store, request, device = open_run(arguments)
     try:
         cells = plan_cells(request, device)
     except (PlanError, ValueError) as error:
         raise UsageError(str(error)) from None
     try:
-        records = run_cells(store, request, device, cells, progress=not args.no_progress,
-                            busy_retries=busy_retries_of(args), seed=getattr(args, "seed", None))
+        records = run_cells(store, request, device, cells, progress=arguments.progress,
+                            busy_retries=busy_retries_of(arguments), seed=arguments.seed)
     except ResultsFileError as error:
         raise UsageError(str(error)) from None
     print_summary(store, records)
     return 0
 
 
-def _remeasure(args: argparse.Namespace) -> int:
+def _remeasure(arguments: RunArguments) -> int:
     """--remeasure RUN_ID --cell ...: the cells' earlier processes become superseded, and the
     cells are measured again under the run's original request."""
-    store = existing_run(Path(args.results_dir), args.remeasure)
-    retries = busy_retries_of(args)
-    cells = cells_to_remeasure(store, args.cell, args.reason)
+    store = existing_run(arguments.results_dir, arguments.remeasure)
+    retries = busy_retries_of(arguments)
+    cells = cells_to_remeasure(store, list(arguments.cells), arguments.reason)
     info = store.load_run_info()
     records = run_cells(store, RunRequest(**info["request"]), info["device"], cells,
-                        progress=not args.no_progress, busy_retries=retries, record_plan=False)
+                        progress=arguments.progress, busy_retries=retries, record_plan=False)
     print_summary(store, records)
     return 0
 
 
-def executor_of(args: argparse.Namespace) -> str:
+def executor_of(arguments: RunArguments) -> str:
     """local or ray: what --executor says, or for --resume what the run was measured with."""
-    given = getattr(args, "executor", None)
-    if not args.resume:
+    given = arguments.executor
+    if not arguments.resume:
         return given or "local"
-    store = existing_run(Path(args.results_dir), args.resume)
+    store = existing_run(arguments.results_dir, arguments.resume)
     recorded = store.load_run_info().get("executor", "local")
     if given and given != recorded:
         raise UsageError(f"run {store.run_id} was measured with --executor {recorded}: "
@@ -170,23 +172,22 @@ def executor_of(args: argparse.Namespace) -> str:
     return recorded
 
 
-def _check_executor(args: argparse.Namespace) -> None:
+def _check_executor(arguments: RunArguments) -> None:
     """--address and --machine-kind belong to --executor ray (a resumed cluster run keeps
     its machine kind); --remeasure measures on this machine."""
-    executor = executor_of(args)
-    if executor == "ray" and getattr(args, "remeasure", None):
+    executor = executor_of(arguments)
+    if executor == "ray" and arguments.remeasure:
         raise UsageError("--remeasure measures on this machine: leave out --executor ray")
-    if executor != "ray" and (getattr(args, "address", None)
-                              or getattr(args, "machine_kind", None)):
+    if executor != "ray" and (arguments.address or arguments.machine_kinds):
         raise UsageError("--address and --machine-kind need --executor ray")
-    if args.resume and getattr(args, "machine_kind", None):
+    if arguments.resume and arguments.machine_kinds:
         raise UsageError("--resume goes on with the run's own machine kind: leave out "
                          "--machine-kind")
 
 
-def busy_retries_of(args: argparse.Namespace) -> int:
+def busy_retries_of(arguments: RunArguments) -> int:
     """--busy-retries, or its default; a negative count is refused."""
-    retries = getattr(args, "busy_retries", None)
+    retries = arguments.busy_retries
     if retries is None:
         return DEFAULT_BUSY_RETRIES
     if retries < 0:

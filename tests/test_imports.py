@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,58 @@ def test_cycle_finder_finds_cycles(graph, expected):
 def test_the_graph_sees_imports_inside_functions():
     graph = import_graph()
     assert "runner.run" in graph[CLI]
+
+
+#: A quoted annotation naming a Namespace, e.g. "argparse.Namespace".
+QUOTED_NAMESPACE = re.compile(r"\s*(\w+\.)*Namespace\s*")
+
+
+def mentions_argparse(tree: ast.AST) -> bool:
+    """Whether a module imports argparse, names a Namespace (argparse's or any other) or
+    reads a flag that may be missing, `getattr(args, ...)`."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            if any(alias.name.split(".")[0] == "argparse" for alias in node.names):
+                return True
+        elif isinstance(node, ast.ImportFrom):
+            if (node.module or "").split(".")[0] == "argparse":
+                return True
+        elif isinstance(node, ast.Name):
+            if node.id == "Namespace":
+                return True
+        elif isinstance(node, ast.Attribute):
+            if node.attr == "Namespace":
+                return True
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if QUOTED_NAMESPACE.fullmatch(node.value):
+                return True
+        elif isinstance(node, ast.Call) and _is_getattr_of_args(node):
+            return True
+    return False
+
+
+def _is_getattr_of_args(call: ast.Call) -> bool:
+    return (isinstance(call.func, ast.Name) and call.func.id == "getattr" and bool(call.args)
+            and isinstance(call.args[0], ast.Name) and call.args[0].id == "args")
+
+
+def test_argparse_stops_at_the_cli():
+    """runner/, report/ and the model take typed values; only dlbench/cli/ parses flags."""
+    leaking = sorted(str(path.relative_to(ROOT)) for name, path in _modules().items()
+                     if not _in(name, CLI) and mentions_argparse(ast.parse(path.read_text())))
+    assert not leaking, f"argparse or Namespace below the CLI in: {', '.join(leaking)}"
+
+
+@pytest.mark.parametrize(("source", "leaks"), [
+    ("import argparse", True),
+    ("from argparse import Namespace", True),
+    ("def f(args: 'argparse.Namespace'): ...", True),
+    ("from __future__ import annotations\ndef f(args: argparse.Namespace): ...", True),
+    ("def f(args: Namespace): ...", True),
+    ("import argparser_like\ndef f(request: RunArguments): ...", False),
+    ("def f(args): return getattr(args, 'seed', None)", True),
+    ("def f(error): return getattr(error, 'strerror', None)", False),
+    ('def f(request):\n    """Not an argparse Namespace: a typed value."""', False),
+])
+def test_the_argparse_finder_finds_argparse(source, leaks):
+    assert mentions_argparse(ast.parse(source)) is leaks

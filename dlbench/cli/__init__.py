@@ -3,11 +3,14 @@
 The CLI is the only top: it alone imports runner/ and report/, and nothing imports it.
 Measuring (runner/) and presenting (report/) are imported only by the subcommand that
 needs them, so `dlbench run` never loads altair and `dlbench build` never loads a framework.
+argparse stops here: the parsed flags become the typed values runner/ and report/ take
+(run_flags.py, site_flags.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Callable, Sequence
 
@@ -15,60 +18,36 @@ from dlbench.errors import LayoutError, ResultsFileError, SaveError, UsageError
 
 
 def _run(args: argparse.Namespace) -> int:
+    from dlbench.cli.run_flags import run_arguments
     from runner.run import executor_of, run_command
 
-    if executor_of(args) != "ray":
-        return run_command(args)
+    arguments = run_arguments(args)
+    if executor_of(arguments) != "ray":
+        return run_command(arguments)
     from runner.cluster import require_ray
 
     require_ray()
     from runner.cluster.executor import measure_on_cluster
 
-    return run_command(args, measure_on_cluster)
+    return run_command(arguments, measure_on_cluster)
 
 
-def _list(args: argparse.Namespace) -> int:
-    from dlbench.cli.listing import list_command
+def _later(module: str, function: str) -> Callable[[argparse.Namespace], int]:
+    """A handler that imports the CLI's `module` only when its command runs."""
+    def handler(args: argparse.Namespace) -> int:
+        return getattr(importlib.import_module(f"dlbench.cli.{module}"), function)(args)
 
-    return list_command(args)
-
-
-def _results_show(args: argparse.Namespace) -> int:
-    from dlbench.cli.show import show_command
-
-    return show_command(args)
-
-
-def _results_history(args: argparse.Namespace) -> int:
-    from dlbench.cli.history_output import history_command
-
-    return history_command(args)
-
-
-def _compare(args: argparse.Namespace) -> int:
-    from dlbench.cli.compare_output import compare_command
-
-    return compare_command(args)
-
-
-def _reproduce(args: argparse.Namespace) -> int:
-    from dlbench.cli.reproduce_output import reproduce_command
-
-    return reproduce_command(args)
-
-
-def _import_run(args: argparse.Namespace) -> int:
-    from dlbench.cli.import_run import import_command
-
-    return import_command(args)
+    return handler
 
 
 def _site(name: str) -> Callable[[argparse.Namespace], int]:
-    """A handler that imports the site's command `name` only when it runs."""
+    """A handler that imports the site's command `name` only when it runs, and calls it with
+    the typed request made of the parsed flags."""
     def handler(args: argparse.Namespace) -> int:
+        from dlbench.cli.site_flags import SITE_REQUESTS
         from report import commands
 
-        return getattr(commands, f"{name}_command")(args)
+        return getattr(commands, f"{name}_command")(SITE_REQUESTS[name](args))
 
     return handler
 
@@ -197,20 +176,20 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=_run)
 
     listing = commands.add_parser("list", help="experiments, workloads, frameworks, suites")
-    listing.set_defaults(handler=_list)
+    listing.set_defaults(handler=_later("listing", "list_command"))
 
     results = commands.add_parser("results", help="inspect recorded runs")
     results_commands = results.add_subparsers(dest="results_command", required=True)
     show = results_commands.add_parser("show", help="summary of one run")
     show.add_argument("run_id", metavar="RUN_ID", help="a run ID, or latest")
     show.add_argument("--results-dir", default="results")
-    show.set_defaults(handler=_results_show)
+    show.set_defaults(handler=_later("show", "show_command"))
     past = results_commands.add_parser("history", help="one cell's result IDs and values in "
                                        "every release")
     past.add_argument("cell_id", metavar="CELL_ID",
                       help="e.g. training:mlp-digits:pytorch:fp32-default-b32:cpu")
     past.add_argument("--results-dir", default="results")
-    past.set_defaults(handler=_results_history)
+    past.set_defaults(handler=_later("history_output", "history_command"))
 
     comparing = commands.add_parser(
         "compare", help="what got faster or slower between two runs, releases or machines")
@@ -226,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     comparing.add_argument("--format", default="table",
                            help="table (default, 80 columns) | csv | json | markdown")
     comparing.add_argument("--results-dir", default="results")
-    comparing.set_defaults(handler=_compare)
+    comparing.set_defaults(handler=_later("compare_output", "compare_command"))
 
     again = commands.add_parser(
         "reproduce", help="rerun a published result, or a ratio of two, here and check it "
@@ -242,12 +221,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="processes per cell for a ratio (default 3)")
     again.add_argument("--seed", type=int, default=0, help="the interleaved order's seed")
     again.add_argument("--results-dir", default="results")
-    again.set_defaults(handler=_reproduce)
+    again.set_defaults(handler=_later("reproduce_output", "reproduce_command"))
     importing = commands.add_parser(
         "import-run", help="bring in a run archived on another machine (scripts/gpu_run.py)")
     importing.add_argument("archive", metavar="ARCHIVE", help="the run's .tar.gz")
     importing.add_argument("--results-dir", default="results", help="where results/ lives")
-    importing.set_defaults(handler=_import_run)
+    importing.set_defaults(handler=_later("import_run", "import_command"))
     _add_site_commands(commands)
     return parser
 

@@ -9,7 +9,6 @@ refused before it measures anything.
 
 from __future__ import annotations
 
-import argparse
 import re
 import time
 from dataclasses import asdict
@@ -28,30 +27,33 @@ from runner.plan import PlanError, RunRequest, plan_cells
 from runner.persist import kept_for_resume
 from runner.run import (busy_flagged, busy_retries_of, existing_run,
                         mark_complete, mark_interrupted, new_run_id, print_summary,
-                        request_from_args, start_info)
+                        request_of, start_info)
+from runner.run_arguments import RunArguments
 from runner.schedule import process_order
 from runner.store import RunStore
 
 KIND_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
-def measure_on_cluster(args: argparse.Namespace) -> int:
+def measure_on_cluster(arguments: RunArguments) -> int:
     """Measure the request on every chosen machine kind of the Ray cluster."""
-    earlier = existing_run(Path(args.results_dir), args.resume) if args.resume else None
+    earlier = (existing_run(arguments.results_dir, arguments.resume) if arguments.resume
+               else None)
     info = earlier.load_run_info() if earlier else {}
-    for kind in args.machine_kind:
+    for kind in arguments.machine_kinds:
         if not KIND_NAME.fullmatch(kind):
             raise UsageError(f"--machine-kind {kind!r}: letters, digits, '_', '.' and '-' only")
-    connect(args.address or info.get("address"))
+    connect(arguments.address or info.get("address"))
     try:
-        kinds = [info["machine_kind"]] if earlier else chosen_kinds(args.machine_kind)
-        request = RunRequest(**info["request"]) if earlier else request_from_args(args)
-        return _measure_kinds(args, request, kinds, earlier)
+        kinds = ([info["machine_kind"]] if earlier
+                 else chosen_kinds(list(arguments.machine_kinds)))
+        request = RunRequest(**info["request"]) if earlier else request_of(arguments)
+        return _measure_kinds(arguments, request, kinds, earlier)
     finally:
         ray.shutdown()
 
 
-def _measure_kinds(args: argparse.Namespace, request: RunRequest, kinds: list[str],
+def _measure_kinds(arguments: RunArguments, request: RunRequest, kinds: list[str],
                    earlier: RunStore | None) -> int:
     driver = node_identity()
     environments = {kind: capture_kind_environment(kind, request.device, driver)
@@ -65,11 +67,11 @@ def _measure_kinds(args: argparse.Namespace, request: RunRequest, kinds: list[st
             cells = plan_cells(request, device)
         except (PlanError, ValueError) as error:
             raise UsageError(str(error)) from None
-        store = earlier or RunStore(layout.run_dir(Path(args.results_dir),
+        store = earlier or RunStore(layout.run_dir(arguments.results_dir,
                                                    f"{new_run_id(device)}-{kind}"))
         if earlier is None:
             make_dir(store.root)
-        info = start_info(store, request, device, cells, getattr(args, "seed", None), True)
+        info = start_info(store, request, device, cells, arguments.seed, True)
         store.save_run_info(info | {"executor": "ray", "address": address,
                                     "machine_kind": kind})
         if not (store.root / "environment.json").exists():
@@ -78,7 +80,7 @@ def _measure_kinds(args: argparse.Namespace, request: RunRequest, kinds: list[st
         jobs += [Job(store, kind, spec) for spec in process_order(cells, info["order_seed"])
                  if (spec.cell_id, spec.repeat_index) not in done]
         stores[kind] = (store, {cell.cell_id for cell in cells})
-    return _run(stores, jobs, driver, busy_retries_of(args))
+    return _run(stores, jobs, driver, busy_retries_of(arguments))
 
 
 def _run(stores: dict, jobs: list[Job], driver: dict, busy_retries: int) -> int:

@@ -1,0 +1,60 @@
+"""The site commands' parsed flags as the typed requests report/ takes (report.site_requests).
+
+Only a site command imports this: the run path (and the GPU machine, which has no report/)
+never does.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import fields
+from pathlib import Path
+
+from report.site_requests import (BuildRequest, DeployRequest, ErratumRequest, ExportRequest,
+                                  PublishRequest, ServeRequest, SitePaths)
+
+
+def site_paths(args: argparse.Namespace) -> SitePaths:
+    """The path flags a command has (--results-dir, --out, ..., --pages-repo); the defaults
+    for those it has not."""
+    given = vars(args)
+    return SitePaths(**{f.name: Path(given[f.name]) for f in fields(SitePaths)
+                        if f.name in given})
+
+
+def build_request(args: argparse.Namespace) -> BuildRequest:
+    return BuildRequest(release=args.release, runs=tuple(args.run), paths=site_paths(args))
+
+
+def publish_request(args: argparse.Namespace) -> PublishRequest:
+    return PublishRequest(release=args.release, runs=tuple(args.run), title=args.title,
+                          date=args.date, notes=Path(args.notes) if args.notes else None,
+                          site_url=args.site_url, local=args.local, preview=args.preview,
+                          paths=site_paths(args))
+
+
+def deploy_request(args: argparse.Namespace) -> DeployRequest:
+    return DeployRequest(releases=tuple(args.releases), paths=site_paths(args))
+
+
+def erratum_request(args: argparse.Namespace) -> ErratumRequest:
+    return ErratumRequest(release=args.release, title=args.title, wrong=args.wrong,
+                          correction=args.correction, superseded_by=args.superseded_by,
+                          date=args.date, results_dir=Path(args.results_dir))
+
+
+def export_request(args: argparse.Namespace) -> ExportRequest:
+    return ExportRequest(target=Path(args.dir), pages_repo=Path(args.pages_repo))
+
+
+def serve_request(args: argparse.Namespace) -> ServeRequest:
+    return ServeRequest(port=args.port, host=args.host,
+                        site=Path(args.site) if args.site else None, paths=site_paths(args))
+
+
+#: Each site command's request, made from its parsed flags.
+SITE_REQUESTS: dict[str, Callable[[argparse.Namespace], object]] = {
+    "build": build_request, "publish": publish_request, "deploy": deploy_request,
+    "erratum": erratum_request, "export": export_request, "serve": serve_request,
+}

@@ -1,0 +1,46 @@
+"""What `dlbench run` was asked, as a typed value the CLI builds from its flags.
+
+runner/ never sees the command line: the CLI turns its parsed flags into a `RunArguments`,
+and every default here is the flag's default, so a value built in code (a test, a script)
+means what the same command line would.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class RunArguments:
+    """The flags of `dlbench run`: the cells to plan (suite to plan_file), which run to go on
+    with (resume, remeasure) and how to measure (busy_retries to machine_kinds)."""
+
+    suite: str = "quick"
+    experiments: tuple[str, ...] = ()
+    workloads: tuple[str, ...] = ()
+    frameworks: tuple[str, ...] = ()
+    device: str = "auto"
+    #: Worker processes per cell; None: the suite's.
+    repeats: int | None = None
+    threads: int | None = None
+    timeout_s: float | None = None
+    data_dir: str = ""
+    #: A device plan file (--plan) naming the cells instead of the selection above.
+    plan_file: Path | None = None
+    results_dir: Path = Path("results")
+    progress: bool = True
+    #: An earlier run to finish (--resume) ...
+    resume: str | None = None
+    #: ... or to measure `cells` of again (--remeasure), for `reason`.
+    remeasure: str | None = None
+    cells: tuple[str, ...] = ()
+    reason: str = ""
+    #: Re-runs of a process measured on a busy machine; None: the default count.
+    busy_retries: int | None = None
+    #: Seed of the interleaved process order; None: a random one, recorded.
+    seed: int | None = None
+    #: local or ray; None: local, or for --resume what the run was measured with.
+    executor: str | None = None
+    address: str | None = None
+    machine_kinds: tuple[str, ...] = ()
