@@ -154,6 +154,18 @@ class TfAdapter(Adapter):
         return None
 
 
+class TfForwardCalls:
+    """The harness Predictor's two calls for an object with `adapter`, `device` and `forward`
+    (the model or its tf.function): inputs to the device, then one forward call."""
+
+    def prepare(self, x: np.ndarray) -> tf.Tensor:
+        return self.adapter.to_device(x)
+
+    def predict(self, prepared: tf.Tensor) -> np.ndarray:
+        with tf.device(self.device):
+            return self.forward(prepared).numpy()  # .numpy() waits for the device
+
+
 class TfTrainer:
     """The workload's model trained by a tf.function GradientTape step with momentum SGD;
     `jit_compile` compiles the step with XLA."""
