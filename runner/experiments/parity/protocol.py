@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from runner.experiments.parity import reference
-from runner.harness import Cell, open_cell
+from runner.harness import Cell, cell_manifest, open_cell
 from runner.harness.data import CellData
 from runner.harness.training import Trainer
 from runner.outcome import CellOutcome, Fairness
@@ -173,19 +173,17 @@ def parity_manifest(spec: CellSpec, settings: dict[str, str], *, compile_mode: s
     """The parity manifest of `spec` under the framework `settings` it was configured with."""
     workload = get_workload(spec.workload)
     fault = spec.params.get("fault", "")
-    return Fairness(
+    return cell_manifest(
+        spec, settings,
         timer_includes="nothing: parity is a correctness check, not a timing",
         precision_policy="fp32 weights and activations; reference in float64 NumPy",
         compile_mode=compile_mode,
         data_pipeline=f"first {FORWARD_INPUTS} test samples for the forward pass; first "
                       f"{spec.batch_size} training samples (in dataset order) for one step",
-        threads=spec.threads,
-        batch_size=spec.batch_size,
         notes=(f"same transferred initial weights; one step of the framework's own SGD "
                f"(lr={workload.learning_rate}, momentum={workload.momentum}; the first step "
                f"of momentum SGD is -lr*gradient) on softmax cross-entropy (mean); pass when "
                f"max|framework - reference| / max|reference| <= {TOLERANCE:g} for the logits "
                f"and for the weight update"
                + (f"; DELIBERATE FAULT INJECTED: {fault}" if fault else "")),
-        settings=settings,
     )

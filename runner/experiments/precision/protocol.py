@@ -144,13 +144,11 @@ def precision_fairness(cell: Cell, *, policy: str, timer_includes: str,
                        compile_mode: str) -> Fairness:
     """The manifest every precision cell carries."""
     spec, workload, plan = cell.spec, cell.data.workload, InferencePlan.of(cell.spec)
-    return Fairness(
+    return cell.fairness(
         timer_includes=timer_includes,
         precision_policy=policy,
         compile_mode=compile_mode,
         data_pipeline="in-memory arrays in the shared epoch order, batches sliced per step",
-        threads=spec.threads,
-        batch_size=spec.batch_size,
         notes=(f"same transferred initial weights; a probe (one forward pass, one training "
                f"step) decides whether the framework accepts the precision here; an fp32 "
                f"baseline from the same weights, run in the same process after the timed "
@@ -161,5 +159,4 @@ def precision_fairness(cell: Cell, *, policy: str, timer_includes: str,
                f"in the same precision: {plan.latency_calls} batch-1 calls, "
                f"{plan.throughput_samples} calibrated windows at batch "
                f"{plan.throughput_batch}; peak memory over building and training the model"),
-        settings=cell.settings,
     )
