@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from runner.adapters.keras import KerasTrainer
-from runner.experiments.parity.model_protocol import ModelCase
-from runner.experiments.parity.protocol import run_parity
+from runner.experiments.parity.model_protocol import ModelCase, run_parity_cell
 from runner.models.weights import Weights
 from runner.outcome import CellOutcome
 from runner.spec import CellSpec
@@ -64,4 +63,4 @@ class KerasParity:
 
 
 def run(spec: CellSpec) -> CellOutcome:
-    return run_parity(spec, KerasParity())
+    return run_parity_cell(spec, KerasParity())

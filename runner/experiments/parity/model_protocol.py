@@ -19,7 +19,8 @@ import numpy as np
 from dlbench.schema import CellStatus
 from runner.datasets import synthetic_images, synthetic_tokens
 from runner.experiments.parity import model_reference as reference
-from runner.experiments.parity.protocol import TOLERANCE, parity_manifest
+from runner.experiments.parity.protocol import (TOLERANCE, ParityFramework, parity_manifest,
+                                                run_parity)
 from runner.harness import configured_adapter
 from runner.models.conventions import (CONVENTIONS, RUNNING_VARIANCE, Conventions,
                                        check_perturbation, fairness_note, perturbed,
@@ -86,6 +87,18 @@ class ModelParityFramework(Protocol):
 
     def model_compile_mode(self, spec: CellSpec, model: Any) -> str:
         """How the framework ran the forward pass and the step, in words."""
+
+
+class ParityHooks(ParityFramework, ModelParityFramework, Protocol):
+    """Both sets of a framework's parity hooks: mlp/cnn and the runner.models families."""
+
+
+def run_parity_cell(spec: CellSpec, framework: ParityHooks) -> CellOutcome:
+    """A framework's parity cell: the runner.models families' sequence or the mlp/cnn one
+    (chosen here, as this module builds on the mlp/cnn protocol)."""
+    if is_model_workload(spec.workload):
+        return run_model_parity(spec, framework)
+    return run_parity(spec, framework)
 
 
 def run_model_parity(spec: CellSpec, framework: ModelParityFramework) -> CellOutcome:

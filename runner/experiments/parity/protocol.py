@@ -72,14 +72,9 @@ class ParityFramework(Protocol):
 
 
 def run_parity(spec: CellSpec, framework: ParityFramework) -> CellOutcome:
-    """The parity sequence of every framework: the transferred weights in, inference-mode
-    logits, the weights, one optimizer step, the weights again; a runner.models family goes
-    through model_protocol.run_model_parity with the same framework's model hooks."""
-    # imported here: model_protocol builds on this module
-    from runner.experiments.parity.model_protocol import is_model_workload, run_model_parity
-
-    if is_model_workload(spec.workload):
-        return run_model_parity(spec, framework)
+    """The parity sequence of every framework on an mlp or cnn workload: the transferred
+    weights in, inference-mode logits, the weights, one optimizer step, the weights again
+    (model_protocol.run_parity_cell picks this or the runner.models families' sequence)."""
     cell = open_cell(spec)
     case = parity_case(cell)
     trainer = framework.trainer_class(cell.adapter, cell.data.workload, cell.data.input_shape)

@@ -7,8 +7,7 @@ import torch
 from torch import nn
 
 from runner.adapters.pytorch import TorchTrainer
-from runner.experiments.parity.model_protocol import ModelCase
-from runner.experiments.parity.protocol import run_parity
+from runner.experiments.parity.model_protocol import ModelCase, run_parity_cell
 from runner.models.weights import Weights
 from runner.outcome import CellOutcome
 from runner.spec import CellSpec
@@ -84,4 +83,4 @@ def _tensor(spec: CellSpec, x: np.ndarray) -> torch.Tensor:
 
 
 def run(spec: CellSpec) -> CellOutcome:
-    return run_parity(spec, TorchParity())
+    return run_parity_cell(spec, TorchParity())

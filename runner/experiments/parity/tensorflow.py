@@ -6,8 +6,7 @@ import numpy as np
 import tensorflow as tf
 
 from runner.adapters.tensorflow import TfTrainer, mean_cross_entropy
-from runner.experiments.parity.model_protocol import ModelCase
-from runner.experiments.parity.protocol import run_parity
+from runner.experiments.parity.model_protocol import ModelCase, run_parity_cell
 from runner.models.weights import Weights
 from runner.outcome import CellOutcome
 from runner.spec import CellSpec
@@ -76,4 +75,4 @@ def _device(spec: CellSpec) -> str:
 
 
 def run(spec: CellSpec) -> CellOutcome:
-    return run_parity(spec, TfParity())
+    return run_parity_cell(spec, TfParity())
