@@ -48,7 +48,24 @@ def added_kib(start: dict[str, int], end: dict[str, int], reading: str) -> int:
     return max(0, end[reading] - start["VmRSS"] - code_kib)
 
 
-class WorkingMemory:
+class MemoryRegion:
+    """A region's memory: `added_kib` of the `reading` at its end over its start."""
+
+    reading = ""
+
+    def __init__(self) -> None:
+        self._start: dict[str, int] = {}
+        self._kib = 0
+
+    def __enter__(self) -> MemoryRegion:
+        self._start = process_memory_kib()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._kib = added_kib(self._start, process_memory_kib(), self.reading)
+
+
+class WorkingMemory(MemoryRegion):
     """Memory a region adds to the process on the CPU: the kernel's high-water mark over
     the region minus the resident memory at its start, less the file-backed pages (shared
     library code) first touched inside it.
@@ -57,37 +74,22 @@ class WorkingMemory:
     measured without a sampling thread competing with the timed work.
     """
 
-    def __init__(self) -> None:
-        self._start: dict[str, int] = {}
-        self._peak_kib = 0
+    reading = "VmHWM"
 
     def __enter__(self) -> WorkingMemory:
         Path("/proc/self/clear_refs").write_text("5")
-        self._start = process_memory_kib()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._peak_kib = added_kib(self._start, process_memory_kib(), "VmHWM")
+        return super().__enter__()
 
     @property
     def peak_mib(self) -> float:
-        return self._peak_kib / 1024
+        return self._kib / 1024
 
 
-class RetainedMemory:
+class RetainedMemory(MemoryRegion):
     """Memory a region leaves resident on the CPU: the resident memory at its end minus at
     its start, less the file-backed pages (shared library code) first touched inside it."""
 
-    def __init__(self) -> None:
-        self._start: dict[str, int] = {}
-        self._kib = 0
-
-    def __enter__(self) -> RetainedMemory:
-        self._start = process_memory_kib()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._kib = added_kib(self._start, process_memory_kib(), "VmRSS")
+    reading = "VmRSS"
 
     @property
     def retained_mib(self) -> float:

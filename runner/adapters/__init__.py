@@ -37,8 +37,21 @@ class Adapter:
             return f"not installed: {', '.join(missing)}"
         return self.missing_accelerator()
 
+    #: How the framework's count of accelerators reads in a skip reason ("{seen}" its count).
+    accelerators_seen = ""
+
     def missing_accelerator(self) -> str:
-        """Why the cell's device is not usable by this framework here, or ''."""
+        """Why the cell's device is not usable by this framework here, or '': a cuda cell
+        needs one accelerator per worker (at least one)."""
+        if self.spec.device != "cuda":
+            return ""
+        seen, needed = self.visible_accelerators(), max(1, self.spec.workers)
+        if seen < needed:
+            return self.accelerators_seen.format(seen=seen, needed=needed)
+        return ""
+
+    def visible_accelerators(self) -> int:
+        """How many CUDA accelerators the framework sees."""
         raise NotImplementedError
 
     def configure(self) -> dict[str, str]:

@@ -109,13 +109,10 @@ class TorchAdapter(Adapter):
         super().__init__(spec)
         self.device = torch.device("cuda" if spec.device == "cuda" else "cpu")
 
-    def missing_accelerator(self) -> str:
-        if self.spec.device != "cuda":
-            return ""
-        if torch.cuda.device_count() < max(1, self.spec.workers):
-            return (f"PyTorch sees {torch.cuda.device_count()} CUDA devices, the cell needs "
-                    f"{max(1, self.spec.workers)}")
-        return ""
+    accelerators_seen = "PyTorch sees {seen} CUDA devices, the cell needs {needed}"
+
+    def visible_accelerators(self) -> int:
+        return torch.cuda.device_count()
 
     def configure(self) -> dict[str, str]:
         return super().configure() | configure_torch(self.spec)

@@ -108,14 +108,11 @@ class TfAdapter(Adapter):
         super().__init__(spec)
         self.device = "/GPU:0" if spec.device == "cuda" else "/CPU:0"
 
-    def missing_accelerator(self) -> str:
-        if self.spec.device != "cuda":
-            return ""
-        gpus = len(tf.config.list_physical_devices("GPU"))
-        if gpus < max(1, self.spec.workers):
-            return (f"TensorFlow sees {gpus} GPUs, the cell needs {max(1, self.spec.workers)} "
-                    f"(this TensorFlow build or machine has no CUDA)")
-        return ""
+    accelerators_seen = ("TensorFlow sees {seen} GPUs, the cell needs {needed} (this "
+                         "TensorFlow build or machine has no CUDA)")
+
+    def visible_accelerators(self) -> int:
+        return len(tf.config.list_physical_devices("GPU"))
 
     def configure(self) -> dict[str, str]:
         return super().configure() | configure_tensorflow(self.spec)
@@ -152,6 +149,18 @@ class TfAdapter(Adapter):
         if self.device.startswith("/GPU"):
             return tf.config.experimental.get_memory_info("GPU:0")["peak"] / 2**20
         return None
+
+
+class TfForwardCalls:
+    """The harness Predictor's two calls for an object with `adapter`, `device` and `forward`
+    (the model or its tf.function): inputs to the device, then one forward call."""
+
+    def prepare(self, x: np.ndarray) -> tf.Tensor:
+        return self.adapter.to_device(x)
+
+    def predict(self, prepared: tf.Tensor) -> np.ndarray:
+        with tf.device(self.device):
+            return self.forward(prepared).numpy()  # .numpy() waits for the device
 
 
 class TfTrainer:

@@ -54,6 +54,10 @@ class Cell:
         return CellOutcome(status, [*observations, *extra], fairness, reason=reason,
                            details=(details or {}) | self.sampler.details())
 
+    def fairness(self, **words: str) -> Fairness:
+        """This cell's manifest from its protocol's `words` (those of `cell_manifest`)."""
+        return cell_manifest(self.spec, self.settings, **words)
+
     def model_memory(self) -> Observation:
         """The model's own training state in fp32 (weights, gradients and SGD momentum): a
         lower bound of its parameter and activation memory, activations not counted."""
@@ -65,6 +69,16 @@ class Cell:
         size it runs on this device (the regime of the cell's verdicts rests on it)."""
         return {"flops_per_sample": flops_per_sample(self.spec.workload, self.spec.device,
                                                      self.data.profile)}
+
+
+def cell_manifest(spec: CellSpec, settings: dict[str, str], *, timer_includes: str,
+                  precision_policy: str, compile_mode: str, data_pipeline: str,
+                  notes: str) -> Fairness:
+    """A cell's fairness manifest: the words of its protocol, and the threads, batch size and
+    framework settings that every cell records alike."""
+    return Fairness(timer_includes, precision_policy, compile_mode, data_pipeline,
+                    threads=spec.threads, batch_size=spec.batch_size, notes=notes,
+                    settings=settings)
 
 
 def configured_adapter(spec: CellSpec) -> tuple[Adapter, dict[str, str]]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dlbench.schema import CellStatus
-from runner.harness import Cell
+from runner.harness import Cell, cell_manifest
 from runner.outcome import CellOutcome, Fairness, Observation
 from runner.spec import CellSpec
 from runner.workloads import epoch_order
@@ -166,15 +166,14 @@ def dp_fairness(cell: Cell, *, strategy: str, replicas: str, timer_includes: str
                 settings: dict[str, str] | None = None) -> Fairness:
     """The manifest every data-parallel cell carries."""
     spec, workload = cell.spec, cell.data.workload
-    return Fairness(
+    return cell_manifest(
+        spec, cell.settings | (settings or {}),
         timer_includes=timer_includes,
         precision_policy=f"{spec.precision} (float32 weights and activations)",
         compile_mode=strategy,
         data_pipeline=(f"global batch {spec.batch_size} from the shared epoch order, split "
                        f"into {spec.workers} equal contiguous shards (one per replica); the "
                        f"tail of each epoch that does not fill a global batch is dropped"),
-        threads=spec.threads,
-        batch_size=spec.batch_size,
         notes=(f"{replicas}. The 1-worker run gets all {spec.threads} thread(s) in one "
                f"process; N workers share the same cores. "
                f"SGD lr={workload.learning_rate} momentum={workload.momentum}, "
@@ -185,7 +184,6 @@ def dp_fairness(cell: Cell, *, strategy: str, replicas: str, timer_includes: str
                f"{ACCURACY_TOLERANCE}. On a machine with few CPU cores and no GPUs the "
                f"workers share the same cores, so these numbers mostly show the strategy's "
                f"overhead, not a speed-up."),
-        settings=cell.settings | (settings or {}),
     )
 
 

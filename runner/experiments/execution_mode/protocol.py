@@ -142,13 +142,11 @@ def execution_fairness(cell: Cell, *, timer_includes: str, compile_mode: str,
                        eager_mode: str, data_pipeline: str) -> Fairness:
     """The manifest every execution-mode cell carries."""
     spec, workload = cell.spec, cell.data.workload
-    return Fairness(
+    return cell.fairness(
         timer_includes=timer_includes,
         precision_policy="fp32 weights and activations",
         compile_mode=compile_mode,
         data_pipeline=data_pipeline,
-        threads=spec.threads,
-        batch_size=spec.batch_size,
         notes=(f"a fresh model from the same transferred weights trains with SGD "
                f"(lr={workload.learning_rate} momentum={workload.momentum}) on full batches "
                f"in the shared order; step 0 (timed alone) includes tracing/compilation; "
@@ -160,5 +158,4 @@ def execution_fairness(cell: Cell, *, timer_includes: str, compile_mode: str,
                f"ceil((compile_time_cold - eager compile_time_cold) / (eager steady - "
                f"steady)), present only when this mode is faster; {WARMUP_STEPS} untimed eager "
                f"steps absorb process-level first-use costs"),
-        settings=cell.settings,
     )

@@ -139,7 +139,7 @@ def _timings(cell: Cell, predict: Predict, x: np.ndarray) -> list[Observation]:
 def export_fairness(cell: Cell, runtime: str, exporter: str) -> Fairness:
     """The manifest every export cell carries."""
     spec = cell.spec
-    return Fairness(
+    return cell.fairness(
         timer_includes=(f"export: writing the artifact with {exporter}; load: reading it "
                         f"back into {runtime}; latency: one batch-1 call returning NumPy "
                         f"(median of {WINDOWS} calibrated windows after {WARMUP_CALLS} "
@@ -150,12 +150,9 @@ def export_fairness(cell: Cell, runtime: str, exporter: str) -> Fairness:
         compile_mode=f"{spec.export_format} artifact run by {runtime}",
         data_pipeline="NumPy float32 test inputs of the workload, cut to whole batches and put "
                       "in the artifact's layout (NHWC->NCHW for PyTorch's) before timing",
-        threads=spec.threads,
-        batch_size=spec.batch_size,
         notes=(f"The model holds the workload's shared initial weights (no training). "
                f"Parity: max |artifact - eager| over the test inputs, tolerance "
                f"{PARITY_TOLERANCE:g}; a path that fails to export, load or run, or exceeds "
                f"the tolerance, is recorded as 'fails: <first error line>'. Artifacts are "
                f"written to a temporary directory and measured on the CPU."),
-        settings=cell.settings,
     )

@@ -47,18 +47,15 @@ def inference_fairness(cell: Cell, *, timer_includes: str, compile_mode: str,
                        precision_policy: str = "fp32 weights and activations") -> Fairness:
     """The manifest every inference cell carries."""
     spec, plan = cell.spec, InferencePlan.of(cell.spec)
-    return Fairness(
+    return cell.fairness(
         timer_includes=timer_includes,
         precision_policy=precision_policy,
         compile_mode=compile_mode,
         data_pipeline=data_pipeline,
-        threads=spec.threads,
-        batch_size=spec.batch_size,
         notes=(f"same transferred initial weights in every framework; latency: "
                f"{plan.latency_calls} timed batch-1 calls per process after "
                f"{plan.warmup_calls} warm-up calls, cycling over the test inputs; throughput: "
                f"{plan.throughput_samples} calibrated windows of calls at batch "
                f"{plan.throughput_batch} after {plan.warmup_calls} untimed calls; the very "
                f"first call (tracing/compilation) is timed separately as first_call_time"),
-        settings=cell.settings,
     )

@@ -3,10 +3,9 @@ tf.function (graph, no XLA), and under tf.function(jit_compile=True) (xla, the f
 
 from __future__ import annotations
 
-import numpy as np
 import tensorflow as tf
 
-from runner.adapters.tensorflow import TfAdapter, TfModel, input_dtype
+from runner.adapters.tensorflow import TfAdapter, TfForwardCalls, TfModel, input_dtype
 from runner.experiments.inference.protocol import inference_fairness, measure_inference
 from runner.harness import open_cell
 from runner.outcome import CellOutcome
@@ -20,7 +19,7 @@ COMPILE_MODES = {
 }
 
 
-class TfPredictor:
+class TfPredictor(TfForwardCalls):
     """The workload's model; `graph` traces its call with tf.function (any batch size), and
     `jit_compile` compiles that graph with XLA (once per batch shape)."""
 
@@ -30,13 +29,6 @@ class TfPredictor:
         signature = [tf.TensorSpec([None, *input_shape], dtype)]
         self.forward = (tf.function(model.__call__, input_signature=signature,
                                     jit_compile=jit_compile) if graph else model)
-
-    def prepare(self, x: np.ndarray) -> tf.Tensor:
-        return self.adapter.to_device(x)
-
-    def predict(self, prepared: tf.Tensor) -> np.ndarray:
-        with tf.device(self.device):
-            return self.forward(prepared).numpy()  # .numpy() waits for the device
 
 
 def run(spec: CellSpec) -> CellOutcome:

@@ -12,13 +12,16 @@ and a fixed sample of weight updates and running-mean changes directly.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any, Protocol
 
 import numpy as np
 
 from dlbench.schema import CellStatus
 from runner.datasets import synthetic_images, synthetic_tokens
 from runner.experiments.parity import model_reference as reference
-from runner.experiments.parity.protocol import TOLERANCE, parity_manifest
+from runner.experiments.parity.protocol import (TOLERANCE, ParityFramework, parity_manifest,
+                                                run_parity)
+from runner.harness import configured_adapter
 from runner.models.conventions import (CONVENTIONS, RUNNING_VARIANCE, Conventions,
                                        check_perturbation, fairness_note, perturbed,
                                        perturbed_weights)
@@ -63,6 +66,54 @@ class ModelResult:
     loss: float  # training mode, on the step batch, before the step
     before: Weights
     after: Weights
+
+
+class ModelParityFramework(Protocol):
+    """What a framework supplies to `run_model_parity` for the runner.models families."""
+
+    def build_model(self, spec: CellSpec, case: ModelCase) -> Any:
+        """The definition holding case.framework_weights under case.conventions, on the
+        cell's device."""
+
+    def model_logits(self, spec: CellSpec, model: Any, x: np.ndarray) -> np.ndarray:
+        """Inference-mode logits for `x`, as NumPy."""
+
+    def model_weights(self, model: Any, case: ModelCase) -> Weights:
+        """The weights and running statistics, copied, in canonical names and layouts."""
+
+    def model_step(self, spec: CellSpec, model: Any, case: ModelCase) -> float:
+        """One training-mode step of the framework's momentum SGD on the step batch; returns
+        the loss before the step."""
+
+    def model_compile_mode(self, spec: CellSpec, model: Any) -> str:
+        """How the framework ran the forward pass and the step, in words."""
+
+
+class ParityHooks(ParityFramework, ModelParityFramework, Protocol):
+    """Both sets of a framework's parity hooks: mlp/cnn and the runner.models families."""
+
+
+def run_parity_cell(spec: CellSpec, framework: ParityHooks) -> CellOutcome:
+    """A framework's parity cell: the runner.models families' sequence or the mlp/cnn one
+    (chosen here, as this module builds on the mlp/cnn protocol)."""
+    if is_model_workload(spec.workload):
+        return run_model_parity(spec, framework)
+    return run_parity(spec, framework)
+
+
+def run_model_parity(spec: CellSpec, framework: ModelParityFramework) -> CellOutcome:
+    """The parity sequence of a runner.models family: inference-mode logits, the weights,
+    one training-mode step, the weights again, judged against the float64 reference."""
+    settings = configured_adapter(spec)[1]
+    case = model_case(spec)
+    model = framework.build_model(spec, case)
+    logits = framework.model_logits(spec, model, case.x_forward)
+    before = framework.model_weights(model, case)
+    loss = framework.model_step(spec, model, case)
+    result = ModelResult(logits, loss, before, framework.model_weights(model, case))
+    fairness = model_parity_fairness(
+        spec, case, compile_mode=framework.model_compile_mode(spec, model), settings=settings)
+    return model_parity_outcome(spec, case, result, fairness)
 
 
 def model_case(spec: CellSpec) -> ModelCase:

@@ -1,20 +1,24 @@
 """The parity protocol: one forward pass and one optimizer step, compared with a float64
 NumPy reference of the same model and SGD step.
 
-A framework supplies the logits of its model for fixed inputs, and its weights before and
-after one optimizer step on a fixed batch, in canonical layouts; this module owns the
+A framework supplies hooks (`ParityFramework`): its trainer, the logits of its model for
+fixed inputs and its weights in canonical layouts; `run_parity` owns the sequence (weights
+in, forward pass, weights before, one optimizer step, weights after) and this module the
 inputs, the comparison, the tolerance and the metrics, so every framework is judged alike.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
 from runner.experiments.parity import reference
-from runner.harness import Cell
+from runner.harness import Cell, cell_manifest, open_cell
 from runner.harness.data import CellData
+from runner.harness.training import Trainer
 from runner.outcome import CellOutcome, Fairness
 from runner.spec import CellSpec
 from runner.workloads import Layer, get_workload
@@ -48,6 +52,39 @@ class FrameworkResult:
     logits: np.ndarray
     before: list[Layer]
     after: list[Layer]
+
+
+class ParityFramework(Protocol):
+    """What a framework supplies to `run_parity` for the mlp and cnn workloads."""
+
+    #: Built as trainer_class(adapter, workload, input_shape); reset() loads the weights and
+    #: one train_epoch() over one batch makes exactly one SGD step.
+    trainer_class: Callable[..., Trainer]
+
+    def logits(self, trainer: Any, x: np.ndarray) -> np.ndarray:
+        """The trainer's model's inference-mode logits for `x`, as NumPy."""
+
+    def canonical_layers(self, trainer: Any) -> list[Layer]:
+        """The trainer's model's weights, copied, in canonical layouts."""
+
+    def compile_mode(self, trainer: Any) -> str:
+        """How the framework ran the forward pass and the step, in words."""
+
+
+def run_parity(spec: CellSpec, framework: ParityFramework) -> CellOutcome:
+    """The parity sequence of every framework on an mlp or cnn workload: the transferred
+    weights in, inference-mode logits, the weights, one optimizer step, the weights again
+    (model_protocol.run_parity_cell picks this or the runner.models families' sequence)."""
+    cell = open_cell(spec)
+    case = parity_case(cell)
+    trainer = framework.trainer_class(cell.adapter, cell.data.workload, cell.data.input_shape)
+    trainer.reset(case.framework_layers)
+    logits = framework.logits(trainer, case.x_forward)
+    before = framework.canonical_layers(trainer)
+    trainer.train_epoch(case.x_step, case.y_step)  # one batch: exactly one SGD step
+    result = FrameworkResult(np.asarray(logits), before, framework.canonical_layers(trainer))
+    fairness = parity_fairness(cell, compile_mode=framework.compile_mode(trainer))
+    return parity_outcome(cell, case, result, fairness)
 
 
 def inject_fault(layers: list[Layer], fault: str) -> list[Layer]:
@@ -131,19 +168,17 @@ def parity_manifest(spec: CellSpec, settings: dict[str, str], *, compile_mode: s
     """The parity manifest of `spec` under the framework `settings` it was configured with."""
     workload = get_workload(spec.workload)
     fault = spec.params.get("fault", "")
-    return Fairness(
+    return cell_manifest(
+        spec, settings,
         timer_includes="nothing: parity is a correctness check, not a timing",
         precision_policy="fp32 weights and activations; reference in float64 NumPy",
         compile_mode=compile_mode,
         data_pipeline=f"first {FORWARD_INPUTS} test samples for the forward pass; first "
                       f"{spec.batch_size} training samples (in dataset order) for one step",
-        threads=spec.threads,
-        batch_size=spec.batch_size,
         notes=(f"same transferred initial weights; one step of the framework's own SGD "
                f"(lr={workload.learning_rate}, momentum={workload.momentum}; the first step "
                f"of momentum SGD is -lr*gradient) on softmax cross-entropy (mean); pass when "
                f"max|framework - reference| / max|reference| <= {TOLERANCE:g} for the logits "
                f"and for the weight update"
                + (f"; DELIBERATE FAULT INJECTED: {fault}" if fault else "")),
-        settings=settings,
     )

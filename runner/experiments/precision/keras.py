@@ -3,14 +3,13 @@ optimizer in a LossScaleOptimizer for mixed_float16), on any backend."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable
 
 import numpy as np
 
-from dlbench.schema import CellStatus
 from runner.adapters.keras import KerasAdapter, KerasTrainer
-from runner.experiments.precision.protocol import measure_precision, precision_fairness
-from runner.harness import Cell, open_cell
+from runner.experiments.precision.protocol import PrecisionFramework, run_precision
+from runner.harness import Cell
 from runner.outcome import CellOutcome
 from runner.spec import CellSpec
 from runner.workloads import Layer, Workload
@@ -48,27 +47,32 @@ class PolicyTrainer(KerasTrainer):
         return keras.ops.convert_to_numpy(keras.ops.cast(output, "float32"))
 
 
+class KerasPrecision(PrecisionFramework):
+    """Keras' hooks of the precision protocol: dtype policies, fit, direct model calls."""
+
+    trainer_class = PolicyTrainer
+    timer_includes = ("each epoch of one model.fit(epochs=N) call over the epochs' batches "
+                      "in the shared order, timed by a callback (on_epoch_begin to "
+                      "on_epoch_end)")
+
+    def policy(self, spec: CellSpec) -> str:
+        return (f"Keras dtype policy {POLICIES[spec.precision]} (float32 variables)"
+                + ("; compile() wraps SGD in a LossScaleOptimizer" if spec.precision == "fp16"
+                   else ""))
+
+    def compile_mode(self, spec: CellSpec) -> str:
+        return (f"Keras defaults on {spec.backend} (fit); inference by direct model calls on "
+                f"backend tensors")
+
+    def refusals(self, spec: CellSpec) -> tuple[type[BaseException], ...]:
+        return _refusals(spec.backend)
+
+    def facts(self, make: Callable[[str], PolicyTrainer], cell: Cell) -> dict:
+        return policy_facts(make(cell.spec.precision), cell)
+
+
 def run(spec: CellSpec) -> CellOutcome:
-    cell = open_cell(spec)
-
-    def make(precision: str) -> PolicyTrainer:
-        return PolicyTrainer(cell.adapter, cell.data.workload, cell.data.input_shape, precision)
-
-    fairness = precision_fairness(
-        cell,
-        policy=f"Keras dtype policy {POLICIES[spec.precision]} (float32 variables)"
-               + ("; compile() wraps SGD in a LossScaleOptimizer" if spec.precision == "fp16"
-                  else ""),
-        timer_includes="each epoch of one model.fit(epochs=N) call over the epochs' batches "
-                       "in the shared order, timed by a callback (on_epoch_begin to "
-                       "on_epoch_end)",
-        compile_mode=f"Keras defaults on {spec.backend} (fit); inference by direct model "
-                     f"calls on backend tensors",
-    )
-    outcome = measure_precision(cell, make, fairness, refusals=_refusals(spec.backend))
-    if outcome.status is not CellStatus.OK:
-        return outcome
-    return replace(outcome, details=outcome.details | policy_facts(make(spec.precision), cell))
+    return run_precision(spec, KerasPrecision())
 
 
 def policy_facts(trainer: PolicyTrainer, cell: Cell) -> dict:

@@ -1,10 +1,11 @@
 """The precision protocol: the same training and inference in fp32, bf16-mixed or
 fp16-mixed, compared with fp32 from the same weights in the same framework.
 
-A framework supplies `make(precision)`, a trainer in that precision that can also predict
-(see `PrecisionTrainer`); this module owns the order of work, the fp32 baseline, the
-refusal probe and the metrics, and the harness the clock, so every framework is judged
-alike. Each worker process is one repeat.
+A framework supplies hooks (`PrecisionFramework`): its trainer class, built for one
+precision, that can also predict (see `PrecisionTrainer`), the words of its manifest and the
+exceptions by which it refuses a precision; `run_precision` and `measure_precision` own the
+order of work, the fp32 baseline, the refusal probe and the metrics, and the harness the
+clock, so every framework is judged alike. Each worker process is one repeat.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from typing import Protocol
 import numpy as np
 
 from dlbench.schema import CellStatus
-from runner.harness import Cell
+from runner.harness import Cell, open_cell
 from runner.harness.data import CellData
 from runner.harness.inference import (InferencePlan, Predictor, latencies_ms, latency_summary,
                                       throughput)
 from runner.harness.training import Trainer, train_once
 from runner.outcome import CellOutcome, Fairness
+from runner.spec import CellSpec
 from runner.workloads import Layer, epoch_order
 
 PRECISIONS = ("fp32", "bf16", "fp16")
@@ -32,6 +34,46 @@ class PrecisionTrainer(Trainer, Predictor, Protocol):
 
     def logits(self, x: np.ndarray) -> np.ndarray:
         """Forward pass in this precision, as float32 NumPy."""
+
+
+class PrecisionFramework(Protocol):
+    """What a framework supplies to `run_precision`."""
+
+    #: Built as trainer_class(adapter, workload, input_shape, precision).
+    trainer_class: Callable[..., PrecisionTrainer]
+    #: What the timer holds in each epoch, in words.
+    timer_includes: str
+
+    def policy(self, spec: CellSpec) -> str:
+        """How the framework computes in spec.precision, in words."""
+
+    def compile_mode(self, spec: CellSpec) -> str:
+        """How the framework runs training and inference, in words."""
+
+    def refusals(self, spec: CellSpec) -> tuple[type[BaseException], ...]:
+        """The exceptions by which the framework refuses a precision here."""
+
+    def facts(self, make: Callable[[str], PrecisionTrainer], cell: Cell) -> dict:
+        """What the framework made of the precision (a trainer from `make` may tell), added
+        to an OK cell's details after the measurement; none by default."""
+        return {}
+
+
+def run_precision(spec: CellSpec, framework: PrecisionFramework) -> CellOutcome:
+    """The precision cell of every framework: open it, then `measure_precision` with the
+    framework's trainers, manifest and refusals; an OK cell gets the framework's facts."""
+    cell = open_cell(spec)
+
+    def make(precision: str) -> PrecisionTrainer:
+        return framework.trainer_class(cell.adapter, cell.data.workload, cell.data.input_shape,
+                                       precision)
+
+    fairness = precision_fairness(cell, policy=framework.policy(spec),
+                                  timer_includes=framework.timer_includes,
+                                  compile_mode=framework.compile_mode(spec))
+    outcome = measure_precision(cell, make, fairness, refusals=framework.refusals(spec))
+    facts = framework.facts(make, cell) if outcome.status is CellStatus.OK else {}
+    return replace(outcome, details=outcome.details | facts) if facts else outcome
 
 
 def limited(data: CellData, train_samples: int | None) -> CellData:
@@ -102,13 +144,11 @@ def precision_fairness(cell: Cell, *, policy: str, timer_includes: str,
                        compile_mode: str) -> Fairness:
     """The manifest every precision cell carries."""
     spec, workload, plan = cell.spec, cell.data.workload, InferencePlan.of(cell.spec)
-    return Fairness(
+    return cell.fairness(
         timer_includes=timer_includes,
         precision_policy=policy,
         compile_mode=compile_mode,
         data_pipeline="in-memory arrays in the shared epoch order, batches sliced per step",
-        threads=spec.threads,
-        batch_size=spec.batch_size,
         notes=(f"same transferred initial weights; a probe (one forward pass, one training "
                f"step) decides whether the framework accepts the precision here; an fp32 "
                f"baseline from the same weights, run in the same process after the timed "
@@ -119,5 +159,4 @@ def precision_fairness(cell: Cell, *, policy: str, timer_includes: str,
                f"in the same precision: {plan.latency_calls} batch-1 calls, "
                f"{plan.throughput_samples} calibrated windows at batch "
                f"{plan.throughput_batch}; peak memory over building and training the model"),
-        settings=cell.settings,
     )

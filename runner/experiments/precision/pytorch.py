@@ -6,8 +6,7 @@ import numpy as np
 import torch
 
 from runner.adapters.pytorch import TorchAdapter, TorchTrainer
-from runner.experiments.precision.protocol import measure_precision, precision_fairness
-from runner.harness import open_cell
+from runner.experiments.precision.protocol import PrecisionFramework, run_precision
 from runner.outcome import CellOutcome
 from runner.spec import CellSpec
 from runner.workloads import Layer, Workload
@@ -66,20 +65,27 @@ class AmpTrainer(TorchTrainer):
             return self.model(prepared).float().cpu().numpy()
 
 
+class TorchPrecision(PrecisionFramework):
+    """PyTorch's hooks of the precision protocol: eager, torch.autocast."""
+
+    trainer_class = AmpTrainer
+    timer_includes = ("per epoch: tensors to the device, every autocast forward, backward "
+                      "and (scaled) SGD step, reading the epoch loss (a device sync)")
+
+    def policy(self, spec: CellSpec) -> str:
+        dtype = DTYPES[spec.precision]
+        if dtype is None:
+            return "fp32"
+        return (f"torch.autocast(dtype={dtype}) over float32 parameters"
+                + (", torch.amp.GradScaler (dynamic loss scaling)" if spec.precision == "fp16"
+                   else ""))
+
+    def compile_mode(self, spec: CellSpec) -> str:
+        return "eager"
+
+    def refusals(self, spec: CellSpec) -> tuple[type[BaseException], ...]:
+        return (RuntimeError, NotImplementedError)
+
+
 def run(spec: CellSpec) -> CellOutcome:
-    cell = open_cell(spec)
-    dtype = DTYPES[spec.precision]
-    fairness = precision_fairness(
-        cell,
-        policy="fp32" if dtype is None else
-               f"torch.autocast(dtype={dtype}) over float32 parameters"
-               + (", torch.amp.GradScaler (dynamic loss scaling)" if spec.precision == "fp16"
-                  else ""),
-        timer_includes="per epoch: tensors to the device, every autocast forward, backward "
-                       "and (scaled) SGD step, reading the epoch loss (a device sync)",
-        compile_mode="eager",
-    )
-    return measure_precision(
-        cell, lambda precision: AmpTrainer(cell.adapter, cell.data.workload,
-                                           cell.data.input_shape, precision),
-        fairness, refusals=(RuntimeError, NotImplementedError))
+    return run_precision(spec, TorchPrecision())

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from runner.adapters.tensorflow import TfAdapter, TfTrainer, mean_cross_entropy
-from runner.experiments.precision.protocol import measure_precision, precision_fairness
-from runner.harness import open_cell
+from runner.adapters.tensorflow import (TfAdapter, TfForwardCalls, TfTrainer,
+                                        mean_cross_entropy)
+from runner.experiments.precision.protocol import PrecisionFramework, run_precision
 from runner.outcome import CellOutcome
 from runner.spec import CellSpec
 from runner.workloads import Layer, Workload
@@ -17,7 +17,7 @@ DTYPES = {"fp32": tf.float32, "bf16": tf.bfloat16, "fp16": tf.float16}
 INITIAL_LOSS_SCALE = 2.0**15
 
 
-class MixedTfTrainer(TfTrainer):
+class MixedTfTrainer(TfForwardCalls, TfTrainer):
     """The training model computing in `precision`; fp16 scales the loss, skips steps whose
     gradients overflow and halves the scale then."""
 
@@ -59,30 +59,29 @@ class MixedTfTrainer(TfTrainer):
     def accuracy(self, x: np.ndarray, y: np.ndarray) -> float:
         return float((self.logits(x).argmax(axis=1) == y).mean())
 
-    def prepare(self, x: np.ndarray) -> tf.Tensor:
-        return self.adapter.to_device(x)
 
-    def predict(self, prepared: tf.Tensor) -> np.ndarray:
-        with tf.device(self.device):
-            return self.forward(prepared).numpy()  # .numpy() waits for the device
+class TfPrecision(PrecisionFramework):
+    """TensorFlow's hooks of the precision protocol: tf.function graphs, no XLA."""
+
+    trainer_class = MixedTfTrainer
+    timer_includes = ("per epoch: tensors to the device, every tf.function train step "
+                      "(traced on the first call), reading the epoch loss (a device sync)")
+
+    def policy(self, spec: CellSpec) -> str:
+        if spec.precision == "fp32":
+            return "fp32"
+        return (f"float32 variables cast to {DTYPES[spec.precision].name} for the computation, "
+                f"float32 logits and loss"
+                + (f"; dynamic loss scale from {INITIAL_LOSS_SCALE:g}, halved and the step "
+                   f"skipped on overflow" if spec.precision == "fp16" else ""))
+
+    def compile_mode(self, spec: CellSpec) -> str:
+        return "tf.function graph (no XLA) for training and inference"
+
+    def refusals(self, spec: CellSpec) -> tuple[type[BaseException], ...]:
+        return (tf.errors.NotFoundError, tf.errors.InvalidArgumentError,
+                tf.errors.UnimplementedError, TypeError)
 
 
 def run(spec: CellSpec) -> CellOutcome:
-    cell = open_cell(spec)
-    dtype = DTYPES[spec.precision]
-    fairness = precision_fairness(
-        cell,
-        policy="fp32" if spec.precision == "fp32" else
-               f"float32 variables cast to {dtype.name} for the computation, float32 logits "
-               f"and loss" + (f"; dynamic loss scale from {INITIAL_LOSS_SCALE:g}, halved and "
-                              f"the step skipped on overflow" if spec.precision == "fp16"
-                              else ""),
-        timer_includes="per epoch: tensors to the device, every tf.function train step "
-                       "(traced on the first call), reading the epoch loss (a device sync)",
-        compile_mode="tf.function graph (no XLA) for training and inference",
-    )
-    return measure_precision(
-        cell, lambda precision: MixedTfTrainer(cell.adapter, cell.data.workload,
-                                               cell.data.input_shape, precision),
-        fairness, refusals=(tf.errors.NotFoundError, tf.errors.InvalidArgumentError,
-                            tf.errors.UnimplementedError, TypeError))
+    return run_precision(spec, TfPrecision())

@@ -31,13 +31,11 @@ def training_fairness(cell: Cell, *, timer_includes: str, compile_mode: str,
                       data_pipeline: str) -> Fairness:
     """The manifest every training cell carries."""
     spec, workload = cell.spec, cell.data.workload
-    return Fairness(
+    return cell.fairness(
         timer_includes=timer_includes,
         precision_policy=f"{spec.precision} (float32 weights and activations)",
         compile_mode=compile_mode,
         data_pipeline=data_pipeline,
-        threads=spec.threads,
-        batch_size=spec.batch_size,
         notes=(f"SGD lr={workload.learning_rate} momentum={workload.momentum}, softmax "
                f"cross-entropy (mean); process k of every framework starts from the same "
                f"initial weights k and trains in the same epoch order k (seed k); "
@@ -46,5 +44,4 @@ def training_fairness(cell: Cell, *, timer_includes: str, compile_mode: str,
                f"{len(cell.data.dataset.y_test)} samples evaluated after each epoch, outside "
                f"the timer; target: final test accuracy >= {workload.target_accuracy:g}; "
                f"one training per worker process{model_note(cell)}"),
-        settings=cell.settings,
     )
