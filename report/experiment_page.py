@@ -19,7 +19,7 @@ from report.labels import format_label, metric_ids_in_words, status_label
 from report.render import ChartBlock, chart_block
 from report.source import Source
 from report.summary import format_number, machine_label, variant_label
-from report.targets import MISSED_NOTE, declared_target
+from report.targets import MISSED_NOTE, recorded_target
 
 
 def result_anchor(result_id: str) -> str:
@@ -100,15 +100,18 @@ def fastest_rows(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def accuracy_marks(cells: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """Per workload, the chance level and target accuracy (label, value) its cells recorded,
-    else those its declaration gives (report/targets.py); a workload with neither has none."""
+    """Per workload, the chance level and target accuracy (label, value) its cells recorded
+    (report/targets.py); a workload with neither has none."""
     marks: dict[str, pd.DataFrame] = {}
     for workload, group in cells.groupby("workload", sort=True):
-        facts: dict = declared_target(str(workload))
+        records = []
         for column in ("config_json", "details_json"):
             for text in group[column].dropna():
                 record = json.loads(text or "{}")
-                facts |= {**record, **(record.get("params") or {})}
+                records.append({**record, **(record.get("params") or {})})
+        notes = [json.loads(text or "{}").get("notes", "")
+                 for text in group.get("fairness_json", pd.Series(dtype=str)).dropna()]
+        facts = recorded_target(str(workload), records, notes)
         lines = []
         if facts.get("classes"):
             lines.append(("chance", 1 / float(facts["classes"])))

@@ -4,34 +4,39 @@ process that missed says so on its page and decides no accuracy question."""
 
 from __future__ import annotations
 
-import pandas as pd
+import re
 
-from runner.workloads import WORKLOADS
+import pandas as pd
 
 TARGET_METRIC = "reached_target"
 #: Metrics that say how well or how fast a model learned: judged only on cells that reached
 #: their target (a model at chance decides nothing).
 ACCURACY_METRICS = frozenset({"test_accuracy", "time_to_target"})
 MISSED_NOTE = "did not reach its target"
-#: The labels of each dataset an image or digit workload trains on (runner/datasets.py draws or
-#: loads ten for each; tests/test_targets.py holds this table to it). Token workloads draw as
-#: many as their model definition's classes.
-DATASET_CLASSES = {"digits": 10, "synthetic-images": 10, "mnist": 10, "cifar10": 10}
+#: The classes of each workload's labels (chance is 1/classes), for cells measured before
+#: cells recorded them (every release up to 2027.02): ten for every workload so far
+#: (tests/test_targets.py holds this table to what runner/datasets.py draws).
+UNRECORDED_CLASSES = dict.fromkeys(
+    ("mlp-digits", "cnn-digits", "cnn-synthetic", "mlp-mnist", "cnn-cifar10",
+     "resnet-synthetic", "resnet-cifar10", "transformer-tokens", "lstm-tokens"), 10)
+#: How a training cell's fairness manifest has stated its target since release 2027.02.
+TARGET_NOTE = re.compile(r"target: final test accuracy >= ([0-9.]+)")
 
 
-def declared_target(workload: str) -> dict[str, float]:
-    """The classes (1/classes is chance) and target accuracy that runner/workloads.py declares
-    for `workload`, for cells that did not record them (every release so far); empty for a
-    workload it does not declare."""
-    declared = WORKLOADS.get(workload)
-    if declared is None:
-        return {}
-    classes = DATASET_CLASSES.get(declared.dataset)
-    drawn = {p.definition.classes for p in declared.profiles}
-    if declared.dataset == "synthetic-tokens" and len(drawn) == 1:
-        classes = drawn.pop()
-    facts = {"target_accuracy": declared.target_accuracy}
-    return facts | ({"classes": classes} if classes else {})
+def recorded_target(workload: str, records: list[dict], notes: list[str]) -> dict[str, float]:
+    """The classes and target accuracy a workload's cells recorded (their params or details,
+    else the target their fairness notes state); classes from UNRECORDED_CLASSES for cells
+    that did not record them. A target nobody recorded is not drawn: an older release
+    trained to none."""
+    facts: dict = ({"classes": UNRECORDED_CLASSES[workload]}
+                   if workload in UNRECORDED_CLASSES else {})
+    for note in notes:
+        stated = TARGET_NOTE.search(note)
+        if stated:
+            facts["target_accuracy"] = float(stated.group(1).rstrip("."))
+    for record in records:
+        facts |= {key: record[key] for key in ("classes", "target_accuracy") if key in record}
+    return facts
 
 
 def missed_target(observations: pd.DataFrame) -> set[tuple[str, str]]:

@@ -70,5 +70,8 @@ def test_every_publish_flag_lands_in_its_field():
         "publish", "2027.03", "--run", "a", "--run", "b", "--title", "T", "--date",
         "2027-03-01", "--notes", "notes.md", "--local", "--preview"))
     assert request == PublishRequest("2027.03", ("a", "b"), "T", "2027-03-01",
-                                     Path("notes.md"), True, True)
+                                     Path("notes.md"), local=True, preview=True)
+    addressed = SITE_REQUESTS["publish"](parsed(
+        "publish", "2027.03", "--run", "a", "--site-url", "https://bench.example.net/"))
+    assert addressed.site_url == "https://bench.example.net/" and not addressed.local
 

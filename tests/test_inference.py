@@ -101,6 +101,7 @@ def test_protocol_keeps_every_latency_and_its_percentiles_for_its_one_repeat():
     assert [o.metric for o in outcome.observations].count("first_call_time") == 1
     assert outcome.details["sampling"]["repeat_index"] == 2
     assert outcome.details["flops_per_sample"] == flops_per_sample("mlp-digits", "cpu") > 0
+    assert (outcome.details["classes"], outcome.details["target_accuracy"]) == (10, 0.95)
 
 
 def test_protocol_keeps_compilation_out_of_working_memory_and_adds_what_a_user_pays():

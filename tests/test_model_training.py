@@ -11,7 +11,7 @@ from runner.execute import execute_cell
 from runner.experiments import PlanRequest, inference, training
 from runner.frameworks import FRAMEWORKS
 from runner.spec import CellSpec
-from runner.workloads import flops_per_sample
+from runner.workloads import WORKLOADS, flops_per_sample
 
 MODEL_WORKLOADS = ["resnet-synthetic", "transformer-tokens", "lstm-tokens"]
 
@@ -67,6 +67,8 @@ def test_each_model_trains_one_tiny_epoch(workload, framework):
     assert len(loss) == 1 and math.isfinite(loss[0])
     assert 0 <= values["test_accuracy"] <= 1
     assert outcome.details["flops_per_sample"] == flops_per_sample(workload, "cpu", "tiny")
+    assert outcome.details["target_accuracy"] == WORKLOADS[workload].target_accuracy
+    assert outcome.details["classes"] == 10  # what the site draws chance from
     assert "same canonical initial weights" in outcome.fairness.notes
 
 

@@ -102,22 +102,33 @@ def test_the_note_column_is_left_out_when_every_cell_reached_its_target():
     assert "note" not in [key for _, key, _ in columns] and "note" not in common
 
 
-def test_the_declared_classes_are_the_ones_the_datasets_draw():
-    from report.targets import DATASET_CLASSES, declared_target
+def test_the_unrecorded_classes_are_the_ones_the_datasets_draw():
+    from report.targets import UNRECORDED_CLASSES
     from runner.datasets import load_dataset, synthetic_images
     from runner.workloads import WORKLOADS
 
-    assert load_dataset("digits").classes == DATASET_CLASSES["digits"]
-    assert synthetic_images(16, 4).classes == DATASET_CLASSES["synthetic-images"]
+    drawn = {"digits": load_dataset("digits").classes,
+             "synthetic-images": synthetic_images(16, 4).classes,
+             "mnist": 10, "cifar10": 10}  # the label sets of the two local formats
+    assert set(UNRECORDED_CLASSES) == set(WORKLOADS)
     for name, workload in WORKLOADS.items():
-        facts = declared_target(name)
-        assert facts["target_accuracy"] == workload.target_accuracy
-        assert facts["classes"] == 10, name
-    assert declared_target("no-such-workload") == {}
+        classes = ({p.definition.classes for p in workload.profiles}
+                   if workload.dataset == "synthetic-tokens" else {drawn[workload.dataset]})
+        assert classes == {UNRECORDED_CLASSES[name]}, name
 
 
-def test_every_training_workload_s_accuracy_chart_draws_chance_and_the_target():
-    """Old releases' cells recorded neither: the workload's declaration gives both."""
+def test_a_recorded_target_wins_and_an_unrecorded_one_is_not_drawn():
+    from report.targets import recorded_target
+
+    note = "SGD lr=0.1; target: final test accuracy >= 0.9; one training per worker process"
+    assert recorded_target("lstm-tokens", [], []) == {"classes": 10}
+    assert recorded_target("lstm-tokens", [], [note]) == {"classes": 10, "target_accuracy": 0.9}
+    assert recorded_target("lstm-tokens", [{"classes": 4, "target_accuracy": 0.8}], [note]) == {
+        "classes": 4, "target_accuracy": 0.8}
+    assert recorded_target("no-such-workload", [], []) == {}
+
+
+def _accuracy_charts(release: str):
     import json
     from pathlib import Path
 
@@ -125,9 +136,8 @@ def test_every_training_workload_s_accuracy_chart_draws_chance_and_the_target():
     from report.source import load_release
     from report.summary import summarize
 
-    source = load_release(Path(__file__).parents[1] / "results", "2026.12")
+    source = load_release(Path(__file__).parents[1] / "results", release)
     training = source.cells[source.cells["experiment"] == "training"]
-    assert not any("target_accuracy" in str(d) for d in training["details_json"])
     marks = accuracy_marks(source.cells)
     summary = summarize(source)
     [section] = [s for s in metric_sections(summary[summary["experiment"] == "training"],
@@ -135,16 +145,25 @@ def test_every_training_workload_s_accuracy_chart_draws_chance_and_the_target():
                  if s["anchor"] == "metric-test_accuracy"]
     drawn = {chart.chart_id.split("-test-accuracy-")[1]: json.dumps(chart.spec)
              for chart in section["charts"]}
-    workloads = set(training["workload"])
-    assert len(section["charts"]) >= len(workloads)
+    return set(training["workload"]), marks, drawn
+
+
+def test_every_training_workload_s_accuracy_chart_draws_chance_and_its_recorded_target():
+    """2027.02's cells state their target in their fairness notes; chance is 1/10."""
+    from runner.workloads import WORKLOADS
+
+    workloads, marks, drawn = _accuracy_charts("2027.02")
+    assert len(drawn) >= len(workloads) == 4
     for workload in workloads:
         lines = dict(zip(marks[workload]["label"], marks[workload]["value"], strict=True))
-        assert lines == {"chance": 0.1, "target": declared(workload)}, workload
+        assert lines == {"chance": 0.1, "target": WORKLOADS[workload].target_accuracy}
         spec = next(s for key, s in drawn.items() if key.startswith(workload))
         assert '"chance"' in spec and '"target"' in spec, workload
 
 
-def declared(workload: str) -> float:
-    from runner.workloads import WORKLOADS
-
-    return WORKLOADS[workload].target_accuracy
+def test_a_release_that_trained_to_no_target_draws_chance_only():
+    workloads, marks, drawn = _accuracy_charts("2026.12")
+    for workload in workloads:
+        assert list(marks[workload]["label"]) == ["chance"], workload
+        spec = next(s for key, s in drawn.items() if key.startswith(workload))
+        assert '"chance"' in spec and '"target"' not in spec, workload

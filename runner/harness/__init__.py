@@ -66,9 +66,13 @@ class Cell:
 
     def workload_details(self) -> dict:
         """What the report needs of the cell's workload: its forward FLOPs per sample at the
-        size it runs on this device (the regime of the cell's verdicts rests on it)."""
+        size it runs on this device (the regime of the cell's verdicts rests on it), the
+        classes it predicts (chance is 1/classes) and the accuracy its training must reach,
+        as they were when it was measured."""
         return {"flops_per_sample": flops_per_sample(self.spec.workload, self.spec.device,
-                                                     self.data.profile)}
+                                                     self.data.profile),
+                "classes": self.data.dataset.classes,
+                "target_accuracy": self.data.workload.target_accuracy}
 
 
 def cell_manifest(spec: CellSpec, settings: dict[str, str], *, timer_includes: str,
