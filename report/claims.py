@@ -15,8 +15,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+import report
 from dlbench.judging import Family, Regime, judge_together
-
 from report.claim_rules import Context, evaluate
 from report.claim_types import (
     Claim,
@@ -32,7 +32,7 @@ from report.claim_types import (
 from report.conditions import Need
 
 CLAIMS_FILE = Path(__file__).with_name("claims.yaml")
-LISTINGS_DIR = Path(__file__).resolve().parents[1] / "listings"
+LISTINGS_DIR = Path(report.__file__).resolve().parent.parent / "listings"
 
 
 class ClaimsFileError(ValueError):

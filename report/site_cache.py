@@ -25,10 +25,13 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+import dlbench
+import report
 from dlbench.atomic import atomic_write_bytes, new_dir, save_error, saving
 from dlbench.errors import SaveError
 
-CODE_DIRS = (Path(__file__).parent, Path(__file__).parent.parent / "dlbench")
+#: Found from the packages, not this module, so they hold wherever the module lives.
+CODE_DIRS = (Path(report.__file__).parent, Path(dlbench.__file__).parent)
 LIBRARIES = ("altair", "vl-convert-python", "pandas", "numpy", "scipy", "jinja2", "pyarrow",
              "pyyaml")
 KEEP_SITES = 4  # site versions kept in the cache; older ones are removed

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import runner
 from dlbench.schema import CellStatus
 from runner.cellenv import cell_environment
 from runner.experiments import framework_code_path
@@ -29,7 +30,8 @@ from runner.spec import NOT_MEASURED, CellSpec
 from runner.stop import raise_if_stop_requested
 from runner.store import CellRecord
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+#: Found from the runner package, not this module, so it holds wherever the module lives.
+PROJECT_ROOT = Path(runner.__file__).resolve().parent.parent
 STDERR_TAIL_CHARS = 2000
 #: How often a waiting runner checks whether a stop was requested, in seconds.
 STOP_POLL_S = 0.2
