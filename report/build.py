@@ -16,41 +16,23 @@ import jinja2
 import pandas as pd
 import yaml
 
-from dlbench.calibration import POWER_RATIOS
-from dlbench.metrics import METRICS
 from dlbench.releases import ERRATA
 from dlbench.tables import write_table
 from report import experiment_page as ep
 from report.charts import static_spec
 from report.svg_render import BackgroundBundle, render_svg, svg_pool
 from dlbench.history import history
-from report.cite import Citation, ResultCitation, release_citation
-from report.compare_page import compare_blocks
+from report.cite import Citation, release_citation, result_citation
 from report.errata import read_errata, superseded_by
-from report.first_published import rules_changed
-from report.claims_page import changed_claims, claim_blocks
-from report.home_page import (
-    changed_answers,
-    experiment_links,
-    load_questions,
-    one_sided_groups,
-    question_blocks,
-    busy_left_out,
-    result_ids,
-    source_judgement,
-    summary_block,
-    tally,
-    threshold_words,
-)
-from report.info_pages import TABLES, column_rows, environment_runs, manifest_blocks
+from report.home_page import load_questions, result_ids, source_judgement
 from report.mkdocs_draft import DRAFT_FILE
 from report.mkdocs_errata import BANNER_FILE
 from report.mkdocs_nav import NAV_FILE
+from report.page_registry import PageInputs, render_pages
 from report.render import ChartBlock, environment, render
 from report.site_cache import BuildReport, SiteCache, site_key, write_tree
 from report.source import Source, source_designs
-from report.verdict_data import (calibrate, control_rows, controls_summary, verdict_files,
-                                 verdicts_frame)
+from report.verdict_data import calibrate, verdict_files, verdicts_frame
 from report.summary import summarize
 from report.targets import missed_target
 
@@ -156,14 +138,6 @@ def experiment_files(source: Source, summary: pd.DataFrame, env: jinja2.Environm
     return {f"experiments/{experiment}.md": page.encode()}, charts
 
 
-def result_citation(row: pd.Series, cite: Citation) -> ResultCitation:
-    """The citation of one summary row's result."""
-    what = f"{row['workload']}, {row['system']} ({row['variant']}): " \
-           f"{METRICS[row['metric']].words if row['metric'] in METRICS else row['metric']}"
-    return ResultCitation(cite, str(row["result_id"]), f"experiments/{row['experiment']}/",
-                          what)
-
-
 def result_citation_files(summary: pd.DataFrame, cite: Citation) -> dict[str, bytes]:
     """A BibTeX and a CFF file per result ID, under downloads/cite/."""
     files = {}
@@ -191,11 +165,6 @@ def errata_files(source: Source, env: jinja2.Environment, cite: Citation) -> dic
     }
 
 
-def legacy_protocol_runs(source: Source) -> list[str]:
-    """Runs measured before repeats were independent processes (no process policy recorded)."""
-    return [run.run_id for run in source.runs if "processes_policy" not in run.info]
-
-
 def site_files(source: Source, templates_dir: Path, site_url: str,
                results_dir: Path | None = None, cache: SiteCache | None = None
                ) -> dict[str, bytes]:
@@ -208,7 +177,6 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
     questions = load_questions()
     summary = summarize(source)
     cite = release_citation(source.root, source.name, source.date, site_url)
-    common = {"source": source, "cite": cite}
     experiment_pages: dict[str, bytes] = {}
     charts: dict[str, ChartBlock] = {}
     past = history(results_dir) if results_dir is not None else None
@@ -220,49 +188,19 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
         charts |= page_charts
     experiment_svgs = BackgroundCharts(charts, cache)
     judged = source_judgement(source)
-    found, designs = judged.answers, source_designs(source)
-    calibration = calibrate(found, designs)
-    summary_chart = summary_block(found)
-    claims, claim_charts = claim_blocks(source, summary)
-    pages = {
-        "index.md": render(env, "index.md.j2", questions=question_blocks(source, summary, found),
-                           experiments=experiment_links(summary, questions),
-                           one_sided=one_sided_groups(found),
-                           summary_chart=summary_chart, tally=tally(found),
-                           thresholds=threshold_words(found), risk=calibration.risk,
-                           controls=controls_summary(judged.controls),
-                           busy_left_out=busy_left_out(source),
-                           multiple_machines=len(source.runs) > 1,
-                           changes=changed_answers(source.name, found),
-                           rules_changed=rules_changed(source.name), **common),
-        "environment.md": render(env, "environment.md.j2", runs=environment_runs(source),
-                                 **common),
-        "methodology.md": render(env, "methodology.md.j2", manifests=manifest_blocks(source),
-                                 calibration=calibration.rows,
-                                 power_ratios=POWER_RATIOS,
-                                 control_rows=control_rows(judged.controls),
-                                 legacy_runs=legacy_protocol_runs(source), **common),
-        "downloads.md": render(env, "downloads.md.j2", metrics=list(METRICS.values()),
-                               columns=column_rows(), tables=[
-                                   {"name": n, "row": r} for n, r in TABLES], **common),
-        "cite.md": render(env, "cite.md.j2", example=None if source.draft or summary.empty
-                          else result_citation(summary.iloc[0], cite), **common),
-        "claims.md": render(env, "claims.md.j2", claims=claims,
-                            changes=changed_claims(claims, source.name),
-                            rules_changed=rules_changed(source.name), **common),
-    }
-    if results_dir is not None:
-        pages["compare.md"] = render(env, "compare.md.j2",
-                                     comparisons=compare_blocks(source, results_dir), **common)
-    files = {path: text.encode() for path, text in pages.items()}
+    calibration = calibrate(judged.answers, source_designs(source))
+    pages = render_pages(PageInputs(source, summary, env, questions, judged, calibration, cite,
+                                    results_dir))
+    files = {path: done.text.encode() for path, done in pages.items()}
     files |= errata_files(source, env, cite)
     files |= experiment_pages
-    late_charts = {f"charts/{block.svg}": block for block in [summary_chart, *claim_charts]
-                   if block is not None and f"charts/{block.svg}" not in charts}
+    late_charts = {f"charts/{block.svg}": block
+                   for done in pages.values() for block in done.charts
+                   if f"charts/{block.svg}" not in charts}
     files |= chart_svgs(late_charts, cache)
     files |= experiment_svgs.result()
     files |= _tables(source, summary)
-    files |= verdict_files(verdicts_frame(found, judged.controls, result_ids(summary)))
+    files |= verdict_files(verdicts_frame(judged.answers, judged.controls, result_ids(summary)))
     if not source.draft:
         files["downloads/CITATION.cff"] = cite.cff().encode()
         files |= result_citation_files(summary, cite)

@@ -7,6 +7,9 @@ from pathlib import Path
 
 import yaml
 
+import pandas as pd
+
+from dlbench.metrics import METRICS
 from dlbench.tables import read_json
 
 AUTHOR = "dlbench contributors"
@@ -175,3 +178,11 @@ class ResultCitation:
                    if not cite.caveat else f"This release is {cite.caveat}.")
         return cff_text(message, f"{PROJECT_TITLE}, result {self.result_id}: {self.what}",
                         cite.release, cite.date, self.url)
+
+
+def result_citation(row: pd.Series, cite: Citation) -> ResultCitation:
+    """The citation of one summary row's result."""
+    what = f"{row['workload']}, {row['system']} ({row['variant']}): " \
+           f"{METRICS[row['metric']].words if row['metric'] in METRICS else row['metric']}"
+    return ResultCitation(cite, str(row["result_id"]), f"experiments/{row['experiment']}/",
+                          what)

@@ -11,8 +11,9 @@ from dlbench.judging import Regime
 from report.charts import ratio_chart
 from report.claims import ClaimVerdict, check_source_claims, load_claims, load_listings
 from report.experiment_page import result_anchor
-from report.first_published import first_published
-from report.render import ChartBlock, chart_block
+from report.first_published import first_published, rules_changed
+from report.page_registry import Page, PageInputs, page
+from report.render import ChartBlock, chart_block, render
 from report.source import Source
 
 MAX_LINKS = 12  # evidence links per verdict; the rest are counted
@@ -153,3 +154,13 @@ def changed_claims(blocks: list[dict], release: str) -> list[dict] | None:
     return [{"id": b["id"], "claim": b["claim"], "machine": r["machine"], "device": r["device"],
              "before": r["before"], "after": r["verdict"]}
             for b in blocks for r in b["rows"] if r["before"]]
+
+
+@page("claims.md")
+def claims_page(inputs: PageInputs) -> Page:
+    """The claims-checked page, and its charts."""
+    claims, charts = claim_blocks(inputs.source, inputs.summary)
+    text = render(inputs.env, "claims.md.j2", claims=claims,
+                  changes=changed_claims(claims, inputs.source.name),
+                  rules_changed=rules_changed(inputs.source.name), **inputs.common)
+    return Page(text, tuple(charts))

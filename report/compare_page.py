@@ -12,6 +12,8 @@ from dlbench.compare import Change, compare
 from dlbench.errors import CompareError
 from dlbench.metrics import reader_label
 from dlbench.layout import release_names
+from report.page_registry import Page, PageInputs, page
+from report.render import render
 from report.source import Source
 from report.summary import format_number
 
@@ -82,3 +84,13 @@ def compare_blocks(source: Source, results_dir: Path) -> list[dict]:
     """One block per comparison this version can show."""
     return [_block(title, a, b, results_dir)
             for title, a, b in comparison_pairs(source, results_dir)]
+
+
+@page("compare.md")
+def compare_page(inputs: PageInputs) -> Page | None:
+    """The comparison page, when the build knows where the other releases are."""
+    if inputs.results_dir is None:
+        return None
+    return Page(render(inputs.env, "compare.md.j2",
+                       comparisons=compare_blocks(inputs.source, inputs.results_dir),
+                       **inputs.common))

@@ -16,10 +16,12 @@ from dlbench.verdict_engine import busy_processes
 from dlbench.words import counts, plural
 from report.charts import summary_chart
 from report.experiment_page import experiment_title, result_anchor
-from report.first_published import first_published
-from report.render import ChartBlock, chart_block
+from report.first_published import first_published, rules_changed
+from report.page_registry import Page, PageInputs, page
+from report.render import ChartBlock, chart_block, render
 from report.source import Source, source_designs, source_processes
 from report.summary import format_number, machine_label
+from report.verdict_data import controls_summary
 from report.verdicts import QUESTIONS, Pairing, Verdict, VerdictOutcome, Verdicts, judge_page
 
 
@@ -272,3 +274,19 @@ def experiment_links(summary: pd.DataFrame, questions: dict[str, dict]) -> list[
     return [{"title": experiment_title(e), "page": f"experiments/{e}.md",
              "question": (questions.get(e) or {}).get("question", "")}
             for e in sorted(set(summary["experiment"]))]
+
+
+@page("index.md")
+def home_page(inputs: PageInputs) -> Page:
+    """The home page, and its summary chart."""
+    source, found = inputs.source, inputs.judged.answers
+    chart = summary_block(found)
+    text = render(inputs.env, "index.md.j2",
+                  questions=question_blocks(source, inputs.summary, found),
+                  experiments=experiment_links(inputs.summary, inputs.questions),
+                  one_sided=one_sided_groups(found), summary_chart=chart, tally=tally(found), thresholds=threshold_words(found),
+                  risk=inputs.calibration.risk, controls=controls_summary(inputs.judged.controls),
+                  busy_left_out=busy_left_out(source), multiple_machines=len(source.runs) > 1,
+                  changes=changed_answers(source.name, found),
+                  rules_changed=rules_changed(source.name), **inputs.common)
+    return Page(text, (chart,) if chart is not None else ())

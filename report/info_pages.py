@@ -1,15 +1,21 @@
-"""Environment, methodology (fairness manifest) and downloads (data dictionary) contexts."""
+"""The environment, methodology (fairness manifest), downloads (data dictionary) and cite pages."""
 
 from __future__ import annotations
 
 import json
 
+from dlbench.calibration import POWER_RATIOS
+from dlbench.metrics import METRICS
 from dlbench.schema import CELL_COLUMNS, OBSERVATION_COLUMNS
 from dlbench.systems import frameworks, keras_backends, system_name
+from report.cite import result_citation
 from report.experiment_page import experiment_title
 from report.labels import environment_key, environment_value, metric_ids_in_words, status_label
+from report.page_registry import Page, PageInputs, page
+from report.render import render
 from report.source import Source
 from report.summary import SUMMARY_COLUMNS, machine_label, variant_label
+from report.verdict_data import control_rows
 
 #: What each column of the downloadable tables means (the data dictionary).
 COLUMN_DESCRIPTIONS = {
@@ -207,3 +213,40 @@ def column_rows() -> list[dict]:
         "description": COLUMN_DESCRIPTIONS.get(name, "(undocumented column)"),
     } for name in names]
 
+
+def legacy_protocol_runs(source: Source) -> list[str]:
+    """Runs measured before repeats were independent processes (no process policy recorded)."""
+    return [run.run_id for run in source.runs if "processes_policy" not in run.info]
+
+
+@page("environment.md")
+def environment_page(inputs: PageInputs) -> Page:
+    """The environment of each run."""
+    return Page(render(inputs.env, "environment.md.j2", runs=environment_runs(inputs.source),
+                       **inputs.common))
+
+
+@page("methodology.md")
+def methodology_page(inputs: PageInputs) -> Page:
+    """The fairness manifest, the verdicts' error rates and the A/A controls."""
+    return Page(render(inputs.env, "methodology.md.j2", manifests=manifest_blocks(inputs.source),
+                       calibration=inputs.calibration.rows, power_ratios=POWER_RATIOS,
+                       control_rows=control_rows(inputs.judged.controls),
+                       legacy_runs=legacy_protocol_runs(inputs.source), **inputs.common))
+
+
+@page("downloads.md")
+def downloads_page(inputs: PageInputs) -> Page:
+    """The downloadable tables and their data dictionary."""
+    return Page(render(inputs.env, "downloads.md.j2", metrics=list(METRICS.values()),
+                       columns=column_rows(), tables=[{"name": n, "row": r} for n, r in TABLES],
+                       **inputs.common))
+
+
+@page("cite.md")
+def cite_page(inputs: PageInputs) -> Page:
+    """How to cite the release, with its first result as the example."""
+    summary = inputs.summary
+    example = None if inputs.source.draft or summary.empty else \
+        result_citation(summary.iloc[0], inputs.cite)
+    return Page(render(inputs.env, "cite.md.j2", example=example, **inputs.common))
