@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -49,10 +49,24 @@ class CellData:
         return size_profile(self.workload, self.profile)
 
 
+def cell_workload(spec: CellSpec) -> Workload:
+    """The spec's workload, at the learning rate its "learning_rate" parameter names (a
+    suite's choice for the size it trains at), else at the workload's own."""
+    workload = get_workload(spec.workload)
+    if "learning_rate" not in spec.params:
+        return workload
+    learning_rate = spec.params["learning_rate"]
+    if not isinstance(learning_rate, (int, float)) or isinstance(learning_rate, bool) \
+            or not learning_rate > 0:
+        raise ValueError(f"learning_rate {learning_rate!r} of {spec.cell_id}: expected a "
+                         "positive number")
+    return replace(workload, learning_rate=float(learning_rate))
+
+
 def cell_data(spec: CellSpec) -> CellData:
     """Load the workload's dataset and shape it for its model, with the seed of the spec's
     process."""
-    workload = get_workload(spec.workload)
+    workload = cell_workload(spec)
     profile = str(spec.params.get("profile", ""))
     dataset = load_workload_data(workload, spec.data_dir, size=spec.params.get("data_size", ""),
                                  device=spec.device, profile=profile)

@@ -23,8 +23,11 @@ GRID: dict[str, dict] = {
                  "params": {"warmup_calls": 20, "latency_calls": 200, "throughput_batch": 1024,
                             "throughput_samples": 5},
                  # on 2 CPU cores (90 minutes for the suite): the digits MLP in fp32 and in
-                 # bf16, the CPU's own reduced precision (fp16 is a GPU question)
-                 "cpu": {"workloads": ["mlp-digits"], "precisions": ("fp32", "bf16")}},
+                 # bf16, the CPU's own reduced precision (fp16 is a GPU question), for the 20
+                 # epochs training gives it to reach its target (after 5, processes 4 and 5
+                 # of every system were at 0.942 and 0.922 against 0.95: release 2027.02)
+                 "cpu": {"workloads": ["mlp-digits"], "precisions": ("fp32", "bf16"),
+                         "epochs": 20}},
     "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
              "epochs": 10,
              "data_size": "large",

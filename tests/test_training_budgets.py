@@ -1,0 +1,64 @@
+"""Every cell that trains in the standard suite on a CPU has a target and the budget to reach
+it: precision trains a workload as long as training does, and the ResNet-20 trains at the
+learning rate of its batch (issue 22: release 2027.02's misses)."""
+
+from __future__ import annotations
+
+import pytest
+
+from runner.experiments import PlanRequest, precision, training
+from runner.frameworks import FRAMEWORKS
+from runner.harness.data import cell_data, cell_workload
+from runner.spec import CellSpec
+from runner.workloads import get_workload
+
+
+def _plan(experiment, device: str = "cpu") -> list[CellSpec]:
+    return experiment.plan(PlanRequest(suite="standard", workloads=[],
+                                       frameworks=list(FRAMEWORKS), device=device,
+                                       repeats=None, threads=2, timeout_s=None, data_dir=""))
+
+
+@pytest.mark.parametrize("experiment", [training.EXPERIMENT, precision.EXPERIMENT])
+def test_every_standard_cpu_cell_that_trains_has_a_target_above_chance(experiment):
+    cells = _plan(experiment)
+    assert cells
+    for cell in cells:
+        target = get_workload(cell.workload).target_accuracy
+        assert 0.1 < target <= 1.0, cell.cell_id  # 10 classes: chance is 0.1
+        assert int(cell.params["epochs"]) >= 1, cell.cell_id
+
+
+def test_precision_on_a_cpu_trains_each_workload_as_long_as_training_does():
+    """Training's epochs are the budget a workload needs for its target; precision's fp32
+    cell is the same training (same weights, order and optimizer), so with fewer epochs it
+    misses the target that training reaches (5 against 20: 0.922 in release 2027.02)."""
+    needed = {cell.workload: int(cell.params["epochs"]) for cell in _plan(training.EXPERIMENT)}
+    cells = _plan(precision.EXPERIMENT)
+    assert {cell.workload for cell in cells} <= set(needed)
+    for cell in cells:
+        assert int(cell.params["epochs"]) >= needed[cell.workload], cell.cell_id
+
+
+def test_standard_cpu_resnet_trains_at_the_learning_rate_of_its_batch_in_every_mode():
+    cells = [c for c in _plan(training.EXPERIMENT) if c.workload == "resnet-synthetic"]
+    assert {c.mode for c in cells} > {"default"}  # the fastest modes too
+    assert {c.params.get("learning_rate") for c in cells} == {0.025}
+    assert cell_data(cells[0]).workload.learning_rate == 0.025  # what the trainers read
+    others = [c for c in _plan(training.EXPERIMENT) if c.workload != "resnet-synthetic"]
+    assert not any("learning_rate" in c.params for c in others)
+
+
+def test_without_a_learning_rate_parameter_a_cell_trains_at_its_workloads_own():
+    gpu = [c for c in _plan(training.EXPERIMENT, "cuda") if c.workload == "resnet-synthetic"]
+    assert gpu and not any("learning_rate" in c.params for c in gpu)
+    assert cell_workload(gpu[0]) == get_workload("resnet-synthetic")
+
+
+@pytest.mark.parametrize("value", [0, -0.1, "0.1", True, None])
+def test_a_learning_rate_that_is_not_a_positive_number_is_refused(value):
+    spec = CellSpec(experiment="training", workload="mlp-digits", framework="pytorch",
+                    backend="pytorch", device="cpu", repeats=1,
+                    params={"epochs": 1, "learning_rate": value})
+    with pytest.raises(ValueError, match=r"learning_rate .* expected a positive number"):
+        cell_workload(spec)
