@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench.layout import RELEASES, RUNS
-from dlbench.releases import freeze_release
-from dlbench.tables import read_json, read_table, write_table
+from dlbench.core.layout import RELEASES, RUNS
+from dlbench.core.releases import freeze_release
+from dlbench.core.tables import read_json, read_table, write_table
 
 ROOT = Path(__file__).resolve().parent.parent
 SYNTHETIC_RUN = "20270101T000000Z-synthetic"

@@ -30,9 +30,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from runner.cellenv import cell_environment  # noqa: E402
-from runner.machine_load import assess, read_load  # noqa: E402
-from runner.spec import CellSpec  # noqa: E402
+from runner.process.cellenv import cell_environment  # noqa: E402
+from runner.machine.load import assess, read_load  # noqa: E402
+from runner.cell.spec import CellSpec  # noqa: E402
 
 #: framework name -> (framework, backend) of the runner's cell.
 SYSTEMS = {"pytorch": ("pytorch", ""), "tensorflow": ("tensorflow", ""),

@@ -3,7 +3,7 @@ own spreads, and how the release's answers come out under it.
 
 For each tested verdict of the release (a question group whose systems have a spread between
 processes), the simulation draws every system's processes on the log scale with that
-system's observed spread and applies the same rule as the site (dlbench/calibration.py):
+system's observed spread and applies the same rule as the site (dlbench/core/calibration.py):
 first with every system equal (false winners; goal at most 5% per verdict), then with the
 first system 1.1, 1.25, 1.5 and 2 times better than every other (power), look by look. It
 does so under the release's own design and under each suite's two-look design, so the gain of
@@ -19,11 +19,11 @@ import argparse
 import collections
 from pathlib import Path
 
-from dlbench.calibration import POWER_RATIOS, false_winner_rate
-from dlbench.sequential import SUITE_DESIGNS, Design
-from report.home_page import source_judgement
-from report.source import load_release, source_designs
-from report.verdict_data import calibrate, log_spreads, simulated
+from dlbench.core.calibration import POWER_RATIOS, false_winner_rate
+from dlbench.core.sequential import SUITE_DESIGNS, Design
+from report.pages.home import source_judgement
+from report.inputs.source import load_release, source_designs
+from report.verdicts.data import calibrate, log_spreads, simulated
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -74,8 +74,8 @@ def importable(modules: list[str] | tuple[str, ...]) -> dict[str, bool]:
 
 def print_plan(plan_file: Path) -> float:
     """Print every planned cell with its estimate, and the total; return the total seconds."""
-    from runner.device_plan import load_plan, step_seconds
-    from runner.plan import RunRequest, plan_cells
+    from runner.plan.device import load_plan, step_seconds
+    from runner.plan.cells import RunRequest, plan_cells
 
     plan = load_plan(plan_file)
     total = plan.fixed_s
@@ -112,7 +112,7 @@ def check_machine() -> list[str]:
 def record_commit(root: Path, commit: str) -> None:
     """Name the source commit in environment.json where git could not (a tree copied
     without .git): the commit the tree was copied from, as given on the command line."""
-    from dlbench import layout
+    from dlbench.core import layout
 
     environment = layout.read_environment(root)
     if commit and (environment.get("git") or {}).get("commit", "unknown") == "unknown":
@@ -137,10 +137,10 @@ def measure(plan_file: Path, results: Path, out: Path, timeout_s: float,
             commit: str = "", deadline: float = float("inf")) -> int:
     """`dlbench run --plan` on cuda into `results` (stopped at `deadline`), then the run
     packed into `out`."""
-    from dlbench import layout
+    from dlbench.core import layout
     from dlbench.cli import main
-    from dlbench.run_archive import pack_run
-    from runner.device_plan import load_plan
+    from dlbench.core.run_archive import pack_run
+    from runner.plan.device import load_plan
 
     timer = stop_at(deadline) if deadline != float("inf") else None
     try:

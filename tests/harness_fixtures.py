@@ -5,7 +5,7 @@ from __future__ import annotations
 from runner.harness import Cell
 from runner.harness.data import cell_data
 from runner.harness.sampling import Sampler
-from runner.spec import CellSpec
+from runner.cell.spec import CellSpec
 
 
 class NoDevice:

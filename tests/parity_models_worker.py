@@ -8,7 +8,7 @@ import importlib
 import json
 import sys
 
-from runner.spec import CellSpec
+from runner.cell.spec import CellSpec
 
 
 def main(framework: str, backend: str, cells: list[list[str]]) -> None:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from dlbench.schema import CellStatus
-from runner.outcome import CellOutcome, Fairness, Observation
-from runner.spec import CellSpec
-from runner.store import CellRecord, RunStore
+from dlbench.core.schema import CellStatus
+from runner.cell.outcome import CellOutcome, Fairness, Observation
+from runner.cell.spec import CellSpec
+from runner.store.run_store import CellRecord, RunStore
 
 FRAMEWORKS = [("pytorch", "pytorch"), ("tensorflow", "tensorflow"), ("keras", "tensorflow"),
               ("keras", "torch")]

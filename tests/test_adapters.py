@@ -11,7 +11,7 @@ import pytest
 
 from runner.harness.code_record import imported_project_files
 from runner.harness.data import cell_data
-from runner.spec import CellSpec
+from runner.cell.spec import CellSpec
 
 EXPERIMENTS = Path(__file__).resolve().parent.parent / "runner" / "experiments"
 
@@ -33,7 +33,7 @@ def test_no_experiment_imports_another_experiments_code():
 
 
 def test_a_missing_package_is_a_skip_reason_naming_it(monkeypatch):
-    from runner import frameworks
+    from runner.plan import frameworks
     from runner.adapters import adapter_for
 
     monkeypatch.setitem(frameworks.REQUIRED_MODULES, "pytorch", ("torch", "no_such_module"))
@@ -83,7 +83,7 @@ CONFIGURE_AND_REPORT = """
 import sys
 import numpy as np
 from runner.adapters import adapter_for
-from runner.spec import CellSpec
+from runner.cell.spec import CellSpec
 spec = CellSpec(experiment="training", workload="mlp-digits", framework="keras",
                 backend=sys.argv[1], device="cpu", batch_size=32, repeats=3,
                 params={"epochs": 1})

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from runner.cellenv import affinity_cores, cell_environment, recorded_settings
-from runner.environment import git_state
+from runner.process.cellenv import affinity_cores, cell_environment, recorded_settings
+from runner.machine.environment import git_state
 from runner.experiments import PlanRequest, suite_grid
-from runner.spec import CellSpec
+from runner.cell.spec import CellSpec
 
 
 def _spec(**changes) -> CellSpec:

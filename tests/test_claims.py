@@ -9,8 +9,8 @@ import pytest
 import yaml
 from tests.judging_fixtures import CPU_ENV, noisy, tables
 
-from dlbench.judging import Regime
-from report.claims import (
+from dlbench.core.judging import Regime
+from report.claims.check import (
     ClaimOutcome,
     ClaimsFileError,
     check_claims,

@@ -20,7 +20,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from dlbench.tables import read_table
+from dlbench.core.tables import read_table
 from runner.cluster import INSTALL_HINT
 from tests.test_processes import DLBENCH
 
@@ -104,7 +104,7 @@ def measuring_ray_worker(driver: subprocess.Popen, under: int | None = None,
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and driver.poll() is None:
         for process in psutil.process_iter(["cmdline"]):
-            if "runner.worker" not in (process.info["cmdline"] or []):
+            if "runner.process.worker" not in (process.info["cmdline"] or []):
                 continue
             try:
                 parent = process.parent()
@@ -239,7 +239,7 @@ def _local_run(results: Path, env: dict) -> Path:
 def test_a_node_whose_code_differs_from_the_drivers_is_refused(cluster):
     import ray
 
-    from dlbench.errors import UsageError
+    from dlbench.core.errors import UsageError
     from runner.cluster.executor import capture_kind_environment
     from runner.cluster.node_identity import mismatch, node_identity
 

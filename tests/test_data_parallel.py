@@ -6,15 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dlbench.metrics import get_metric
-from dlbench.schema import CellStatus
-from runner.execute import execute_cell
+from dlbench.core.metrics import get_metric
+from dlbench.core.schema import CellStatus
+from runner.process.execute import execute_cell
 from runner.experiments import PlanRequest, get_experiment
 from runner.experiments.data_parallel import STRATEGIES, global_batch, worker_counts
 from runner.experiments.data_parallel.protocol import (ACCURACY_TOLERANCE, TrainingRun,
                                                        epoch_plan, run_observations, shard)
-from runner.frameworks import FRAMEWORKS
-from runner.spec import CellSpec
+from runner.plan.frameworks import FRAMEWORKS
+from runner.cell.spec import CellSpec
 
 
 def test_epoch_plan_keeps_whole_global_batches_in_the_shared_order():
@@ -96,7 +96,7 @@ def test_two_workers_reach_the_one_worker_accuracy(framework, backend, mode):
 
 def test_a_crash_setting_up_the_strategy_is_a_failure_not_unsupported() -> None:
     from runner.experiments.data_parallel import protocol
-    from dlbench.schema import CellStatus
+    from dlbench.core.schema import CellStatus
 
     class Spec:
         workers = 1

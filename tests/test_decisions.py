@@ -1,18 +1,18 @@
-"""The verdict rule (dlbench/decisions.py), the looks (dlbench/verdict_engine.py) and the
-calibration (dlbench/calibration.py): each outcome, and the error rate by simulation."""
+"""The verdict rule (dlbench/core/decisions.py), the looks (dlbench/core/verdict_engine.py) and the
+calibration (dlbench/core/calibration.py): each outcome, and the error rate by simulation."""
 
 import math
 
 import numpy as np
 import pytest
 
-from dlbench.calibration import false_winner_rate, power, simulate
-from dlbench.decisions import (decide_family, detectable_ratio, holm_levels, pair_test,
+from dlbench.core.calibration import false_winner_rate, power, simulate
+from dlbench.core.decisions import (decide_family, detectable_ratio, holm_levels, pair_test,
                                processes_needed)
-from dlbench.judging import Decision
-from dlbench.metrics import Direction
-from dlbench.sequential import Design, design_from_policy, single_look, two_looks
-from dlbench.verdict_engine import Sample, decide_sequential
+from dlbench.core.judging import Decision
+from dlbench.core.metrics import Direction
+from dlbench.core.sequential import Design, design_from_policy, single_look, two_looks
+from dlbench.core.verdict_engine import Sample, decide_sequential
 
 
 def spread(centre: float, n: int, sd: float, seed: int) -> np.ndarray:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench.tables import write_table
-from runner.estimate import DEFAULT_PROCESS_S, estimate, recorded_process_seconds
-from runner.spec import CellSpec
+from dlbench.core.tables import write_table
+from runner.plan.estimate import DEFAULT_PROCESS_S, estimate, recorded_process_seconds
+from runner.cell.spec import CellSpec
 
 
 def spec(framework: str, backend: str = "", epochs: int = 2) -> CellSpec:
@@ -19,7 +19,7 @@ def spec(framework: str, backend: str = "", epochs: int = 2) -> CellSpec:
 
 
 def write_processes(results: Path, run_id: str, walls: dict[str, list[float]]) -> None:
-    from dlbench.tables import PROCESS_COLUMNS
+    from dlbench.core.tables import PROCESS_COLUMNS
 
     rows = []
     for cell_id, values in walls.items():
@@ -59,7 +59,7 @@ def test_without_history_every_process_takes_its_frameworks_default(tmp_path):
 
 
 def test_cells_sharing_a_process_pay_their_frameworks_import_once(tmp_path):
-    from runner.estimate import IMPORT_S
+    from runner.plan.estimate import IMPORT_S
 
     cells = [spec("keras", "jax"), spec("keras", "jax", epochs=3)]
     alone = estimate([[c] for c in cells], recorded_process_seconds(tmp_path))

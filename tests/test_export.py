@@ -9,16 +9,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dlbench.metrics import get_metric
-from dlbench.schema import CellStatus
-from runner.execute import execute_cell
+from dlbench.core.metrics import get_metric
+from dlbench.core.schema import CellStatus
+from runner.process.execute import execute_cell
 from runner.experiments import PlanRequest, get_experiment
 from runner.experiments.export import FORMATS, QUICK_FORMATS
 from runner.experiments.export.protocol import (PARITY_TOLERANCE, ExportPath, export_fairness,
                                                 measure_export)
 from runner.experiments.export.runtimes import artifact_size_mib
-from runner.frameworks import FRAMEWORKS
-from runner.spec import CellSpec
+from runner.plan.frameworks import FRAMEWORKS
+from runner.cell.spec import CellSpec
 from tests.harness_fixtures import numpy_cell
 
 SPEC = CellSpec(experiment="export", workload="mlp-digits", framework="pytorch", backend="",

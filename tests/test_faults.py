@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.schema import CellStatus
-from dlbench.tables import ResultsFileError, read_table
-from runner.execute import execute_cell
-from runner.spec import CellSpec
-from runner.store import RunStore
+from dlbench.core.schema import CellStatus
+from dlbench.core.tables import ResultsFileError, read_table
+from runner.process.execute import execute_cell
+from runner.cell.spec import CellSpec
+from runner.store.run_store import RunStore
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
@@ -110,7 +110,7 @@ def test_ctrl_c_keeps_finished_cells_and_marks_the_run_interrupted(tmp_path, sto
 
 SWALLOWED_STOP = """
 import os, signal, sys, time
-from runner.stop import raise_if_stop_requested, stop_on_signals
+from runner.process.stop import raise_if_stop_requested, stop_on_signals
 stop_on_signals()
 class Finalized:
     def __del__(self):

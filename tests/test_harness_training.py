@@ -8,7 +8,7 @@ import pytest
 
 from runner.experiments.parity import reference
 from runner.harness.training import EpochClock, loop_epochs, train_once
-from runner.spec import CellSpec
+from runner.cell.spec import CellSpec
 from tests.harness_fixtures import numpy_cell
 
 SPEC = CellSpec(experiment="training", workload="mlp-digits", framework="pytorch", backend="",

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.run_archive import pack_run
+from dlbench.core.run_archive import pack_run
 
 ROOT = Path(__file__).resolve().parent.parent
 DLBENCH = [sys.executable, "-m", "dlbench.cli"]

@@ -6,15 +6,15 @@ import numpy as np
 import pytest
 
 from runner.experiments import PlanRequest
-from dlbench.modes import mode_of_class, modes, same_as
+from dlbench.core.modes import mode_of_class, modes, same_as
 from runner.experiments.inference import EXPERIMENT
 from runner.experiments.inference.protocol import measure_inference
 from runner.experiments.parity import reference
-from runner.frameworks import FRAMEWORKS
+from runner.plan.frameworks import FRAMEWORKS
 from runner.harness.inference import large_batch
-from runner.outcome import Fairness
-from runner.spec import CellSpec
-from runner.workloads import flops_per_sample
+from runner.cell.outcome import Fairness
+from runner.cell.spec import CellSpec
+from runner.workloads.catalog import flops_per_sample
 from tests.harness_fixtures import numpy_cell
 
 
@@ -145,7 +145,7 @@ def test_large_batch_repeats_the_inputs():
 
 @pytest.mark.slow
 def test_real_pytorch_compiled_cell_separates_first_call_from_latency():
-    from runner.execute import execute_cell
+    from runner.process.execute import execute_cell
 
     spec = CellSpec(experiment="inference", workload="mlp-digits", framework="pytorch",
                     backend="", device="cpu", mode="compiled", batch_size=1, repeats=1,
@@ -163,7 +163,7 @@ def test_real_pytorch_compiled_cell_separates_first_call_from_latency():
 
 
 def _keras_cell(backend: str, mode: str):
-    from runner.execute import execute_cell
+    from runner.process.execute import execute_cell
 
     spec = CellSpec(experiment="inference", workload="mlp-digits", framework="keras",
                     backend=backend, device="cpu", mode=mode, batch_size=1, repeats=1,
@@ -199,7 +199,7 @@ def test_keras_plain_and_production_inference_time_the_same_predict_call():
 
 @pytest.mark.slow
 def test_keras_on_jax_plain_predict_is_already_jit_compiled():
-    """What dlbench.modes.SAME_AS declares: its jit_compile cell would measure the same."""
+    """What dlbench.core.modes.SAME_AS declares: its jit_compile cell would measure the same."""
     outcome = _keras_cell("jax", "predict")
     assert outcome.details["keras_jit_compile"] is True
     assert "compile_memory" in {o.metric for o in outcome.observations}  # stands for both

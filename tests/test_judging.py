@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from tests.judging_fixtures import noisy
 
-from dlbench.judging import (
+from dlbench.core.judging import (
     Decision,
     Regime,
     achieved_fraction,
@@ -14,8 +14,8 @@ from dlbench.judging import (
     judge_together,
     regime_of,
 )
-from dlbench.metrics import Direction, is_timing_unit
-from dlbench.stats import compare_samples
+from dlbench.core.metrics import Direction, is_timing_unit
+from dlbench.core.stats import compare_samples
 
 
 def test_holm_multiplies_the_smallest_by_the_family_size_and_stays_monotone():

@@ -7,8 +7,8 @@ import importlib
 import numpy as np
 import pytest
 
-from report.claim_counts import code_lines
-from report.claims import load_listings
+from report.claims.counts import code_lines
+from report.claims.check import load_listings
 
 
 @pytest.mark.parametrize("framework", ["pytorch", "tensorflow", "keras"])

@@ -8,14 +8,14 @@ from dataclasses import replace
 
 import pytest
 
-from dlbench.judging import Decision
-from dlbench.sequential import two_looks
-from dlbench.tables import read_table
-from dlbench.verdict_engine import judge_controls, repeat_rows
-from runner.looks import next_look, with_recorded_looks
-from runner.plan import RunRequest
-from runner.run import run_cells
-from runner.store import RunStore
+from dlbench.core.judging import Decision
+from dlbench.core.sequential import two_looks
+from dlbench.core.tables import read_table
+from dlbench.core.verdict_engine import judge_controls, repeat_rows
+from runner.commands.looks import next_look, with_recorded_looks
+from runner.plan.cells import RunRequest
+from runner.commands.run import run_cells
+from runner.store.run_store import RunStore
 from tests.test_processes_run import tiny
 
 REQUEST = RunRequest(suite="standard", experiments=["training"], workloads=["mlp-digits"],
@@ -35,10 +35,10 @@ def test_an_a_a_control_is_judged_and_undecided_pairs_get_the_second_look(tmp_pa
                                                                           monkeypatch):
     # Other tests run beside this one (pytest -n auto): their load would flag every process
     # busy and leave it out of the verdicts. The busy rule has tests of its own.
-    import runner.execute
+    import runner.process.execute
 
-    assess = runner.execute.assess
-    monkeypatch.setattr(runner.execute, "assess",
+    assess = runner.process.execute.assess
+    monkeypatch.setattr(runner.process.execute, "assess",
                         lambda *args, **kwargs: assess(*args, **kwargs) | {"busy": []})
     cell = tiny(32, repeats=3)
     cells = [cell, replace(cell, control="aa")]

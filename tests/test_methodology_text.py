@@ -6,11 +6,11 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
-from dlbench import stats
-from runner import machine_load
+from dlbench.core import stats
+from runner.machine import load as machine_load
 from runner.harness.sampling import MIN_WINDOW_S
-from runner.repeats import SUITE_PROCESSES
-from runner.run import DEFAULT_BUSY_RETRIES
+from runner.plan.repeats import SUITE_PROCESSES
+from runner.commands.run import DEFAULT_BUSY_RETRIES
 
 METHOD = (Path(__file__).resolve().parent.parent / "templates" / "_method.md.j2").read_text()
 TEXT = " ".join(METHOD.split())  # line breaks in the template are not meaningful

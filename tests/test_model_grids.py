@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from runner.device_plan import load_plan
+from runner.plan.device import load_plan
 from runner.experiments import MODEL_WORKLOADS, PlanRequest, get_experiment
-from runner.frameworks import FRAMEWORKS
-from runner.workloads import device_profile, get_workload
+from runner.plan.frameworks import FRAMEWORKS
+from runner.workloads.catalog import device_profile, get_workload
 from tests.test_gpu_plan import PLAN_FILE
 
 EXPERIMENTS = ("precision", "execution-mode", "export")

@@ -7,11 +7,11 @@ import math
 
 import pytest
 
-from runner.execute import execute_cell
+from runner.process.execute import execute_cell
 from runner.experiments import PlanRequest, inference, training
-from runner.frameworks import FRAMEWORKS
-from runner.spec import CellSpec
-from runner.workloads import WORKLOADS, flops_per_sample
+from runner.plan.frameworks import FRAMEWORKS
+from runner.cell.spec import CellSpec
+from runner.workloads.catalog import WORKLOADS, flops_per_sample
 
 MODEL_WORKLOADS = ["resnet-synthetic", "transformer-tokens", "lstm-tokens"]
 
@@ -82,7 +82,7 @@ def test_standard_cpu_training_uses_the_small_data_size_for_the_models_only():
 
 
 def test_an_unknown_model_data_size_is_refused_naming_the_valid_ones():
-    from runner.workloads import get_workload, load_workload_data
+    from runner.workloads.catalog import get_workload, load_workload_data
 
     with pytest.raises(ValueError, match="unknown data size 'huge'; valid: '', 'small', 'large'"):
         load_workload_data(get_workload("lstm-tokens"), size="huge")

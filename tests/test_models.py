@@ -10,7 +10,7 @@ from runner.models.conventions import (CONVENTIONS, check_perturbation, fairness
                                        perturbed_weights)
 from runner.models.flops import forward_flops
 from runner.models.weights import initial_weights, parameter_count, parameter_shapes
-from runner.workloads import WORKLOADS, flops_per_sample, get_workload, size_profile
+from runner.workloads.catalog import WORKLOADS, flops_per_sample, get_workload, size_profile
 
 
 def test_flops_match_a_hand_count_of_the_tiny_resnet():
@@ -93,7 +93,7 @@ def test_size_profiles_name_the_valid_ones():
 
 
 def test_peak_probe_measures_fp32_matmul_and_says_how():
-    from runner.environment import compute_peak
+    from runner.machine.environment import compute_peak
 
     peak = compute_peak()
     assert set(peak) == {"fp32_flops", "bf16_flops", "probe"}

@@ -11,14 +11,14 @@ import pandas as pd
 import pytest
 from tests.judging_fixtures import CPU_ENV, noisy, tables
 
-from dlbench.modes import (DEFAULT, FASTEST, MODES, OTHER, by_class, group_words, mode_class,
+from dlbench.core.modes import (DEFAULT, FASTEST, MODES, OTHER, by_class, group_words, mode_class,
                            mode_classes, same_as)
-from report.claims import check_claims, load_claims
-from report.verdicts import QUESTIONS, answer, verdicts
+from report.claims.check import check_claims, load_claims
+from report.verdicts.answers import QUESTIONS, answer, verdicts
 from runner.experiments import PlanRequest, get_experiment
-from runner.spec import NOT_MEASURED
-from runner.frameworks import FRAMEWORKS, missing_modules
-from runner.plan import RunRequest, plan_cells
+from runner.cell.spec import NOT_MEASURED
+from runner.plan.frameworks import FRAMEWORKS, missing_modules
+from runner.plan.cells import RunRequest, plan_cells
 
 INSTALLED = [f for f in FRAMEWORKS if not missing_modules(f)]
 MODE_EXPERIMENTS = ("training", "inference", "execution-mode")
@@ -241,9 +241,9 @@ def test_no_home_page_question_compares_a_mode_with_itself_over_the_standard_pla
 
 
 def test_a_cell_planned_as_not_measured_is_recorded_skipped_without_a_worker():
-    from runner.estimate import estimate
-    from runner.execute import execute_cell
-    from runner.sharing import may_share
+    from runner.plan.estimate import estimate
+    from runner.process.execute import execute_cell
+    from runner.plan.sharing import may_share
 
     [spec] = [c for c in _plan("execution-mode", "quick") if c.params.get(NOT_MEASURED)]
     record = execute_cell(spec)

@@ -14,15 +14,15 @@ from pathlib import Path
 import pytest
 
 from dlbench.cli import main
-from dlbench.schema import CellStatus
-from dlbench.tables import read_table
-from runner.lock import MachineLockedError, lock_file, measurement_lock
-from runner.machine_load import LoadReading, assess, gpu_utilization, read_load
-from runner.outcome import CellOutcome, Observation
-from runner.repeats import SUITE_PROCESSES, policy_record, process_count
-from runner.schedule import process_order
-from runner.spec import CellSpec
-from runner.store import CellRecord, RunStore
+from dlbench.core.schema import CellStatus
+from dlbench.core.tables import read_table
+from runner.machine.lock import MachineLockedError, lock_file, measurement_lock
+from runner.machine.load import LoadReading, assess, gpu_utilization, read_load
+from runner.cell.outcome import CellOutcome, Observation
+from runner.plan.repeats import SUITE_PROCESSES, policy_record, process_count
+from runner.plan.schedule import process_order
+from runner.cell.spec import CellSpec
+from runner.store.run_store import CellRecord, RunStore
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The `dlbench` console script (`python -m dlbench.cli` would load the CLI module twice).
@@ -201,7 +201,7 @@ def test_gpu_utilization_is_read_through_nvml():
 
 def hold_lock(path: Path) -> subprocess.Popen:
     """Another process holding the machine lock at `path` until it is killed."""
-    code = ("import time; from runner.lock import measurement_lock\n"
+    code = ("import time; from runner.machine.lock import measurement_lock\n"
             "with measurement_lock(['dlbench', 'run', '--suite', 'standard']):\n"
             "    print('held', flush=True); time.sleep(120)\n")
     holder = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE,
@@ -246,30 +246,30 @@ def test_a_second_measurement_is_refused_naming_the_holder(tmp_path, monkeypatch
 def test_every_imported_project_file_is_kept_once_and_listed_by_its_process(tmp_path):
     import hashlib
 
-    from runner.persist import persist
+    from runner.store.persist import persist
 
     def sha(relative: str) -> str:
         return hashlib.sha256((ROOT / relative).read_bytes()).hexdigest()
 
-    files = {"runner/spec.py": sha("runner/spec.py"),
-             "runner/outcome.py": sha("runner/outcome.py"),
-             "runner/store.py": "f" * 64}  # the last was edited after the process ran
+    files = {"runner/cell/spec.py": sha("runner/cell/spec.py"),
+             "runner/cell/outcome.py": sha("runner/cell/outcome.py"),
+             "runner/store/run_store.py": "f" * 64}  # the last was edited after the process ran
     store = RunStore(tmp_path / "run")
     for index in range(2):
         measured = record(cell(), index)
         persist(store, replace(measured, outcome=replace(measured.outcome, code_files=files)))
     objects = sorted(p.name for p in (store.root / "code-objects").iterdir())
-    assert objects == sorted([files["runner/spec.py"], files["runner/outcome.py"]])
-    assert (store.root / "code" / "runner" / "spec.py").read_bytes() == (
-        ROOT / "runner" / "spec.py").read_bytes()
-    assert not (store.root / "code" / "runner" / "store.py").exists()
+    assert objects == sorted([files["runner/cell/spec.py"], files["runner/cell/outcome.py"]])
+    assert (store.root / "code" / "runner" / "cell" / "spec.py").read_bytes() == (
+        ROOT / "runner" / "cell" / "spec.py").read_bytes()
+    assert not (store.root / "code" / "runner" / "store" / "run_store.py").exists()
     processes = read_table(store.root / "processes.parquet", "processes")
     assert [json.loads(v) for v in processes["code_files_json"]] == [files, files]
 
 
 def test_a_refused_cell_starts_no_more_processes(tmp_path):
-    from runner.plan import RunRequest
-    from runner.run import run_cells
+    from runner.plan.cells import RunRequest
+    from runner.commands.run import run_cells
 
     request = RunRequest("quick", ["training"], [], ["pytorch"], "cpu", None, 1, None, "")
     store = RunStore(tmp_path / "run")

@@ -8,14 +8,14 @@ import pandas as pd
 import pytest
 
 from dlbench.cli import main
-from dlbench.releases import freeze_release
-from runner.outcome import CellOutcome, Observation
-from runner.reproduce import ReproduceError
-from runner.reproduce_ratio import (explain_ratio, interleaved, machine_differences,
+from dlbench.core.releases import freeze_release
+from runner.cell.outcome import CellOutcome, Observation
+from runner.commands.reproduce import ReproduceError
+from runner.commands.reproduce_ratio import (explain_ratio, interleaved, machine_differences,
                                     reproduce_ratio)
-from runner.spec import CellSpec
-from runner.store import CellRecord
-from dlbench.schema import CellStatus
+from runner.cell.spec import CellSpec
+from runner.store.run_store import CellRecord
+from dlbench.core.schema import CellStatus
 from tests.stats_fixtures import FakeCell, spec, write_run
 
 RELEASE_ENV = {"cpu": {"model": "Intel(R) Xeon(R) Processor", "logical_cores": 2},

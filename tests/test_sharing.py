@@ -1,14 +1,14 @@
-"""Shared worker processes (runner.sharing): the quick suite measures the cells of one
+"""Shared worker processes (runner.plan.sharing): the quick suite measures the cells of one
 framework in one process, and nothing one cell leaves behind changes the next one's numbers."""
 
 from __future__ import annotations
 
-from dlbench.schema import CellStatus
-from runner.execute import execute_cell, execute_cells
-from runner.plan import RunRequest, plan_cells
-from runner.schedule import process_order
-from runner.sharing import worker_batches
-from runner.spec import CellSpec
+from dlbench.core.schema import CellStatus
+from runner.process.execute import execute_cell, execute_cells
+from runner.plan.cells import RunRequest, plan_cells
+from runner.plan.schedule import process_order
+from runner.plan.sharing import worker_batches
+from runner.cell.spec import CellSpec
 
 
 def cell(experiment: str = "training", framework: str = "pytorch", backend: str = "",

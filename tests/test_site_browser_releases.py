@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.metrics import METRICS
-from report.build import build_site
-from report.publish import build_mkdocs, export_site, make_server, mike_deploy
-from report.source import load_draft, load_release
+from dlbench.core.metrics import METRICS
+from report.site.build import build_site
+from report.site.publish import build_mkdocs, export_site, make_server, mike_deploy
+from report.inputs.source import load_draft, load_release
 from tests.site_fixtures import ROOT, TEMPLATES, golden_results, site_config, RUN_A
 
 pytestmark = pytest.mark.browser

@@ -12,10 +12,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dlbench.metrics import METRICS
-from report.build import build_site, renderer_version, site_files
-from report.site_cache import SiteCache
-from report.source import load_draft, load_release
+from dlbench.core.metrics import METRICS
+from report.site.build import build_site, renderer_version, site_files
+from report.site.cache import SiteCache
+from report.inputs.source import load_draft, load_release
 from tests.site_fixtures import (
     GOLDEN, RUN_A, RUN_B, SITE_URL, TEMPLATES, freeze, golden_results, site_config,
 )
@@ -54,7 +54,7 @@ def _tree(root: Path) -> dict[str, bytes]:
 def test_a_rebuild_reuses_the_cache_until_data_or_templates_change(tmp_path: Path) -> None:
     import shutil
 
-    from dlbench.tables import read_table, write_table
+    from dlbench.core.tables import read_table, write_table
 
     results = golden_results(tmp_path)
     out, cache = tmp_path / "site_src", tmp_path / "cache"
@@ -248,7 +248,7 @@ def test_mkdocs_strict_build_passes_and_rejects_a_broken_anchor(tmp_path: Path) 
 
 
 def test_experiment_questions_match_the_runner() -> None:
-    from report.home_page import load_questions
+    from report.pages.home import load_questions
     from runner.experiments import experiment_names, get_experiment
 
     questions = load_questions()
@@ -259,7 +259,7 @@ def test_experiment_questions_match_the_runner() -> None:
 
 
 def test_committed_releases_verify_and_build_strictly(tmp_path: Path) -> None:
-    from dlbench.releases import release_names
+    from dlbench.core.releases import release_names
     from tests.site_fixtures import ROOT
 
     releases = release_names(ROOT / "results")
@@ -275,7 +275,7 @@ def test_committed_releases_verify_and_build_strictly(tmp_path: Path) -> None:
 
 
 def test_numbers_show_three_significant_digits() -> None:
-    from report.summary import format_number
+    from report.inputs.summary import format_number
 
     assert [format_number(v) for v in (0.012345, 4.567, 123.4, 1234.6, 0.0, -0.5)] == [
         "0.0123", "4.57", "123", "1,235", "0", "-0.500"]
@@ -283,7 +283,7 @@ def test_numbers_show_three_significant_digits() -> None:
 
 
 def test_claims_page_gives_each_claim_a_verdict_with_evidence(files: dict[str, bytes]) -> None:
-    from report.claims import load_claims
+    from report.claims.check import load_claims
 
     page = files["claims.md"].decode()
     for claim in load_claims():
@@ -343,7 +343,7 @@ def test_every_build_writes_its_verdicts_as_data(files: dict[str, bytes]) -> Non
 
 
 def test_the_build_step_imports_no_measurement_code() -> None:
-    code = ("import sys, report.build, report.commands; "
+    code = ("import sys, report.site.build, report.site.commands; "
             "print(sorted({m.split('.')[0] for m in sys.modules} & "
             "{'runner', 'torch', 'tensorflow', 'keras', 'jax'}))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

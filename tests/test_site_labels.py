@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench.history import history
-from dlbench.layout import release_names
-from report.charts import empty_reason, result_chart
-from report.cite import Citation, ResultCitation
-from report.claims_page import interval_words, short_title
-from report.labels import count, environment_key, environment_value, metric_ids_in_words, \
+from dlbench.core.history import history
+from dlbench.core.layout import release_names
+from report.render.charts import empty_reason, result_chart
+from report.pages.cite import Citation, ResultCitation
+from report.pages.claims import interval_words, short_title
+from report.render.labels import count, environment_key, environment_value, metric_ids_in_words, \
     status_label
-from report.publish import not_found_page
+from report.site.publish import not_found_page
 
 ROOT = Path(__file__).parent.parent
 

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from dlbench.metrics import Direction
-from dlbench.stats import (
+from dlbench.core.metrics import Direction
+from dlbench.core.stats import (
     Outcome,
     compare_samples,
     summarize,
@@ -90,7 +90,7 @@ def test_one_process_a_side_cannot_be_significant_and_says_why():
 
 
 def test_values_that_are_not_positive_fall_back_to_a_rank_test():
-    from dlbench.stats import log_welch_p, mann_whitney_p
+    from dlbench.core.stats import log_welch_p, mann_whitney_p
 
     a, b = np.array([0.0, 0.1, 0.2, 0.3]), np.array([0.5, 0.6, 0.7, 0.8])
     assert log_welch_p(a, b) == mann_whitney_p(a, b) == pytest.approx(2 / 70)
@@ -119,7 +119,7 @@ def test_welch_p_is_scipys_welch_test():
     import numpy as np
     from scipy import stats as scipy_stats
 
-    from dlbench.stats import welch_p
+    from dlbench.core.stats import welch_p
 
     rng = np.random.default_rng(3)
     for n_a, n_b in ((2, 3), (3, 3), (5, 9)):

@@ -1,4 +1,4 @@
-"""One declaration per system (dlbench.systems): every table reads it, every entry point it
+"""One declaration per system (dlbench.core.systems): every table reads it, every entry point it
 promises exists, and a sixth system needs nothing but its declaration and its own files."""
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from dlbench import systems
-from dlbench.modes import FASTEST, MODES, SAME_AS
-from runner import frameworks
+from dlbench.core import systems
+from dlbench.core.modes import FASTEST, MODES, SAME_AS
+from runner.plan import frameworks
 from runner.experiments import code_module, experiment_names
 from runner.experiments.data_parallel import STRATEGIES
 from runner.experiments.export import FORMATS, QUICK_FORMATS, STANDARD_CPU_FORMATS
-from runner.frameworks import missing_modules
+from runner.plan.frameworks import missing_modules
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTALLED = [f for f in frameworks.FRAMEWORKS if not missing_modules(f)]
@@ -89,10 +89,10 @@ SIXTH_SYSTEM = textwrap.dedent("""
         export=systems.ExportPaths(every=("orbax",), quick=("orbax",), standard_cpu=("orbax",)),
         data_parallel=("pmap",)))
 
-    from report.charts import SYSTEM_COLOURS
-    from dlbench.schema import system_label
-    from runner.estimate import DEFAULT_PROCESS_S, IMPORT_S
-    from runner.plan import RunRequest, plan_cells
+    from report.render.charts import SYSTEM_COLOURS
+    from dlbench.core.schema import system_label
+    from runner.plan.estimate import DEFAULT_PROCESS_S, IMPORT_S
+    from runner.plan.cells import RunRequest, plan_cells
     cells = {}
     for suite in ("quick", "standard", "full"):
         request = RunRequest(suite=suite, experiments=[], workloads=[], frameworks=["flax"],

@@ -7,11 +7,11 @@ import pytest
 from tests.harness_fixtures import numpy_cell
 from tests.judging_fixtures import CPU_ENV, noisy, tables
 
-from report.experiment_page import _rows, table_columns
-from report.targets import MISSED_NOTE, missed_target, reached_target_only
-from report.verdicts import QUESTIONS, VerdictOutcome, answer
+from report.pages.experiment import _rows, table_columns
+from report.verdicts.targets import MISSED_NOTE, missed_target, reached_target_only
+from report.verdicts.answers import QUESTIONS, VerdictOutcome, answer
 from runner.harness.training import EpochClock, target_observations
-from runner.spec import CellSpec
+from runner.cell.spec import CellSpec
 
 SPEC = CellSpec(experiment="training", workload="mlp-digits", framework="pytorch", backend="",
                 device="cpu", batch_size=32, repeats=3, params={"epochs": 3})
@@ -103,9 +103,9 @@ def test_the_note_column_is_left_out_when_every_cell_reached_its_target():
 
 
 def test_the_unrecorded_classes_are_the_ones_the_datasets_draw():
-    from report.targets import UNRECORDED_CLASSES
-    from runner.datasets import load_dataset, synthetic_images
-    from runner.workloads import WORKLOADS
+    from report.verdicts.targets import UNRECORDED_CLASSES
+    from runner.workloads.datasets import load_dataset, synthetic_images
+    from runner.workloads.catalog import WORKLOADS
 
     drawn = {"digits": load_dataset("digits").classes,
              "synthetic-images": synthetic_images(16, 4).classes,
@@ -118,7 +118,7 @@ def test_the_unrecorded_classes_are_the_ones_the_datasets_draw():
 
 
 def test_a_recorded_target_wins_and_an_unrecorded_one_is_not_drawn():
-    from report.targets import recorded_target
+    from report.verdicts.targets import recorded_target
 
     note = "SGD lr=0.1; target: final test accuracy >= 0.9; one training per worker process"
     assert recorded_target("lstm-tokens", [], []) == {"classes": 10}
@@ -132,9 +132,9 @@ def _accuracy_charts(release: str):
     import json
     from pathlib import Path
 
-    from report.experiment_page import accuracy_marks, metric_sections
-    from report.source import load_release
-    from report.summary import summarize
+    from report.pages.experiment import accuracy_marks, metric_sections
+    from report.inputs.source import load_release
+    from report.inputs.summary import summarize
 
     source = load_release(Path(__file__).parents[1] / "results", release)
     training = source.cells[source.cells["experiment"] == "training"]
@@ -150,7 +150,7 @@ def _accuracy_charts(release: str):
 
 def test_every_training_workload_s_accuracy_chart_draws_chance_and_its_recorded_target():
     """2027.02's cells state their target in their fairness notes; chance is 1/10."""
-    from runner.workloads import WORKLOADS
+    from runner.workloads.catalog import WORKLOADS
 
     workloads, marks, drawn = _accuracy_charts("2027.02")
     assert len(drawn) >= len(workloads) == 4

@@ -7,11 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from dlbench.tables import read_table
-from runner.plan import RunRequest, plan_cells
-from runner.run import run_cells
-from runner.store import RunStore
-from runner.workloads import flops_per_sample
+from dlbench.core.tables import read_table
+from runner.plan.cells import RunRequest, plan_cells
+from runner.commands.run import run_cells
+from runner.store.run_store import RunStore
+from runner.workloads.catalog import flops_per_sample
 
 pytestmark = pytest.mark.slow
 
@@ -58,7 +58,7 @@ def test_cells_carry_fairness_manifest_settings_and_code(mlp_run):
         assert (mlp_run.root / "code" / row.code_path).is_file()
         details = json.loads(row.details_json)
         assert details["sampling"]["measurements"]["epoch_time"]["samples"] == 10
-        # the regime of the report's verdicts (report.conditions) reads this key
+        # the regime of the report's verdicts (report.verdicts.conditions) reads this key
         assert details["flops_per_sample"] == flops_per_sample("mlp-digits", "cpu") > 0
 
 
@@ -74,8 +74,8 @@ def test_epoch_rows_and_summaries_are_consistent(mlp_run):
 
 
 def test_one_process_measures_one_repeat_its_working_memory_and_its_code(tmp_path):
-    from runner.execute import execute_cell
-    from runner.spec import CellSpec
+    from runner.process.execute import execute_cell
+    from runner.cell.spec import CellSpec
 
     spec = CellSpec(experiment="training", workload="mlp-digits", framework="pytorch",
                     backend="", device="cpu", batch_size=32, repeats=4, repeat_index=3,
@@ -90,13 +90,13 @@ def test_one_process_measures_one_repeat_its_working_memory_and_its_code(tmp_pat
     assert values["import_footprint"] > 100
     code = outcome.code_files
     for path in ("runner/experiments/training/pytorch.py", "runner/adapters/pytorch.py",
-                 "runner/harness/training.py", "runner/workloads.py", "runner/worker.py"):
+                 "runner/harness/training.py", "runner/workloads/catalog.py", "runner/process/worker.py"):
         assert len(code[path]) == 64, path
     assert not any(path.startswith(("tests/", ".venv")) for path in code)
 
 
 def test_a_training_cell_records_the_flops_its_regime_reads(tmp_path):
-    from report.conditions import cell_fractions
+    from report.verdicts.conditions import cell_fractions
 
     store = training_run(tmp_path, ["cnn-digits"], ["pytorch"])
     cells = read_table(store.root / "cells.parquet", "cells")
@@ -123,7 +123,7 @@ def test_local_mnist_file_trains_through_data_dir(tmp_path):
 
 
 def test_a_missing_framework_is_skipped_and_the_run_goes_on(tmp_path, monkeypatch):
-    from runner import frameworks
+    from runner.plan import frameworks
 
     monkeypatch.setitem(frameworks.REQUIRED_MODULES, "keras-jax", ("keras", "no_such_module_jax"))
     store = training_run(tmp_path, ["mlp-digits"], ["keras-jax", "pytorch"])
@@ -134,8 +134,8 @@ def test_a_missing_framework_is_skipped_and_the_run_goes_on(tmp_path, monkeypatc
 
 
 def test_keras_trains_every_epoch_in_one_fit_timed_by_a_callback(tmp_path):
-    from runner.execute import execute_cell
-    from runner.spec import CellSpec
+    from runner.process.execute import execute_cell
+    from runner.cell.spec import CellSpec
 
     spec = CellSpec(experiment="training", workload="mlp-digits", framework="keras",
                     backend="tensorflow", device="cpu", batch_size=32, repeats=1, threads=1,

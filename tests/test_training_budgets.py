@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from runner.experiments import PlanRequest, precision, training
-from runner.frameworks import FRAMEWORKS
+from runner.plan.frameworks import FRAMEWORKS
 from runner.harness.data import cell_data, cell_workload
-from runner.spec import CellSpec
-from runner.workloads import get_workload
+from runner.cell.spec import CellSpec
+from runner.workloads.catalog import get_workload
 
 
 def _plan(experiment, device: str = "cpu") -> list[CellSpec]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from tests.judging_fixtures import CPU_ENV, noisy, tables
 
-from dlbench.judging import Regime
-from report.verdicts import QUESTIONS, VerdictOutcome, answer
+from dlbench.core.judging import Regime
+from report.verdicts.answers import QUESTIONS, VerdictOutcome, answer
 
 Q = {q.key: q for q in QUESTIONS}
 
@@ -128,9 +128,9 @@ def test_a_lone_contender_is_insufficient_data():
 def test_release_2026_12_says_which_of_its_first_published_answers_changed():
     from pathlib import Path
 
-    from report.claims_page import changed_claims
-    from report.home_page import changed_answers, source_verdicts
-    from report.source import load_release
+    from report.pages.claims import changed_claims
+    from report.pages.home import changed_answers, source_verdicts
+    from report.inputs.source import load_release
 
     source = load_release(Path(__file__).parents[1] / "results", "2026.12")
     changes = changed_answers("2026.12", source_verdicts(source))
@@ -151,7 +151,7 @@ def test_release_2026_12_says_which_of_its_first_published_answers_changed():
 def test_chart_builders_take_a_frame_and_return_a_chart():
     import pandas as pd
 
-    from report.charts import ratio_chart, summary_chart
+    from report.render.charts import ratio_chart, summary_chart
 
     frame = pd.DataFrame({"question": ["time per epoch · mlp"] * 2,
                           "system": ["pytorch", "tensorflow"], "relative": [1.0, 1.4],
@@ -165,8 +165,8 @@ def test_chart_builders_take_a_frame_and_return_a_chart():
 def test_templates_say_the_verdict_and_an_overhead_bound_regime_in_words():
     from pathlib import Path
 
-    from report.home_page import _answer
-    from report.render import environment
+    from report.pages.home import _answer
+    from report.render.jinja import environment
 
     fields = _answer(one("training-speed", flops_cells(), PEAK_ENV))
     macros = environment(Path(__file__).parents[1] / "templates").get_template(
@@ -181,9 +181,9 @@ def test_templates_say_the_verdict_and_an_overhead_bound_regime_in_words():
 def test_release_2027_01_says_its_undecided_answers_first_read_no_meaningful_difference():
     from pathlib import Path
 
-    from report.first_published import rules_changed
-    from report.home_page import changed_answers, source_verdicts
-    from report.source import load_release
+    from report.verdicts.first_published import rules_changed
+    from report.pages.home import changed_answers, source_verdicts
+    from report.inputs.source import load_release
 
     source = load_release(Path(__file__).parents[1] / "results", "2027.01")
     changes = changed_answers("2027.01", source_verdicts(source))
@@ -205,7 +205,7 @@ def test_an_a_a_noise_floor_above_five_percent_raises_the_family_s_threshold():
     assert one("training-speed", cells).winner == "pytorch"  # 15% apart, tight: beyond 5%
     twin = {"system": "pytorch", "control": "aa",
             "values": {"steady_epoch_time": noisy(1.25, 9)}}  # its A/A twin came out 25% off
-    from report.verdicts import judge_page
+    from report.verdicts.answers import judge_page
 
     judged = judge_page(*tables([*cells, twin]), (Q["training-speed"],),
                         environments={"r1": CPU_ENV})
@@ -221,7 +221,7 @@ def test_an_a_a_pair_of_one_configuration_names_no_winner():
     cells = [*speed({"pytorch": 1.0, "tensorflow": 1.6}),
              {"system": "pytorch", "control": "aa",
               "values": {"steady_epoch_time": noisy(1.0, 5)}}]
-    from report.verdicts import judge_page
+    from report.verdicts.answers import judge_page
 
     judged = judge_page(*tables(cells), (Q["training-speed"],), environments={"r1": CPU_ENV})
     [control] = judged.controls
@@ -232,8 +232,8 @@ def test_an_a_a_pair_of_one_configuration_names_no_winner():
 def test_groups_that_measured_one_system_are_counted_in_one_line_below_the_answers():
     from pathlib import Path
 
-    from report.home_page import one_sided_groups, question_blocks
-    from report.render import environment
+    from report.pages.home import one_sided_groups, question_blocks
+    from report.render.jinja import environment
 
     cells = [*speed({"pytorch": 1.0, "tensorflow": 1.3}),
              *speed({"pytorch": 1.0}, workload="cnn-digits")]

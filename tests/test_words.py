@@ -6,10 +6,10 @@ from pathlib import Path
 
 import numpy as np
 
-from dlbench.metrics import Direction
-from dlbench.stats import compare_samples
-from dlbench.words import counts, noun, plural
-from report.render import environment
+from dlbench.core.metrics import Direction
+from dlbench.core.stats import compare_samples
+from dlbench.core.words import counts, noun, plural
+from report.render.jinja import environment
 
 
 def test_one_is_singular_and_every_other_count_plural() -> None:

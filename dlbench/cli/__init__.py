@@ -14,12 +14,12 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
-from dlbench.errors import LayoutError, ResultsFileError, SaveError, UsageError
+from dlbench.core.errors import LayoutError, ResultsFileError, SaveError, UsageError
 
 
 def _run(args: argparse.Namespace) -> int:
     from dlbench.cli.run_flags import run_arguments
-    from runner.run import executor_of, run_command
+    from runner.commands.run import executor_of, run_command
 
     arguments = run_arguments(args)
     if executor_of(arguments) != "ray":
@@ -45,7 +45,7 @@ def _site(name: str) -> Callable[[argparse.Namespace], int]:
     the typed request made of the parsed flags."""
     def handler(args: argparse.Namespace) -> int:
         from dlbench.cli.site_flags import SITE_REQUESTS
-        from report import commands
+        from report.site import commands
 
         return getattr(commands, f"{name}_command")(SITE_REQUESTS[name](args))
 

@@ -18,9 +18,9 @@ from typing import TextIO
 
 import pandas as pd
 
-from dlbench.compare import Change, ComparisonReport, compare
-from dlbench.errors import CompareError, UsageError
-from dlbench.metrics import UnknownMetricError
+from dlbench.core.compare import Change, ComparisonReport, compare
+from dlbench.core.errors import CompareError, UsageError
+from dlbench.core.metrics import UnknownMetricError
 
 WIDTH = 80
 SHORT = {Change.NO_SIGNIFICANT_DIFFERENCE: "n.s.", Change.DIFFERENT: "differs"}

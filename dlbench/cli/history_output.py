@@ -8,9 +8,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from dlbench.errors import UsageError
-from dlbench.history import history
-from dlbench.metrics import METRICS
+from dlbench.core.errors import UsageError
+from dlbench.core.history import history
+from dlbench.core.metrics import METRICS
 
 
 def history_command(args: argparse.Namespace) -> int:

@@ -1,7 +1,7 @@
 """`dlbench import-run ARCHIVE`: bring a run made on another machine (the GPU run) into
 results/runs, validated like any run, all or nothing.
 
-The archive (dlbench/run_archive.py) is extracted into a temporary directory beside
+The archive (dlbench/core/run_archive.py) is extracted into a temporary directory beside
 results/runs and checked there: run.json and environment.json against their schemas, every
 process record, the three Parquet tables against theirs, every kept code file against its
 hash. Only then is the run moved into place, in one rename; a run ID that exists is refused.
@@ -15,10 +15,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from dlbench import layout
-from dlbench.errors import ResultsFileError, UsageError
-from dlbench.run_archive import extract_run
-from dlbench.tables import read_table
+from dlbench.core import layout
+from dlbench.core.errors import ResultsFileError, UsageError
+from dlbench.core.run_archive import extract_run
+from dlbench.core.tables import read_table
 
 TABLES = ("cells", "observations", "processes")
 
@@ -69,8 +69,8 @@ def validate_run(run_root: Path, origin: str) -> str:
 
 
 def _check_records(run_root: Path, origin: str) -> None:
-    """Every process record parses as one (runner.store reads them)."""
-    from runner.store import RunStore
+    """Every process record parses as one (runner.store.run_store reads them)."""
+    from runner.store.run_store import RunStore
 
     store = RunStore(run_root)
     if not list(store.processes_dir.glob("*.json")):

@@ -8,8 +8,8 @@ from rich.console import Console
 from rich.table import Table
 
 from runner.experiments import SUITES, experiment_names, get_experiment
-from runner.frameworks import FRAMEWORKS, missing_modules
-from runner.workloads import LOCAL_DATA_WORKLOADS, WORKLOADS, workload_sizes
+from runner.plan.frameworks import FRAMEWORKS, missing_modules
+from runner.workloads.catalog import LOCAL_DATA_WORKLOADS, WORKLOADS, workload_sizes
 
 
 def list_command(args: argparse.Namespace) -> int:

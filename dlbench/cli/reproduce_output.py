@@ -1,13 +1,13 @@
-"""`dlbench reproduce RESULT_ID` on the console: the report lines of runner.reproduce."""
+"""`dlbench reproduce RESULT_ID` on the console: the report lines of runner.commands.reproduce."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from dlbench.errors import UsageError
-from runner.reproduce import ReproduceError, explain, reproduce
-from runner.reproduce_ratio import explain_ratio, reproduce_ratio
+from dlbench.core.errors import UsageError
+from runner.commands.reproduce import ReproduceError, explain, reproduce
+from runner.commands.reproduce_ratio import explain_ratio, reproduce_ratio
 
 
 def reproduce_command(args: argparse.Namespace) -> int:

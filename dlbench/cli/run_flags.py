@@ -1,11 +1,11 @@
-"""`dlbench run`'s parsed flags as the typed value runner/ takes (runner.run_arguments)."""
+"""`dlbench run`'s parsed flags as the typed value runner/ takes (runner.commands.run_arguments)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from runner.run_arguments import RunArguments
+from runner.commands.run_arguments import RunArguments
 
 
 def run_arguments(args: argparse.Namespace) -> RunArguments:

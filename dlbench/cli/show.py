@@ -9,9 +9,9 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from dlbench.layout import load_run, resolve_run_id, run_dir
-from dlbench.parity import pair_results
-from dlbench.summaries import result_stats
+from dlbench.core.layout import load_run, resolve_run_id, run_dir
+from dlbench.core.parity import pair_results
+from dlbench.core.summaries import result_stats
 
 
 def show_command(args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""The site commands' parsed flags as the typed requests report/ takes (report.site_requests).
+"""The site commands' parsed flags as the typed requests report/ takes (report.site.requests).
 
 Only a site command imports this: the run path (and the GPU machine, which has no report/)
 never does.
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 
-from report.site_requests import (BuildRequest, DeployRequest, ErratumRequest, ExportRequest,
+from report.site.requests import (BuildRequest, DeployRequest, ErratumRequest, ExportRequest,
                                   PublishRequest, ServeRequest, SitePaths)
 
 

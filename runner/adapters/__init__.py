@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from runner.cellenv import recorded_settings
-from runner.frameworks import missing_modules
-from runner.spec import CellSpec
-from runner.workloads import Layer, Workload
+from runner.process.cellenv import recorded_settings
+from runner.plan.frameworks import missing_modules
+from runner.cell.spec import CellSpec
+from runner.workloads.catalog import Layer, Workload
 
 
 class Adapter:

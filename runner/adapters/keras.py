@@ -13,8 +13,8 @@ import numpy as np
 from runner.adapters import Adapter
 from runner.harness.training import EpochClock, EpochData
 from runner.models.conventions import CONVENTIONS
-from runner.spec import CellSpec
-from runner.workloads import Layer, ModelStart, Workload
+from runner.cell.spec import CellSpec
+from runner.workloads.catalog import Layer, ModelStart, Workload
 
 
 def backend_adapter(spec: CellSpec) -> Adapter | None:

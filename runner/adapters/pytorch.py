@@ -13,8 +13,8 @@ from torch import nn
 from runner.adapters import Adapter, cache_files, fresh_cache_dir
 from runner.harness.training import EpochClock, EpochData, loop_epochs
 from runner.models.conventions import CONVENTIONS
-from runner.spec import CellSpec
-from runner.workloads import Layer, ModelStart, Workload
+from runner.cell.spec import CellSpec
+from runner.workloads.catalog import Layer, ModelStart, Workload
 
 
 def configure_torch(spec: CellSpec) -> dict[str, str]:

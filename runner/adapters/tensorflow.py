@@ -12,8 +12,8 @@ import tensorflow as tf
 from runner.adapters import Adapter
 from runner.harness.training import EpochClock, EpochData, loop_epochs
 from runner.models.conventions import CONVENTIONS
-from runner.spec import CellSpec
-from runner.workloads import Layer, ModelStart, Workload
+from runner.cell.spec import CellSpec
+from runner.workloads.catalog import Layer, ModelStart, Workload
 
 
 def configure_tensorflow(spec: CellSpec) -> dict[str, str]:

@@ -17,18 +17,18 @@ from dataclasses import dataclass, replace
 import ray
 from ray.exceptions import RayError, RayTaskError
 
-from dlbench.errors import SaveError, UsageError
+from dlbench.core.errors import SaveError, UsageError
 from runner.cluster.nodes import alive_slots, placement
 from runner.cluster.tasks import measure_on_node
-from runner.execute import STOP_POLL_S, code_of
-from runner.measure import utc_timestamp
-from runner.outcome import failed
-from runner.persist import persist
-from runner.run import console, labelled, not_started_record
-from runner.schedule import process_label
-from runner.spec import CellSpec
-from runner.stop import raise_if_stop_requested
-from runner.store import CellRecord, RunStore
+from runner.process.execute import STOP_POLL_S, code_of
+from runner.process.measure import utc_timestamp
+from runner.cell.outcome import failed
+from runner.store.persist import persist
+from runner.commands.run import console, labelled, not_started_record
+from runner.plan.schedule import process_label
+from runner.cell.spec import CellSpec
+from runner.process.stop import raise_if_stop_requested
+from runner.store.run_store import CellRecord, RunStore
 
 #: How many times a process whose worker or node died is measured again.
 MAX_NODE_RETRIES = 2

@@ -16,21 +16,21 @@ from pathlib import Path
 
 import ray
 
-from dlbench import layout
-from dlbench.atomic import make_dir
-from dlbench.errors import SaveError, UsageError
+from dlbench.core import layout
+from dlbench.core.atomic import make_dir
+from dlbench.core.errors import SaveError, UsageError
 from runner.cluster.dispatch import Job, run_jobs
 from runner.cluster.node_identity import node_identity
 from runner.cluster.nodes import chosen_kinds, connect, placement
 from runner.cluster.tasks import capture_on_node
-from runner.plan import PlanError, RunRequest, plan_cells
-from runner.persist import kept_for_resume
-from runner.run import (busy_flagged, busy_retries_of, existing_run,
+from runner.plan.cells import PlanError, RunRequest, plan_cells
+from runner.store.persist import kept_for_resume
+from runner.commands.run import (busy_flagged, busy_retries_of, existing_run,
                         mark_complete, mark_interrupted, new_run_id, print_summary,
                         request_of, start_info)
-from runner.run_arguments import RunArguments
-from runner.schedule import process_order
-from runner.store import RunStore
+from runner.commands.run_arguments import RunArguments
+from runner.plan.schedule import process_order
+from runner.store.run_store import RunStore
 
 KIND_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 

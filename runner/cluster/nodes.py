@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import ray
 
-from dlbench.errors import UsageError
-from runner.stop import stop_on_signals
+from dlbench.core.errors import UsageError
+from runner.process.stop import stop_on_signals
 
 #: One unit per node: a measurement holds it, so no two measurements share a machine.
 SLOT_RESOURCE = "dlbench_slot"

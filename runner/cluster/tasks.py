@@ -6,9 +6,9 @@ from __future__ import annotations
 import ray
 
 from runner.cluster.node_identity import mismatch, node_identity
-from runner.environment import capture_environment
-from runner.execute import PROJECT_ROOT, execute_cell
-from runner.spec import CellSpec
+from runner.machine.environment import capture_environment
+from runner.process.execute import PROJECT_ROOT, execute_cell
+from runner.cell.spec import CellSpec
 
 
 @ray.remote
@@ -23,7 +23,7 @@ def capture_on_node(driver: dict[str, str], kind: str) -> dict:
 @ray.remote
 def measure_on_node(spec_json: str, driver: dict[str, str], kind: str) -> dict:
     """{"record": the process's record as a dict} or {"refused": why}; the process runs in
-    a fresh worker process exactly as a local run's does (runner.execute)."""
+    a fresh worker process exactly as a local run's does (runner.process.execute)."""
     identity = node_identity()
     refused = mismatch(identity, driver, kind)
     if refused:

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from dlbench.modes import FASTEST, mode_class
-from dlbench.systems import SYSTEMS
-from runner.outcome import CellOutcome
-from runner.repeats import process_count
-from runner.spec import NOT_MEASURED, CellSpec, FrameworkId
+from dlbench.core.modes import FASTEST, mode_class
+from dlbench.core.systems import SYSTEMS
+from runner.cell.outcome import CellOutcome
+from runner.plan.repeats import process_count
+from runner.cell.spec import NOT_MEASURED, CellSpec, FrameworkId
 
 #: Experiment name -> package name under runner.experiments, in the order suites run them.
 EXPERIMENT_PACKAGES: dict[str, str] = {
@@ -41,7 +41,7 @@ class PlanRequest:
     workloads: list[str]  # empty: the experiment's own choice for the suite
     frameworks: list[FrameworkId]
     device: str
-    repeats: int | None  # --repeats N; None: the suite's processes (runner.repeats)
+    repeats: int | None  # --repeats N; None: the suite's processes (runner.plan.repeats)
     threads: int
     timeout_s: float | None
     data_dir: str
@@ -49,7 +49,7 @@ class PlanRequest:
     def cell(self, experiment: str, workload: str, framework: FrameworkId, *,
              timeout_s: float, device: str = "", **variant: Any) -> CellSpec:
         """A cell of this request: the settings every experiment shares, the processes its
-        suite gives `experiment` (runner.repeats, the one owner of process counts), and the
+        suite gives `experiment` (runner.plan.repeats, the one owner of process counts), and the
         user's timeout, else the experiment's own `timeout_s`. `device` overrides the
         request's (export measures its artifacts on the CPU)."""
         return CellSpec(experiment=experiment, workload=workload, framework=framework.framework,
@@ -82,7 +82,7 @@ class Experiment:
 MODEL_WORKLOADS = ("resnet-synthetic", "transformer-tokens", "lstm-tokens")
 
 #: (system, mode) pairs that only the full suite measures on a CPU, with the measured cost
-#: that keeps them out of the others (each system's declaration in dlbench.systems).
+#: that keeps them out of the others (each system's declaration in dlbench.core.systems).
 SLOW_ON_CPU: dict[tuple[str, str], str] = {
     (system.name, mode): cost for system in SYSTEMS for mode, cost in system.slow_on_cpu.items()}
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dlbench.schema import CellStatus
+from dlbench.core.schema import CellStatus
 from runner.adapters import Adapter, adapter_for
 from runner.harness.data import CellData, cell_data
 from runner.harness.sampling import Sampler
-from runner.measure import process_memory_kib
-from runner.outcome import CellOutcome, Fairness, Observation
-from runner.spec import CellSpec
-from runner.workloads import flops_per_sample
+from runner.process.measure import process_memory_kib
+from runner.cell.outcome import CellOutcome, Fairness, Observation
+from runner.cell.spec import CellSpec
+from runner.workloads.catalog import flops_per_sample
 
 
 #: Arrays of the parameters' size a training step holds: weights, gradients, momentum.

@@ -6,10 +6,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from runner.datasets import Dataset
-from runner.spec import CellSpec
+from runner.workloads.datasets import Dataset
+from runner.cell.spec import CellSpec
 from runner.models.weights import parameter_count
-from runner.workloads import (Layer, ModelStart, SizeProfile, Workload, device_profile,
+from runner.workloads.catalog import (Layer, ModelStart, SizeProfile, Workload, device_profile,
                               get_workload, initial_layers, load_workload_data, model_input,
                               model_start, process_seed, size_profile)
 
@@ -28,7 +28,7 @@ class CellData:
         return tuple(self.x_train.shape[1:])
 
     profile: str = ""  # the size profile of a runner.models workload ("" for mlp/cnn)
-    seed: int = 0  # this process's seed of weights and epoch order (runner.workloads.process_seed)
+    seed: int = 0  # this process's seed of weights and epoch order (runner.workloads.catalog.process_seed)
 
     def initial_layers(self) -> list[Layer] | ModelStart:
         """The initial weights of the workload's model drawn from this process's seed (a

@@ -9,9 +9,9 @@ from typing import Protocol
 import numpy as np
 
 from runner.harness import Cell
-from runner.measure import NS_PER_MS, NS_PER_S, clock_ns
-from runner.outcome import Observation
-from runner.spec import CellSpec
+from runner.process.measure import NS_PER_MS, NS_PER_S, clock_ns
+from runner.cell.outcome import Observation
+from runner.cell.spec import CellSpec
 
 
 class Predictor(Protocol):

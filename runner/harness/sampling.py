@@ -14,8 +14,8 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from runner.measure import NS_PER_S, clock_ns
-from runner.spec import CellSpec
+from runner.process.measure import NS_PER_S, clock_ns
+from runner.cell.spec import CellSpec
 
 #: The shortest window a timed sub-sample may last, by device (pyperf's default is 100 ms).
 MIN_WINDOW_S = {"cpu": 0.1, "cuda": 0.1}

@@ -11,9 +11,9 @@ import numpy as np
 
 from runner.harness import Cell
 from runner.harness.data import CellData
-from runner.measure import SteadyTrainingMemory, clock_ns, seconds_since
-from runner.outcome import Observation
-from runner.workloads import Layer, epoch_order
+from runner.process.measure import SteadyTrainingMemory, clock_ns, seconds_since
+from runner.cell.outcome import Observation
+from runner.workloads.catalog import Layer, epoch_order
 
 
 class EpochClock:

@@ -11,10 +11,10 @@ import random
 import shutil
 from pathlib import Path
 
-from dlbench.schema import CellStatus
-from runner.outcome import CellOutcome, Fairness, Observation
-from runner.spec import CellSpec
-from runner.store import CellRecord, RunStore
+from dlbench.core.schema import CellStatus
+from runner.cell.outcome import CellOutcome, Fairness, Observation
+from runner.cell.spec import CellSpec
+from runner.store.run_store import CellRecord, RunStore
 
 ROOT = Path(__file__).parent / "golden"
 SYSTEMS = [("pytorch", "pytorch"), ("tensorflow", "tensorflow"), ("keras", "tensorflow"),

@@ -17,9 +17,9 @@ SNAPSHOT = Path(__file__).with_name("plan_ids.json")
 
 def suite_plans() -> dict[str, list[list]]:
     """suite:device -> [cell_id, config_id, processes] for every planned cell, in order."""
-    from dlbench.identity import config_id
+    from dlbench.core.identity import config_id
     from runner.experiments import SUITES
-    from runner.plan import RunRequest, plan_cells
+    from runner.plan.cells import RunRequest, plan_cells
 
     plans = {}
     for suite in SUITES:

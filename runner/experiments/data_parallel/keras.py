@@ -15,9 +15,9 @@ from runner.experiments.data_parallel.protocol import (EpochPlan, StrategyUnsupp
                                                        TrainingRun, dp_fairness, epoch_plan,
                                                        measure_data_parallel)
 from runner.harness import Cell, open_cell
-from runner.measure import NS_PER_S, clock_ns
-from runner.outcome import CellOutcome
-from runner.spec import CellSpec
+from runner.process.measure import NS_PER_S, clock_ns
+from runner.cell.outcome import CellOutcome
+from runner.cell.spec import CellSpec
 
 
 def prepare_devices(spec: CellSpec) -> None:

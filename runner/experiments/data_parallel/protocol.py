@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dlbench.schema import CellStatus
+from dlbench.core.schema import CellStatus
 from runner.harness import Cell, cell_manifest
-from runner.outcome import CellOutcome, Fairness, Observation
-from runner.spec import CellSpec
-from runner.workloads import epoch_order
+from runner.cell.outcome import CellOutcome, Fairness, Observation
+from runner.cell.spec import CellSpec
+from runner.workloads.catalog import epoch_order
 
 #: An N-worker run must reach the 1-worker run's final test accuracy within this
 #: (absolute fraction): both compute the same averaged gradient of the same global batch,
@@ -79,7 +79,7 @@ class EpochPlan:
 
 
 def epoch_plan(n: int, global_batch: int, epochs: int, seed: int) -> EpochPlan:
-    """The shared epoch order (runner.workloads.epoch_order) cut into whole global batches."""
+    """The shared epoch order (runner.workloads.catalog.epoch_order) cut into whole global batches."""
     steps = n // global_batch
     return EpochPlan(np.stack([
         epoch_order(n, epoch, seed)[: steps * global_batch].reshape(steps, global_batch)

@@ -23,9 +23,9 @@ from runner.experiments.data_parallel.protocol import (EpochPlan, TrainingRun, d
                                                        shard)
 from runner.harness import open_cell
 from runner.harness.data import CellData
-from runner.measure import NS_PER_S, clock_ns
-from runner.outcome import CellOutcome
-from runner.spec import CellSpec
+from runner.process.measure import NS_PER_S, clock_ns
+from runner.cell.outcome import CellOutcome
+from runner.cell.spec import CellSpec
 
 
 def train_replica(rank: int, workers: int, port: int, spec: CellSpec, data: CellData,

@@ -21,9 +21,9 @@ from runner.experiments.data_parallel.protocol import (EpochPlan, TrainingRun, d
                                                        measure_data_parallel, replica_threads)
 from runner.harness import Cell, open_cell
 from runner.harness.data import CellData
-from runner.measure import NS_PER_S, clock_ns
-from runner.outcome import CellOutcome
-from runner.spec import CellSpec
+from runner.process.measure import NS_PER_S, clock_ns
+from runner.cell.outcome import CellOutcome
+from runner.cell.spec import CellSpec
 
 
 def _first_replica_updates(next_creator, **kwargs):

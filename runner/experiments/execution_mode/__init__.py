@@ -3,13 +3,13 @@ the compilation paid for itself?"""
 
 from __future__ import annotations
 
-from dlbench.modes import MODES as MODE_MATRIX
-from dlbench.modes import OTHER, measured, mode_class
-from dlbench.questions import QUESTIONS
-from dlbench.systems import frameworks
+from dlbench.core.modes import MODES as MODE_MATRIX
+from dlbench.core.modes import OTHER, measured, mode_class
+from dlbench.core.questions import QUESTIONS
+from dlbench.core.systems import frameworks
 from runner.experiments import (MODEL_WORKLOADS, Experiment, PlanRequest, not_measured_params,
                                 suite_grid)
-from runner.spec import CellSpec, FrameworkId
+from runner.cell.spec import CellSpec, FrameworkId
 
 #: Each framework's eager mode first, then its graph/compiled modes.
 MODES: dict[str, tuple[str, ...]] = {
@@ -18,12 +18,12 @@ MODES: dict[str, tuple[str, ...]] = {
 #: Modes the quick suite leaves out because another cell measures the same thing: every
 #: graph/compiled cell times its framework's eager mode in the same process
 #: (eager_step_time). (A mode that is the same configuration as another, such as Keras on
-#: JAX's jit_compile, is never a cell of its own: dlbench.modes.SAME_AS.) Standard on a CPU
+#: JAX's jit_compile, is never a cell of its own: dlbench.core.modes.SAME_AS.) Standard on a CPU
 #: leaves out only the eager baselines that stand for no framework (mode class "other");
 #: full, and standard on a GPU, run every other mode as its own cell.
 DUPLICATES = {(name, framework.eager_baseline) for name, framework in frameworks().items()}
 
-#: Per suite (processes per cell: runner.repeats): workloads, and per mode the calibrated windows of
+#: Per suite (processes per cell: runner.plan.repeats): workloads, and per mode the calibrated windows of
 #: steady steps and the distinct batches they cycle over. Standard (on a GPU) and full
 #: measure the ResNet, Transformer and LSTM too.
 GRID: dict[str, dict] = {
@@ -40,7 +40,7 @@ GRID: dict[str, dict] = {
 def modes(request: PlanRequest, framework: FrameworkId) -> list[str]:
     """The modes a suite measures for one framework: every mode in full and in standard on a
     GPU; the plain and production ones in standard on a CPU; quick without duplicates;
-    never a mode another mode's cell measures (dlbench.modes.SAME_AS)."""
+    never a mode another mode's cell measures (dlbench.core.modes.SAME_AS)."""
     every = list(MODES[framework.framework])
     if request.suite == "full" or (request.suite == "standard" and request.device != "cpu"):
         kept = every
@@ -57,7 +57,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     """One cell per workload, framework and mode, at the workload's batch size (a
     runner.models workload's at the device's size profile, as in training). A mode too
     slow for the suite on this device is a cell that says so (not measured)."""
-    from runner.workloads import device_batch_size, get_workload
+    from runner.workloads.catalog import device_batch_size, get_workload
 
     grid = suite_grid(GRID, request)
     cells = []

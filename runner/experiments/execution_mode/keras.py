@@ -7,9 +7,9 @@ import numpy as np
 from runner.adapters.keras import KerasAdapter, KerasTrainer
 from runner.experiments.execution_mode.protocol import execution_fairness, measure_execution_mode
 from runner.harness import open_cell
-from runner.outcome import CellOutcome
-from runner.spec import CellSpec
-from runner.workloads import Workload
+from runner.cell.outcome import CellOutcome
+from runner.cell.spec import CellSpec
+from runner.workloads.catalog import Workload
 
 #: Mode name -> the compile() options it stands for.
 COMPILE_OPTIONS: dict[str, dict] = {

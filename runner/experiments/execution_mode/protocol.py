@@ -22,11 +22,11 @@ from typing import Protocol
 
 import numpy as np
 
-from dlbench.modes import compiles
+from dlbench.core.modes import compiles
 from runner.harness import Cell
-from runner.measure import NS_PER_MS, RetainedMemory, clock_ns
-from runner.outcome import CellOutcome, Fairness
-from runner.workloads import Layer, epoch_order
+from runner.process.measure import NS_PER_MS, RetainedMemory, clock_ns
+from runner.cell.outcome import CellOutcome, Fairness
+from runner.workloads.catalog import Layer, epoch_order
 
 WARMUP_STEPS = 3
 

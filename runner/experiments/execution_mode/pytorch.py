@@ -8,9 +8,9 @@ import torch
 from runner.adapters.pytorch import TorchTrainer
 from runner.experiments.execution_mode.protocol import execution_fairness, measure_execution_mode
 from runner.harness import open_cell
-from runner.outcome import CellOutcome
-from runner.spec import CellSpec
-from runner.workloads import Layer
+from runner.cell.outcome import CellOutcome
+from runner.cell.spec import CellSpec
+from runner.workloads.catalog import Layer
 
 
 class TorchStepper(TorchTrainer):

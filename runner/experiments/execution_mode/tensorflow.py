@@ -8,9 +8,9 @@ import tensorflow as tf
 from runner.adapters.tensorflow import TfAdapter, TfTrainer
 from runner.experiments.execution_mode.protocol import execution_fairness, measure_execution_mode
 from runner.harness import open_cell
-from runner.outcome import CellOutcome
-from runner.spec import CellSpec
-from runner.workloads import Layer, Workload
+from runner.cell.outcome import CellOutcome
+from runner.cell.spec import CellSpec
+from runner.workloads.catalog import Layer, Workload
 
 COMPILE_MODES = {
     "eager": "eager (the train step runs op by op)",

@@ -10,13 +10,13 @@ every one of them has.
 
 from __future__ import annotations
 
-from dlbench.questions import QUESTIONS
-from dlbench.systems import SYSTEMS
+from dlbench.core.questions import QUESTIONS
+from dlbench.core.systems import SYSTEMS
 from runner.experiments import MODEL_WORKLOADS, Experiment, PlanRequest, suite_grid
-from runner.spec import CellSpec
+from runner.cell.spec import CellSpec
 
 #: Every export path per system, and the smaller suites' subsets, from each system's
-#: declaration (dlbench.systems). Keras: the formats model.export offers on that backend
+#: declaration (dlbench.core.systems). Keras: the formats model.export offers on that backend
 #: (Keras itself refuses litert on jax and torch on anything but torch). The quick suite
 #: exports one artifact per system (each cell pays its framework's import); standard on a
 #: CPU adds each system's second documented path where it needs no optional package.
@@ -39,7 +39,7 @@ GRID: dict[str, dict] = {
 
 def plan(request: PlanRequest) -> list[CellSpec]:
     """One CPU cell per workload, framework and export path."""
-    from runner.workloads import get_workload
+    from runner.workloads.catalog import get_workload
 
     grid = suite_grid(GRID, request)
     cells = []

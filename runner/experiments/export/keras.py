@@ -13,8 +13,8 @@ from runner.experiments.export.runtimes import (Predict, litert_predict, litert_
                                                 onnxruntime_predict, saved_model_predict,
                                                 torch_program_predict)
 from runner.harness import open_cell
-from runner.outcome import CellOutcome
-from runner.spec import CellSpec
+from runner.cell.outcome import CellOutcome
+from runner.cell.spec import CellSpec
 
 #: (backend, format) -> the optional package Keras' exporter imports for it.
 NEEDS = {

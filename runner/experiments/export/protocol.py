@@ -18,12 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
-from dlbench.schema import CellStatus
+from dlbench.core.schema import CellStatus
 from runner.experiments.export.runtimes import Predict, artifact_size_mib
 from runner.harness import Cell, CellSkipped
 from runner.harness.data import CellData
-from runner.measure import NS_PER_S, clock_ns
-from runner.outcome import CellOutcome, Fairness, Observation
+from runner.process.measure import NS_PER_S, clock_ns
+from runner.cell.outcome import CellOutcome, Fairness, Observation
 
 #: Largest |artifact - eager| accepted on float32 logits of order 1: runtimes may reorder
 #: and fuse float32 sums (observed differences are around 1e-6), nothing more.

@@ -13,8 +13,8 @@ from runner.experiments.export.protocol import ExportPath, export_fairness, meas
 from runner.experiments.export.runtimes import (Predict, onnxruntime_predict,
                                                 torch_program_predict)
 from runner.harness import open_cell
-from runner.outcome import CellOutcome
-from runner.spec import CellSpec
+from runner.cell.outcome import CellOutcome
+from runner.cell.spec import CellSpec
 
 
 def eager_predict(model: torch.nn.Module) -> Predict:

@@ -14,8 +14,8 @@ from runner.experiments.export.protocol import (ExportPath, export_fairness, mea
 from runner.experiments.export.runtimes import (litert_predict, litert_runtime_name,
                                                 onnxruntime_predict, saved_model_predict)
 from runner.harness import open_cell
-from runner.outcome import CellOutcome
-from runner.spec import CellSpec
+from runner.cell.outcome import CellOutcome
+from runner.cell.spec import CellSpec
 
 
 def servable(model: TfModel, example: np.ndarray) -> tf.Module:

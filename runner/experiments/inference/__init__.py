@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dlbench.modes import DEFAULT, FASTEST, OTHER, measured, mode_class, modes
-from dlbench.questions import QUESTIONS
+from dlbench.core.modes import DEFAULT, FASTEST, OTHER, measured, mode_class, modes
+from dlbench.core.questions import QUESTIONS
 from runner.experiments import (
     MODEL_WORKLOADS,
     Experiment,
@@ -11,10 +11,10 @@ from runner.experiments import (
     not_measured_params,
     suite_grid,
 )
-from runner.spec import CellSpec, FrameworkId
+from runner.cell.spec import CellSpec, FrameworkId
 
 #: Per suite: workloads and the calls one process makes (processes per cell:
-#: runner.repeats).
+#: runner.plan.repeats).
 GRID: dict[str, dict] = {
     "quick": {"workloads": ["mlp-digits"],
               "params": {"warmup_calls": 10, "latency_calls": 200, "throughput_batch": 512,
@@ -39,7 +39,7 @@ def inference_modes(request: PlanRequest, framework: FrameworkId) -> list[str]:
     """The modes a cell is measured in: plain, production and other (Keras' model(x)) in
     full, and in standard on a GPU; plain and production in standard on a CPU (90 minutes
     on 2 cores) and in quick on a GPU; plain only in quick on a CPU (8 minutes). A mode
-    another mode's cell measures (dlbench.modes.SAME_AS) is left out."""
+    another mode's cell measures (dlbench.core.modes.SAME_AS) is left out."""
     on_cpu = request.device == "cpu"
     if request.suite == "full" or (request.suite == "standard" and not on_cpu):
         kept: tuple[str, ...] = (DEFAULT, FASTEST, OTHER)

@@ -14,9 +14,9 @@ import numpy as np
 from runner.adapters.keras import KerasAdapter, compile_model
 from runner.experiments.inference.protocol import inference_fairness, measure_inference
 from runner.harness import open_cell
-from runner.outcome import CellOutcome
-from runner.spec import CellSpec
-from runner.workloads import Workload
+from runner.cell.outcome import CellOutcome
+from runner.cell.spec import CellSpec
+from runner.workloads.catalog import Workload
 
 
 class KerasCallPredictor:

@@ -13,13 +13,13 @@ no compilation; in a mode that compiles, `compile_memory` is what the first call
 
 from __future__ import annotations
 
-from dlbench.modes import compiles
+from dlbench.core.modes import compiles
 from runner.harness import Cell
 from runner.harness.inference import (InferencePlan, Predictor, first_call_seconds,
                                       first_large_call, latencies_ms, latency_summary,
                                       throughput)
-from runner.measure import RetainedMemory, WorkingMemory
-from runner.outcome import CellOutcome, Fairness
+from runner.process.measure import RetainedMemory, WorkingMemory
+from runner.cell.outcome import CellOutcome, Fairness
 
 
 def measure_inference(cell: Cell, predictor: Predictor, fairness: Fairness) -> CellOutcome:

@@ -8,8 +8,8 @@ import torch
 from runner.adapters.pytorch import TorchAdapter
 from runner.experiments.inference.protocol import inference_fairness, measure_inference
 from runner.harness import open_cell
-from runner.outcome import CellOutcome
-from runner.spec import CellSpec
+from runner.cell.outcome import CellOutcome
+from runner.cell.spec import CellSpec
 
 
 class TorchPredictor:

@@ -8,8 +8,8 @@ import tensorflow as tf
 from runner.adapters.tensorflow import TfAdapter, TfForwardCalls, TfModel, input_dtype
 from runner.experiments.inference.protocol import inference_fairness, measure_inference
 from runner.harness import open_cell
-from runner.outcome import CellOutcome
-from runner.spec import CellSpec
+from runner.cell.outcome import CellOutcome
+from runner.cell.spec import CellSpec
 
 
 COMPILE_MODES = {

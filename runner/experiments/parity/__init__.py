@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dlbench.questions import QUESTIONS
+from dlbench.core.questions import QUESTIONS
 from runner.experiments import Experiment, PlanRequest, suite_grid
-from runner.spec import CellSpec
+from runner.cell.spec import CellSpec
 
 #: The runner.models families (checked at their tiny size, on generated inputs).
 MODEL_WORKLOADS = ["resnet-synthetic", "transformer-tokens", "lstm-tokens"]
@@ -21,7 +21,7 @@ GRID: dict[str, dict] = {
 def plan(request: PlanRequest) -> list[CellSpec]:
     """One fp32 cell per workload and framework, the workload's batch size as step batch
     (a runner.models family: its tiny size profile's)."""
-    from runner.workloads import get_workload, size_profile
+    from runner.workloads.catalog import get_workload, size_profile
 
     cells = []
     for name in request.workloads or suite_grid(GRID, request)["workloads"]:

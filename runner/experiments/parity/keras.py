@@ -7,9 +7,9 @@ import numpy as np
 from runner.adapters.keras import KerasTrainer
 from runner.experiments.parity.model_protocol import ModelCase, run_parity_cell
 from runner.models.weights import Weights
-from runner.outcome import CellOutcome
-from runner.spec import CellSpec
-from runner.workloads import Layer
+from runner.cell.outcome import CellOutcome
+from runner.cell.spec import CellSpec
+from runner.workloads.catalog import Layer
 
 
 class KerasParity:

@@ -16,8 +16,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from dlbench.schema import CellStatus
-from runner.datasets import synthetic_images, synthetic_tokens
+from dlbench.core.schema import CellStatus
+from runner.workloads.datasets import synthetic_images, synthetic_tokens
 from runner.experiments.parity import model_reference as reference
 from runner.experiments.parity.protocol import (TOLERANCE, ParityFramework, parity_manifest,
                                                 run_parity)
@@ -27,9 +27,9 @@ from runner.models.conventions import (CONVENTIONS, RUNNING_VARIANCE, Convention
                                        perturbed_weights)
 from runner.models.definitions import ModelDefinition
 from runner.models.weights import Weights, initial_weights, trainable
-from runner.outcome import CellOutcome, Fairness, Observation
-from runner.spec import CellSpec
-from runner.workloads import Workload, get_workload, size_profile
+from runner.cell.outcome import CellOutcome, Fairness, Observation
+from runner.cell.spec import CellSpec
+from runner.workloads.catalog import Workload, get_workload, size_profile
 
 #: Inputs of the inference-mode comparison.
 FORWARD_INPUTS = 8

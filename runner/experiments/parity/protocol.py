@@ -19,9 +19,9 @@ from runner.experiments.parity import reference
 from runner.harness import Cell, cell_manifest, open_cell
 from runner.harness.data import CellData
 from runner.harness.training import Trainer
-from runner.outcome import CellOutcome, Fairness
-from runner.spec import CellSpec
-from runner.workloads import Layer, get_workload
+from runner.cell.outcome import CellOutcome, Fairness
+from runner.cell.spec import CellSpec
+from runner.workloads.catalog import Layer, get_workload
 
 #: Fixed inputs for the forward comparison: the first test samples.
 FORWARD_INPUTS = 32

@@ -9,9 +9,9 @@ from torch import nn
 from runner.adapters.pytorch import TorchTrainer
 from runner.experiments.parity.model_protocol import ModelCase, run_parity_cell
 from runner.models.weights import Weights
-from runner.outcome import CellOutcome
-from runner.spec import CellSpec
-from runner.workloads import Layer
+from runner.cell.outcome import CellOutcome
+from runner.cell.spec import CellSpec
+from runner.workloads.catalog import Layer
 
 
 class TorchParity:

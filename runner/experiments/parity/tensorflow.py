@@ -8,9 +8,9 @@ import tensorflow as tf
 from runner.adapters.tensorflow import TfTrainer, mean_cross_entropy
 from runner.experiments.parity.model_protocol import ModelCase, run_parity_cell
 from runner.models.weights import Weights
-from runner.outcome import CellOutcome
-from runner.spec import CellSpec
-from runner.workloads import Layer
+from runner.cell.outcome import CellOutcome
+from runner.cell.spec import CellSpec
+from runner.workloads.catalog import Layer
 
 
 class TfParity:

@@ -3,13 +3,13 @@ each framework's own API, and does the framework accept them at all?"""
 
 from __future__ import annotations
 
-from dlbench.questions import QUESTIONS
+from dlbench.core.questions import QUESTIONS
 from runner.experiments import MODEL_WORKLOADS, Experiment, PlanRequest, suite_grid
-from runner.spec import CellSpec
+from runner.cell.spec import CellSpec
 
 PRECISIONS = ("fp32", "bf16", "fp16")
 
-#: Per suite (processes per cell: runner.repeats): workloads with epochs, and the inference calls
+#: Per suite (processes per cell: runner.plan.repeats): workloads with epochs, and the inference calls
 #: per process. Standard (on a GPU) and full measure the ResNet, Transformer and LSTM too.
 #: The quick suite is tiny (fp32 against bf16, the half precision these CPUs have units
 #: for): half precision matmuls on a CPU without native support are very slow.
@@ -39,7 +39,7 @@ GRID: dict[str, dict] = {
 def plan(request: PlanRequest) -> list[CellSpec]:
     """One cell per workload, framework and precision, at the workload's batch size (a
     runner.models workload's at the device's size profile, as in training)."""
-    from runner.workloads import device_batch_size, get_workload
+    from runner.workloads.catalog import device_batch_size, get_workload
 
     grid = suite_grid(GRID, request)
     cells = []

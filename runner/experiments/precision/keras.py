@@ -10,9 +10,9 @@ import numpy as np
 from runner.adapters.keras import KerasAdapter, KerasTrainer
 from runner.experiments.precision.protocol import PrecisionFramework, run_precision
 from runner.harness import Cell
-from runner.outcome import CellOutcome
-from runner.spec import CellSpec
-from runner.workloads import Layer, Workload
+from runner.cell.outcome import CellOutcome
+from runner.cell.spec import CellSpec
+from runner.workloads.catalog import Layer, Workload
 
 POLICIES = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
 

@@ -16,15 +16,15 @@ from typing import Protocol
 
 import numpy as np
 
-from dlbench.schema import CellStatus
+from dlbench.core.schema import CellStatus
 from runner.harness import Cell, open_cell
 from runner.harness.data import CellData
 from runner.harness.inference import (InferencePlan, Predictor, latencies_ms, latency_summary,
                                       throughput)
 from runner.harness.training import Trainer, train_once
-from runner.outcome import CellOutcome, Fairness
-from runner.spec import CellSpec
-from runner.workloads import Layer, epoch_order
+from runner.cell.outcome import CellOutcome, Fairness
+from runner.cell.spec import CellSpec
+from runner.workloads.catalog import Layer, epoch_order
 
 PRECISIONS = ("fp32", "bf16", "fp16")
 

@@ -7,9 +7,9 @@ import torch
 
 from runner.adapters.pytorch import TorchAdapter, TorchTrainer
 from runner.experiments.precision.protocol import PrecisionFramework, run_precision
-from runner.outcome import CellOutcome
-from runner.spec import CellSpec
-from runner.workloads import Layer, Workload
+from runner.cell.outcome import CellOutcome
+from runner.cell.spec import CellSpec
+from runner.workloads.catalog import Layer, Workload
 
 DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
 

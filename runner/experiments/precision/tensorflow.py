@@ -9,9 +9,9 @@ import tensorflow as tf
 from runner.adapters.tensorflow import (TfAdapter, TfForwardCalls, TfTrainer,
                                         mean_cross_entropy)
 from runner.experiments.precision.protocol import PrecisionFramework, run_precision
-from runner.outcome import CellOutcome
-from runner.spec import CellSpec
-from runner.workloads import Layer, Workload
+from runner.cell.outcome import CellOutcome
+from runner.cell.spec import CellSpec
+from runner.workloads.catalog import Layer, Workload
 
 DTYPES = {"fp32": tf.float32, "bf16": tf.bfloat16, "fp16": tf.float16}
 INITIAL_LOSS_SCALE = 2.0**15

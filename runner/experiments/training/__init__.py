@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dlbench.modes import measured, modes
-from dlbench.questions import QUESTIONS
+from dlbench.core.modes import measured, modes
+from dlbench.core.questions import QUESTIONS
 from runner.experiments import (
     Experiment,
     PlanRequest,
@@ -11,9 +11,9 @@ from runner.experiments import (
     outside_fastest_workloads,
     suite_grid,
 )
-from runner.spec import CellSpec, FrameworkId
+from runner.cell.spec import CellSpec, FrameworkId
 
-#: Per suite: workloads with their epoch counts (processes per cell: runner.repeats);
+#: Per suite: workloads with their epoch counts (processes per cell: runner.plan.repeats);
 #: "learning_rates" names a workload's SGD learning rate where the suite's size differs from
 #: the workload's own (the cells' "learning_rate" parameter; runner.harness.data applies it);
 #: "profiles" names a size profile other than the device's (quick on a CPU trains the new
@@ -52,7 +52,7 @@ def training_modes(request: PlanRequest, framework: FrameworkId, workload: str,
                    grid: dict) -> list[str]:
     """The quick suite trains in the default (plain) mode only; standard and full add the
     production one, on the workloads the grid's "fastest_workloads" names (all when it names
-    none), unless the default's cell measures it (dlbench.modes.SAME_AS)."""
+    none), unless the default's cell measures it (dlbench.core.modes.SAME_AS)."""
     if request.suite == "quick":
         return ["default"]
     wanted = [mode for mode in modes("training", framework.framework)
@@ -65,7 +65,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     """One cell per workload, framework and mode, fp32, the workload's batch size (a
     runner.models workload's at the device's size profile); a mode too slow for the suite
     on this device is a cell that says so (not measured)."""
-    from runner.workloads import device_profile, get_workload
+    from runner.workloads.catalog import device_profile, get_workload
 
     grid = suite_grid(GRID, request)
     names = request.workloads or list(grid["epochs"])

@@ -9,8 +9,8 @@ from dataclasses import replace
 from runner.adapters.keras import KerasTrainer
 from runner.experiments.training.protocol import measure_training, training_fairness
 from runner.harness import open_cell
-from runner.outcome import CellOutcome
-from runner.spec import CellSpec
+from runner.cell.outcome import CellOutcome
+from runner.cell.spec import CellSpec
 
 #: Mode name -> the compile() options it stands for.
 COMPILE_OPTIONS: dict[str, dict] = {"default": {}, "jit_compile": {"jit_compile": True}}

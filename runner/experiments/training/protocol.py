@@ -10,7 +10,7 @@ from __future__ import annotations
 from runner.harness import Cell
 from runner.harness.training import Trainer, train_once
 from runner.models.conventions import fairness_note
-from runner.outcome import CellOutcome, Fairness
+from runner.cell.outcome import CellOutcome, Fairness
 
 
 def measure_training(cell: Cell, trainer: Trainer, fairness: Fairness) -> CellOutcome:

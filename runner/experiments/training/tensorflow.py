@@ -6,8 +6,8 @@ from __future__ import annotations
 from runner.adapters.tensorflow import TfTrainer
 from runner.experiments.training.protocol import measure_training, training_fairness
 from runner.harness import open_cell
-from runner.outcome import CellOutcome
-from runner.spec import CellSpec
+from runner.cell.outcome import CellOutcome
+from runner.cell.spec import CellSpec
 
 
 def run(spec: CellSpec) -> CellOutcome:

@@ -1,0 +1,171 @@
+"""The release layout: frozen, checksummed copies of runs under results/releases/<RELEASE>/.
+
+    results/releases/<RELEASE>/
+        release.json       name, title, date, runs (in release order), notes (Markdown)
+        result_ids.csv     result_id, run_id, cell_id, metric: the permanent IDs
+        cells.*, observations.*   the tables of all its runs together (Parquet and CSV)
+        CITATION.cff       how to cite this release (CFF 1.2.0)
+        runs/<run_id>/     each run copied whole: run.json, environment.json, tables, code/
+        MANIFEST.json      SHA-256 of every other file, except errata.yml
+        errata.yml         optional, append-only: what is known to be wrong, and its correction
+
+Freezing and numbering releases lives here; reading them, and every path, in
+dlbench/core/layout.py. A release merges runs only if each cell ID it holds was measured with one
+configuration (dlbench/core/identity.py). A release's data never changes once written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+
+from dlbench.core.atomic import atomic_write_bytes, atomic_write_json, copy_tree, new_dir, saving
+from dlbench.core.errors import ReleaseError, ResultsFileError, SaveError
+from dlbench.core.identity import config_differences, differences_text
+from dlbench.core.layout import (
+    load_run, release_dir, release_names, release_run_dir, run_dir, run_ids, run_tables,
+    write_release_info,
+)
+from dlbench.core.tables import read_json, write_table
+
+MANIFEST = "MANIFEST.json"
+ERRATA = "errata.yml"  # grows after publication, so the manifest leaves it out
+RESULT_IDS = "result_ids.csv"
+RELEASE_NAME = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,39}$")
+RESULT_ID_COLUMNS = ["result_id", "run_id", "cell_id", "metric"]
+
+
+def scalar_results(observations: pd.DataFrame) -> pd.DataFrame:
+    """Distinct (run, cell, metric) of per-repeat values, i.e. rows without a step."""
+    scalar = observations[observations["step"].isna()]
+    return scalar[["run_id", "cell_id", "metric"]].drop_duplicates()
+
+
+def assign_result_ids(
+    release: str, observations: pd.DataFrame, run_order: list[str]
+) -> pd.DataFrame:
+    """Number every result `<release>-NNNN`, run by run, so adding a run renumbers nothing."""
+    keys = scalar_results(observations)
+    rows = []
+    for run_id in run_order:
+        mine = keys[keys["run_id"] == run_id].sort_values(["cell_id", "metric"])
+        for cell_id, metric in zip(mine["cell_id"], mine["metric"], strict=True):
+            rows.append((f"{release}-{len(rows) + 1:04d}", run_id, str(cell_id), str(metric)))
+    return pd.DataFrame(rows, columns=RESULT_ID_COLUMNS)
+
+
+def read_result_ids(root: Path) -> pd.DataFrame:
+    """The permanent result IDs of the release at `root`."""
+    return pd.read_csv(root / RESULT_IDS, dtype=str, keep_default_na=False)
+
+
+def checksums(root: Path) -> dict[str, str]:
+    """SHA-256 of every file under `root` except the manifest and the errata, by relative path."""
+    sums = {}
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        relative = path.relative_to(root).as_posix()
+        if relative not in (MANIFEST, ERRATA):
+            sums[relative] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return sums
+
+
+def verify_manifest(root: Path) -> None:
+    """Raise ResultsFileError unless the release's files are exactly those its manifest lists."""
+    manifest_path = root / MANIFEST
+    if not manifest_path.is_file():
+        raise ResultsFileError(f"{root}: release has no {MANIFEST}")
+    expected = read_json(manifest_path)["files"]
+    actual = checksums(root)
+    changed = sorted(set(expected) ^ set(actual) | {
+        p for p in set(expected) & set(actual) if expected[p] != actual[p]
+    })
+    if changed:
+        raise ResultsFileError(
+            f"{root}: release files differ from {MANIFEST} ({', '.join(changed[:3])}); "
+            "a published release never changes"
+        )
+
+
+def _check_new(results_dir: Path, name: str, ids: list[str]) -> Path:
+    if not RELEASE_NAME.match(name):
+        raise ReleaseError(
+            f"invalid release name {name!r}; use letters, digits, '.', '_' or '-', e.g. 2026.12"
+        )
+    target = release_dir(results_dir, name)
+    if target.exists():
+        raise ReleaseError(
+            f"release {name!r} already exists in {target.parent}; a release's data never "
+            f"changes: choose a new name (existing: {', '.join(release_names(results_dir))})"
+        )
+    known = run_ids(results_dir)
+    if not ids:
+        raise ReleaseError("a release needs at least one run: pass --run RUN_ID")
+    if missing := [i for i in ids if i not in known]:
+        raise ReleaseError(f"unknown run {missing[0]!r}; runs: {', '.join(known) or 'none yet'}")
+    return target
+
+
+def refuse_unlike_cells(cells: pd.DataFrame) -> None:
+    """ReleaseError if two runs hold one cell ID measured with different configurations."""
+    for cell_id, group in cells.groupby("cell_id", sort=True):
+        first = group.iloc[0]
+        for _, other in group.iloc[1:].iterrows():
+            if other["config_id"] != first["config_id"]:
+                differences = config_differences(first["config_json"], other["config_json"])
+                raise ReleaseError(
+                    f"runs {first['run_id']} and {other['run_id']} measured {cell_id} with "
+                    f"different configurations ({differences_text(differences)}); a release "
+                    "merges only runs of the same configuration: publish them apart")
+
+
+def freeze_release(
+    results_dir: Path, name: str, ids: list[str], date: str, title: str, cff: str,
+    labels: dict[str, bool] | None = None, notes: str = "", site_url: str = "",
+) -> Path:
+    """Copy runs into results/releases/<name>/ with result IDs and a manifest, atomically;
+    `labels` (e.g. local, preview), `notes` (Markdown: what changed since the previous
+    release) and `site_url` (the address it is published and cited at) are recorded in
+    release.json."""
+    target = _check_new(results_dir, name, ids)
+    with saving(f"release {name}", f"nothing of it is left in {target.parent}"):
+        staging = new_dir(target.parent, f".{name}.")
+        try:
+            _fill_release(staging, results_dir, name, ids, date, title, cff, labels, notes,
+                          site_url)
+            os.rename(staging, target)
+        except SaveError as error:  # name the file by its place in the release
+            shutil.rmtree(staging, ignore_errors=True)
+            place = Path(str(error.path))
+            raise (error.at(target / place.relative_to(staging))
+                   if place.is_relative_to(staging) else error) from None
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+    return target
+
+
+def _fill_release(staging: Path, results_dir: Path, name: str, ids: list[str], date: str,
+                  title: str, cff: str, labels: dict[str, bool] | None, notes: str,
+                  site_url: str = "") -> None:
+    """Write every file of release `name` into the folder `staging`."""
+    for run_id in ids:
+        copy_tree(run_dir(results_dir, run_id), release_run_dir(staging, run_id))
+    cells, observations = run_tables([load_run(release_run_dir(staging, i)) for i in ids])
+    refuse_unlike_cells(cells)
+    tables = {"cells": cells, "observations": observations}
+    for kind, frame in tables.items():
+        write_table(frame, staging / kind, kind)  # the release's tables, all runs together
+    result_ids = assign_result_ids(name, tables["observations"], ids)
+    atomic_write_bytes(staging / RESULT_IDS, result_ids.to_csv(index=False).encode())
+    write_release_info(staging, {"name": name, "title": title, "date": date, "runs": ids,
+                                 **{k: True for k, v in (labels or {}).items() if v},
+                                 **({"notes": notes} if notes else {}),
+                                 **({"site_url": site_url} if site_url else {})})
+    atomic_write_bytes(staging / "CITATION.cff", cff.encode())
+    manifest = {"release": name, "files": checksums(staging)}
+    atomic_write_json(staging / MANIFEST, manifest)

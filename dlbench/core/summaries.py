@@ -1,0 +1,48 @@
+"""Per-result summaries: the centre and spread of each (run, cell, metric)'s repeats.
+
+Computed here once for every reader: `dlbench results show`, the site's tables and charts.
+Each result also says its resolution: the smallest ratio its processes can detect against an
+equally noisy partner.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from dlbench.core.decisions import detectable_ratio
+from dlbench.core.metrics import get_metric
+from dlbench.core.stats import summarize
+
+STAT_COLUMNS = ["run_id", "cell_id", "metric", "unit", "n", "median", "ci_low", "ci_high",
+                "low", "high", "cv", "detectable_ratio"]
+
+
+def repeat_values(observations: pd.DataFrame) -> pd.DataFrame:
+    """Per-repeat rows only (no step, a value): the values results are computed from."""
+    return observations[observations["step"].isna() & observations["value"].notna()]
+
+
+def detectable(values: np.ndarray) -> float:
+    """The smallest ratio these processes detect against an equally noisy partner (80% power,
+    5% level; dlbench.core.decisions.detectable_ratio); nan for one process or values <= 0."""
+    if values.size < 2 or np.any(values <= 0):
+        return math.nan
+    return detectable_ratio(float(np.std(np.log(values), ddof=1)), int(values.size))
+
+
+def result_stats(observations: pd.DataFrame) -> pd.DataFrame:
+    """One row per run, cell and per-repeat metric: n, median, 95% CI, min, max and CV."""
+    rows = []
+    for (run_id, cell_id, metric), group in repeat_values(observations).groupby(
+            ["run_id", "cell_id", "metric"], sort=True):
+        values = group["value"].to_numpy(dtype=float)
+        stats = summarize(values)
+        rows.append({"run_id": run_id, "cell_id": cell_id, "metric": metric,
+                     "unit": get_metric(str(metric)).unit, "n": stats.n,
+                     "median": stats.median, "ci_low": stats.ci_low, "ci_high": stats.ci_high,
+                     "low": float(values.min()), "high": float(values.max()), "cv": stats.cv,
+                     "detectable_ratio": detectable(values)})
+    return pd.DataFrame(rows, columns=STAT_COLUMNS)

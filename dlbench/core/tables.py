@@ -1,0 +1,147 @@
+"""Reading and writing the tidy results tables: atomic, versioned, validated."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from dlbench.core.atomic import atomic_write_bytes
+from dlbench.core.errors import ResultsFileError
+from dlbench.core.identity import config_id
+from dlbench.core.metrics import get_metric
+from dlbench.core.schema import (
+    CELL_COLUMNS,
+    FLOAT_COLUMNS,
+    INTEGER_COLUMNS,
+    OBSERVATION_COLUMNS,
+    PROCESS_COLUMNS,
+    SCHEMA_VERSION,
+)
+
+TABLE_COLUMNS: dict[str, list[str]] = {
+    "observations": OBSERVATION_COLUMNS,
+    "cells": CELL_COLUMNS,
+    "processes": PROCESS_COLUMNS,
+}
+
+_META_TABLE = b"dlbench.table"
+_META_VERSION = b"dlbench.schema_version"
+
+
+def _add_config_id(frame: pd.DataFrame, origin: str) -> pd.DataFrame:
+    """1 -> 2: config_id from a cells table's config_json; observations get it from their cells
+    when read through dlbench.core.layout (an observations table alone has no configuration)."""
+    if "config_id" in frame.columns:
+        return frame
+    if "config_json" in frame.columns:
+        ids = [config_id(text) for text in frame["config_json"]]
+    else:
+        ids = [None] * len(frame)
+    frame = frame.copy()
+    frame.insert(frame.columns.get_loc("cell_id") + 1, "config_id",
+                 pd.Series(ids, index=frame.index, dtype="string"))
+    return frame
+
+
+#: Upgrades from an older schema version to the next one, keyed by the older version.
+MIGRATIONS: dict[int, Callable[[pd.DataFrame, str], pd.DataFrame]] = {1: _add_config_id}
+
+
+def read_json(path: Path) -> dict:
+    """Read a JSON object written by us, or raise ResultsFileError saying what is wrong."""
+    try:
+        value = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ResultsFileError(f"{path}: file not found") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ResultsFileError(f"{path}: not valid JSON ({error})") from None
+    if not isinstance(value, dict):
+        raise ResultsFileError(f"{path}: expected a JSON object, found {type(value).__name__}")
+    return value
+
+
+def conform(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
+    """Order and type the columns of a table of `kind`; reject missing columns."""
+    columns = TABLE_COLUMNS[kind]
+    frame = frame.copy()
+    frame["schema_version"] = SCHEMA_VERSION
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{kind} table is missing columns: {', '.join(missing)}")
+    frame = frame[columns]
+    for column in columns:
+        if column in INTEGER_COLUMNS:
+            frame[column] = frame[column].astype("Int64")
+        elif column in FLOAT_COLUMNS:
+            frame[column] = frame[column].astype("float64")
+        else:
+            frame[column] = frame[column].astype("string")
+    return frame
+
+
+def validate_observations(frame: pd.DataFrame) -> None:
+    """Every metric registered and every unit the registered one."""
+    for (metric_name, unit), _ in frame.groupby(["metric", "unit"], dropna=False):
+        metric = get_metric(str(metric_name))
+        if unit != metric.unit:
+            raise ValueError(
+                f"metric {metric_name!r} has unit {unit!r}; the registry says {metric.unit!r}"
+            )
+
+
+def write_table(frame: pd.DataFrame, stem: Path, kind: str) -> None:
+    """Write a table as `<stem>.parquet` and `<stem>.csv`, atomically, after validation."""
+    frame = conform(frame, kind)
+    if kind == "observations":
+        validate_observations(frame)
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    metadata = dict(table.schema.metadata or {})
+    metadata[_META_TABLE] = kind.encode()
+    metadata[_META_VERSION] = str(SCHEMA_VERSION).encode()
+    table = table.replace_schema_metadata(metadata)
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    atomic_write_bytes(stem.with_suffix(".parquet"), buffer.getvalue())
+    atomic_write_bytes(stem.with_suffix(".csv"), frame.to_csv(index=False).encode())
+
+
+def read_table(path: Path, kind: str) -> pd.DataFrame:
+    """Read one of our Parquet tables of `kind`, migrating older schema versions."""
+    try:
+        table = pq.read_table(path)
+    except FileNotFoundError:
+        raise ResultsFileError(f"{path}: file not found") from None
+    except (pa.ArrowInvalid, OSError) as error:
+        raise ResultsFileError(f"{path}: not a readable Parquet file ({error})") from None
+    metadata = table.schema.metadata or {}
+    if metadata.get(_META_TABLE) != kind.encode():
+        raise ResultsFileError(
+            f"{path}: not a dlbench {kind} table (no '{_META_TABLE.decode()}={kind}' metadata)"
+        )
+    version = int(metadata.get(_META_VERSION, b"0"))
+    frame = table.to_pandas()
+    return migrate(frame, version, str(path))
+
+
+def migrate(frame: pd.DataFrame, version: int, origin: str) -> pd.DataFrame:
+    """Bring a table from `version` to the current schema, or fail saying why."""
+    if version > SCHEMA_VERSION:
+        raise ResultsFileError(
+            f"{origin}: schema version {version} is newer than this dlbench reads "
+            f"({SCHEMA_VERSION}); upgrade dlbench"
+        )
+    while version < SCHEMA_VERSION:
+        step = MIGRATIONS.get(version)
+        if step is None:
+            raise ResultsFileError(
+                f"{origin}: schema version {version} cannot be migrated to {SCHEMA_VERSION}"
+            )
+        frame = step(frame, origin)
+        version += 1
+    return frame

@@ -1,0 +1,381 @@
+"""Question groups and their families: which pairs each home-page question judges, and how,
+at the looks of the run's design (dlbench/core/sequential.py) with the rule of dlbench/core/decisions.py.
+
+Pure pandas and numpy, shared by the runner (which tops up the cells of undecided pairs after
+the first look) and the report (which writes the verdicts).
+
+- Only per-process values (rows without a step) of cells with status ok are used; a process
+  that stayed flagged busy after its re-runs is kept in the tables and left out here.
+- One family per question group: a question (one metric), run, device and group (workload,
+  batch size, mode class, ...). Each contender is represented by its best cell; the best is
+  compared with every other contender, and Holm runs within the family.
+- Like with like: frameworks meet within a mode class (dlbench.core.modes).
+- A/A controls (one configuration measured as two cells) are never contenders: each is
+  judged as a family of its own, and the largest A/A difference of an experiment's metric is
+  its noise floor, below which no difference is called meaningful.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from dlbench.core.decisions import PairDecision, decide_family, pair_test
+from dlbench.core.judging import PRACTICAL_THRESHOLD, Decision
+from dlbench.core.metrics import METRICS, Direction
+from dlbench.core.modes import by_class, mode_class
+from dlbench.core.sequential import Design
+from dlbench.core.stats import Summary, summarize
+from dlbench.core.systems import system_name
+
+QUESTIONS_FILE = Path(__file__).with_name("verdict_questions.yaml")
+
+#: The variant suffix of an A/A control's twin cell (runner/plan/controls.py plans it).
+CONTROL_SUFFIX = "aa"
+#: Modes that are one configuration under two names, measured as two cells in releases
+#: before 2027.02: Keras on JAX jit-compiles by default. (experiment, system) -> modes.
+NATURAL_CONTROLS: dict[tuple[str, str], tuple[str, str]] = {
+    ("training", "keras-jax"): ("default", "jit_compile"),
+    ("execution-mode", "keras-jax"): ("default", "jit_compile"),
+}
+
+
+@dataclass(frozen=True)
+class Question:
+    """One home-page question: which contender is best for a metric of an experiment."""
+
+    key: str
+    title: str
+    experiment: str
+    metric: str
+    contest: str = "system"  # the column whose values compete: system, precision, mode
+    group_by: tuple[str, ...] = ("workload", "batch_size", "mode_class")
+    where: tuple[tuple[str, tuple[str, ...]], ...] = ()  # column -> allowed values
+    needs: tuple[str, ...] = ()  # report/verdicts/conditions.py Need values
+    stand_in: str = ""  # rows of this metric show the question was asked, not decidable
+    derived_from: str = ""  # a question whose test this one's metric repeats (not counted)
+
+
+def load_questions(path: Path = QUESTIONS_FILE) -> tuple[Question, ...]:
+    """The home page's questions, in page order."""
+    questions = []
+    for raw in yaml.safe_load(path.read_text())["questions"]:
+        raw = dict(raw)
+        raw["where"] = tuple((str(k), tuple(str(v) for v in vs))
+                             for k, vs in sorted((raw.get("where") or {}).items()))
+        raw["group_by"] = tuple(raw.get("group_by") or Question.group_by)
+        raw["needs"] = tuple(raw.get("needs") or ())
+        questions.append(Question(**raw))
+    return tuple(questions)
+
+
+QUESTIONS: tuple[Question, ...] = load_questions()
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One contender's best cell in a group and the summary of its processes."""
+
+    contender: str
+    cell_id: str
+    summary: Summary
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """The best contender's cell judged against another contender's."""
+
+    other: str
+    other_cell: str
+    judgement: PairDecision
+
+    @property
+    def advantage(self) -> float:
+        """How many times better the best is than the other (>= 1 when it leads)."""
+        ratio = self.judgement.ratio
+        if self.judgement.test.note and math.isnan(ratio):
+            return math.nan
+        return 1 / ratio if _lower(self.judgement) else ratio
+
+    def advantage_interval(self) -> tuple[float, float]:
+        """The adjusted interval of the advantage."""
+        low, high = self.judgement.ci_low, self.judgement.ci_high
+        return (1 / high, 1 / low) if _lower(self.judgement) else (low, high)
+
+
+def _lower(judgement: PairDecision) -> bool:
+    return judgement.direction is Direction.LOWER
+
+
+def with_system(frame: pd.DataFrame) -> pd.DataFrame:
+    """Add the `system` column (the framework, or keras-<backend> for Keras) and the
+    `mode_class` column (default, fastest or other: dlbench.core.modes)."""
+    systems = [system_name(f, b)
+               for f, b in zip(frame["framework"], frame["backend"], strict=True)]
+    classes = [mode_class(str(e), str(f), str(m)) for e, f, m in
+               zip(frame["experiment"], frame["framework"], frame["mode"], strict=True)]
+    return frame.assign(system=pd.Series(systems, index=frame.index, dtype="object"),
+                        mode_class=pd.Series(classes, index=frame.index, dtype="object"))
+
+
+def like_with_like(rows: pd.DataFrame, group_by: tuple[str, ...]) -> pd.DataFrame:
+    """Rows that may be compared across frameworks: when comparisons are grouped by mode
+    class, each class's cells (dlbench.core.modes.by_class: a mode of class other in none)."""
+    return by_class(rows) if "mode_class" in group_by else rows
+
+
+def busy_processes(processes: pd.DataFrame | None) -> set[tuple[str, str, int]]:
+    """(run, cell, process) of every process that stayed flagged busy."""
+    if processes is None or not len(processes) or "busy" not in processes:
+        return set()
+    flagged = processes[processes["busy"].fillna("").astype(str) != ""]
+    return {(str(r), str(c), int(p)) for r, c, p in
+            zip(flagged["run_id"], flagged["cell_id"], flagged["repeat"], strict=True)}
+
+
+def repeat_rows(observations: pd.DataFrame, cells: pd.DataFrame,
+                processes: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per-process values of cells that finished ok, with `system` and `control` columns,
+    without the processes that stayed flagged busy."""
+    ok = cells.loc[cells["status"] == "ok", ["run_id", "cell_id"]]
+    rows = observations[observations["step"].isna() & observations["value"].notna()]
+    rows = rows.merge(ok, on=["run_id", "cell_id"], how="inner")
+    busy = busy_processes(processes)
+    if busy:
+        keys = zip(rows["run_id"].astype(str), rows["cell_id"].astype(str),
+                   rows["repeat"].astype(int), strict=True)
+        rows = rows[[key not in busy for key in keys]]
+    controls = set(control_twins(cells))
+    rows = with_system(rows)
+    return rows.assign(control=rows["cell_id"].astype(str).isin(controls))
+
+
+def control_twins(cells: pd.DataFrame) -> dict[str, str]:
+    """Each A/A control cell's ID -> the cell it repeats (from the cell's configuration)."""
+    twins: dict[str, str] = {}
+    if "config_json" not in cells:
+        return twins
+    for cell_id, config in zip(cells["cell_id"], cells["config_json"], strict=True):
+        if isinstance(config, str) and config and json.loads(config).get("control"):
+            twins[str(cell_id)] = twin_of(str(cell_id))
+    return twins
+
+
+def twin_of(control_cell_id: str) -> str:
+    """The cell an A/A control repeats: its ID without the control suffix in the variant."""
+    parts = control_cell_id.split(":")
+    parts[3] = parts[3].removesuffix(f"-{CONTROL_SUFFIX}")
+    return ":".join(parts)
+
+
+def select(rows: pd.DataFrame, question: Question, metrics: set[str] | None = None) -> pd.DataFrame:
+    """The contenders' rows a question reads (no A/A control cells)."""
+    metrics = metrics or {question.metric}
+    rows = rows[(rows["experiment"] == question.experiment) & rows["metric"].isin(metrics)
+                & ~rows["control"]]
+    for column, allowed in question.where:
+        rows = rows[rows[column].astype(str).isin(allowed)]
+    return like_with_like(rows, question.group_by)
+
+
+def groups(rows: pd.DataFrame, question: Question) -> Iterator[tuple[tuple, pd.DataFrame]]:
+    """(run, device, *group values) and the rows of every group of a question."""
+    keys = ["run_id", "device", *question.group_by]
+    yield from rows.groupby(keys, sort=True, dropna=False)
+
+
+def standings(rows: pd.DataFrame, contest: str, direction: Direction) -> list[Standing]:
+    """Each contender's best cell in `rows`, best contender first."""
+    sign = -1.0 if direction is Direction.HIGHER else 1.0
+    best: dict[str, Standing] = {}
+    for (contender, cell_id), cell_rows in rows.groupby([contest, "cell_id"], sort=True):
+        standing = Standing(str(contender), str(cell_id), summarize(cell_rows["value"]))
+        current = best.get(standing.contender)
+        if current is None or sign * standing.summary.median < sign * current.summary.median:
+            best[standing.contender] = standing
+    return sorted(best.values(), key=lambda s: (sign * s.summary.median, s.contender))
+
+
+def cell_values(rows: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The process values of each cell in `rows`."""
+    return {str(cell): group["value"].to_numpy() for cell, group in rows.groupby("cell_id")}
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One side of a pair: its processes' indices and values."""
+
+    processes: np.ndarray
+    values: np.ndarray
+
+    def upto(self, limit: int | None) -> np.ndarray:
+        """The values of processes before `limit` (all when None)."""
+        return self.values if limit is None else self.values[self.processes < limit]
+
+    def beyond(self, limit: int) -> bool:
+        """Whether any process comes after the first `limit`."""
+        return bool(np.any(self.processes >= limit))
+
+
+def cell_samples(rows: pd.DataFrame) -> dict[str, Sample]:
+    """Each cell's Sample in `rows`."""
+    return {str(cell): Sample(_process_indices(group), group["value"].to_numpy(float))
+            for cell, group in rows.groupby("cell_id")}
+
+
+def _process_indices(rows: pd.DataFrame) -> np.ndarray:
+    """Each row's process index (its position, where a table has no `repeat` column)."""
+    if "repeat" in rows and rows["repeat"].notna().all():
+        return rows["repeat"].to_numpy(dtype=int)
+    return np.arange(len(rows))
+
+
+def decide_sequential(pairs: list[tuple[Sample, Sample]], direction: Direction,
+                      threshold: float, design: Design) -> list[PairDecision]:
+    """Decide a family's pairs look by look: a pair undecided at a look whose cells got more
+    processes is judged again at the next look's level, within the pairs still open."""
+    decided: list[PairDecision | None] = [None] * len(pairs)
+    open_pairs = list(range(len(pairs)))
+    for look, (limit, alpha) in enumerate(zip(design.looks, design.alphas, strict=True)):
+        last = look == len(design.looks) - 1
+        tests = [pair_test(pairs[i][0].upto(None if last else limit),
+                           pairs[i][1].upto(None if last else limit)) for i in open_pairs]
+        for index, decision in zip(open_pairs, decide_family(tests, direction, threshold,
+                                                             alpha, look + 1), strict=True):
+            decided[index] = decision
+        open_pairs = [i for i in open_pairs if decided[i].decision is Decision.UNDECIDED
+                      and (pairs[i][0].beyond(limit) or pairs[i][1].beyond(limit))]
+        if not open_pairs:
+            break
+    return [d for d in decided if d is not None]
+
+
+def metric_direction(metric: str) -> Direction:
+    """The better direction of a metric (lower when the registry does not know it)."""
+    known = METRICS.get(metric)
+    return known.direction if known else Direction.LOWER
+
+
+def judge_group(rows: pd.DataFrame, contest: str, metric: str, design: Design,
+                threshold: float) -> tuple[list[Standing], tuple[Pairing, ...]]:
+    """A group's standings and the best judged against every other contender."""
+    direction = metric_direction(metric)
+    ranked = standings(rows, contest, direction) if len(rows) else []
+    if len(ranked) < 2:
+        return ranked, ()
+    samples = cell_samples(rows)
+    best = samples[ranked[0].cell_id]
+    decisions = decide_sequential([(best, samples[s.cell_id]) for s in ranked[1:]],
+                                  direction, threshold, design)
+    return ranked, tuple(Pairing(s.contender, s.cell_id, d)
+                         for s, d in zip(ranked[1:], decisions, strict=True))
+
+
+@dataclass(frozen=True)
+class Control:
+    """An A/A control pair judged: one configuration measured as two cells."""
+
+    run_id: str
+    experiment: str
+    metric: str
+    cell_a: str
+    cell_b: str
+    natural: bool  # two mode names of one configuration, not a planned twin
+    judgement: PairDecision
+
+    @property
+    def noise(self) -> float:
+        """How far apart the two cells came out: 0.12 means 1.12x."""
+        ratio = self.judgement.ratio
+        return math.nan if math.isnan(ratio) else max(ratio, 1 / ratio) - 1
+
+    @property
+    def named_winner(self) -> bool:
+        """True when the rule named one side of the A/A pair better: a false winner."""
+        return self.judgement.decision in (Decision.A_BETTER, Decision.B_BETTER,
+                                           Decision.DIFFERENT)
+
+
+def control_pairs(rows: pd.DataFrame, cells: pd.DataFrame) -> list[tuple[str, str, bool]]:
+    """(cell A, cell B, natural) of every A/A pair whose two cells both have rows."""
+    present = set(rows["cell_id"].astype(str))
+    pairs = [(twin, control, False) for control, twin in control_twins(cells).items()
+             if twin in present and control in present]
+    ok = cells[cells["status"] == "ok"]
+    for (experiment, system), (mode_a, mode_b) in NATURAL_CONTROLS.items():
+        mine = with_system(ok[ok["experiment"] == experiment])
+        mine = mine[mine["system"] == system]
+        for cell_id in mine.loc[mine["mode"] == mode_a, "cell_id"].astype(str):
+            twin = cell_id.replace(f"-{mode_a}-", f"-{mode_b}-")
+            if twin in present and cell_id in present:
+                pairs.append((cell_id, twin, True))
+    return pairs
+
+
+def judge_controls(rows: pd.DataFrame, cells: pd.DataFrame, design: Design,
+                   questions: tuple[Question, ...] = QUESTIONS) -> list[Control]:
+    """Every A/A pair judged, for each metric a question of its experiment reads, at the
+    base practical threshold (a control judged at its own noise would be circular)."""
+    metrics = {(q.experiment, q.metric) for q in questions}
+    found = []
+    for cell_a, cell_b, natural in control_pairs(rows, cells):
+        pair_rows = rows[rows["cell_id"].astype(str).isin({cell_a, cell_b})]
+        for (run_id, experiment, metric), metric_rows in pair_rows.groupby(
+                ["run_id", "experiment", "metric"], sort=True):
+            if (experiment, metric) not in metrics:
+                continue
+            samples = cell_samples(metric_rows)
+            if cell_a not in samples or cell_b not in samples:
+                continue
+            decision = decide_sequential([(samples[cell_a], samples[cell_b])],
+                                         metric_direction(str(metric)), PRACTICAL_THRESHOLD,
+                                         design)[0]
+            found.append(Control(str(run_id), str(experiment), str(metric), cell_a, cell_b,
+                                 natural, decision))
+    return found
+
+
+def noise_floors(controls: list[Control]) -> dict[tuple[str, str, str], float]:
+    """(run, experiment, metric) -> the largest A/A difference measured there."""
+    floors: dict[tuple[str, str, str], float] = {}
+    for control in controls:
+        if math.isnan(control.noise):
+            continue
+        key = (control.run_id, control.experiment, control.metric)
+        floors[key] = max(floors.get(key, 0.0), control.noise)
+    return floors
+
+
+def threshold_for(floors: dict[tuple[str, str, str], float], run_id: str, experiment: str,
+                  metric: str) -> float:
+    """The practical threshold of a family: 5%, or the A/A noise floor where it is larger."""
+    return max(PRACTICAL_THRESHOLD, floors.get((run_id, experiment, metric), 0.0))
+
+
+def undecided_cells(observations: pd.DataFrame, cells: pd.DataFrame,
+                    processes: pd.DataFrame | None, design: Design,
+                    questions: tuple[Question, ...] = QUESTIONS) -> set[str]:
+    """The cells of every pair (question pairs and A/A controls) still undecided: the ones
+    the next look gives more processes."""
+    rows = repeat_rows(observations, cells, processes)
+    controls = judge_controls(rows, cells, design, questions)
+    floors = noise_floors(controls)
+    open_cells = {cell for c in controls if c.judgement.decision is Decision.UNDECIDED
+                  for cell in (c.cell_a, c.cell_b)}
+    for question in questions:
+        for key, group in groups(select(rows, question), question):
+            threshold = threshold_for(floors, str(key[0]), question.experiment,
+                                      question.metric)
+            ranked, pairings = judge_group(group, question.contest, question.metric, design,
+                                           threshold)
+            for pairing in pairings:
+                if pairing.judgement.decision is Decision.UNDECIDED:
+                    open_cells |= {ranked[0].cell_id, pairing.other_cell}
+    return open_cells

@@ -1,0 +1,1 @@
+"""Common claims (claims.yaml) checked against a release: vocabulary, rules."""

@@ -1,0 +1,67 @@
+"""What claim rules read: the tables of a release with a `machine` column, its listings and
+run environments, and how a rule selects its rows and frameworks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from dlbench.core.judging import Regime
+from report.claims.vocabulary import Rule
+from report.verdicts.conditions import cell_fractions, regime_of_cells
+from report.verdicts.answers import repeat_rows
+
+
+@dataclass
+class Context:
+    """What rules read: the tables (with `machine`), listings and run environments."""
+
+    observations: pd.DataFrame
+    cells: pd.DataFrame
+    listings: Mapping[str, str]
+    environments: Mapping[str, Mapping]
+    _rows: pd.DataFrame | None = field(default=None, repr=False)
+    _fractions: dict | None = field(default=None, repr=False)
+
+    @property
+    def rows(self) -> pd.DataFrame:
+        """Per-repeat values of ok cells, with `system`."""
+        if self._rows is None:
+            self._rows = repeat_rows(self.observations, self.cells)
+        return self._rows
+
+    @property
+    def fractions(self) -> dict:
+        """Achieved fraction of peak per (run_id, cell_id)."""
+        if self._fractions is None:
+            self._fractions = cell_fractions(self.observations, self.cells, self.environments)
+        return self._fractions
+
+    def environment(self, rows: pd.DataFrame) -> Mapping:
+        """The environment of the (first) run of `rows`."""
+        return self.environments.get(str(rows["run_id"].iloc[0])) or {} if len(rows) else {}
+
+    def regime(self, rows: pd.DataFrame, cell_ids: tuple[str, ...]) -> Regime:
+        """The regime of a comparison of these cells."""
+        runs = dict(zip(rows["cell_id"], rows["run_id"], strict=True))
+        return regime_of_cells(self.fractions, [(str(runs[c]), c) for c in cell_ids])[0]
+
+
+def matches(system: str, name: str) -> bool:
+    """True if a system (e.g. keras-torch) is covered by a name (keras, keras-torch)."""
+    return system == name or system.startswith(f"{name}-")
+
+
+def of_system(frame: pd.DataFrame, name: str) -> pd.DataFrame:
+    """The rows of `frame` whose system is covered by `name`."""
+    return frame[frame["system"].map(lambda s: matches(s, name)).astype(bool)]
+
+
+def select(frame: pd.DataFrame, rule: Rule) -> pd.DataFrame:
+    """The rows of `frame` in the rule's experiment that satisfy its `where`."""
+    frame = frame[frame["experiment"] == rule.experiment]
+    for column, allowed in rule.where:
+        frame = frame[frame[column].astype(str).isin(allowed)]
+    return frame

@@ -1,0 +1,313 @@
+"""The evidence rule kinds of report/claims/check.py: each turns tables into findings per device.
+
+`evaluate(rule, context, family)` returns {(machine, device): Finding}; the tables need a
+`machine` column (check_claims adds it). Devices without any matching evidence are absent;
+check_claims reports them as inconclusive. Every pair is judged by dlbench.core.judging.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping
+
+import pandas as pd
+
+from dlbench.core.judging import IDENTICAL_REPEATS, Decision, Family, Judgement, Regime, identical_repeats
+from dlbench.core.metrics import METRICS, Direction, reader_label
+from dlbench.core.modes import group_words, stands_for
+from report.claims.context import Context, of_system, select
+from report.claims.counts import code_size, count_ok, status
+from report.claims.vocabulary import ClaimOutcome, Expect, Finding, Rule, RuleKind, combine_findings
+from report.verdicts.conditions import (
+    Need,
+    half_precision_reason,
+    overhead_memory_reason,
+    two_devices_reason,
+    working_memory_reason,
+)
+from report.verdicts.answers import Standing, cell_values, like_with_like, standings
+
+SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_MEASURABLE = ClaimOutcome
+DEFAULT_GROUPS = {RuleKind.ORDER: ("workload", "batch_size", "mode_class"),
+                  RuleKind.EQUIVALENT: ("workload", "batch_size", "mode_class"),
+                  RuleKind.EFFECT: ("workload", "batch_size", "system")}
+Key = tuple[str, str]
+__all__ = ["Context", "evaluate"]
+
+
+def _label(columns: tuple[str, ...], key: object) -> str:
+    values = key if isinstance(key, tuple) else (key,)
+    return group_words(list(zip(columns, values, strict=True)))
+
+
+def _numbers(judgement: Judgement) -> str:
+    c = judgement.comparison
+    return (f"ratio {c.ratio:.2f}× (95% CI {c.ratio_ci_low:.2f}–{c.ratio_ci_high:.2f}×, "
+            f"Holm p={judgement.p_adjusted:.2g})")
+
+
+def _device_reason(rule: Rule, rows: pd.DataFrame, device: str, env: Mapping) -> str | None:
+    for need in rule.needs:
+        if need is Need.TWO_DEVICES:
+            return two_devices_reason(device, env)
+        if need is Need.WORKING_MEMORY:
+            return working_memory_reason(set(rows["metric"]))
+    return None
+
+
+def _without_emulated(rule: Rule, rows: pd.DataFrame, device: str,
+                      env: Mapping) -> tuple[pd.DataFrame, list[Finding]]:
+    """Rows of precisions this device computes natively; a finding for each one it emulates."""
+    if Need.HALF_PRECISION_UNITS not in rule.needs:
+        return rows, []
+    findings = []
+    for precision in sorted(set(rows["precision"].astype(str))):
+        reason = half_precision_reason(precision, device, env)
+        if reason:
+            rows = rows[rows["precision"].astype(str) != precision]
+            findings.append(Finding(NOT_MEASURABLE, reason, why=(f"no {precision} units",)))
+    return rows, findings
+
+
+def why_undecided(judgement: Judgement) -> tuple[str, ...]:
+    """A short reason when a pair could not decide; empty when it did."""
+    if judgement.decision in (Decision.A_BETTER, Decision.B_BETTER) or judgement.equivalent:
+        return ()
+    if judgement.decision is Decision.INCONCLUSIVE:
+        return ("identical repeats (deterministic reruns, not seeds)",)
+    if judgement.comparison.underpowered:
+        return ("too few repeats for a test",)
+    if judgement.effect <= judgement.threshold:
+        return ("differences within 5%",)
+    return ("not significant after Holm's correction over the page",)
+
+
+def _memory_gated(rule: Rule, rows: pd.DataFrame, columns: tuple[str, ...]) -> dict:
+    """Group key -> why a memory rule cannot decide that group (report.verdicts.conditions)."""
+    if Need.WORKING_MEMORY not in rule.needs:
+        return {}
+    reasons = {key: overhead_memory_reason(group)
+               for key, group in rows.groupby(list(columns), sort=True)}
+    return {key: reason for key, reason in reasons.items() if reason}
+
+
+def _by_group(rule: Rule, context: Context,
+              judge: Callable[[str, pd.DataFrame, Mapping], Finding]) -> dict[Key, Finding]:
+    """Judge each group of the rule's rows per machine and device; needs checked first."""
+    rows = select(context.rows, rule)
+    metrics = {rule.metric, rule.baseline_metric} - {""}
+    metrics |= {"peak_memory", "model_memory"} if Need.WORKING_MEMORY in rule.needs else set()
+    rows = rows[rows["metric"].isin(metrics)]
+    columns = rule.group_by or DEFAULT_GROUPS[rule.kind]
+    rows = like_with_like(rows, columns)
+    result = {}
+    for (machine, device), device_rows in rows.groupby(["machine", "device"], sort=True):
+        env = context.environment(device_rows)
+        reason = _device_reason(rule, device_rows, str(device), env)
+        if reason:
+            result[(str(machine), str(device))] = Finding(NOT_MEASURABLE, reason)
+            continue
+        gated = _memory_gated(rule, device_rows, columns)
+        device_rows = device_rows[device_rows["metric"].isin({rule.metric, rule.baseline_metric})]
+        device_rows, findings = _without_emulated(rule, device_rows, str(device), env)
+        findings += [Finding(NOT_MEASURABLE, f"{_label(columns, key)}: {gated[key]}",
+                             tuple(sorted(set(group["cell_id"]))))
+                     if key in gated else judge(_label(columns, key), group, env)
+                     for key, group in device_rows.groupby(list(columns), sort=True)]
+        result[(str(machine), str(device))] = combine_findings(findings, rule.combine)
+    return result
+
+
+def _regime_gate(rule: Rule, context: Context, label: str, group: pd.DataFrame,
+                 cells: tuple[str, ...]) -> tuple[Regime, Finding | None]:
+    """The group's regime, and a finding when the rule decides only compute-bound groups."""
+    regime = context.regime(group, cells)
+    if rule.regime != Regime.COMPUTE_BOUND.value or regime is Regime.COMPUTE_BOUND:
+        return regime, None
+    if regime is Regime.OVERHEAD_BOUND:
+        return regime, Finding(NOT_MEASURABLE, f"{label}: overhead-bound, and the claim is "
+                               "about large (compute-bound) computations", cells, (regime,),
+                               why=("overhead-bound workloads only",))
+    return regime, Finding(INCONCLUSIVE, f"{label}: the regime was not recorded, and the claim "
+                           "is about large (compute-bound) computations", cells, (regime,),
+                           why=("regime not recorded",))
+
+
+def _pair_outcome(judgement: Judgement) -> ClaimOutcome:
+    """A claim that A is better than B, as this judgement of A against B says."""
+    decision = judgement.decision
+    if decision is Decision.A_BETTER:
+        return SUPPORTED
+    if decision is Decision.B_BETTER or judgement.equivalent:
+        return CONTRADICTED  # B better, or a tight interval within the practical threshold
+    return INCONCLUSIVE
+
+
+def _order(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
+    direction = _direction(rule)
+
+    def judge(label: str, group: pd.DataFrame, env: Mapping) -> Finding:
+        best: list[Standing] = []
+        for name in rule.order:
+            mine = of_system(group, name)
+            if mine.empty:
+                return Finding(INCONCLUSIVE, f"{label}: no {name} cell")
+            best.append(standings(mine, "system", direction)[0])
+        cells = tuple(s.cell_id for s in best)
+        regime, gated = _regime_gate(rule, context, label, group, cells)
+        if gated:
+            return gated
+        values, texts, outcomes, ratios, why = cell_values(group), [], [], [], []
+        for a, b in itertools.combinations(best, 2):
+            judgement = family.judge((rule.metric, a.cell_id, b.cell_id), values[a.cell_id],
+                                     values[b.cell_id], direction, rule.margin)
+            outcomes.append(_pair_outcome(judgement))
+            why += why_undecided(judgement)
+            texts.append(f"{a.contender}/{b.contender} {reader_label(rule.metric)} "
+                         f"{_numbers(judgement)}, "
+                         f"{_decision_words(judgement, a.contender, b.contender)}"
+                         + (f" ({judgement.reason})" if judgement.reason else ""))
+            ratios.append(_ratio(f"{label}: {a.contender}/{b.contender}", judgement))
+        outcome = (CONTRADICTED if CONTRADICTED in outcomes else
+                   SUPPORTED if all(o is SUPPORTED for o in outcomes) else INCONCLUSIVE)
+        return Finding(outcome, f"{label}: " + "; ".join(texts), cells, (regime,), tuple(ratios),
+                       tuple(dict.fromkeys(why)))
+
+    return _by_group(rule, context, judge)
+
+
+def _decision_words(judgement: Judgement, a: str, b: str) -> str:
+    return {Decision.A_BETTER: f"{a} better", Decision.B_BETTER: f"{b} better"}.get(
+        judgement.decision, judgement.decision.value)
+
+
+def _direction(rule: Rule) -> Direction:
+    metric = METRICS.get(rule.metric)
+    return metric.direction if metric else Direction.LOWER
+
+
+def _ratio(label: str, judgement: Judgement) -> tuple[str, float, float, float]:
+    c = judgement.comparison
+    return (label, c.ratio, c.ratio_ci_low, c.ratio_ci_high)
+
+
+def _expected(rule: Rule, judgement: Judgement) -> ClaimOutcome:
+    if judgement.decision is Decision.INCONCLUSIVE:
+        return INCONCLUSIVE
+    if rule.expect is Expect.WITHIN:
+        low, high = rule.ratio_range
+        c = judgement.comparison
+        if low <= c.ratio_ci_low and c.ratio_ci_high <= high:
+            return SUPPORTED
+        if c.ratio_ci_high < low or c.ratio_ci_low > high:
+            return CONTRADICTED
+        return INCONCLUSIVE
+    outcome = _pair_outcome(judgement)
+    if rule.expect is Expect.WORSE and outcome is not INCONCLUSIVE:
+        flipped = judgement.decision is Decision.B_BETTER
+        return SUPPORTED if flipped else CONTRADICTED
+    return outcome
+
+
+def _stands_for(rule: Rule, group: pd.DataFrame, name: str) -> pd.Series:
+    """Rows whose contest value is `name`, or (modes) whose cell measures it: Keras on JAX's
+    default cell is also its jit_compile (dlbench.core.modes.SAME_AS)."""
+    contest = group[rule.contest].astype(str)
+    if rule.contest != "mode":
+        return contest == name
+    return pd.Series([name in stands_for(str(e), str(s), m, str(d)) for e, s, m, d in
+                      zip(group["experiment"], group["system"], contest, group["device"],
+                          strict=True)], index=group.index, dtype=bool)
+
+
+def _effect(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
+    direction = _direction(rule)
+    words = {SUPPORTED: "as claimed", CONTRADICTED: "against the claim",
+             INCONCLUSIVE: "undecided"}
+
+    def judge(label: str, group: pd.DataFrame, env: Mapping) -> Finding:
+        paired = group[group["metric"] == rule.baseline_metric]
+        group = group[group["metric"] == rule.metric]
+        contest = group[rule.contest].astype(str)
+        is_base = contest.isin(rule.baseline)
+        if not is_base.any() and not rule.baseline_metric:
+            return Finding(INCONCLUSIVE, f"{label}: no {' or '.join(rule.baseline)} cell")
+        variants = rule.variants or tuple(sorted(set(contest) - set(rule.baseline)))
+        findings, values = [], cell_values(group)
+        for variant in (v for v in variants if _stands_for(rule, group, v).any()):
+            mine = standings(group[_stands_for(rule, group, variant)], rule.contest,
+                             direction)[0]
+            if rule.baseline_metric:  # the baseline measured in the variant's own process
+                base_name, cells = f"{rule.baseline[0]} (same process)", (mine.cell_id,)
+                base_values = paired.loc[paired["cell_id"] == mine.cell_id, "value"].to_numpy()
+            else:
+                base = standings(group[is_base], rule.contest, direction)[0]
+                base_name, cells = base.contender, (mine.cell_id, base.cell_id)
+                base_values = values[base.cell_id]
+            if not len(base_values):
+                findings.append(Finding(INCONCLUSIVE, f"{label}: no {base_name} for {variant}"))
+                continue
+            regime, gated = _regime_gate(rule, context, label, group, cells)
+            if gated:
+                findings.append(gated)
+                continue
+            judgement = family.judge((rule.metric, rule.baseline_metric, *cells),
+                                     values[mine.cell_id], base_values, direction, rule.margin)
+            outcome = _expected(rule, judgement)
+            why = f" ({judgement.reason})" if judgement.reason else ""
+            findings.append(Finding(
+                outcome, f"{label}: {variant}/{base_name} {reader_label(rule.metric)} "
+                f"{_numbers(judgement)}, {words[outcome]}{why}", cells, (regime,),
+                (_ratio(f"{label}: {variant}/{base_name}", judgement),),
+                why_undecided(judgement)))
+        if not findings:
+            device = str(group["device"].iloc[0])
+            emulated = Need.HALF_PRECISION_UNITS in rule.needs and all(
+                half_precision_reason(v, device, env) for v in variants)
+            return Finding(NOT_MEASURABLE if emulated else INCONCLUSIVE,
+                           f"{label}: no {' or '.join(variants)} cell"
+                           + (" computed natively here" if emulated else ""))
+        return combine_findings(findings, rule.combine)
+
+    return _by_group(rule, context, judge)
+
+
+def _equivalent(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
+    direction = _direction(rule)
+
+    def judge(label: str, group: pd.DataFrame, env: Mapping) -> Finding:
+        best = standings(group, "system", direction)
+        if len(best) < 2:
+            return Finding(INCONCLUSIVE, f"{label}: only {best[0].contender} measured")
+        cells_used = tuple(s.cell_id for s in best)
+        values = cell_values(group)
+        if any(identical_repeats(values[c]) for c in cells_used):
+            return Finding(INCONCLUSIVE, f"{label}: {IDENTICAL_REPEATS}", cells_used,
+                           why=("identical repeats (deterministic reruns, not seeds)",))
+        lows = [s.summary.ci_low for s in best]
+        highs = [s.summary.ci_high for s in best]
+        medians = ", ".join(f"{s.contender} {s.summary.median:.4g}" for s in best)
+        floor = rule.min_value
+        text = (f"{label}: {reader_label(rule.metric)} medians {medians}; largest gap "
+                f"{max(s.summary.median for s in best) - min(s.summary.median for s in best):.3g}"
+                f" (tolerance {rule.tolerance:g}" + (f", minimum {floor:g})" if floor else ")"))
+        if max(lows) - min(highs) > rule.tolerance or (floor is not None and min(highs) < floor):
+            return Finding(CONTRADICTED, text, cells_used)
+        if max(highs) - min(lows) <= rule.tolerance and (floor is None or min(lows) >= floor):
+            return Finding(SUPPORTED, text, cells_used)
+        return Finding(INCONCLUSIVE, text, cells_used)
+
+    return _by_group(rule, context, judge)
+
+
+HANDLERS = {RuleKind.ORDER: _order, RuleKind.EFFECT: _effect, RuleKind.EQUIVALENT: _equivalent,
+            RuleKind.STATUS: status, RuleKind.COUNT_OK: count_ok, RuleKind.CODE_SIZE: code_size}
+
+
+def evaluate(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
+    """Findings of one rule per (machine, device); a metric not registered gives none, unless
+    the rule needs working memory (then the device says it cannot measure it)."""
+    if rule.metric and rule.metric not in METRICS and Need.WORKING_MEMORY not in rule.needs:
+        return {}
+    return HANDLERS[rule.kind](rule, context, family)
+

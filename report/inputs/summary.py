@@ -1,0 +1,74 @@
+"""Per-result summaries: median and spread of the repeats, with labels a reader needs."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from dlbench.core.schema import VARIANT_COLUMNS
+from dlbench.core.systems import system_name
+from dlbench.core.summaries import result_stats
+from report.render.labels import format_label, mode_label
+from report.inputs.source import Source
+
+__all__ = ["SUMMARY_COLUMNS", "format_number", "machine_label", "summarize",
+           "variant_label"]
+
+SUMMARY_COLUMNS = [
+    "result_id", "run_id", "cell_id", "experiment", "workload", "system", "framework",
+    "backend", "variant", *VARIANT_COLUMNS, "device", "machine", "metric", "unit", "n",
+    "median", "ci_low", "ci_high", "low", "high", "cv", "detectable_ratio",
+]
+
+
+def variant_label(row: pd.Series) -> str:
+    """The variant columns that are set, in words (e.g. 'fp32 · inference mode · batch 64')."""
+    parts = [str(row["precision"]), mode_label(str(row["mode"])), f"batch {row['batch_size']}"]
+    if int(row["workers"]) != 1:
+        parts.append(f"{row['workers']} workers")
+    if isinstance(row["export_format"], str) and row["export_format"]:
+        parts.append(format_label(row["export_format"]))
+    return " · ".join(parts)
+
+
+def machine_label(environment: dict, device: str) -> str:
+    """The hardware a device of a run is, e.g. 'cpu: AMD EPYC 7B13 (2 cores)'."""
+    if device == "cuda":
+        gpus = environment.get("gpus") or [{}]
+        return f"cuda: {gpus[0].get('model') or 'unknown GPU'}"
+    cpu = environment.get("cpu") or {}
+    cores = cpu.get("logical_cores")
+    return f"cpu: {cpu.get('model') or 'unknown CPU'}" + (f" ({cores} cores)" if cores else "")
+
+
+def summarize(source: Source) -> pd.DataFrame:
+    """One row per result (run × cell × scalar metric): median, 95% CI, min–max, n and CV."""
+    stats = result_stats(source.observations)
+    cells = source.cells.drop_duplicates(["run_id", "cell_id"])
+    keys = ["run_id", "cell_id", "metric"]
+    frame = stats.merge(cells, on=["run_id", "cell_id"], how="left")
+    frame = frame.merge(source.result_ids, on=keys, how="left")
+    frame["system"] = [system_name(f, b)
+                       for f, b in zip(frame["framework"], frame["backend"], strict=True)]
+    frame["variant"] = [variant_label(row) for _, row in frame.iterrows()]
+    frame["machine"] = [
+        machine_label(source.run(r).environment, d)
+        for r, d in zip(frame["run_id"], frame["device"], strict=True)
+    ]
+    frame = frame[SUMMARY_COLUMNS].sort_values("result_id", kind="stable")
+    return frame.reset_index(drop=True)
+
+
+def format_number(value: float) -> str:
+    """Three significant digits, thousands grouped: 0.0123, 4.56, 1,234."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    magnitude = abs(value)
+    if magnitude >= 1000:
+        return f"{value:,.0f}"
+    if magnitude == 0:
+        return "0"
+    decimals = max(0, 2 - int(math.floor(math.log10(magnitude))))
+    return f"{value:.{decimals}f}"
+

@@ -1,0 +1,1 @@
+"""The site's pages: each page module declares its pages in the registry."""

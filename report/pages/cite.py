@@ -1,0 +1,188 @@
+"""How to cite a release: versioned URL, BibTeX, APA and CITATION.cff (CFF 1.2.0)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+import pandas as pd
+
+from dlbench.core.metrics import METRICS
+from dlbench.core.tables import read_json
+
+AUTHOR = "dlbench contributors"
+PROJECT_TITLE = "dlbench: PyTorch, TensorFlow and Keras compared by measurement"
+LICENSE = "MIT"
+#: mkdocs.yml's site_url until the project has an address: `dlbench publish` refuses it
+#: unless the release is labelled local.
+PLACEHOLDER_SITE_URL = "https://dlbench.example.org/"
+#: What a release's CITATION.cff lists it under.
+KEYWORDS = ("benchmark", "pytorch", "tensorflow", "keras")
+
+
+class SiteUrlError(ValueError):
+    """mkdocs.yml has no usable site_url."""
+
+
+def configured_site_url(config: Path) -> str:
+    """The address the versioned site is published at: mkdocs.yml's site_url, ending in '/'
+    (the one setting that citations, frozen releases and the site itself read)."""
+    try:
+        value = (yaml.safe_load(config.read_text()) or {}).get("site_url") or ""
+    except (OSError, yaml.YAMLError) as error:
+        raise SiteUrlError(f"cannot read {config}: {error}") from None
+    return site_root(value, f"{config}: site_url")
+
+
+def site_root(value: object, what: str) -> str:
+    """An http(s) address as the site's root, ending in '/'; SiteUrlError naming `what`."""
+    if not isinstance(value, str) or not value.startswith(("http://", "https://")):
+        raise SiteUrlError(f"{what} must be an http(s) address, found {value!r}")
+    return value if value.endswith("/") else value + "/"
+
+
+def bibtex_entry(key: str, title: str, date: str, version: str, url: str, note: str) -> str:
+    """A BibTeX @misc entry of the project's authors (date: YYYY-MM-DD)."""
+    return (
+        f"@misc{{{key},\n"
+        f"  author = {{{{{AUTHOR}}}}},\n"
+        f"  title = {{{{{title}}}}},\n"
+        f"  year = {{{date[:4]}}},\n"
+        f"  month = {{{date[5:7]}}},\n"
+        f"  version = {{{version}}},\n"
+        f"  howpublished = {{\\url{{{url}}}}},\n"
+        f"  note = {{{note}}}\n"
+        f"}}"
+    )
+
+
+def bibtex_key(name: str) -> str:
+    """The BibTeX key of a release or result name, e.g. dlbench-2026-12."""
+    return "dlbench-" + "".join(c if c.isalnum() else "-" for c in name)
+
+
+def cff_text(message: str, title: str, version: str, date: str, url: str,
+             keywords: tuple[str, ...] = ()) -> str:
+    """A CITATION.cff (CFF 1.2.0) of a data set by the project's authors."""
+    listed = "keywords:\n" + "".join(f"  - {k}\n" for k in keywords) if keywords else ""
+    return (
+        "cff-version: 1.2.0\n"
+        f'message: "{message}"\n'
+        "type: dataset\n"
+        f'title: "{title}"\n'
+        "authors:\n"
+        f'  - name: "{AUTHOR}"\n'
+        f'version: "{version}"\n'
+        f'date-released: "{date}"\n'
+        f'url: "{url}"\n'
+        f"license: {LICENSE}\n"
+    ) + listed
+
+
+@dataclass(frozen=True)
+class Citation:
+    """The facts a citation of one release needs."""
+
+    release: str
+    date: str  # YYYY-MM-DD
+    site_url: str  # the site's root, ending in '/'
+    local: bool = False  # served on one machine only: its address is not a permanent one
+    preview: bool = False  # a quick-suite run: a preview, not citable
+
+    @property
+    def caveat(self) -> str:
+        """What keeps this release from being cited as usual ('' when nothing does)."""
+        parts = []
+        if self.preview:
+            parts.append("a preview of a quick-suite run, not citable")
+        if self.local:
+            parts.append("a local release, not published at a permanent address")
+        return "; ".join(parts)
+
+    @property
+    def url(self) -> str:
+        """The release's own, versioned address."""
+        return f"{self.site_url}{self.release}/"
+
+    @property
+    def title(self) -> str:
+        """The cited title, naming the release."""
+        return f"{PROJECT_TITLE} (release {self.release})"
+
+    @property
+    def key(self) -> str:
+        """The BibTeX key, e.g. dlbench-2026-12."""
+        return bibtex_key(self.release)
+
+    def bibtex(self) -> str:
+        """A BibTeX @misc entry."""
+        return bibtex_entry(self.key, self.title, self.date, self.release, self.url,
+                            f"Versioned benchmark results, release {self.release}"
+                            f"{'; ' + self.caveat if self.caveat else ''}")
+
+    def apa(self) -> str:
+        """An APA 7 reference for a data set."""
+        kind = f"Data set; {self.caveat}" if self.caveat else "Data set"
+        return f"{AUTHOR}. ({self.date[:4]}). *{self.title}* [{kind}]. {self.url}"
+
+    def cff(self) -> str:
+        """A CITATION.cff (CFF 1.2.0) for this release."""
+        message = ("If you use these measurements, please cite this release as below."
+                   if not self.caveat else f"This release is {self.caveat}.")
+        return cff_text(message, self.title, self.release, self.date, self.url, KEYWORDS)
+
+
+def release_citation(release_root: Path | None, name: str, date: str,
+                     site_url: str) -> Citation:
+    """The citation of a release, with the labels it was frozen with (local, preview) and the
+    address it recorded when published (else `site_url`, the configured one)."""
+    meta = read_json(release_root / "release.json") if release_root else {}
+    return Citation(name, date, str(meta.get("site_url") or site_url),
+                    local=bool(meta.get("local")),
+                    preview=bool(meta.get("preview")))
+
+
+@dataclass(frozen=True)
+class ResultCitation:
+    """The citation of one result: its release's, narrowed to one ID on one page."""
+
+    release: Citation
+    result_id: str
+    page: str  # the page's path under the version, e.g. experiments/training/
+    what: str  # the result in words, e.g. 'mlp-digits, pytorch: time per epoch'
+
+    @property
+    def url(self) -> str:
+        """The permanent link into the release's version, at the result's row."""
+        return f"{self.release.url}{self.page}#r-{self.result_id}"
+
+    @property
+    def key(self) -> str:
+        """The BibTeX key, e.g. dlbench-2027-01-0524."""
+        return bibtex_key(self.result_id)
+
+    def bibtex(self) -> str:
+        """A BibTeX @misc entry for this one result."""
+        cite = self.release
+        caveat = f"; {cite.caveat}" if cite.caveat else ""
+        return bibtex_entry(self.key, f"{PROJECT_TITLE}, result {self.result_id}: {self.what}",
+                            cite.date, cite.release, self.url,
+                            f"Result {self.result_id} of release {cite.release}{caveat}") + "\n"
+
+    def cff(self) -> str:
+        """A CITATION.cff (CFF 1.2.0) for this one result."""
+        cite = self.release
+        message = (f"If you use result {self.result_id}, please cite it as below."
+                   if not cite.caveat else f"This release is {cite.caveat}.")
+        return cff_text(message, f"{PROJECT_TITLE}, result {self.result_id}: {self.what}",
+                        cite.release, cite.date, self.url)
+
+
+def result_citation(row: pd.Series, cite: Citation) -> ResultCitation:
+    """The citation of one summary row's result."""
+    what = f"{row['workload']}, {row['system']} ({row['variant']}): " \
+           f"{METRICS[row['metric']].words if row['metric'] in METRICS else row['metric']}"
+    return ResultCitation(cite, str(row["result_id"]), f"experiments/{row['experiment']}/",
+                          what)

@@ -1,0 +1,166 @@
+"""The claims-checked page: each common claim's verdict per machine and device in one
+sentence, a chart of its ratios, and the details folded away (verdicts: report/claims/check.py)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from dlbench.core.judging import Regime
+from report.render.charts import ratio_chart
+from report.claims.check import ClaimVerdict, check_source_claims, load_claims, load_listings
+from report.pages.experiment import result_anchor
+from report.verdicts.first_published import first_published, rules_changed
+from report.pages.registry import Page, PageInputs, page
+from report.render.jinja import ChartBlock, chart_block, render
+from report.inputs.source import Source
+
+MAX_LINKS = 12  # evidence links per verdict; the rest are counted
+
+
+def _evidence(verdict: ClaimVerdict, metrics: set[str], summary: pd.DataFrame) -> str:
+    """Links to the result rows of the verdict's evidence cells (the claim's metrics only)."""
+    links = []
+    for run_id, cell_id in zip(verdict.evidence_runs, verdict.evidence, strict=True):
+        rows = summary[(summary["run_id"] == run_id) & (summary["cell_id"] == cell_id)]
+        if metrics:
+            rows = rows[rows["metric"].isin(metrics)]
+        experiment = cell_id.split(":", 1)[0]
+        links += [f"[{i}](experiments/{experiment}.md#{result_anchor(i)})"
+                  for i in sorted(rows["result_id"])]
+    if not links:
+        return "—"
+    more = len(links) - MAX_LINKS
+    return " ".join(links[:MAX_LINKS]) + (f" and {more} more" if more > 0 else "")
+
+
+def _regime_words(regimes: tuple[Regime, ...]) -> str:
+    if not regimes:
+        return ""
+    if Regime.OVERHEAD_BOUND in regimes:
+        return ("overhead-bound: these timings measure per-call overhead, not arithmetic"
+                + ("" if len(set(regimes)) == 1 else " (in part)"))
+    return " / ".join(dict.fromkeys(r.value.removeprefix("regime ") for r in regimes))
+
+
+#: The practical threshold the ratio chart's grey band draws (a ratio within 5% of 1).
+THRESHOLD = 1.05
+NAMED_PAIRS = 3  # pairs a verdict's sentence names; the details list every one
+TITLE_CHARS = 60
+
+
+def short_title(text: str, limit: int = TITLE_CHARS) -> str:
+    """A chart title that fits: `text` cut at a word boundary, with an ellipsis."""
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+
+def pair_words(label: str) -> str:
+    """A ratio's label in fewer words: 'workload mlp-digits, batch size 32, system keras-jax:
+    bf16/fp32' -> 'mlp-digits, batch 32, keras-jax: bf16/fp32'."""
+    return label.replace("workload ", "").replace("batch size", "batch") \
+        .replace("system ", "").replace(" vs default mode", "").replace(" vs fastest mode", "")
+
+
+def interval_words(low: float, high: float) -> str:
+    """Where a ratio's 95% interval lies against the 5% threshold, in words."""
+    if low > THRESHOLD or high < 1 / THRESHOLD:
+        return "beyond 5%"
+    if low >= 1 / THRESHOLD and high <= THRESHOLD:
+        return "within 5%"
+    return "reaches across 5%, so it cannot decide"
+
+
+def _deciding(verdict: ClaimVerdict) -> list[tuple[str, float, float, float]]:
+    """The pairs that decide the verdict first: beyond or within 5% for a decided claim,
+    those whose interval reaches across it for an undecided one."""
+    usable = [r for r in verdict.ratios if all(v > 0 and not math.isnan(v) for v in r[1:])]
+    undecided = [r for r in usable if interval_words(r[2], r[3]).startswith("reaches")]
+    decided = [r for r in usable if r not in undecided]
+    return undecided + decided if verdict.verdict.value == "inconclusive" else decided + undecided
+
+
+def reason_sentence(verdict: ClaimVerdict) -> str:
+    """Why a verdict is what it is, naming its numbers: which pair, ratio, 95% interval, and
+    where the interval lies against the 5% threshold."""
+    pairs = _deciding(verdict)
+    named = [f"{pair_words(label)} is {ratio:.3g}x (95% CI {low:.3g}–{high:.3g}x; "
+             f"{interval_words(low, high)})" for label, ratio, low, high in pairs[:NAMED_PAIRS]]
+    more = len(pairs) - NAMED_PAIRS
+    text = "; ".join(named) + (f"; and {more} more pairs (details)" if more > 0 else "")
+    why = [w for w in verdict.why if not (w == "differences within 5%" and any(
+        interval_words(r[2], r[3]) != "within 5%" for r in pairs))]
+    if why:
+        lead = "undecided because" if verdict.verdict.value == "inconclusive" \
+            else "pairs left undecided because"
+        text += (". " if text else "") + f"{lead[:1].upper()}{lead[1:]}: " + "; ".join(why)
+    return text or verdict.explanation
+
+
+def _chart(claim: str, claim_id: str, verdict: ClaimVerdict) -> ChartBlock | None:
+    rows = [{"label": pair_words(label), "ratio": r, "low": low, "high": high}
+            for label, r, low, high in verdict.ratios
+            if all(v > 0 and not math.isnan(v) for v in (r, low, high))]
+    if not rows:
+        return None
+    title = f"{short_title(claim)} ({verdict.device})"
+    return chart_block(f"claim-{claim_id}-{verdict.machine}-{verdict.device}",
+                       ratio_chart(pd.DataFrame(rows), title))
+
+
+def _original(release: str) -> dict[tuple[str, str, str], str] | None:
+    record = first_published(release)
+    if record is None:
+        return None
+    return {(c["claim"], c["machine"], c["device"]): c["outcome"] for c in record["claims"]}
+
+
+def claim_blocks(source: Source, summary: pd.DataFrame) -> tuple[list[dict], list[ChartBlock]]:
+    """One block per claim (one row per machine and device), and the charts they embed."""
+    claims = load_claims()
+    verdicts = check_source_claims(source, claims)
+    original = _original(source.name)
+    listings = load_listings()
+    blocks, charts = [], []
+    for claim in claims:
+        metrics = {rule.metric for rule in claim.evidence if rule.metric}
+        rows = []
+        for v in (v for v in verdicts if v.claim_id == claim.id):
+            chart = _chart(claim.claim, claim.id, v)
+            charts += [chart] if chart else []
+            before = (original or {}).get((claim.id, v.machine, v.device))
+            rows.append({
+                "machine": v.machine, "device": v.device, "verdict": v.verdict.value,
+                "explanation": v.explanation, "regime": _regime_words(v.regimes),
+                "reason": reason_sentence(v),
+                "why": "; ".join(v.why),
+                "evidence": _evidence(v, metrics, summary), "chart": chart,
+                "before": before if before and before != v.verdict.value else "",
+            })
+        shown = [dict(rule.listings) for rule in claim.evidence if rule.listings]
+        blocks.append({"id": claim.id, "claim": claim.claim, "source": claim.source,
+                       "decides": claim.decides, "rows": rows,
+                       "listings": [{"framework": f, "path": p, "code": listings.get(p, "")}
+                                    for paths in shown for f, p in paths.items()]})
+    return blocks, charts
+
+
+def changed_claims(blocks: list[dict], release: str) -> list[dict] | None:
+    """Claim verdicts that differ from those first published; None without that record."""
+    if _original(release) is None:
+        return None
+    return [{"id": b["id"], "claim": b["claim"], "machine": r["machine"], "device": r["device"],
+             "before": r["before"], "after": r["verdict"]}
+            for b in blocks for r in b["rows"] if r["before"]]
+
+
+@page("claims.md")
+def claims_page(inputs: PageInputs) -> Page:
+    """The claims-checked page, and its charts."""
+    claims, charts = claim_blocks(inputs.source, inputs.summary)
+    text = render(inputs.env, "claims.md.j2", claims=claims,
+                  changes=changed_claims(claims, inputs.source.name),
+                  rules_changed=rules_changed(inputs.source.name), **inputs.common)
+    return Page(text, tuple(charts))

@@ -1,0 +1,96 @@
+"""The comparison page: what changed against the previous release, and between the machines
+of a release (the numbers come from dlbench/core/compare.py)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from dlbench.core.compare import Change, compare
+from dlbench.core.errors import CompareError
+from dlbench.core.metrics import reader_label
+from dlbench.core.layout import release_names
+from report.pages.registry import Page, PageInputs, page
+from report.render.jinja import render
+from report.inputs.source import Source
+from report.inputs.summary import format_number
+
+MAX_ROWS = 40  # significant changes listed per comparison; the downloads hold them all
+SIGNIFICANT = {Change.FASTER.value, Change.SLOWER.value, Change.BETTER.value,
+               Change.WORSE.value, Change.DIFFERENT.value}
+
+
+def _number(value: float) -> str:
+    return "—" if value is None or math.isnan(value) else f"{value:.4g}"
+
+
+def change_text(row: pd.Series) -> str:
+    """A reader's phrase for one row, e.g. '1.52× slower (CI 1.41–1.60×, p=0.008)'."""
+    change = Change(row["change"])
+    interval = f"{_number(row['ratio_ci_low'])}–{_number(row['ratio_ci_high'])}×"
+    stats = f"ratio {_number(row['ratio'])}× (95% CI {interval}, Holm p={row['p_value']:.2g})"
+    if change is Change.NO_SIGNIFICANT_DIFFERENCE:
+        return f"no significant difference: {stats}"
+    return f"{change.value}: {stats}"
+
+
+def comparison_pairs(source: Source, results_dir: Path) -> list[tuple[str, str, str]]:
+    """(title, side A, side B): the previous release against this one, then machine pairs."""
+    names = release_names(results_dir)
+    pairs = []
+    if source.draft:
+        if names and len(source.runs) == 1:
+            run_id = source.runs[0].run_id
+            pairs.append((f"Release {names[-1]} → run {run_id}", names[-1], run_id))
+    else:
+        index = names.index(source.name) if source.name in names else 0
+        if index > 0:
+            pairs.append((f"Release {names[index - 1]} → release {source.name}",
+                          names[index - 1], source.name))
+        for a, b in zip(source.runs, source.runs[1:]):
+            pairs.append((f"Run {a.run_id} → run {b.run_id} of this release",
+                          f"{source.name}@{a.run_id}", f"{source.name}@{b.run_id}"))
+    return pairs
+
+
+def _block(title: str, a: str, b: str, results_dir: Path) -> dict:
+    try:
+        report = compare(a, b, results_dir)
+    except CompareError as error:
+        return {"title": title, "a": a, "b": b, "error": str(error)}
+    frame = report.metrics
+    significant = frame[frame["change"].isin(SIGNIFICANT)].sort_values(
+        ["experiment", "workload", "system", "metric"])
+    rows = [{
+        "experiment": r["experiment"], "workload": r["workload"], "system": r["system"],
+        "metric": reader_label(r["metric"]), "a": format_number(r["median_a"]),
+        "b": format_number(r["median_b"]), "change": change_text(r),
+    } for _, r in significant.head(MAX_ROWS).iterrows()]
+    counts = {c.value: report.count(c) for c in Change}
+    return {
+        "title": title, "a": a, "b": b, "error": "", "compared": len(frame),
+        "machines": list(report.machines_differ),
+        "counts": ", ".join(f"{n} {c}" for c, n in counts.items() if n) or "nothing",
+        "rows": rows, "more": max(0, len(significant) - MAX_ROWS),
+        "only": len(report.only_in_a) + len(report.only_in_b),
+        "not_comparable": report.not_comparable.head(MAX_ROWS).to_dict("records"),
+        "environment": [(r["key"], r["a"], r["b"]) for _, r in report.environment.iterrows()],
+    }
+
+
+def compare_blocks(source: Source, results_dir: Path) -> list[dict]:
+    """One block per comparison this version can show."""
+    return [_block(title, a, b, results_dir)
+            for title, a, b in comparison_pairs(source, results_dir)]
+
+
+@page("compare.md")
+def compare_page(inputs: PageInputs) -> Page | None:
+    """The comparison page, when the build knows where the other releases are."""
+    if inputs.results_dir is None:
+        return None
+    return Page(render(inputs.env, "compare.md.j2",
+                       comparisons=compare_blocks(inputs.source, inputs.results_dir),
+                       **inputs.common))

@@ -1,0 +1,291 @@
+"""The page of one experiment: charts and tables per metric, curves, failures, code tabs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Set
+
+import pandas as pd
+
+from dlbench.core.metrics import Direction, get_metric
+from dlbench.core.modes import FASTEST, mode_class
+from dlbench.core.schema import CellStatus
+from dlbench.core.systems import system_name
+from report.render.charts import curve_chart, empty_reason, is_accuracy, result_chart
+from report.render.labels import format_label, metric_ids_in_words, status_label
+from report.render.jinja import ChartBlock, chart_block
+from report.inputs.source import Source
+from report.inputs.summary import format_number, machine_label, variant_label
+from report.verdicts.targets import MISSED_NOTE, recorded_target
+
+
+def result_anchor(result_id: str) -> str:
+    """The HTML id of a result's row: 'r-' and the result ID."""
+    return f"r-{result_id}"
+
+
+def cell_anchor(cell_id: str, metric: str) -> str:
+    """The HTML id of a cell's metric, the same in every release: 'c-' and a slug."""
+    return "c-" + re.sub(r"[^a-z0-9]+", "-", f"{cell_id} {metric}".lower()).strip("-")
+
+
+def short_hash(text: str) -> str:
+    """Six hex digits naming a machine label in file names."""
+    return hashlib.sha256(text.encode()).hexdigest()[:6]
+
+
+def experiment_title(name: str) -> str:
+    """'execution-mode' -> 'Execution mode'."""
+    return name.replace("-", " ").capitalize()
+
+
+def _rows(rows: pd.DataFrame, missed: Set[tuple[str, str]]) -> list[dict]:
+    out, seen = [], set()
+    for row in rows.itertuples(index=False):
+        note = MISSED_NOTE if (str(row.run_id), str(row.cell_id)) in missed else ""
+        stable = cell_anchor(row.cell_id, row.metric)
+        out.append({  # values without unit: the unit stands in the column header
+            "result_id": row.result_id, "anchor": result_anchor(row.result_id),
+            "cell_anchor": "" if stable in seen else stable,
+            "machine": row.machine, "workload": row.workload, "system": row.system,
+            "variant": row.variant, "median": format_number(row.median),
+            "ci": f"{format_number(row.ci_low)}–{format_number(row.ci_high)}",
+            "spread": f"{format_number(row.low)}–{format_number(row.high)}",
+            "n": row.n, "cv": "n/a" if math.isnan(row.cv) else f"{row.cv:.1%}",
+            "detects": ("n/a" if math.isnan(row.detectable_ratio)
+                        else f"{format_number(row.detectable_ratio)}x"),
+            "note": note,
+        })
+        seen.add(stable)
+    return out
+
+
+#: Columns of a result table: header, row key, right-aligned?
+RESULT_COLUMNS = [("Machine", "machine", False), ("Workload", "workload", False),
+                  ("Framework", "system", False), ("Variant", "variant", False),
+                  ("Median", "median", True), ("95% CI", "ci", False),
+                  ("Min–max", "spread", False), ("Processes", "n", True), ("CV", "cv", True),
+                  ("Detects", "detects", True), ("Note", "note", False)]
+#: Columns that are left out when every row has the same value (said once above the table).
+CONSTANT_COLUMNS = ("machine", "variant")
+UNIT_COLUMNS = ("median", "ci", "spread")
+#: Columns left out when every row leaves them empty.
+OPTIONAL_COLUMNS = ("note",)
+
+
+def table_columns(rows: list[dict], unit: str) -> tuple[list[tuple[str, str, bool]], str]:
+    """The columns worth showing (value headers carry `unit`), and a sentence naming the
+    values every row shares."""
+    shared = {key: rows[0][key] for key in CONSTANT_COLUMNS
+              if rows and len({row[key] for row in rows}) == 1}
+    empty = {key for key in OPTIONAL_COLUMNS if not any(row.get(key) for row in rows)}
+    columns = [(f"{header} ({unit})" if key in UNIT_COLUMNS else header, key, right)
+               for header, key, right in RESULT_COLUMNS if key not in shared.keys() | empty]
+    common = "; ".join(f"{key}: {value}" for key, value in shared.items())
+    return columns, (f"Every row: {common}." if common else "")
+
+
+#: Metrics that only mean something for a compiled (fastest) mode against its eager one.
+FASTEST_ONLY = ("break_even_steps",)
+
+
+def fastest_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a fastest (compiled) mode; the others' break-even is not a result."""
+    keep = [mode_class(e, f, m) == FASTEST for e, f, m in
+            zip(rows["experiment"], rows["framework"], rows["mode"], strict=True)]
+    return rows[keep]
+
+
+def accuracy_marks(cells: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Per workload, the chance level and target accuracy (label, value) its cells recorded
+    (report/verdicts/targets.py); a workload with neither has none."""
+    marks: dict[str, pd.DataFrame] = {}
+    for workload, group in cells.groupby("workload", sort=True):
+        records = []
+        for column in ("config_json", "details_json"):
+            for text in group[column].dropna():
+                record = json.loads(text or "{}")
+                records.append({**record, **(record.get("params") or {})})
+        notes = [json.loads(text or "{}").get("notes", "")
+                 for text in group.get("fairness_json", pd.Series(dtype=str)).dropna()]
+        facts = recorded_target(str(workload), records, notes)
+        lines = []
+        if facts.get("classes"):
+            lines.append(("chance", 1 / float(facts["classes"])))
+        if facts.get("target_accuracy"):
+            lines.append(("target", float(facts["target_accuracy"])))
+        if lines:
+            marks[str(workload)] = pd.DataFrame(lines, columns=["label", "value"])
+    return marks
+
+
+def _charts(rows: pd.DataFrame, metric_name: str, experiment: str,
+            marks: dict[str, pd.DataFrame]) -> tuple[list[ChartBlock], list[str]]:
+    """A chart per machine and workload, or a sentence where a chart would show nothing."""
+    metric = get_metric(metric_name)
+    charts, notes = [], []
+    for (machine, workload), group in rows.groupby(["machine", "workload"], sort=True):
+        title = f"{workload}: {metric.words} on {machine}"
+        if reason := empty_reason(group, metric_name):
+            notes.append(f"{workload} on {machine}: {reason}")
+            continue
+        chart = result_chart(group, metric_name, title,
+                             marks.get(str(workload)) if is_accuracy(metric_name) else None)
+        chart_id = f"{experiment}-{metric_name}-{workload}-{short_hash(machine)}"
+        charts.append(chart_block(chart_id, chart))
+    return charts, notes
+
+
+def metric_sections(summary: pd.DataFrame, experiment: str,
+                    marks: dict[str, pd.DataFrame] | None = None,
+                    missed: Set[tuple[str, str]] = frozenset()) -> list[dict]:
+    """One section per scalar metric: a chart per machine and workload, then a table whose
+    rows of a cell in `missed` (run_id, cell_id) say it did not reach its target."""
+    sections = []
+    for metric_name in sorted(summary["metric"].unique()):
+        metric = get_metric(metric_name)
+        best_first = metric.direction is not Direction.HIGHER
+        rows = summary[summary["metric"] == metric_name].sort_values(
+            ["machine", "workload", "median", "system"], ascending=[True, True, best_first, True])
+        notes = []
+        if metric_name in FASTEST_ONLY:
+            rows = fastest_rows(rows)
+            notes.append("Shown for each framework's fastest (compiled) mode only: an eager "
+                         "or default mode has nothing to pay back.")
+        if rows.empty:
+            continue
+        charts, empty = _charts(rows, metric_name, experiment, marks or {})
+        table = _rows(rows, missed)
+        columns, common = table_columns(table, metric.unit)
+        sections.append({
+            "heading": metric.heading, "anchor": f"metric-{metric.name}",
+            "description": metric_ids_in_words(metric.description), "charts": charts, "rows": table,
+            "columns": columns, "common": common, "notes": notes + empty,
+        })
+    return sections
+
+
+def curve_blocks(source: Source, experiment: str) -> list[ChartBlock]:
+    """Per-epoch curves (metrics recorded per step), one chart per metric, workload, machine."""
+    obs = source.observations
+    stepped = obs[(obs["experiment"] == experiment) & obs["step"].notna()].copy()
+    if stepped.empty:
+        return []
+    stepped["system"] = [system_name(f, b) for f, b in
+                         zip(stepped["framework"], stepped["backend"], strict=True)]
+    cells = source.cells.drop_duplicates(["run_id", "cell_id"])
+    labels = {(r, c): variant_label(row) for (r, c), row in
+              zip(zip(cells["run_id"], cells["cell_id"], strict=True), cells.to_dict("records"),
+                  strict=True)}
+    stepped["variant"] = [labels[key] for key in
+                          zip(stepped["run_id"], stepped["cell_id"], strict=True)]
+    stepped["machine"] = [machine_label(source.run(r).environment, d)
+                          for r, d in zip(stepped["run_id"], stepped["device"], strict=True)]
+    blocks = []
+    keys = ["metric", "workload", "machine"]
+    for (metric_name, workload, machine), group in stepped.groupby(keys, sort=True):
+        unit = "epoch" if str(metric_name).startswith("epoch_") else "step"
+        title = f"{workload}: {get_metric(str(metric_name)).words} per {unit} on {machine}"
+        chart_id = f"{experiment}-{metric_name}-{workload}-{short_hash(machine)}-curve"
+        blocks.append(chart_block(chart_id, curve_chart(group, str(metric_name), title)))
+    return blocks
+
+
+def not_ok_rows(source: Source, experiment: str) -> list[dict]:
+    """Cells that failed, were skipped or unsupported, with the recorded reason."""
+    cells = source.cells
+    cells = cells[(cells["experiment"] == experiment) & (cells["status"] != CellStatus.OK.value)]
+    rows = []
+    for _, cell in cells.sort_values(["workload", "framework", "backend"]).iterrows():
+        rows.append({
+            "machine": machine_label(source.run(cell["run_id"]).environment, cell["device"]),
+            "workload": cell["workload"], "system": system_name(cell["framework"],
+                                                                cell["backend"]),
+            "variant": variant_label(cell),
+            "status": status_label(cell["status"], cell["reason"] or ""),
+            "reason": cell["reason"] or "(none recorded)",
+        })
+    return rows
+
+
+def code_tabs(source: Source, experiment: str) -> list[dict]:
+    """One tab per code file the experiment's cells ran, from the run's snapshot."""
+    cells = source.cells[source.cells["experiment"] == experiment]
+    tabs: dict[str, dict] = {}
+    for _, cell in cells.sort_values(["framework", "run_id"]).iterrows():
+        path = cell["code_path"]
+        if not isinstance(path, str) or not path or path in tabs:
+            continue
+        code = source.run(cell["run_id"]).code_text(path)
+        if code is None:
+            continue
+        longest = max((len(m) for m in re.findall(r"`+", code)), default=0)
+        tabs[path] = {
+            "name": cell["framework"], "path": path, "code": code.rstrip("\n"),
+            "sha256": hashlib.sha256(code.encode()).hexdigest(),
+            "fence": "`" * max(3, longest + 1),
+        }
+    return list(tabs.values())
+
+
+def history_rows(summary: pd.DataFrame, past: pd.DataFrame) -> tuple[list[str], list[dict]]:
+    """The releases, and one row per cell and metric of this page that another release also
+    holds: its labels and each release's result ID and median."""
+    known = past[past["cell_id"].isin(set(summary["cell_id"]))]
+    held = known.groupby(["cell_id", "metric"])["release"].nunique()
+    known = known.set_index(["cell_id", "metric"]).loc[held[held > 1].index].reset_index()
+    releases = sorted(set(known["release"]))
+    labels = summary.drop_duplicates(["cell_id", "metric"]).set_index(["cell_id", "metric"])
+    rows = []
+    for (cell_id, metric), group in known.groupby(["cell_id", "metric"], sort=True):
+        here = labels.loc[(cell_id, metric)] if (cell_id, metric) in labels.index else None
+        by_release = {r.release: f"{r.result_id}: {format_number(r.median)}"
+                      for r in group.itertuples(index=False)}
+        rows.append({
+            "what": (f"{here['workload']} · {here['system']} · {here['variant']}"
+                     if here is not None else cell_id),
+            "metric": get_metric(str(metric)).label if metric in summary["metric"].values
+            else str(metric).replace("_", " "),
+            "cells": [by_release.get(r, "—") for r in releases],
+        })
+    return releases, rows
+
+
+def page_caveats(source: Source, experiment: str) -> list[str]:
+    """What a reader must know before reading this experiment's numbers."""
+    cells = source.cells[source.cells["experiment"] == experiment]
+    caveats = []
+    if experiment == "data-parallel" and set(cells["device"]) <= {"cpu"}:
+        caveats.append("**Not measurable on a CPU.** Data parallelism needs two real "
+                       "devices; here the workers are logical devices sharing the same cores, "
+                       "so scaling efficiency and time per epoch show each strategy's "
+                       "overhead, not a speed-up.")
+    if experiment == "export" and len(cells):
+        batches = ", ".join(str(b) for b in sorted(set(cells["batch_size"])))
+        caveats.append(f"**Batch sizes.** Artifact latency is one sample per call (batch 1); "
+                       f"artifact throughput runs at the batch size the rows name "
+                       f"({batches}).")
+    return caveats
+
+
+def export_formats(source: Source, summary: pd.DataFrame) -> list[dict]:
+    """Which export formats work in each framework: status, and the artifact's largest
+    difference from the eager model."""
+    cells = source.cells[source.cells["experiment"] == "export"]
+    deviation = summary[summary["metric"] == "artifact_max_abs_diff"].set_index(
+        ["run_id", "cell_id"])["median"]
+    rows = []
+    for cell in cells.sort_values(["framework", "backend", "export_format"]).to_dict("records"):
+        key = (cell["run_id"], cell["cell_id"])
+        works = cell["status"] == CellStatus.OK.value
+        rows.append({
+            "system": system_name(cell["framework"], cell["backend"]),
+            "format": format_label(str(cell["export_format"])),
+            "works": "yes" if works else status_label(cell["status"], cell["reason"] or ""),
+            "deviation": f"{deviation[key]:.3g}" if key in deviation.index else "—",
+            "reason": "" if works else (cell["reason"] or "(none recorded)"),
+        })
+    return rows

@@ -1,0 +1,292 @@
+"""The home page: a summary chart, then each question's verdicts (report/verdicts/answers.py) per
+machine, with their evidence; the words are in templates/index.md.j2."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from dlbench.core.judging import PRACTICAL_THRESHOLD, Decision, Regime
+from dlbench.core.metrics import Direction, is_timing_unit, reader_label
+from dlbench.core.modes import comparison_words, group_words
+from dlbench.core.questions import QUESTIONS as EXPERIMENT_QUESTIONS
+from dlbench.core.schema import system_label
+from dlbench.core.verdict_engine import busy_processes
+from dlbench.core.words import counts, plural
+from report.render.charts import summary_chart
+from report.pages.experiment import experiment_title, result_anchor
+from report.verdicts.first_published import first_published, rules_changed
+from report.pages.registry import Page, PageInputs, page
+from report.render.jinja import ChartBlock, chart_block, render
+from report.inputs.source import Source, source_designs, source_processes
+from report.inputs.summary import format_number, machine_label
+from report.verdicts.data import controls_summary
+from report.verdicts.answers import QUESTIONS, Pairing, Verdict, VerdictOutcome, Verdicts, judge_page
+
+
+def load_questions() -> dict[str, dict]:
+    """The question each experiment answers (dlbench/core/questions.py), in suite order."""
+    return {name: {"question": question} for name, question in EXPERIMENT_QUESTIONS.items()}
+
+
+def source_judgement(source: Source) -> Verdicts:
+    """The home page's verdicts of a release and its A/A controls, each run judged at the
+    looks of its own design."""
+    return judge_page(source.observations, source.cells,
+                      environments={run.run_id: run.environment for run in source.runs},
+                      processes=source_processes(source), designs=source_designs(source))
+
+
+def source_verdicts(source: Source) -> list[Verdict]:
+    """The home page's verdicts of a release."""
+    return source_judgement(source).answers
+
+
+def _evidence(verdict: Verdict, experiment: str, ids: dict[tuple, str]) -> str:
+    unit = "" if verdict.unit == "fraction" else f" {verdict.unit}"
+    parts = []
+    for standing in verdict.standings:
+        s = standing.summary
+        variant = standing.cell_id.split(":")[3] if standing.cell_id.count(":") >= 4 else ""
+        text = (f"{standing.contender}" + (f" ({variant})" if variant else "")
+                + f": {format_number(s.median)}{unit} (95% CI "
+                f"{format_number(s.ci_low)}–{format_number(s.ci_high)}, n={s.n})")
+        result_id = ids.get((verdict.run_id, standing.cell_id, verdict.metric))
+        if result_id:
+            text += f" [{result_id}](experiments/{experiment}.md#{result_anchor(result_id)})"
+        parts.append(text)
+    return "<br>".join(parts) or "—"
+
+
+def _better_word(verdict: Verdict) -> str:
+    if is_timing_unit(verdict.unit):
+        return "faster"
+    words = reader_label(verdict.metric).split(" (")[0]
+    return f"{'lower' if verdict.direction is Direction.LOWER else 'higher'} {words}"
+
+
+def _percent(fraction: float) -> str:
+    """0.003 -> '0.3%', 0.25 -> '25%'; empty when not recorded."""
+    if math.isnan(fraction):
+        return ""
+    return f"{fraction:.1%}" if fraction < 0.01 else f"{fraction:.0%}"
+
+
+def _times(value: float) -> str:
+    """A ratio as a reader reads it: 2.3x, 1.07x, 153x."""
+    return "n/a" if math.isnan(value) else f"{format_number(value)}x"
+
+
+def _processes(pairing: Pairing) -> str:
+    """'3 processes each', or '3 and 6 processes' when the sides differ."""
+    n_a, n_b = pairing.judgement.test.n_a, pairing.judgement.test.n_b
+    return f"{plural(n_a, 'process')} each" if n_a == n_b else counts([n_a, n_b], "process")
+
+
+def _pair_words(pairing: Pairing) -> dict:
+    """One pairing's ratio, adjusted interval, coverage and processes, in words."""
+    low, high = pairing.advantage_interval()
+    return {"other": system_label(pairing.other), "ratio": _times(pairing.advantage),
+            "low": _times(low), "high": _times(high),
+            "confidence": f"{pairing.judgement.confidence:.1%}".replace(".0%", "%"),
+            "processes": _processes(pairing), "look": pairing.judgement.look}
+
+
+def _answer(verdict: Verdict) -> dict:
+    """What the template needs to say the verdict in one sentence: the closest pairing
+    decides a winner; the first undecided one is why an answer is inconclusive."""
+    closest = min(verdict.pairings, key=lambda p: p.advantage, default=None)
+    undecided = next((p for p in verdict.pairings
+                      if p.judgement.decision in (Decision.UNDECIDED, Decision.INCONCLUSIVE)),
+                     None)
+    shown = undecided if verdict.outcome is VerdictOutcome.INCONCLUSIVE else closest
+    return {
+        "outcome": verdict.outcome.value, "winner": system_label(verdict.winner or ""),
+        "best": system_label(verdict.standings[0].contender) if verdict.standings else "",
+        "leaders": ", ".join(system_label(c) for c in verdict.leaders),
+        "better": _better_word(verdict),
+        "pair": _pair_words(shown) if shown else None,
+        "others": len(verdict.pairings) - 1,
+        "untestable": bool(shown and shown.judgement.test.note),
+        "threshold": f"{verdict.threshold:.0%}",
+        "needed": verdict.needed,
+        "reason": verdict.reason, "regime": verdict.regime.value,
+        "overhead": verdict.regime is Regime.OVERHEAD_BOUND,
+        "peak_pct": _percent(verdict.peak_fraction),
+    }
+
+
+def _row(verdict: Verdict, source: Source, experiment: str, ids: dict[tuple, str]) -> dict:
+    return {
+        "machine": machine_label(source.run(verdict.run_id).environment, verdict.device),
+        "group": group_words(verdict.group),
+        "answer": _answer(verdict),
+        "evidence": _evidence(verdict, experiment, ids),
+    }
+
+
+def result_ids(summary: pd.DataFrame) -> dict[tuple, str]:
+    """(run, cell, metric) -> the result ID a page links to."""
+    return {(r, c, m): i for r, c, m, i in zip(summary["run_id"], summary["cell_id"],
+                                              summary["metric"], summary["result_id"],
+                                              strict=True)}
+
+
+def threshold_words(found: list[Verdict]) -> str:
+    """The practical thresholds the page's families used, e.g. '5%, 7.2% where the A/A
+    noise floor was larger'."""
+    used = sorted({round(v.threshold, 3) for v in found if v.pairings})
+    if not used:
+        return "5%"
+    larger = [f"{t:.1%}" for t in used if t > PRACTICAL_THRESHOLD + 1e-9]
+    return "5%" + (f"; {', '.join(larger)} where the A/A noise floor was larger"
+                   if larger else "")
+
+
+def busy_left_out(source: Source) -> int:
+    """How many processes stayed flagged busy and are left out of the answers."""
+    return len(busy_processes(source_processes(source)))
+
+
+#: What a question's contest compares, in a reader's word.
+CONTEST_WORDS = {"system": "system", "precision": "precision", "mode": "mode"}
+
+
+def one_sided(verdict: Verdict) -> bool:
+    """Whether a verdict's group measured one contender only (nothing to compare)."""
+    return verdict.outcome is VerdictOutcome.INSUFFICIENT_DATA and len(verdict.standings) == 1
+
+
+def one_sided_groups(found: list[Verdict]) -> dict | None:
+    """The question groups that measured one contender only, counted in one line below the
+    answers (they answer nothing); None when there are none."""
+    lonely = [v for v in found if one_sided(v)]
+    if not lonely:
+        return None
+    contests = {q.key: q.contest for q in QUESTIONS}
+    used = {contests.get(v.question, "") for v in lonely}
+    kinds = [word for contest, word in CONTEST_WORDS.items() if contest in used] or ["contender"]
+    return {"line": f"{plural(len(lonely), 'question group')} measured one "
+                    f"{' or '.join(kinds)} only",
+            "rows": [{"title": v.title, "group": group_words(v.group),
+                      "only": system_label(v.standings[0].contender)} for v in lonely]}
+
+
+def question_blocks(source: Source, summary: pd.DataFrame,
+                    found: list[Verdict] | None = None) -> list[dict]:
+    """One block per question that has answers in the release, one row per verdict; groups
+    that measured one contender only are left to one_sided_groups."""
+    ids = result_ids(summary)
+    found = source_verdicts(source) if found is None else found
+    blocks = []
+    for question in QUESTIONS:
+        mine = [v for v in found if v.question == question.key and not one_sided(v)]
+        if mine:
+            blocks.append({
+                "title": question.title, "metric_label": reader_label(question.metric),
+                "experiment": experiment_title(question.experiment),
+                "page": f"experiments/{question.experiment}.md",
+                "rows": [_row(v, source, question.experiment, ids) for v in mine],
+            })
+    return blocks
+
+
+def tally(found: list[Verdict]) -> dict | None:
+    """How the answers that compare measured contenders came out, and the processes per cell
+    behind them ("3", or "2-5" when cells differ); None when no answer compares any."""
+    compared = [v for v in found if v.pairings]
+    if not compared:
+        return None
+    count = {o: sum(v.outcome is o for v in compared) for o in VerdictOutcome}
+    processes = sorted({s.summary.n for v in compared for s in v.standings})
+    return {"total": len(compared), "winner": count[VerdictOutcome.WINNER],
+            "tied": count[VerdictOutcome.NO_MEANINGFUL_DIFFERENCE],
+            "inconclusive": count[VerdictOutcome.INCONCLUSIVE],
+            "processes": (plural(processes[0], "process") if len(processes) == 1
+                          else f"{processes[0]}-{processes[-1]} processes")}
+
+
+def summary_frame(found: list[Verdict]) -> pd.DataFrame:
+    """Each framework's distance from the best, per question and group (framework contests)."""
+    frameworks = {q.key for q in QUESTIONS if q.contest == "system"}
+    rows = []
+    for verdict in found:
+        if len(verdict.standings) < 2 or verdict.question not in frameworks:
+            continue
+        best = verdict.standings[0].summary.median
+        group = dict(verdict.group)
+        label = f"{reader_label(verdict.metric)} · {group.get('workload', '')}"
+        if "mode_class" in group:
+            label += f" · {comparison_words(str(group['mode_class']))}"
+        for standing in verdict.standings:
+            s = standing.summary
+            if best <= 0 or s.median <= 0 or s.ci_low <= 0:
+                continue
+            lower = verdict.direction is Direction.LOWER
+            scale = (lambda x: x / best) if lower else (lambda x: best / x)
+            low, high = sorted((scale(s.ci_low), scale(s.ci_high)))
+            rows.append({"question": label, "system": standing.contender,
+                         "relative": scale(s.median), "low": low, "high": high,
+                         "outcome": verdict.outcome.value})
+    return pd.DataFrame(rows, columns=["question", "system", "relative", "low", "high",
+                                       "outcome"])
+
+
+def summary_block(found: list[Verdict]) -> ChartBlock | None:
+    """The home page's opening chart, or None when no framework contest has data."""
+    frame = summary_frame(found)
+    return chart_block("home-summary", summary_chart(frame)) if len(frame) else None
+
+
+def _group_key(group: dict | tuple, with_mode_class: bool) -> tuple:
+    items = group.items() if isinstance(group, dict) else group
+    return tuple(sorted((k, str(v)) for k, v in items if with_mode_class or k != "mode_class"))
+
+
+def changed_answers(release: str, found: list[Verdict]) -> list[dict] | None:
+    """Answers that differ from the release's first published ones; None without a record.
+    A record from before mode classes (2026.12) is matched without them."""
+    record = first_published(release)
+    if record is None:
+        return None
+    by_mode = any("mode_class" in q["group"] for q in record["questions"])
+    original = {(q["question"], q["run_id"], q["device"], _group_key(q["group"], by_mode)): q
+                for q in record["questions"]}
+    changes = []
+    for verdict in found:
+        key = (verdict.question, verdict.run_id, verdict.device,
+               _group_key(verdict.group, by_mode))
+        old = original.get(key)
+        if old is None:
+            continue
+        before = old["winner"] or old["outcome"].replace("significant", "meaningful")
+        after = verdict.winner or verdict.outcome.value
+        if before != after:
+            changes.append({"title": verdict.title,
+                            "group": group_words(verdict.group),
+                            "before": before, "after": after})
+    return changes
+
+
+def experiment_links(summary: pd.DataFrame, questions: dict[str, dict]) -> list[dict]:
+    """Every experiment of the release with its question and page."""
+    return [{"title": experiment_title(e), "page": f"experiments/{e}.md",
+             "question": (questions.get(e) or {}).get("question", "")}
+            for e in sorted(set(summary["experiment"]))]
+
+
+@page("index.md")
+def home_page(inputs: PageInputs) -> Page:
+    """The home page, and its summary chart."""
+    source, found = inputs.source, inputs.judged.answers
+    chart = summary_block(found)
+    text = render(inputs.env, "index.md.j2",
+                  questions=question_blocks(source, inputs.summary, found),
+                  experiments=experiment_links(inputs.summary, inputs.questions),
+                  one_sided=one_sided_groups(found), summary_chart=chart, tally=tally(found), thresholds=threshold_words(found),
+                  risk=inputs.calibration.risk, controls=controls_summary(inputs.judged.controls),
+                  busy_left_out=busy_left_out(source), multiple_machines=len(source.runs) > 1,
+                  changes=changed_answers(source.name, found),
+                  rules_changed=rules_changed(source.name), **inputs.common)
+    return Page(text, (chart,) if chart is not None else ())

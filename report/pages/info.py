@@ -1,0 +1,252 @@
+"""The environment, methodology (fairness manifest), downloads (data dictionary) and cite pages."""
+
+from __future__ import annotations
+
+import json
+
+from dlbench.core.calibration import POWER_RATIOS
+from dlbench.core.metrics import METRICS
+from dlbench.core.schema import CELL_COLUMNS, OBSERVATION_COLUMNS
+from dlbench.core.systems import frameworks, keras_backends, system_name
+from report.pages.cite import result_citation
+from report.pages.experiment import experiment_title
+from report.render.labels import environment_key, environment_value, metric_ids_in_words, status_label
+from report.pages.registry import Page, PageInputs, page
+from report.render.jinja import render
+from report.inputs.source import Source
+from report.inputs.summary import SUMMARY_COLUMNS, machine_label, variant_label
+from report.verdicts.data import control_rows
+
+#: What each column of the downloadable tables means (the data dictionary).
+COLUMN_DESCRIPTIONS = {
+    "schema_version": "Version of the table layout; older versions are migrated on load.",
+    "run_id": "The run (one invocation of the runner on one machine) the row comes from.",
+    "cell_id": "Stable ID of the cell: experiment:workload:framework:variant:device.",
+    "config_id": "Hash of everything the cell measures (sizes, epochs, timing windows, "
+                 "variant, device, parameters): cells compare only when it is equal.",
+    "experiment": "The question measured, e.g. training.",
+    "workload": "Model × dataset × hyper-parameters, e.g. mlp-digits.",
+    "framework": f"{', '.join(frameworks())}.",
+    "backend": f"The backend Keras ran on ({', '.join(keras_backends())}); else empty.",
+    "system": "Framework and backend as one name, e.g. keras-torch.",
+    "variant": "The variant columns as one label.",
+    "precision": "Numeric precision policy: fp32, bf16 or fp16.",
+    "mode": "Execution mode, e.g. default, eager, graph, compiled.",
+    "batch_size": "Samples per batch.",
+    "workers": "Data-parallel workers.",
+    "export_format": "Export format, for the export experiment; else empty.",
+    "device": "cpu or cuda.",
+    "machine": "The device's hardware, from the run's environment.",
+    "repeat": "Index of the repeat (independent measurement) of the cell.",
+    "step": "Epoch index for per-epoch metrics; empty for per-repeat values.",
+    "metric": "Name of the metric; see the metrics dictionary.",
+    "value": "The measured value, in the metric's unit.",
+    "unit": "Unit of the value.",
+    "status": "How the cell ended: ok, failed, skipped or unsupported.",
+    "reason": "Why a cell failed, was skipped or is unsupported.",
+    "stderr_tail": "The last lines the cell's process wrote to stderr.",
+    "repeats": "Repeats asked for.",
+    "wall_time_s": "Wall time of the whole cell process, in seconds.",
+    "started_at": "When the cell started (ISO 8601, UTC).",
+    "threads": "Threads every framework was given.",
+    "code_path": "The framework code file the cell ran, relative to the project.",
+    "code_sha256": "SHA-256 of that file as it ran.",
+    "config_json": "The cell's full configuration, as JSON.",
+    "fairness_json": "The cell's fairness manifest, as JSON.",
+    "details_json": "Extra facts the cell reported (e.g. parity outputs), as JSON.",
+    "ci_low": "Lower end of the 95% bootstrap confidence interval of the median.",
+    "ci_high": "Upper end of the 95% bootstrap confidence interval of the median.",
+    "result_id": "Permanent ID of the result, <release>-NNNN.",
+    "n": "Number of repeats summarised.",
+    "median": "Median of the repeats.",
+    "low": "Minimum of the repeats.",
+    "high": "Maximum of the repeats.",
+    "cv": "Coefficient of variation of the repeats (standard deviation / mean).",
+    "detectable_ratio": "The smallest ratio these processes detect against an equally noisy "
+                        "cell with as many processes (80% power at the 5% level, Welch on log "
+                        "values): the result's resolution.",
+}
+
+LONG_LIST = 8  # longer lists are shortened on the environment page (downloads keep them)
+
+TABLES = [
+    ("results", "one result: a metric of a cell in a run, summarised over repeats"),
+    ("observations", "one measured value: a metric of a cell in one repeat (and epoch)"),
+    ("cells", "one cell of a run: configuration, status and fairness manifest"),
+]
+
+
+def _flatten(value: object, prefix: str = "") -> list[tuple[str, str]]:
+    if isinstance(value, dict):
+        rows = []
+        for key in sorted(value):
+            rows += _flatten(value[key], f"{prefix}.{key}" if prefix else str(key))
+        return rows
+    if isinstance(value, list) and any(isinstance(v, dict) for v in value):
+        rows = []
+        for index, item in enumerate(value):
+            rows += _flatten(item, f"{prefix}[{index}]")
+        return rows
+    if isinstance(value, list) and len(value) > LONG_LIST:
+        value = [f"{len(value)} entries:", *value[:3], "…", value[-1]]
+    text = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+    return [(prefix or "value", text if text else "(empty)")]
+
+
+def _labelled(rows: list[tuple[str, str]], group: str) -> list[tuple[str, str]]:
+    """Setting/value rows in a reader's words (report.render.labels)."""
+    return [(environment_key(key, group), environment_value(key, value, group))
+            for key, value in rows]
+
+
+def _groups(value: dict, general: str) -> list[dict]:
+    """Top-level scalars as one group, then one group per nested section."""
+    scalars = {k: v for k, v in value.items() if not isinstance(v, (dict, list))
+               or (isinstance(v, list) and not any(isinstance(i, dict) for i in v))}
+    groups = [{"title": general, "rows": _labelled(_flatten(scalars), "")}] if scalars else []
+    for key in sorted(k for k in value if k not in scalars):
+        rows = _labelled(_flatten(value[key]), key)
+        groups.append({"title": environment_key(key), "anchor": key.replace("_", "-"),
+                       "rows": rows or [("(none)", "none")]})
+    if groups:
+        groups[0]["anchor"] = general
+    return groups
+
+
+def environment_runs(source: Source) -> list[dict]:
+    """Each run's environment and run settings, as titled groups of setting/value rows."""
+    runs = []
+    for run in source.runs:
+        devices = sorted(set(source.cells.loc[source.cells["run_id"] == run.run_id, "device"]))
+        machine = "; ".join(machine_label(run.environment, d) for d in devices or ["cpu"])
+        groups = _groups(run.environment, "machine") + _groups(run.info, "run")
+        runs.append({"run_id": run.run_id, "machine": machine, "groups": groups})
+    return runs
+
+
+#: The fairness manifest's columns: header and key, in reading order.
+MANIFEST_COLUMNS = [
+    ("Machine", "machine"), ("Workload", "workload"), ("Framework", "system"),
+    ("Variant", "variant"), ("Status", "status"), ("Timer includes", "timer_includes"),
+    ("Precision", "precision_policy"), ("Compile mode", "compile_mode"),
+    ("Data pipeline", "data_pipeline"), ("Threads", "threads"), ("Batch", "batch_size"),
+    ("Notes", "notes"),
+]
+BLANK = ("", "—", "None")
+#: Long texts that repeat down a column are numbered, and each said once below the table.
+LONG_TEXT = 60
+
+
+def _footnotes(rows: list[dict], columns: list[tuple[str, str]]) -> list[dict]:
+    """Replace each long repeated text of a column by its number; the texts by column."""
+    legends = []
+    for header, key in columns:
+        texts = list(dict.fromkeys(row[key] for row in rows))
+        if len(texts) == len(rows) or max(len(t) for t in texts) < LONG_TEXT:
+            continue
+        for row in rows:
+            row[key] = f"{header[:1]}{texts.index(row[key]) + 1}"
+        legends.append({"header": header, "texts": [(f"{header[:1]}{i + 1}", t)
+                                                    for i, t in enumerate(texts)]})
+    return legends
+
+
+def _manifest_row(source: Source, cell: dict) -> dict:
+    """One cell's fairness manifest as the table's values."""
+    fairness = json.loads(cell["fairness_json"] or "{}")
+    row = {
+        "machine": machine_label(source.run(cell["run_id"]).environment, cell["device"]),
+        "workload": cell["workload"], "system": system_name(cell["framework"], cell["backend"]),
+        "variant": variant_label(cell), "status": status_label(cell["status"],
+                                                               cell["reason"] or ""),
+        "threads": fairness.get("threads", cell["threads"]),
+        "batch_size": fairness.get("batch_size", cell["batch_size"]),
+    }
+    for key in ("timer_includes", "precision_policy", "compile_mode", "data_pipeline", "notes"):
+        row[key] = fairness.get(key) or "—"
+    return {key: metric_ids_in_words(str(value)) for key, value in row.items()}
+
+
+def _merge_workloads(rows: list[dict], keys: list[str]) -> list[dict]:
+    """Rows that differ only by workload, as one row naming every workload."""
+    merged: dict[tuple, dict] = {}
+    for row in rows:
+        key = tuple(row[k] for k in keys if k != "workload")
+        if key in merged:
+            merged[key]["workload"] += ", " + row["workload"]
+        else:
+            merged[key] = dict(row)
+    return list(merged.values())
+
+
+def manifest_blocks(source: Source) -> list[dict]:
+    """The fairness manifest of every cell, one compact table per experiment: blank columns
+    dropped, a value every cell shares said once above the table."""
+    blocks = []
+    cells = source.cells.sort_values(["experiment", "workload", "framework", "backend"])
+    for experiment, group in cells.groupby("experiment", sort=True):
+        rows = [_manifest_row(source, cell) for cell in group.to_dict("records")]
+        shared = [(header, rows[0][key]) for header, key in MANIFEST_COLUMNS
+                  if len({row[key] for row in rows}) == 1 and rows[0][key] not in BLANK]
+        columns = [(header, key) for header, key in MANIFEST_COLUMNS
+                   if len({row[key] for row in rows}) > 1
+                   and any(row[key] not in BLANK for row in rows)]
+        rows = _merge_workloads(rows, [k for _, k in columns])
+        legends = _footnotes(rows, columns)
+        blocks.append({"title": experiment_title(str(experiment)),
+                       "anchor": f"fairness-{experiment}", "cells": len(group),
+                       "shared": shared, "columns": columns, "rows": rows,
+                       "legends": legends})
+    return blocks
+
+
+def column_rows() -> list[dict]:
+    """The data dictionary of the columns of every downloadable table."""
+    tables = {"results": SUMMARY_COLUMNS, "observations": OBSERVATION_COLUMNS,
+              "cells": CELL_COLUMNS}
+    names: list[str] = []
+    for columns in tables.values():
+        names += [c for c in columns if c not in names]
+    return [{
+        "name": name,
+        "tables": ", ".join(t for t, columns in tables.items() if name in columns),
+        "description": COLUMN_DESCRIPTIONS.get(name, "(undocumented column)"),
+    } for name in names]
+
+
+def legacy_protocol_runs(source: Source) -> list[str]:
+    """Runs measured before repeats were independent processes (no process policy recorded)."""
+    return [run.run_id for run in source.runs if "processes_policy" not in run.info]
+
+
+@page("environment.md")
+def environment_page(inputs: PageInputs) -> Page:
+    """The environment of each run."""
+    return Page(render(inputs.env, "environment.md.j2", runs=environment_runs(inputs.source),
+                       **inputs.common))
+
+
+@page("methodology.md")
+def methodology_page(inputs: PageInputs) -> Page:
+    """The fairness manifest, the verdicts' error rates and the A/A controls."""
+    return Page(render(inputs.env, "methodology.md.j2", manifests=manifest_blocks(inputs.source),
+                       calibration=inputs.calibration.rows, power_ratios=POWER_RATIOS,
+                       control_rows=control_rows(inputs.judged.controls),
+                       legacy_runs=legacy_protocol_runs(inputs.source), **inputs.common))
+
+
+@page("downloads.md")
+def downloads_page(inputs: PageInputs) -> Page:
+    """The downloadable tables and their data dictionary."""
+    return Page(render(inputs.env, "downloads.md.j2", metrics=list(METRICS.values()),
+                       columns=column_rows(), tables=[{"name": n, "row": r} for n, r in TABLES],
+                       **inputs.common))
+
+
+@page("cite.md")
+def cite_page(inputs: PageInputs) -> Page:
+    """How to cite the release, with its first result as the example."""
+    summary = inputs.summary
+    example = None if inputs.source.draft or summary.empty else \
+        result_citation(summary.iloc[0], inputs.cite)
+    return Page(render(inputs.env, "cite.md.j2", example=example, **inputs.common))

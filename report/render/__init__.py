@@ -1,0 +1,1 @@
+"""Rendering parts: jinja2 environment, charts, static SVGs, reader's words."""

@@ -1,0 +1,70 @@
+"""Rendering helpers: the jinja2 environment over templates/ and chart embedding."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import altair as alt
+import jinja2
+
+from dlbench.core.words import plural
+
+
+@dataclass(frozen=True)
+class ChartBlock:
+    """A chart as the page embeds it, and its spec for the static SVG."""
+
+    chart_id: str
+    spec: dict
+
+    @property
+    def svg(self) -> str:
+        """File name of the static SVG, under site_src/charts/."""
+        return f"{self.chart_id}.svg"
+
+    @property
+    def html(self) -> str:
+        """A div holding the spec in an escaped data attribute (drawn by charts.js)."""
+        text = json.dumps(self.spec, sort_keys=True, separators=(",", ":"))
+        return (f'<div class="dlbench-chart" id="chart-{self.chart_id}" '
+                f'data-spec="{html.escape(text, quote=True)}"></div>')
+
+
+def chart_block(chart_id: str, chart: alt.TopLevelMixin) -> ChartBlock:
+    """Embed an altair chart under a stable ID. Not validated here (a third of a build's
+    time): tests/test_site_build.py checks every chart against the Vega-Lite schema."""
+    return ChartBlock(slug(chart_id), chart.to_dict(validate=False))
+
+
+def slug(text: str) -> str:
+    """Lower-case letters, digits and single dashes."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def table_cell(value: object) -> str:
+    """Text safe inside a Markdown table cell: no pipes, no line breaks."""
+    return str(value).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
+def environment(templates_dir: Path) -> jinja2.Environment:
+    """The jinja2 environment: Markdown output, strict about undefined names."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir)),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+    env.filters["cell"] = table_cell
+    env.filters["plural"] = plural  # {{ n | plural("cell") }}: "1 cell", "2 cells"
+    return env
+
+
+def render(env: jinja2.Environment, template: str, **context: object) -> str:
+    """One template rendered, ending in exactly one newline."""
+    return env.get_template(template).render(**context).strip() + "\n"

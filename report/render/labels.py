@@ -1,0 +1,106 @@
+"""Reader's words for modes, precisions, statuses and environment keys: the one owner.
+
+Metric labels live in the metric registry (dlbench.core.metrics); everything else a page shows
+in place of an identifier is named here. Raw identifiers stay in the downloads and the
+data dictionary.
+"""
+
+from __future__ import annotations
+
+import re
+
+from dlbench.core.metrics import METRICS
+from dlbench.core.systems import format_words, mode_words
+
+#: Execution modes in a reader's words (the id stays in cell IDs and downloads): the modes
+#: every framework shares, then each framework's own (its declaration, dlbench.core.systems).
+MODE_LABELS = {"default": "default mode", "eager": "eager", "one-step": "one step",
+               "mixed": "mixed", **mode_words()}
+#: Export formats in a reader's words, from each system's declaration.
+FORMAT_LABELS = format_words()
+#: Settings of a run's environment in a reader's words, with the unit in the label.
+ENVIRONMENT_LABELS = {
+    "hostname_sha256": "host (hashed name)", "memory_gib": "memory (GiB)",
+    "os": "operating system", "platform": "platform", "python": "Python", "gpus": "GPUs",
+    "fp32_flops": "fp32 peak (GFLOP/s)", "bf16_flops": "bf16 peak (GFLOP/s)",
+    "fp16_flops": "fp16 peak (GFLOP/s)", "probe": "how the peak was measured",
+    "amx": "AMX units", "arch": "architecture", "avx512_bf16": "AVX-512 bf16",
+    "avx512f": "AVX-512", "logical_cores": "logical cores", "physical_cores": "physical cores",
+    "usable_cores": "usable cores", "model": "model", "commit": "commit",
+    "dirty": "uncommitted changes", "measurement_code_dirty": "measurement code changed",
+    "citable": "citable", "device": "device", "finished_at": "finished (UTC)",
+    "started_at": "started (UTC)", "order_seed": "seed of the process order",
+    "planned_cells": "cells planned", "process_order": "process order", "run_id": "run",
+    "status": "status", "wall_time_s": "wall time (s)", "override": "overridden",
+    "preview": "preview", "processes_per_cell": "processes per cell", "suite": "suite",
+    "suite_processes": "the suite's processes per cell", "data_dir": "data directory",
+    "experiments": "experiments", "frameworks": "frameworks", "plan": "plan",
+    "repeats": "processes asked for", "threads": "threads", "timeout_s": "time-out (s)",
+    "workloads": "workloads", "at": "when", "cells": "cells", "reason": "reason",
+    "single_process_experiments": "experiments measured once", "cpu": "CPU",
+    "compute_peak": "measured compute peak", "environment_variables": "environment variables",
+    "git": "git", "packages": "packages", "processes_policy": "processes per cell",
+    "remeasured": "re-measured", "request": "what the run was asked for",
+}
+#: Groups whose keys are names in their own right (variables, packages): kept as they are.
+VERBATIM_GROUPS = ("environment_variables", "packages")
+#: Values of a number of FLOP/s shown in GFLOP/s.
+GIGA_KEYS = ("fp32_flops", "bf16_flops", "fp16_flops")
+#: A Python exception in a reason: the cell crashed, whatever status it was recorded with.
+CRASH = re.compile(r"\b(AttributeError|TypeError|NameError|KeyError|IndexError|"
+                   r"UnboundLocalError|AssertionError)\b")
+
+
+def mode_label(mode: str) -> str:
+    """An execution mode in words, e.g. 'inference_mode' -> 'inference mode'."""
+    return MODE_LABELS.get(mode, mode.replace("_", " "))
+
+
+def format_label(export_format: str) -> str:
+    """An export format in words, e.g. 'tf_saved_model' -> 'TF SavedModel'."""
+    return FORMAT_LABELS.get(export_format, export_format.replace("_", " "))
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """'1 process', '3 processes'."""
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def environment_key(path: str, group: str = "") -> str:
+    """A flattened environment key in words: 'cpu.logical_cores' -> 'logical cores'."""
+    if group in VERBATIM_GROUPS:
+        return path
+    index = re.match(r"\[(\d+)\]\.?", path)
+    prefix = f"#{int(index.group(1)) + 1} " if index else ""
+    parts = path[index.end() if index else 0:].split(".")
+    return prefix + " · ".join(ENVIRONMENT_LABELS.get(p, p.replace("_", " ")) for p in parts)
+
+
+def environment_value(key: str, value: object, group: str = "") -> str:
+    """A recorded environment value for a reader: FLOP/s in GFLOP/s, None as 'not measured',
+    booleans as yes/no, an empty setting as 'not set'."""
+    leaf = key.rsplit(".", 1)[-1]
+    if value is None or value == "None":
+        return "not measured" if leaf in GIGA_KEYS else "not recorded"
+    if leaf in GIGA_KEYS:
+        return f"{float(value) / 1e9:,.1f}"
+    if isinstance(value, bool) or value in ("True", "False"):
+        return "yes" if value in (True, "True") else "no"
+    if value in ("", "(empty)"):
+        return "not set" if group == "environment_variables" else "none"
+    return str(value)
+
+
+def status_label(status: str, reason: str) -> str:
+    """A cell's status as a reader should take it: a crash is a failure even where the
+    run recorded it as unsupported."""
+    if status == "unsupported" and CRASH.search(reason or ""):
+        return "failed (a crash; recorded as unsupported)"
+    return status
+
+
+def metric_ids_in_words(text: str) -> str:
+    """`text` with every registered metric's identifier replaced by its words."""
+    names = sorted(METRICS, key=len, reverse=True)
+    return re.sub(r"\b(" + "|".join(map(re.escape, names)) + r")\b",
+                  lambda match: METRICS[match.group(1)].words, text)

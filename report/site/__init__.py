@@ -1,0 +1,1 @@
+"""The whole site: build, cache, errata, publishing, mkdocs hooks, subcommands."""

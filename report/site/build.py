@@ -1,0 +1,263 @@
+"""`dlbench build`: render one release (or draft) into site_src/, deterministically."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from importlib import metadata
+from pathlib import Path
+
+import altair as alt
+import jinja2
+import pandas as pd
+import yaml
+
+from dlbench.core.releases import ERRATA
+from dlbench.core.tables import write_table
+from report.pages import experiment as ep
+from report.render.charts import static_spec
+from report.render.svg import BackgroundBundle, render_svg, svg_pool
+from dlbench.core.history import history
+from report.pages.cite import Citation, release_citation, result_citation
+from report.site.errata import read_errata, superseded_by
+from report.pages.home import load_questions, result_ids, source_judgement
+from report.site.mkdocs_draft import DRAFT_FILE
+from report.site.mkdocs_errata import BANNER_FILE
+from report.site.mkdocs_nav import NAV_FILE
+from report.pages.registry import PageInputs, render_pages
+from report.render.jinja import ChartBlock, environment, render
+from report.site.cache import BuildReport, SiteCache, site_key, write_tree
+from report.inputs.source import Source, source_designs
+from report.verdicts.data import calibrate, verdict_files, verdicts_frame
+from report.inputs.summary import summarize
+from report.verdicts.targets import missed_target
+
+VEGA_BUNDLE = "assets/javascripts/vega-bundle.js"
+
+
+def vega_lite_version() -> str:
+    """The Vega-Lite major.minor version altair writes specs for, e.g. '6.4'."""
+    return ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+
+
+def renderer_version() -> str:
+    """What a static SVG depends on besides its spec: Vega-Lite's and vl-convert's versions."""
+    return f"vega-lite {vega_lite_version()}, vl-convert {metadata.version('vl-convert-python')}"
+
+
+def vega_bundle(script: str) -> bytes:
+    """Vega, Vega-Lite and vega-embed's script, wrapped in its own function scope."""
+    return f"(function () {{\n{script}\n}})();\n".encode()
+
+
+def chart_svgs(charts: dict[str, ChartBlock], cache: SiteCache,
+               spare_cores: int = 0) -> dict[str, bytes]:
+    """The static SVG of each chart by its path: each distinct spec once, those not cached
+    rendered in parallel (in worker processes: vl-convert holds the interpreter lock), on
+    every core but `spare_cores`."""
+    version, vl_version = renderer_version(), vega_lite_version()
+    specs = {path: static_spec(block.spec) for path, block in sorted(charts.items())}
+    distinct = {json.dumps(spec, sort_keys=True): spec for spec in specs.values()}
+    with svg_pool(len(distinct), spare_cores) as renderers, \
+            ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        def render(spec: dict) -> bytes:
+            return renderers.submit(render_svg, spec, vl_version).result()
+
+        svgs = dict(zip(distinct, pool.map(lambda spec: cache.svg(spec, render, version),
+                                           distinct.values()), strict=True))
+    return {path: svgs[json.dumps(spec, sort_keys=True)] for path, spec in specs.items()}
+
+
+class BackgroundCharts:
+    """chart_svgs of the charts known early in a build (the experiment pages'), rendered in
+    a thread whose renderers are worker processes on every core but one, while the build
+    judges the verdicts and claims on that one: the two overlap."""
+
+    def __init__(self, charts: dict[str, ChartBlock], cache: SiteCache) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=1)
+        self._future = self._executor.submit(chart_svgs, charts, cache, 1)
+
+    def result(self) -> dict[str, bytes]:
+        """The SVGs by path, once rendered."""
+        try:
+            return self._future.result()
+        finally:
+            self._executor.shutdown()
+
+
+def _tables(source: Source, summary: pd.DataFrame) -> dict[str, bytes]:
+    files = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind, frame in (("cells", source.cells), ("observations", source.observations)):
+            stem = (source.root / kind) if source.root else Path(tmp) / kind
+            if not source.root:  # a draft: its runs' tables, together
+                write_table(frame.drop(columns=["schema_version"]), stem, kind)
+            for suffix in (".csv", ".parquet"):
+                files[f"downloads/{kind}{suffix}"] = stem.with_suffix(suffix).read_bytes()
+    buffer = io.BytesIO()
+    summary.to_parquet(buffer, index=False)
+    files["downloads/results.parquet"] = buffer.getvalue()
+    files["downloads/results.csv"] = summary.to_csv(index=False).encode()
+    return files
+
+
+def experiment_files(source: Source, summary: pd.DataFrame, env: jinja2.Environment,
+                     experiment: str, question: str, past: pd.DataFrame | None = None
+                     ) -> tuple[dict[str, bytes], dict[str, ChartBlock]]:
+    """The page of one experiment, and its charts by the path of their static SVG; `past`
+    (every release's results) adds the same cells in other releases."""
+    sections = ep.metric_sections(summary[summary["experiment"] == experiment], experiment,
+                                  ep.accuracy_marks(source.cells),
+                                  missed_target(source.observations))
+    curves = ep.curve_blocks(source, experiment)
+    machines = sorted(set(summary.loc[summary["experiment"] == experiment, "machine"]))
+    not_ok = ep.not_ok_rows(source, experiment)
+    index = [(s["heading"], s["anchor"]) for s in sections]
+    index += [("curves per epoch or step", "curves")] if curves else []
+    index += [("cells without results", "not-ok")] if not_ok else []
+    releases, history = ep.history_rows(summary[summary["experiment"] == experiment], past) \
+        if past is not None and not source.draft else ([], [])
+    index += [("other releases", "history")] if history else []
+    index += [("code", "code")]
+    page = render(
+        env, "experiment.md.j2", title=ep.experiment_title(experiment),
+        question=question,
+        machines=machines or ["(no results)"], anchor=f"fairness-{experiment}",
+        sections=sections, curves=curves, not_ok=not_ok, index=index,
+        code_tabs=ep.code_tabs(source, experiment), citable=not source.draft,
+        caveats=ep.page_caveats(source, experiment),
+        formats=ep.export_formats(source, summary) if experiment == "export" else [],
+        history_releases=releases, history_rows=history,
+    )
+    charts = {f"charts/{block.svg}": block
+              for block in [c for s in sections for c in s["charts"]] + curves}
+    return {f"experiments/{experiment}.md": page.encode()}, charts
+
+
+def result_citation_files(summary: pd.DataFrame, cite: Citation) -> dict[str, bytes]:
+    """A BibTeX and a CFF file per result ID, under downloads/cite/."""
+    files = {}
+    for _, row in summary.dropna(subset=["result_id"]).iterrows():
+        entry = result_citation(row, cite)
+        files[f"downloads/cite/{entry.result_id}.bib"] = entry.bibtex().encode()
+        files[f"downloads/cite/{entry.result_id}.cff"] = entry.cff().encode()
+    return files
+
+
+def errata_files(source: Source, env: jinja2.Environment, cite: Citation) -> dict[str, bytes]:
+    """The errata page, the banner every page shows and the errata download, when the
+    release has errata."""
+    errata = read_errata(source.root) if source.root else ()
+    if not errata:
+        return {}
+    newer = superseded_by(errata)
+    banner = {"release": source.name, "titles": [e.title for e in errata],
+              "superseded_by": newer}
+    return {
+        "errata.md": render(env, "errata.md.j2", errata=errata, superseded_by=newer,
+                            source=source, cite=cite).encode(),
+        BANNER_FILE: yaml.safe_dump(banner, sort_keys=False, allow_unicode=True).encode(),
+        "downloads/errata.yml": (source.root / ERRATA).read_bytes(),
+    }
+
+
+def site_files(source: Source, templates_dir: Path, site_url: str,
+               results_dir: Path | None = None, cache: SiteCache | None = None
+               ) -> dict[str, bytes]:
+    """Every file of site_src/ for `source`, by relative path; `results_dir` (where the other
+    releases are) adds the comparison page; `cache` keeps SVGs and the Vega bundle."""
+    cache = cache or SiteCache(None)
+    bundle = BackgroundBundle(vega_lite_version(),
+                              start=not cache.has("assets", renderer_version(), ".js"))
+    env = environment(templates_dir)
+    questions = load_questions()
+    summary = summarize(source)
+    cite = release_citation(source.root, source.name, source.date, site_url)
+    experiment_pages: dict[str, bytes] = {}
+    charts: dict[str, ChartBlock] = {}
+    past = history(results_dir) if results_dir is not None else None
+    for experiment in sorted(set(source.cells["experiment"])):
+        question = (questions.get(experiment) or {}).get("question", "")
+        page, page_charts = experiment_files(source, summary, env, str(experiment), question,
+                                             past)
+        experiment_pages |= page
+        charts |= page_charts
+    experiment_svgs = BackgroundCharts(charts, cache)
+    judged = source_judgement(source)
+    calibration = calibrate(judged.answers, source_designs(source))
+    pages = render_pages(PageInputs(source, summary, env, questions, judged, calibration, cite,
+                                    results_dir))
+    files = {path: done.text.encode() for path, done in pages.items()}
+    files |= errata_files(source, env, cite)
+    files |= experiment_pages
+    late_charts = {f"charts/{block.svg}": block
+                   for done in pages.values() for block in done.charts
+                   if f"charts/{block.svg}" not in charts}
+    files |= chart_svgs(late_charts, cache)
+    files |= experiment_svgs.result()
+    files |= _tables(source, summary)
+    files |= verdict_files(verdicts_frame(judged.answers, judged.controls, result_ids(summary)))
+    if not source.draft:
+        files["downloads/CITATION.cff"] = cite.cff().encode()
+        files |= result_citation_files(summary, cite)
+    else:
+        files[DRAFT_FILE] = b"a draft: no version selector (report/site/mkdocs_draft.py)\n"
+    assets = templates_dir / "assets"
+    for path in sorted(p for p in assets.rglob("*") if p.is_file()):
+        files[f"assets/{path.relative_to(assets).as_posix()}"] = path.read_bytes()
+    files[VEGA_BUNDLE] = cache.blob("assets", renderer_version(),
+                                    lambda: vega_bundle(bundle.result()), ".js")[0]
+    files[NAV_FILE] = yaml.safe_dump(navigation(files, list(questions)),
+                                     sort_keys=False).encode()
+    return files
+
+
+#: Pages after the experiments, in reading order; any other page follows alphabetically.
+TAIL_PAGES = ("claims.md", "compare.md", "methodology.md", "environment.md", "downloads.md", "cite.md")
+
+
+def _title(page: bytes) -> str:
+    """The page's first level-1 heading."""
+    heading = next((line for line in page.decode().splitlines() if line.startswith("# ")),
+                   "# Untitled")
+    return heading.removeprefix("# ").strip()
+
+
+def navigation(files: dict[str, bytes], experiment_order: list[str]) -> list:
+    """The site's navigation: home, the experiments, then the other pages."""
+    pages = sorted(p for p in files if p.endswith(".md"))
+    experiments = sorted(
+        (p for p in pages if p.startswith("experiments/")),
+        key=lambda p: (experiment_order.index(Path(p).stem) if Path(p).stem in
+                       experiment_order else len(experiment_order), p))
+    others = [p for p in pages if p != "index.md" and p not in experiments]
+    others.sort(key=lambda p: (TAIL_PAGES.index(p) if p in TAIL_PAGES else -1, p))
+    nav: list = [{"Home": "index.md"}] if "index.md" in files else []
+    if experiments:
+        nav.append({"Experiments": [{_title(files[p]): p} for p in experiments]})
+    return nav + [{_title(files[p]): p} for p in others]
+
+
+def source_dirs(source: Source) -> list[Path]:
+    """The directories a source is read from: a release's, or a draft's runs'."""
+    return [source.root] if source.root else [run.root for run in source.runs]
+
+
+def build_site(source: Source, out_dir: Path, templates_dir: Path, site_url: str,
+               results_dir: Path | None = None, cache_dir: Path | None = None) -> BuildReport:
+    """Render `source` into `out_dir` (site_src/); with `cache_dir`, a build whose inputs did
+    not change reuses the files of the last one, and unchanged charts reuse their SVGs."""
+    cache = SiteCache(cache_dir)
+    key = site_key(source_dirs(source), templates_dir, site_url, results_dir) \
+        if cache_dir else ""
+    files = cache.load(key) if cache_dir else None
+    if files is not None:
+        return replace(write_tree(out_dir, files), cached=True)
+    files = site_files(source, templates_dir, site_url, results_dir, cache)
+    report = write_tree(out_dir, files)  # the site first: a full cache must not cost it
+    cache.store(key, files)
+    return replace(report, svgs_rendered=cache.rendered, svgs_reused=cache.reused)

@@ -1,0 +1,228 @@
+"""The build cache (build/cache/): a site version reused whole when none of its inputs changed,
+and static SVGs reused by the hash of their spec; writing only the files whose bytes changed,
+into a new tree swapped in whole.
+
+    build/cache/site/<key>/index.json   the relative paths of one build's files, written last
+    build/cache/site/<key>/files/...    those files
+    build/cache/svg/<key>.svg           one chart's static SVG
+
+A site key hashes everything a build reads: the source's files (a release's whole directory,
+or a draft's run directories), the page templates, the other releases (their manifests, for
+the comparison page), the site's address, the code of report/ and dlbench/, and the versions
+of the libraries that render. Nothing else goes in, so a key never meets stale pages.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import shutil
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import dlbench
+import report
+from dlbench.core.atomic import atomic_write_bytes, new_dir, save_error, saving
+from dlbench.core.errors import SaveError
+
+#: Found from the packages, not this module, so they hold wherever the module lives.
+CODE_DIRS = (Path(report.__file__).parent, Path(dlbench.__file__).parent)
+LIBRARIES = ("altair", "vl-convert-python", "pandas", "numpy", "scipy", "jinja2", "pyarrow",
+             "pyyaml")
+KEEP_SITES = 4  # site versions kept in the cache; older ones are removed
+#: A file of out_dir that is not the site's and stays (git keeps the empty folder with it).
+KEEP_FILE = ".gitkeep"
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    """What a build wrote: files changed, files left as they were, files removed; whether the
+    whole site came from the cache, and how many SVGs were rendered or reused."""
+
+    written: tuple[str, ...]
+    unchanged: tuple[str, ...]
+    removed: tuple[str, ...]
+    cached: bool = False
+    svgs_rendered: int = 0
+    svgs_reused: int = 0
+
+
+def write_tree(out_dir: Path, files: dict[str, bytes]) -> BuildReport:
+    """Make `out_dir` hold exactly `files`. Nothing changed: nothing is touched. Else the new
+    tree is written beside it (unchanged files hard-linked, keeping their times) and swapped
+    in whole, so mkdocs never meets half a site; SaveError when the filesystem refuses."""
+    same = {r for r, data in files.items() if _same(out_dir / r, data)}
+    written = sorted(r for r in files if r not in same)
+    unchanged = sorted(same)
+    old = {p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*") if p.is_file()} \
+        if out_dir.is_dir() else set()
+    removed = sorted(r for r in old if r not in files and r != KEEP_FILE)
+    if written or removed:
+        with saving("the site", f"{out_dir}/ is left as it was"):
+            _swap_in(out_dir, _staged(out_dir, files, written, unchanged, old))
+    return BuildReport(tuple(written), tuple(unchanged), tuple(removed))
+
+
+def _same(path: Path, data: bytes) -> bool:
+    return path.is_file() and path.stat().st_size == len(data) and path.read_bytes() == data
+
+
+def _staged(out_dir: Path, files: dict[str, bytes], written: list[str],
+            unchanged: list[str], old: set[str]) -> Path:
+    """A new folder beside `out_dir` holding `files` (and its KEEP_FILE, if any)."""
+    if out_dir.exists() and not os.access(out_dir, os.W_OK):  # its old tree could not go
+        raise save_error(out_dir, PermissionError(errno.EACCES, os.strerror(errno.EACCES)))
+    try:
+        staging = new_dir(out_dir.parent, f".{out_dir.name}.new-")
+    except SaveError as error:
+        raise error.at(out_dir) from None
+    try:
+        for relative in written:
+            _write_staged(staging, out_dir, relative, files[relative])
+        for relative in unchanged + ([KEEP_FILE] if KEEP_FILE in old else []):
+            try:
+                (staging / relative).parent.mkdir(parents=True, exist_ok=True)
+                os.link(out_dir / relative, staging / relative)
+            except OSError:
+                _write_staged(staging, out_dir, relative, (out_dir / relative).read_bytes())
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return staging
+
+
+def _write_staged(staging: Path, out_dir: Path, relative: str, data: bytes) -> None:
+    """Write one file of the staged tree; a SaveError names it by its place in `out_dir`."""
+    try:
+        atomic_write_bytes(staging / relative, data)
+    except SaveError as error:
+        raise error.at(out_dir / relative) from None
+
+
+def _swap_in(out_dir: Path, staging: Path) -> None:
+    """Put `staging` where `out_dir` is, the old tree going away whole."""
+    retired = out_dir.with_name(f".{out_dir.name}.old-{staging.name.rsplit('-', 1)[1]}")
+    try:
+        if out_dir.exists():
+            os.rename(out_dir, retired)
+        os.rename(staging, out_dir)
+    except OSError as error:
+        if retired.exists() and not out_dir.exists():
+            os.rename(retired, out_dir)
+        shutil.rmtree(staging, ignore_errors=True)
+        raise save_error(out_dir, error) from None
+    shutil.rmtree(retired, ignore_errors=True)
+
+
+def _files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+
+
+def _add_tree(digest: hashlib._Hash, root: Path, label: str) -> None:
+    for path in _files(root):
+        digest.update(f"\0{label}/{path.relative_to(root).as_posix()}\0".encode())
+        digest.update(path.read_bytes())
+
+
+def _version(library: str) -> str:
+    try:
+        return metadata.version(library)
+    except metadata.PackageNotFoundError:
+        return "absent"
+
+
+def site_key(source_dirs: Iterable[Path], templates_dir: Path, site_url: str,
+             results_dir: Path | None) -> str:
+    """The hash of every input of a build (see the module's docstring)."""
+    digest = hashlib.sha256()
+    digest.update(json.dumps({"site_url": site_url, "libraries": [_version(n) for n in
+                                                                   LIBRARIES]}).encode())
+    for number, root in enumerate(source_dirs):
+        _add_tree(digest, root, f"source{number}")
+    _add_tree(digest, templates_dir, "templates")
+    for code in CODE_DIRS:
+        _add_tree(digest, code, code.name)
+    releases = results_dir / "releases" if results_dir else None
+    if releases and releases.is_dir():
+        for release in sorted(p for p in releases.iterdir() if p.is_dir()):
+            for name in ("release.json", "MANIFEST.json"):
+                if (release / name).is_file():
+                    digest.update(f"\0releases/{release.name}/{name}\0".encode())
+                    digest.update((release / name).read_bytes())
+    return digest.hexdigest()[:32]
+
+
+class SiteCache:
+    """Whole site versions by site key, and static SVGs by the hash of their spec."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+        self.rendered = 0
+        self.reused = 0
+        self._lock = threading.Lock()
+
+    def load(self, key: str) -> dict[str, bytes] | None:
+        """The files of the build with this key, or None when it is not cached."""
+        if self.root is None or not (self.root / "site" / key / "index.json").is_file():
+            return None
+        entry = self.root / "site" / key
+        paths = json.loads((entry / "index.json").read_text())
+        return {path: (entry / "files" / path).read_bytes() for path in paths}
+
+    def store(self, key: str, files: dict[str, bytes]) -> None:
+        """Keep the files of a build under its key; the oldest entries beyond KEEP_SITES go."""
+        if self.root is None:
+            return
+        entry = self.root / "site" / key
+        shutil.rmtree(entry, ignore_errors=True)
+        try:
+            with saving("the build cache", "the site is built; free space or pass "
+                        "another --cache-dir"):
+                for path, data in files.items():
+                    atomic_write_bytes(entry / "files" / path, data)
+                atomic_write_bytes(entry / "index.json", json.dumps(sorted(files)).encode())
+        except SaveError:
+            shutil.rmtree(entry, ignore_errors=True)  # no half entry takes space
+            raise
+        entries = sorted((p for p in entry.parent.iterdir() if p.is_dir()),
+                         key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in entries[KEEP_SITES:]:
+            shutil.rmtree(old, ignore_errors=True)
+
+    def has(self, kind: str, key_text: str, suffix: str = "") -> bool:
+        """Whether `blob` would reuse the bytes of an earlier build for `key_text`."""
+        path = self._path(kind, key_text, suffix)
+        return path is not None and path.is_file()
+
+    def _path(self, kind: str, key_text: str, suffix: str) -> Path | None:
+        name = hashlib.sha256(key_text.encode()).hexdigest()[:32] + suffix
+        return self.root / kind / name if self.root else None
+
+    def blob(self, kind: str, key_text: str, produce: Callable[[], bytes],
+             suffix: str = "") -> tuple[bytes, bool]:
+        """The bytes `produce` makes for `key_text`, reused from an earlier build when cached;
+        and whether they were reused."""
+        path = self._path(kind, key_text, suffix)
+        if path is not None and path.is_file():
+            return path.read_bytes(), True
+        data = produce()
+        if path is not None:
+            with saving("the build cache", "free space or pass another --cache-dir"):
+                atomic_write_bytes(path, data)
+        return data, False
+
+    def svg(self, spec: dict, render: Callable[[dict], bytes], version: str) -> bytes:
+        """The static SVG of `spec`, rendered only when no earlier build rendered it."""
+        text = json.dumps(spec, sort_keys=True, separators=(",", ":")) + version
+        data, reused = self.blob("svg", text, lambda: render(spec), ".svg")
+        with self._lock:
+            if reused:
+                self.reused += 1
+            else:
+                self.rendered += 1
+        return data

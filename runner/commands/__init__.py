@@ -1,0 +1,1 @@
+"""`dlbench run` (with its looks), `run --remeasure`, `dlbench reproduce`."""

@@ -1,0 +1,403 @@
+"""`dlbench run`: plan the cells, measure each cell in several independent worker processes
+(interleaved in a seeded random order), persist each process as it ends."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                           TimeElapsedColumn, TimeRemainingColumn)
+from rich.table import Table
+
+from dlbench.core import layout
+from dlbench.core.atomic import make_dir
+from dlbench.core.errors import LayoutError, SaveError, UsageError
+from dlbench.core.schema import CellStatus
+from dlbench.core.sequential import Design
+from dlbench.core.tables import ResultsFileError
+from runner.machine.environment import capture_environment
+from runner.plan.estimate import estimate, recorded_process_seconds
+from runner.process.execute import PROJECT_ROOT, execute_cells
+from runner.machine.lock import MachineLockedError, measurement_lock
+from runner.process.measure import utc_timestamp
+from runner.store.persist import kept_for_resume, persist_all
+from runner.plan.cells import PlanError, RunRequest, plan_cells, resolve_device, validate
+from runner.commands.remeasure import cells_to_remeasure
+from runner.commands.run_arguments import RunArguments
+from runner.commands.looks import (cells_to_top_up, look_record, most_processes_added, next_look,
+                          recorded_looks, with_recorded_looks)
+from runner.plan.repeats import policy_record, run_design
+from runner.plan.schedule import new_seed, process_label, process_order
+from runner.plan.sharing import batch_label, worker_batches
+from runner.cell.spec import CellSpec
+from runner.process.stop import raise_if_stop_requested, stop_on_signals
+from runner.store.run_store import CellRecord, RunStore
+from runner.store.tables import by_cell, cell_status
+
+console = Console(stderr=True)
+
+#: How many times a process measured on a busy machine is measured again at the end.
+DEFAULT_BUSY_RETRIES = 2
+#: Statuses a framework gives every process of a cell alike: the others are not started.
+SAME_FOR_EVERY_PROCESS = (CellStatus.SKIPPED, CellStatus.UNSUPPORTED)
+
+
+def new_run_id(device: str) -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + f"-{device}"
+
+
+def request_of(arguments: RunArguments) -> RunRequest:
+    """The request run.json records: the selection, or a device plan's steps."""
+    return RunRequest(suite=arguments.suite, experiments=list(arguments.experiments),
+                      workloads=list(arguments.workloads), frameworks=list(arguments.frameworks),
+                      device=arguments.device, repeats=arguments.repeats,
+                      threads=arguments.threads, timeout_s=arguments.timeout_s,
+                      data_dir=arguments.data_dir, plan=_plan_steps(arguments.plan_file))
+
+
+def _plan_steps(path: Path | None) -> list[dict]:
+    """The steps of the device plan file `path` (--plan), or none."""
+    if path is None:
+        return []
+    from runner.plan.device import PlanFileError, load_plan, plan_selections
+
+    try:
+        return plan_selections(load_plan(path))
+    except PlanFileError as error:
+        raise UsageError(str(error)) from None
+
+
+def existing_run(results_dir: Path, name: str) -> RunStore:
+    """The store of an earlier run ('latest' works), or a UsageError listing the runs there are."""
+    try:
+        run_id = layout.resolve_run_id(results_dir, name)
+    except LayoutError as error:
+        raise UsageError(str(error)) from error
+    return RunStore(layout.run_dir(results_dir, run_id))
+
+
+def check_arguments(arguments: RunArguments) -> None:
+    """Refuse bad input before taking the machine's lock or writing anything."""
+    if arguments.cells and not arguments.remeasure:
+        raise UsageError("--cell names a cell to re-measure: use it with --remeasure RUN_ID")
+    if arguments.remeasure and arguments.resume:
+        raise UsageError("--remeasure and --resume each name a run: give one of them")
+    busy_retries_of(arguments)
+    _check_executor(arguments)
+    if arguments.plan_file and (arguments.experiments or arguments.workloads
+                                or arguments.frameworks or arguments.repeats):
+        raise UsageError("--plan names the cells: give it without --experiment, --workload, "
+                         "--framework or --repeats")
+    earlier = arguments.remeasure or arguments.resume
+    if earlier:
+        existing_run(arguments.results_dir, earlier)
+        return
+    try:
+        validate(request_of(arguments))
+    except PlanError as error:
+        raise UsageError(str(error)) from None
+
+
+def open_run(arguments: RunArguments) -> tuple[RunStore, RunRequest, str]:
+    """A new run directory, or the existing one named by --resume with its original request."""
+    if arguments.resume:
+        store = existing_run(arguments.results_dir, arguments.resume)
+        info = store.load_run_info()
+        return store, RunRequest(**info["request"]), info["device"]
+    request = request_of(arguments)
+    device = resolve_device(request.device)
+    store = RunStore(layout.run_dir(arguments.results_dir, new_run_id(device)))
+    make_dir(store.root)
+    return store, request, device
+
+
+def run_command(arguments: RunArguments,
+                measure: Callable[[RunArguments], int] | None = None) -> int:
+    """Entry point of `dlbench run`: holds the machine's measurement lock while it measures
+    (on this machine, or with `measure`, e.g. on a Ray cluster)."""
+    stop_on_signals()
+    check_arguments(arguments)
+    try:
+        with measurement_lock():
+            if arguments.remeasure:
+                return _remeasure(arguments)
+            return (measure or _measure)(arguments)
+    except MachineLockedError as error:
+        raise UsageError(str(error)) from None
+
+
+def _measure(arguments: RunArguments) -> int:
+    store, request, device = open_run(arguments)
+    try:
+        cells = plan_cells(request, device)
+    except (PlanError, ValueError) as error:
+        raise UsageError(str(error)) from None
+    try:
+        records = run_cells(store, request, device, cells, progress=arguments.progress,
+                            busy_retries=busy_retries_of(arguments), seed=arguments.seed)
+    except ResultsFileError as error:
+        raise UsageError(str(error)) from None
+    print_summary(store, records)
+    return 0
+
+
+def _remeasure(arguments: RunArguments) -> int:
+    """--remeasure RUN_ID --cell ...: the cells' earlier processes become superseded, and the
+    cells are measured again under the run's original request."""
+    store = existing_run(arguments.results_dir, arguments.remeasure)
+    retries = busy_retries_of(arguments)
+    cells = cells_to_remeasure(store, list(arguments.cells), arguments.reason)
+    info = store.load_run_info()
+    records = run_cells(store, RunRequest(**info["request"]), info["device"], cells,
+                        progress=arguments.progress, busy_retries=retries, record_plan=False)
+    print_summary(store, records)
+    return 0
+
+
+def executor_of(arguments: RunArguments) -> str:
+    """local or ray: what --executor says, or for --resume what the run was measured with."""
+    given = arguments.executor
+    if not arguments.resume:
+        return given or "local"
+    store = existing_run(arguments.results_dir, arguments.resume)
+    recorded = store.load_run_info().get("executor", "local")
+    if given and given != recorded:
+        raise UsageError(f"run {store.run_id} was measured with --executor {recorded}: "
+                         "resume it with that executor, or leave out --executor")
+    return recorded
+
+
+def _check_executor(arguments: RunArguments) -> None:
+    """--address and --machine-kind belong to --executor ray (a resumed cluster run keeps
+    its machine kind); --remeasure measures on this machine."""
+    executor = executor_of(arguments)
+    if executor == "ray" and arguments.remeasure:
+        raise UsageError("--remeasure measures on this machine: leave out --executor ray")
+    if executor != "ray" and (arguments.address or arguments.machine_kinds):
+        raise UsageError("--address and --machine-kind need --executor ray")
+    if arguments.resume and arguments.machine_kinds:
+        raise UsageError("--resume goes on with the run's own machine kind: leave out "
+                         "--machine-kind")
+
+
+def busy_retries_of(arguments: RunArguments) -> int:
+    """--busy-retries, or its default; a negative count is refused."""
+    retries = arguments.busy_retries
+    if retries is None:
+        return DEFAULT_BUSY_RETRIES
+    if retries < 0:
+        raise UsageError(f"--busy-retries must be 0 or more, got {retries}")
+    return retries
+
+
+def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[CellSpec],
+              progress: bool = True, busy_retries: int = DEFAULT_BUSY_RETRIES,
+              seed: int | None = None, record_plan: bool = True) -> list[CellRecord]:
+    """Measure every process of `cells` not yet recorded in `store`, in the run's interleaved
+    order; each is persisted as soon as it ends. Busy processes are measured again at the end
+    of each look; after a look, the cells of undecided pairs get the next look's processes."""
+    info = start_info(store, request, device, cells, seed, record_plan)
+    if not (store.root / "environment.json").exists():
+        store.save_environment(capture_environment(PROJECT_ROOT))
+    design = run_design(request.suite, request.repeats, bool(request.plan))
+    cells = with_recorded_looks(cells, info)
+    if record_plan and next_look(info) < len(design.looks):
+        _print_top_up_bound(store, cells, design, request.suite)
+    started = time.perf_counter()
+    try:
+        with _progress(progress) as bar:
+            _measure_look(store, cells, info["order_seed"], bar, busy_retries, request.suite)
+            for look in range(next_look(info), len(design.looks) if record_plan else 0):
+                topped = cells_to_top_up(store, cells, design, look)
+                _record_look(store, look_record(look, design, topped, _now()))
+                if not topped:
+                    break
+                console.print(f"look {look + 1}: {len(topped)} cells of undecided pairs get "
+                              f"{design.looks[look]} processes each")
+                by_id = {cell.cell_id: cell for cell in topped}
+                cells = [by_id.get(cell.cell_id, cell) for cell in cells]
+                _measure_look(store, cells, info["order_seed"], bar, busy_retries,
+                              request.suite)
+    except KeyboardInterrupt:
+        mark_interrupted(store)
+        raise
+    except SaveError as error:
+        raise kept_for_resume(store, error) from None
+    mark_complete(store, started)
+    return store.load_records()
+
+
+def _measure_look(store: RunStore, cells: list[CellSpec], order_seed: int, bar: Progress,
+                  busy_retries: int, suite: str) -> None:
+    """Every process of `cells` not yet recorded, in the run's order, then the busy re-runs."""
+    order = process_order(cells, order_seed)
+    done = store.finished_processes()
+    todo = [spec for spec in order if (spec.cell_id, spec.repeat_index) not in done]
+    batches = worker_batches(todo, suite)
+    history = recorded_process_seconds(store.root.parent.parent)
+    console.print(estimate(batches, history).sentence())
+    task = bar.add_task("starting", total=len(order), completed=len(order) - len(todo))
+    for batch in batches:
+        raise_if_stop_requested()
+        bar.update(task, description=batch_label(batch))
+        persist_all(store, _measure_processes(store, batch), lambda: bar.advance(task))
+    _rerun_busy(store, {cell.cell_id for cell in cells}, busy_retries, bar, suite)
+
+
+def _print_top_up_bound(store: RunStore, cells: list[CellSpec], design: Design,
+                        suite: str) -> None:
+    """The most the later looks could add, if every pair stayed undecided."""
+    added = most_processes_added(cells, design)
+    if added:
+        bound = estimate(worker_batches(added, suite),
+                         recorded_process_seconds(store.root.parent.parent))
+        console.print(f"later looks: at most {len(added)} more processes (about "
+                      f"{bound.seconds / 60:.0f} min) if every pair stayed undecided; only "
+                      "the cells of undecided pairs get them")
+
+
+def _record_look(store: RunStore, look: dict) -> None:
+    """Add a decided look to run.json."""
+    info = store.load_run_info()
+    store.save_run_info(info | {"looks": [*recorded_looks(info), look]})
+
+
+def mark_interrupted(store: RunStore) -> None:
+    """Tables up to date with the kept records, the run marked interrupted, and how to go on."""
+    store.rebuild_tables()  # the records are the truth; a stop between them must not lag
+    store.save_run_info(store.load_run_info() | {"status": "interrupted"})
+    console.print(f"interrupted: finished processes are kept; continue with "
+                  f"`dlbench run --resume {store.run_id}`")
+
+
+def mark_complete(store: RunStore, started: float) -> None:
+    """Final tables, and the run marked complete with its wall time since `started`."""
+    store.rebuild_tables()
+    store.save_run_info(store.load_run_info() | {
+        "status": "complete", "finished_at": _now(),
+        "wall_time_s": round(time.perf_counter() - started, 1)})
+
+
+def _measure_processes(store: RunStore, batch: list[CellSpec],
+                       attempt: int = 0) -> list[CellRecord]:
+    """Measure the processes of `batch` in one worker process (runner.plan.sharing), each record
+    labelled with its place in the run's order; a process whose cell was refused earlier is
+    recorded as not started instead."""
+    first_index = store.next_order_index()
+    records = [not_started_record(store, spec, first_index + offset, attempt)
+               for offset, spec in enumerate(batch)]
+    to_run = [offset for offset, record in enumerate(records) if record is None]
+    measured = execute_cells([batch[offset] for offset in to_run]) if to_run else []
+    for offset, record in zip(to_run, measured, strict=True):
+        records[offset] = labelled(record, first_index + offset, attempt)
+    return records
+
+
+def not_started_record(store: RunStore, spec: CellSpec, order_index: int,
+                       attempt: int = 0) -> CellRecord | None:
+    """The record of a process not started because an earlier process of its cell was
+    skipped or refused by the framework; None when none was."""
+    sibling = _same_for_every_process(store, spec)
+    if sibling is None:
+        return None
+    ended = f"process {sibling.spec.repeat_index} ended {sibling.outcome.status.value}"
+    outcome = replace(sibling.outcome, reason=f"{sibling.outcome.reason} (not started: {ended})")
+    now = utc_timestamp()
+    return replace(sibling, spec=spec, outcome=outcome, order_index=order_index,
+                   attempt=attempt, wall_time_s=0.0, machine={}, started_at=now, ended_at=now)
+
+
+def labelled(record: CellRecord, order_index: int, attempt: int = 0) -> CellRecord:
+    """A measured process's record with its place in the order (its observations already
+    carry its process index: the harness labels them with spec.repeat_index)."""
+    return replace(record, order_index=order_index, attempt=attempt)
+
+
+def _same_for_every_process(store: RunStore, spec: CellSpec) -> CellRecord | None:
+    """An earlier process of the same cell that the framework refused or could not start."""
+    for record in store.load_records():
+        if (record.spec.cell_id == spec.cell_id and record.spec.repeat_index != spec.repeat_index
+                and record.outcome.status in SAME_FOR_EVERY_PROCESS):
+            return record
+    return None
+
+
+def _rerun_busy(store: RunStore, cell_ids: set[str], retries: int, bar: Progress,
+                suite: str) -> None:
+    """Measure again, up to `retries` times, each process flagged as measured on a busy
+    machine; the earlier record is kept in superseded/ with the reason."""
+    for attempt in range(1, retries + 1):
+        flagged = busy_flagged(store, cell_ids, attempt)
+        if not flagged:
+            continue
+        task = bar.add_task(f"busy re-run {attempt}", total=len(flagged))
+        by_label = {process_label(record.spec): record for record in flagged}
+        for batch in worker_batches([record.spec for record in flagged], suite):
+            bar.update(task, description=f"busy re-run {attempt}: {batch_label(batch)}")
+            for spec in batch:
+                record = by_label[process_label(spec)]
+                store.supersede(record, "machine busy: " + "; ".join(record.busy_reasons))
+            persist_all(store, _measure_processes(store, batch, attempt),
+                        lambda: bar.advance(task))
+
+
+def busy_flagged(store: RunStore, cell_ids: set[str], attempt: int) -> list[CellRecord]:
+    """The processes of `cell_ids` flagged busy on attempt `attempt - 1`, to measure again."""
+    return [r for r in store.load_records() if r.busy_reasons
+            and r.spec.cell_id in cell_ids and r.attempt == attempt - 1
+            and r.outcome.status not in SAME_FOR_EVERY_PROCESS]
+
+
+def start_info(store: RunStore, request: RunRequest, device: str, cells: list[CellSpec],
+                seed: int | None, record_plan: bool) -> dict:
+    existing = store.load_run_info() if (store.root / "run.json").exists() else {}
+    info = existing or {"run_id": store.run_id, "started_at": _now(), "device": device,
+                        "request": asdict(request)}
+    info.setdefault("order_seed", new_seed() if seed is None else seed)
+    info["status"] = "running"
+    if record_plan:
+        policy = policy_record(request.suite, request.repeats, bool(request.plan))
+        info |= {"planned_cells": [c.cell_id for c in cells], "processes_policy": policy,
+                 "citable": policy["citable"],
+                 "process_order": [process_label(s)
+                                   for s in process_order(cells, info["order_seed"])]}
+    store.save_run_info(info)
+    return info
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _progress(enabled: bool) -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                    console=console, disable=not enabled)
+
+
+def print_summary(store: RunStore, records: list[CellRecord]) -> None:
+    """Cells ok / failed / skipped / unsupported, wall time, and where the results are."""
+    statuses = {cell_id: cell_status(group) for cell_id, group in by_cell(records).items()}
+    table = Table(title=f"run {store.run_id}")
+    for status in CellStatus:
+        table.add_column(status.value, justify="right")
+    table.add_column("processes", justify="right")
+    table.add_column("busy", justify="right")
+    table.add_column("wall time", justify="right")
+    info = store.load_run_info()
+    table.add_row(*(str(sum(s[0] is status for s in statuses.values())) for status in CellStatus),
+                  str(len(records)), str(sum(bool(r.busy_reasons) for r in records)),
+                  f"{info.get('wall_time_s', 0):.0f} s")
+    console.print(table)
+    for cell_id, (status, reason, _) in statuses.items():
+        if status is CellStatus.FAILED:
+            console.print(f"[red]failed[/red] {cell_id}: {reason}")
+    if not info.get("processes_policy", {}).get("citable", True):
+        console.print("preview: too few processes per cell to cite (standard or full suite "
+                      "for citable results)")
+    console.print(f"results: {store.root}")

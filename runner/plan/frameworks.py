@@ -1,0 +1,44 @@
+"""The frameworks (and Keras backends) dlbench measures, as dlbench.core.systems declares them,
+and whether each is installed."""
+
+from __future__ import annotations
+
+import importlib.util
+
+from dlbench.core.systems import SYSTEMS
+from runner.cell.spec import FrameworkId
+
+#: Every declared system, as a cell names it.
+FRAMEWORKS: list[FrameworkId] = [FrameworkId(s.framework.name, s.backend) for s in SYSTEMS]
+
+#: Python modules each framework needs before any of its cells can run.
+REQUIRED_MODULES: dict[str, tuple[str, ...]] = {s.name: s.required_modules for s in SYSTEMS}
+
+
+def framework_names() -> list[str]:
+    return [f.name for f in FRAMEWORKS]
+
+
+def by_name(name: str) -> FrameworkId:
+    """The framework called `name`; ValueError listing valid names otherwise."""
+    for framework in FRAMEWORKS:
+        if framework.name == name:
+            return framework
+    raise ValueError(f"unknown framework {name!r}; valid: {', '.join(framework_names())}, keras")
+
+
+def select(names: list[str]) -> list[FrameworkId]:
+    """Frameworks named on the command line; 'keras' means every Keras backend; none means all."""
+    if not names:
+        return list(FRAMEWORKS)
+    chosen: list[FrameworkId] = []
+    for name in names:
+        group = ([f for f in FRAMEWORKS if f.framework == "keras"] if name == "keras"
+                 else [by_name(name)])
+        chosen.extend(f for f in group if f not in chosen)
+    return [f for f in FRAMEWORKS if f in chosen]
+
+
+def missing_modules(framework: FrameworkId) -> list[str]:
+    """The required modules that are not installed (found without importing them)."""
+    return [m for m in REQUIRED_MODULES[framework.name] if importlib.util.find_spec(m) is None]

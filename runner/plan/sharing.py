@@ -1,0 +1,73 @@
+"""Shared worker processes: the quick suite measures several cells of one framework in one
+process, so a preview on 2 cores pays each framework's import (2.6 s for PyTorch, 8-9 s for
+TensorFlow and Keras) once instead of once per cell.
+
+Cells share a process only when each has one process (a cell measured by several processes
+needs them independent: they are its interval) and nothing one cell leaves behind can
+change the next one's numbers:
+- the same framework, backend, device and threads: the process environment is the same;
+- not data-parallel: its workers and logical devices are set before the framework starts;
+- not a fastest mode: a compile in a process that already compiled would find the earlier
+  one's caches, so its compile time would be a cache hit, not a cold compile;
+- not a cell planned as not measured on this device (no process starts for it).
+
+The standard and full suites never share: each of their processes measures one cell, as
+their intervals need. A shared cell's outcome says so (`shared_process`: the worker's pid,
+the cell's position, how many cells the process measured and the cell's own slice of its
+time; the cells table repeats it in details_json), and its first cell pays the framework's
+one-time warm-up, so a quick run is a preview, not a result.
+"""
+
+from __future__ import annotations
+
+from dlbench.core.modes import FASTEST, mode_class
+from runner.cell.spec import NOT_MEASURED
+from runner.plan.schedule import process_label
+from runner.cell.spec import CellSpec
+
+#: Suites whose cells may share a worker process.
+SHARING_SUITES = ("quick",)
+#: Experiments whose cells always get a process of their own, and why.
+OWN_PROCESS_EXPERIMENTS: dict[str, str] = {
+    "data-parallel": "its workers and logical devices are set up before the framework starts",
+}
+
+
+def suite_shares(suite: str, processes_per_cell: int) -> bool:
+    """Whether cells measured by `processes_per_cell` processes in `suite` may share one."""
+    return suite in SHARING_SUITES and processes_per_cell == 1
+
+
+def may_share(spec: CellSpec, suite: str) -> bool:
+    """True when `spec` may share its worker process with other cells of its framework."""
+    return (suite_shares(suite, spec.repeats) and spec.experiment not in OWN_PROCESS_EXPERIMENTS
+            and mode_class(spec.experiment, spec.framework, spec.mode) != FASTEST
+            and not spec.params.get(NOT_MEASURED))
+
+
+def share_key(spec: CellSpec) -> tuple:
+    """Cells with equal keys run under the same process environment."""
+    return (spec.framework, spec.backend, spec.device, spec.threads)
+
+
+def worker_batches(order: list[CellSpec], suite: str) -> list[list[CellSpec]]:
+    """The processes of `order` grouped into worker processes: in a sharing suite, every
+    shareable cell joins the batch of its framework (placed where its first cell was in the
+    order); everything else, and every cell of other suites, runs alone."""
+    batches: list[list[CellSpec]] = []
+    shared: dict[tuple, list[CellSpec]] = {}
+    for spec in order:
+        if not may_share(spec, suite):
+            batches.append([spec])
+        elif share_key(spec) in shared:
+            shared[share_key(spec)].append(spec)
+        else:
+            shared[share_key(spec)] = [spec]
+            batches.append(shared[share_key(spec)])
+    return batches
+
+
+def batch_label(batch: list[CellSpec]) -> str:
+    """How the progress bar names a worker process: its first cell, and how many more."""
+    more = f" and {len(batch) - 1} more cells in one process" if len(batch) > 1 else ""
+    return process_label(batch[0]) + more

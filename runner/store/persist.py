@@ -1,0 +1,64 @@
+"""Saving a measured process: the code files it imported, its record, then the run's tables;
+and what a run does when the filesystem refuses (runner.commands.run and the cluster dispatcher)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+
+from dlbench.core.atomic import saving
+from dlbench.core.errors import SaveError
+from runner.process.execute import PROJECT_ROOT
+from runner.plan.schedule import process_label
+from runner.store.run_store import CellRecord, RunStore
+
+
+def persist(store: RunStore, record: CellRecord) -> None:
+    """Keep the code files the process imported (one copy per content; a file edited since it
+    ran is not stored as if it had run), then its record, then rebuild the tables; a
+    SaveError says which of them the filesystem refused."""
+    label = process_label(record.spec)
+    for relative, digest in record.code_files.items():
+        path = PROJECT_ROOT / relative
+        data = path.read_bytes() if path.is_file() else b""
+        if data and _sha256(data) == digest:
+            with saving(f"code file {relative} of process {label}"):
+                store.save_code_file(relative, data)
+    with saving(f"the record of process {label}"):
+        store.save_record(record)
+    with saving(f"the tables after process {label}"):
+        store.rebuild_tables()
+
+
+def persist_all(store: RunStore, records: list[CellRecord],
+                saved: Callable[[], None] = lambda: None) -> None:
+    """Persist each record, calling `saved` after each; one the filesystem refuses is kept
+    in memory and tried once more after the others are written, then its SaveError goes up."""
+    refused = []
+    for record in records:
+        try:
+            persist(store, record)
+        except SaveError:
+            refused.append(record)
+            continue
+        saved()
+    for record in refused:
+        persist(store, record)
+        saved()
+
+
+def kept_for_resume(store: RunStore, error: SaveError) -> SaveError:
+    """`error` saying how many processes are kept and how to go on; the run is marked
+    interrupted where the filesystem still lets us."""
+    try:
+        store.save_run_info(store.load_run_info() | {"status": "interrupted"})
+    except SaveError:
+        pass  # run.json keeps "running": --resume goes on from it alike
+    kept = len(store.finished_processes())
+    return error.about("", f"kept {kept} saved process{'' if kept == 1 else 'es'}: free "
+                           "space or make the folder writable, then "
+                           f"`dlbench run --resume {store.run_id}`")
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
