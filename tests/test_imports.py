@@ -1,4 +1,11 @@
-"""Import rules, read from the source: dlbench/ is the leaf, the CLI the only top, no cycles."""
+"""Import rules, read from the source: which package may import which, and no cycles.
+
+    dlbench.core     the shared model: imports only itself (the leaf)
+    runner, report   each imports dlbench.core and itself, never the other nor the CLI
+    dlbench.cli      the commands: the only top; nothing imports it
+Within report/ the packages are layered (LAYERS); within runner/ the cell is the ground,
+planning measures nothing, the measured code stores nothing, and the commands are the top.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +18,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("dlbench", "runner", "report")
 CLI = "dlbench.cli"
+CORE = "dlbench.core"
+#: report/'s packages, lowest first: each imports only those before it (and report itself).
+LAYERS = ("report.render", "report.inputs", "report.verdicts", "report.claims", "report.pages",
+          "report.site")
+#: The code that runs inside a worker process to measure a cell.
+MEASURED = ("runner.experiments", "runner.harness", "runner.adapters", "runner.models",
+            "runner.workloads", "runner.cell")
 
 
 def _module_name(path: Path) -> str:
@@ -79,11 +93,64 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def test_the_model_imports_neither_runner_nor_report_nor_the_cli():
+def _imports(importer: str, imported: str) -> set[tuple[str, str]]:
+    """Each (module, target) where a module of `importer` imports one of `imported`."""
+    return {(m, t) for m, targets in import_graph().items() if _in(m, importer)
+            for t in targets if _in(t, imported)}
+
+
+def test_the_model_imports_only_itself():
+    outside = {(m, t) for m, targets in import_graph().items() if _in(m, CORE)
+               for t in targets if not _in(t, CORE)}
+    assert not outside
+
+
+def test_the_model_packages_hold_no_module_outside_core_and_cli():
     graph = import_graph()
-    wrong = {(m, t) for m, targets in graph.items() if _in(m, "dlbench") and not _in(m, CLI)
-             for t in targets if _in(t, "runner") or _in(t, "report") or _in(t, CLI)}
-    assert not wrong
+    assert {m for m in graph if _in(m, "dlbench") and not _in(m, CORE) and not _in(m, CLI)} \
+        == {"dlbench"}
+
+
+@pytest.mark.parametrize(("importer", "imported"), [
+    ("runner", "report"), ("runner", CLI), ("report", "runner"), ("report", CLI),
+])
+def test_runner_and_report_never_import_each_other_nor_the_cli(importer, imported):
+    assert not _imports(importer, imported)
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_each_report_package_imports_only_those_below_it(layer):
+    above = LAYERS[LAYERS.index(layer) + 1:]
+    assert not {(m, t) for above_layer in above for m, t in _imports(layer, above_layer)}
+
+
+def test_every_report_module_is_in_a_layer():
+    graph = import_graph()
+    assert {m for m in graph if _in(m, "report") and not any(_in(m, p) for p in LAYERS)} \
+        == {"report"}
+
+
+def test_the_cell_is_the_runners_ground():
+    assert {t for _, t in _imports("runner.cell", "runner")} <= {
+        m for m in import_graph() if _in(m, "runner.cell")}
+
+
+@pytest.mark.parametrize("imported", ["runner.process", "runner.store", "runner.commands",
+                                      "runner.cluster"])
+def test_planning_measures_and_stores_nothing(imported):
+    assert not _imports("runner.plan", imported)
+
+
+@pytest.mark.parametrize("measured", MEASURED)
+@pytest.mark.parametrize("imported", ["runner.store", "runner.commands", "runner.cluster"])
+def test_the_measured_code_neither_stores_nor_runs_commands(measured, imported):
+    assert not _imports(measured, imported)
+
+
+def test_only_the_cli_and_the_cluster_executor_import_the_runners_commands():
+    importers = {m for m, targets in import_graph().items() if not _in(m, "runner.commands")
+                 for t in targets if _in(t, "runner.commands")}
+    assert importers and all(_in(m, "runner.cluster") or _in(m, CLI) for m in importers)
 
 
 def test_nothing_imports_the_cli():
