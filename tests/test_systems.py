@@ -76,7 +76,7 @@ def test_an_unknown_system_reads_as_its_name_and_has_no_declaration():
 SIXTH_SYSTEM = textwrap.dedent("""
     import json
     from dataclasses import replace
-    from dlbench import systems
+    from dlbench.core import systems
     flax = systems.Framework(
         name="flax", modes={e: {"default": "default", "jit": "fastest"}
                             for e in ("training", "inference", "execution-mode")},
