@@ -16,7 +16,7 @@ from runner.cell.spec import CellSpec
 
 def _spec(**changes) -> CellSpec:
     values = {"experiment": "training", "workload": "mlp-digits", "framework": "keras",
-              "backend": "jax", "device": "cpu", "threads": 1} | changes
+              "backend": "jax", "device": "cpu", "threads": 1, "repeats": 3} | changes
     return CellSpec(**values)
 
 
