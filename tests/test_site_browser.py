@@ -84,6 +84,18 @@ def page(browser, site: str) -> Iterator[object]:
     assert not problems, problems
 
 
+def _settled_box(page, svg, tries: int = 50) -> dict | None:
+    """The svg's box once it is in the layout: a chart that vega redraws (on a resize, or
+    after an instant navigation) is briefly detached, and its box then reads None."""
+    for _ in range(tries):
+        svg.wait_for(state="visible")
+        box = svg.bounding_box()
+        if box:
+            return box
+        page.wait_for_timeout(100)
+    return None
+
+
 def _charts_drawn(page, at_least: int = 1) -> None:
     """Wait until the page's charts (at least `at_least`) are drawn; check their marks."""
     page.wait_for_function(
@@ -97,8 +109,7 @@ def _charts_drawn(page, at_least: int = 1) -> None:
         assert chart.get_attribute("data-state") == "drawn", chart.get_attribute("id")
         marks = chart.locator("svg g[class*='mark-'] path, svg g[class*='mark-'] line")
         assert marks.count() > 0, f"{chart.get_attribute('id')} drew no marks"
-        chart.locator("svg").first.wait_for(state="visible")
-        box = chart.locator("svg").first.bounding_box()
+        box = _settled_box(page, chart.locator("svg").first)
         assert box and box["width"] > 200 and box["height"] > 50
         frame = chart.bounding_box()  # nothing sticks out of the chart's place in the page
         assert box["x"] >= frame["x"] - 1 and box["x"] + box["width"] <= frame["x"] + frame[
