@@ -8,7 +8,8 @@ against a standard one) is listed as not comparable, with the parameters that di
 as faster or slower. For every metric with per-repeat values (rows without a step) the
 repeats of B are compared with those of A: ratio of medians B/A with its bootstrap interval
 and Welch's t-test on log values, judged by dlbench.core.judging (Holm over the report's
-comparisons, a 5% practical threshold). B is read as "the new one": "slower" means B is slower than A.
+comparisons, a 5% practical threshold). B is read as "the new one": "slower" means B is slower
+than A.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
     results/runs/<run_id>/
         run.json           the run's record (RUN_SCHEMA)
         environment.json   machine and software (ENVIRONMENT_SCHEMA)
-        processes/<cell>__p<k>.json   one record per finished worker process (runner/store/run_store.py)
+        processes/<cell>__p<k>.json   one record per finished worker process
+                                      (runner/store/run_store.py)
         superseded/        records of processes measured again, with why
         cells.*, observations.*, processes.*   the tables (Parquet and CSV)
         code-objects/<sha256>   each code file a process imported, kept once by content

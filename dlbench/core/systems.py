@@ -5,7 +5,8 @@ and JAX. Its declaration holds everything the runner and the report need to know
 its label and colour, the packages it needs, its modes per experiment and which of them is
 its production path, its export paths, its data-parallel strategies and the defaults that
 estimate its processes. Every table keyed by a system or a framework reads these
-declarations: dlbench.core.modes, dlbench.core.schema's labels, runner.plan.frameworks, runner.plan.estimate,
+declarations: dlbench.core.modes, dlbench.core.schema's labels, runner.plan.frameworks,
+runner.plan.estimate,
 runner.machine.environment, runner.models.conventions, the export and data-parallel grids, and the
 charts' colours.
 

@@ -1,5 +1,6 @@
 """Question groups and their families: which pairs each home-page question judges, and how,
-at the looks of the run's design (dlbench/core/sequential.py) with the rule of dlbench/core/decisions.py.
+at the looks of the run's design (dlbench/core/sequential.py) with the rule of
+dlbench/core/decisions.py.
 
 Pure pandas and numpy, shared by the runner (which tops up the cells of undecided pairs after
 the first look) and the report (which writes the verdicts).

@@ -241,6 +241,7 @@ def machines_of(runs: Sequence[object]) -> dict[str, str]:
 
 
 def check_source_claims(source: object, claims: list[Claim] | None = None) -> list[ClaimVerdict]:
-    """check_claims for a loaded release (report.inputs.source.Source): its machines and environments."""
+    """check_claims for a loaded release (report.inputs.source.Source): its machines and
+    environments."""
     return check_claims(source.observations, source.cells, claims, machines_of(source.runs),
                         environments={run.run_id: run.environment for run in source.runs})

@@ -12,7 +12,8 @@ from collections.abc import Callable, Mapping
 
 import pandas as pd
 
-from dlbench.core.judging import IDENTICAL_REPEATS, Decision, Family, Judgement, Regime, identical_repeats
+from dlbench.core.judging import (IDENTICAL_REPEATS, Decision, Family, Judgement, Regime,
+                                  identical_repeats)
 from dlbench.core.metrics import METRICS, Direction, reader_label
 from dlbench.core.modes import group_words, stands_for
 from report.claims.context import Context, of_system, select

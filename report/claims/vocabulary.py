@@ -1,4 +1,5 @@
-"""The vocabulary shared by claims (report/claims/check.py) and their rules (report/claims/rules.py).
+"""The vocabulary shared by claims (report/claims/check.py) and their rules
+(report/claims/rules.py).
 
 Kept apart so that neither of the two imports the other's module for its types.
 """

@@ -9,8 +9,8 @@ import pandas as pd
 
 from dlbench.core.errors import LayoutError, ReleaseError, ResultsFileError
 from dlbench.core.layout import (
-    RunData, is_release, load_run, read_release_info, release_dir, release_names, release_runs, run_dir,
-    run_ids, run_tables,
+    RunData, is_release, load_run, read_release_info, release_dir, release_names, release_runs,
+    run_dir, run_ids, run_tables,
 )
 from dlbench.core.releases import (
     assign_result_ids, read_result_ids, refuse_unlike_cells, verify_manifest,

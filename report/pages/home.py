@@ -22,7 +22,8 @@ from report.render.jinja import ChartBlock, chart_block, render
 from report.inputs.source import Source, source_designs, source_processes
 from report.inputs.summary import format_number, machine_label
 from report.verdicts.data import controls_summary
-from report.verdicts.answers import QUESTIONS, Pairing, Verdict, VerdictOutcome, Verdicts, judge_page
+from report.verdicts.answers import (QUESTIONS, Pairing, Verdict, VerdictOutcome, Verdicts,
+                                     judge_page)
 
 
 def load_questions() -> dict[str, dict]:
@@ -284,7 +285,8 @@ def home_page(inputs: PageInputs) -> Page:
     text = render(inputs.env, "index.md.j2",
                   questions=question_blocks(source, inputs.summary, found),
                   experiments=experiment_links(inputs.summary, inputs.questions),
-                  one_sided=one_sided_groups(found), summary_chart=chart, tally=tally(found), thresholds=threshold_words(found),
+                  one_sided=one_sided_groups(found), summary_chart=chart, tally=tally(found),
+                  thresholds=threshold_words(found),
                   risk=inputs.calibration.risk, controls=controls_summary(inputs.judged.controls),
                   busy_left_out=busy_left_out(source), multiple_machines=len(source.runs) > 1,
                   changes=changed_answers(source.name, found),

@@ -10,7 +10,8 @@ from dlbench.core.schema import CELL_COLUMNS, OBSERVATION_COLUMNS
 from dlbench.core.systems import frameworks, keras_backends, system_name
 from report.pages.cite import result_citation
 from report.pages.experiment import experiment_title
-from report.render.labels import environment_key, environment_value, metric_ids_in_words, status_label
+from report.render.labels import (environment_key, environment_value, metric_ids_in_words,
+                                  status_label)
 from report.pages.registry import Page, PageInputs, page
 from report.render.jinja import render
 from report.inputs.source import Source

@@ -184,7 +184,8 @@ def summary_chart(frame: pd.DataFrame) -> alt.LayerChart:
                  alt.Tooltip("high:Q", title="95% CI high", format=".3~g"),
                  alt.Tooltip("outcome:N", title="verdict")])
     intervals = base.mark_rule(strokeWidth=1.5).encode(
-        x=alt.X("low:Q", title="times the best (1 = best; lower is closer)"), x2="high:Q", y=y, yOffset=offset,
+        x=alt.X("low:Q", title="times the best (1 = best; lower is closer)"), x2="high:Q", y=y,
+        yOffset=offset,
         color=_colour(list(frame["system"])))
     return (intervals + points).properties(
         title=alt.TitleParams("Every framework against the best, per question",
@@ -204,8 +205,8 @@ def ratio_chart(frame: pd.DataFrame, title: str) -> alt.LayerChart:
     base = alt.Chart(frame)
     band = alt.Chart(pd.DataFrame({"low": [1 / 1.05], "high": [1.05]})).mark_rect(
         opacity=0.15, color="grey").encode(x="low:Q", x2="high:Q")
-    intervals = base.mark_rule(strokeWidth=1.5).encode(x=alt.X("low:Q", title="ratio (1 = no difference)"),
-                                                       x2="high:Q", y=y)
+    intervals = base.mark_rule(strokeWidth=1.5).encode(
+        x=alt.X("low:Q", title="ratio (1 = no difference)"), x2="high:Q", y=y)
     points = base.mark_point(filled=True, size=45).encode(
         x=x, y=y, tooltip=[alt.Tooltip("label:N", title="compared"),
                            alt.Tooltip("ratio:Q", format=".3~g"),

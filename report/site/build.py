@@ -217,7 +217,8 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
 
 
 #: Pages after the experiments, in reading order; any other page follows alphabetically.
-TAIL_PAGES = ("claims.md", "compare.md", "methodology.md", "environment.md", "downloads.md", "cite.md")
+TAIL_PAGES = ("claims.md", "compare.md", "methodology.md", "environment.md", "downloads.md",
+              "cite.md")
 
 
 def _title(page: bytes) -> str:

@@ -28,7 +28,8 @@ class CellData:
         return tuple(self.x_train.shape[1:])
 
     profile: str = ""  # the size profile of a runner.models workload ("" for mlp/cnn)
-    seed: int = 0  # this process's seed of weights and epoch order (runner.workloads.catalog.process_seed)
+    #: this process's seed of weights and epoch order (runner.workloads.catalog.process_seed)
+    seed: int = 0
 
     def initial_layers(self) -> list[Layer] | ModelStart:
         """The initial weights of the workload's model drawn from this process's seed (a

@@ -6,8 +6,8 @@ Processes per cell at the first look: quick 1 (a preview that fits 8 minutes on 
 interval, not to cite, and cells of one framework share a worker process: runner.plan.sharing),
 standard 3, full 5. The suite's verdict design (dlbench/core/sequential.py) then tops up the
 cells of undecided pairs to 6 (standard) or 10 (full) processes (runner/commands/looks.py).
-`--repeats N` sets N for every cell, in one look. Parity is measured by one process whatever the suite:
-whether two frameworks compute the same function does not vary between processes.
+`--repeats N` sets N for every cell, in one look. Parity is measured by one process whatever
+the suite: whether two frameworks compute the same function does not vary between processes.
 A run is citable when its suite is standard or full and every cell has at least that
 suite's number of processes; run.json records the policy and whether the run is citable.
 """

@@ -79,7 +79,8 @@ class EpochPlan:
 
 
 def epoch_plan(n: int, global_batch: int, epochs: int, seed: int) -> EpochPlan:
-    """The shared epoch order (runner.workloads.catalog.epoch_order) cut into whole global batches."""
+    """The shared epoch order (runner.workloads.catalog.epoch_order) cut into whole global
+    batches."""
     steps = n // global_batch
     return EpochPlan(np.stack([
         epoch_order(n, epoch, seed)[: steps * global_batch].reshape(steps, global_batch)

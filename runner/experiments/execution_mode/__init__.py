@@ -23,9 +23,9 @@ MODES: dict[str, tuple[str, ...]] = {
 #: full, and standard on a GPU, run every other mode as its own cell.
 DUPLICATES = {(name, framework.eager_baseline) for name, framework in frameworks().items()}
 
-#: Per suite (processes per cell: runner.plan.repeats): workloads, and per mode the calibrated windows of
-#: steady steps and the distinct batches they cycle over. Standard (on a GPU) and full
-#: measure the ResNet, Transformer and LSTM too.
+#: Per suite (processes per cell: runner.plan.repeats): workloads, and per mode the calibrated
+#: windows of steady steps and the distinct batches they cycle over. Standard (on a GPU) and
+#: full measure the ResNet, Transformer and LSTM too.
 GRID: dict[str, dict] = {
     "quick": {"workloads": ["mlp-digits"], "step_samples": 3, "batches": 16},
     "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],

@@ -9,10 +9,10 @@ from runner.cell.spec import CellSpec
 
 PRECISIONS = ("fp32", "bf16", "fp16")
 
-#: Per suite (processes per cell: runner.plan.repeats): workloads with epochs, and the inference calls
-#: per process. Standard (on a GPU) and full measure the ResNet, Transformer and LSTM too.
-#: The quick suite is tiny (fp32 against bf16, the half precision these CPUs have units
-#: for): half precision matmuls on a CPU without native support are very slow.
+#: Per suite (processes per cell: runner.plan.repeats): workloads with epochs, and the
+#: inference calls per process. Standard (on a GPU) and full measure the ResNet, Transformer
+#: and LSTM too. The quick suite is tiny (fp32 against bf16, the half precision these CPUs
+#: have units for): half precision matmuls on a CPU without native support are very slow.
 GRID: dict[str, dict] = {
     "quick": {"workloads": ["mlp-digits"], "epochs": 2,
               "cpu": {"precisions": ("fp32", "bf16")},
