@@ -61,11 +61,6 @@ def format_label(export_format: str) -> str:
     return FORMAT_LABELS.get(export_format, export_format.replace("_", " "))
 
 
-def count(n: int, noun: str, plural: str | None = None) -> str:
-    """'1 process', '3 processes'."""
-    return f"{n} {noun if n == 1 else (plural or noun + 's')}"
-
-
 def environment_key(path: str, group: str = "") -> str:
     """A flattened environment key in words: 'cpu.logical_cores' -> 'logical cores'."""
     if group in VERBATIM_GROUPS:
