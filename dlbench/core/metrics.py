@@ -109,7 +109,8 @@ _ALL = [
     _m("latency_p99", "ms", "lower", "99th percentile latency",
        "99th percentile batch-1 forward latency of one repeat."),
     _m("inference_throughput", "samples/s", "higher", "inference throughput",
-       "Samples predicted per second at the large inference batch size, in steady state."),
+       "Samples predicted per second at the cell's throughput (serving) batch, in steady "
+       "state; its rows carry that batch as their batch size."),
     _m("first_call_time", "s", "lower", "first call time",
        "Wall time of the very first forward call, including tracing/compilation."),
     # precision

@@ -170,11 +170,13 @@ def _seconds(training: float, inference: float, precision: float, execution_mode
 #: Every system, in the order the command line, tables and pages list them.
 SYSTEMS: tuple[System, ...] = (
     System(PYTORCH, "", label="PyTorch", colour="#c0392b", required_modules=("torch",),
-           export=ExportPaths(every=("torch.export", "onnx-dynamo", "torchscript"),
+           export=ExportPaths(every=("torch.export", "onnx-dynamo", "torchscript",
+                                     "onnx-openvino"),
                               quick=("torch.export",),
                               standard_cpu=("torch.export", "onnx-dynamo"),
                               words={"onnx-dynamo": "ONNX (dynamo)",
-                                     "torch.export": "torch.export"}),
+                                     "torch.export": "torch.export",
+                                     "onnx-openvino": "ONNX in OpenVINO"}),
            data_parallel=("ddp",),  # DistributedDataParallel, gloo on CPU, nccl on GPU
            seconds=_seconds(6, 6, 7, 8, 6, 15, 9, compile_extra=50, import_s=3.4)),
     System(TENSORFLOW, "", label="TensorFlow", colour="#e67e22",

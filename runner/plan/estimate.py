@@ -20,6 +20,8 @@ from dlbench.core.systems import SYSTEMS
 from dlbench.core.tables import read_table
 from runner.cell.spec import NOT_MEASURED
 from runner.cell.spec import CellSpec
+from runner.plan.real_size_estimate import real_size_process_s
+from runner.workloads.real_size import is_real_size
 
 #: Each system declares its defaults (dlbench.core.systems, `System.seconds`):
 #: - per experiment, the seconds one worker process of the quick suite took on 2 cores (the
@@ -86,6 +88,8 @@ def default_process_s(spec: CellSpec) -> float:
     if spec.params.get(NOT_MEASURED):
         return 0.0
     name = spec.framework_id.name
+    if is_real_size(spec.workload) and spec.device == "cpu":  # arithmetic, not first use
+        return real_size_process_s(spec, IMPORT_S.get(name, 0.0))
     seconds = DEFAULT_PROCESS_S.get(spec.experiment, {}).get(name, FALLBACK_PROCESS_S)
     if mode_class(spec.experiment, spec.framework, spec.mode) == FASTEST:
         seconds += FASTEST_EXTRA_S.get(name, 0.0)

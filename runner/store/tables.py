@@ -22,6 +22,7 @@ import pandas as pd
 from dlbench.core.schema import CellStatus
 
 if TYPE_CHECKING:
+    from runner.cell.spec import CellSpec
     from runner.store.record import CellRecord
 
 #: When a cell's processes end differently, the cell takes the first of these present.
@@ -94,6 +95,17 @@ def cells_frame(records: list[CellRecord], run_id: str) -> pd.DataFrame:
     return _frame(rows, "cells")
 
 
+def observed_batch(spec: CellSpec, metric: str) -> int:
+    """The batch an observation was measured at: the cell's, except for throughput measured
+    at the cell's serving batch (`throughput_batch`) beside batch-1 latency, and an
+    artifact's latency, one sample per call (so no page files a bulk rate under batch 1)."""
+    if metric == "inference_throughput" and "throughput_batch" in spec.params:
+        return int(spec.params["throughput_batch"])
+    if metric == "artifact_latency":
+        return 1
+    return spec.batch_size
+
+
 def observations_frame(records: list[CellRecord], run_id: str) -> pd.DataFrame:
     """One row per observation of the ok processes of ok cells."""
     from dlbench.core.metrics import get_metric
@@ -102,10 +114,12 @@ def observations_frame(records: list[CellRecord], run_id: str) -> pd.DataFrame:
     for group in by_cell(records).values():
         if cell_status(group)[0] is not CellStatus.OK:
             continue
-        keys = group[0].spec.key_columns(run_id)
+        spec = group[0].spec
+        keys = spec.key_columns(run_id)
         for record in group:
             for obs in record.outcome.observations:
-                rows.append(keys | {"repeat": obs.repeat, "step": obs.step,
+                rows.append(keys | {"batch_size": observed_batch(spec, obs.metric),
+                                    "repeat": obs.repeat, "step": obs.step,
                                     "metric": obs.metric, "value": obs.value,
                                     "unit": get_metric(obs.metric).unit})
     return _frame(rows, "observations")

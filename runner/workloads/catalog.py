@@ -91,6 +91,22 @@ WORKLOADS: dict[str, Workload] = {
                 "128 (GPU)",
                 SizeProfile("cpu", models.LSTM_CPU, 32), SizeProfile("gpu", models.LSTM_GPU, 128),
                 SizeProfile("tiny", models.LSTM_TINY, 4)),
+        # The real-size models people deploy, on the CPU too: the GPU sizes above (same
+        # definitions, same weight transfer), beside the small models that train to a target
+        # and measure per-call overhead. Their suites time inference, export and training
+        # steps on a few samples (runner.workloads.real_size); their tiny size is the tests'.
+        _family("resnet50-synthetic", "synthetic-images", 0.05, 0.9,
+                "ResNet-50 (25.6M parameters) on synthetic 224x224x3 images: the "
+                "resnet-synthetic family at its real size, on CPU and GPU",
+                SizeProfile("cpu", models.RESNET50, 8, small_samples=32),
+                SizeProfile("gpu", models.RESNET50, 128),
+                SizeProfile("tiny", models.RESNET_BOTTLENECK_TINY, 4)),
+        _family("bert-base-tokens", "synthetic-tokens", 0.01, 0.9,
+                "BERT-base (12x768, 12 heads, seq 128, 109M parameters) on synthetic token "
+                "sequences: the transformer-tokens family at its real size, on CPU and GPU",
+                SizeProfile("cpu", models.BERT_BASE, 8, small_samples=32),
+                SizeProfile("gpu", models.BERT_BASE, 32),
+                SizeProfile("tiny", models.TRANSFORMER_TINY, 4)),
     ]
 }
 

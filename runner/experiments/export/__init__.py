@@ -14,6 +14,7 @@ from dlbench.core.questions import QUESTIONS
 from dlbench.core.systems import SYSTEMS
 from runner.experiments import MODEL_WORKLOADS, Experiment, PlanRequest, suite_grid
 from runner.cell.spec import CellSpec
+from runner.workloads import real_size
 
 #: Every export path per system, and the smaller suites' subsets, from each system's
 #: declaration (dlbench.core.systems). Keras: the formats model.export offers on that backend
@@ -25,15 +26,34 @@ QUICK_FORMATS: dict[str, tuple[str, ...]] = {s.name: s.export.quick for s in SYS
 STANDARD_CPU_FORMATS: dict[str, tuple[str, ...]] = {s.name: s.export.standard_cpu
                                                     for s in SYSTEMS}
 
+#: The deployment runtimes at real size (ResNet-50 on 2 CPU cores), one documented export
+#: path into each: ONNX Runtime (torch.onnx's dynamo exporter, over torch.export),
+#: OpenVINO (reading that ONNX file), TensorFlow's SavedModel in its own runtime, LiteRT
+#: (TFLiteConverter) and, from Keras on TensorFlow, LiteRT and OpenVINO through
+#: model.export. Left out of the standard suite for its time: tf2onnx (a second ONNX
+#: Runtime path), Keras' other backends' artifacts and BERT-base (the full suite has both).
+REAL_SIZE_FORMATS: dict[str, tuple[str, ...]] = {
+    "pytorch": ("onnx-dynamo", "onnx-openvino"), "tensorflow": ("savedmodel", "tflite"),
+    "keras-tensorflow": ("litert", "openvino"), "keras-torch": (), "keras-jax": ()}
+FULL_REAL_SIZE_FORMATS: dict[str, tuple[str, ...]] = {
+    "pytorch": ("onnx-dynamo", "onnx-openvino"),
+    "tensorflow": ("savedmodel", "tflite", "onnx-tf2onnx"),
+    "keras-tensorflow": ("tf_saved_model", "litert", "openvino"), "keras-torch": ("openvino",),
+    "keras-jax": ("openvino",)}
+
 #: Standard (with a GPU in the machine) and full export the ResNet, Transformer and LSTM
-#: too, at their CPU size: artifacts are measured on the CPU.
+#: too, at their CPU size: artifacts are measured on the CPU. On a CPU, standard and full
+#: add the real-size models ("real_size": workload -> the formats per system).
 GRID: dict[str, dict] = {
     "quick": {"workloads": ("mlp-digits",), "formats": QUICK_FORMATS},
     "standard": {"workloads": ("mlp-digits", "cnn-digits", *MODEL_WORKLOADS),
                  "formats": FORMATS,
-                 "cpu": {"workloads": ("cnn-digits",), "formats": STANDARD_CPU_FORMATS}},
+                 "cpu": {"workloads": ("cnn-digits",), "formats": STANDARD_CPU_FORMATS,
+                         "real_size": {"resnet50-synthetic": REAL_SIZE_FORMATS}}},
     "full": {"workloads": ("mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS),
-             "formats": FORMATS},
+             "formats": FORMATS,
+             "cpu": {"real_size": {"resnet50-synthetic": FULL_REAL_SIZE_FORMATS,
+                                   "bert-base-tokens": FULL_REAL_SIZE_FORMATS}}},
 }
 
 
@@ -42,8 +62,12 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     from runner.workloads.catalog import get_workload
 
     grid = suite_grid(GRID, request)
+    real = grid.get("real_size", {})
     cells = []
-    for name in request.workloads or list(grid["workloads"]):
+    for name in request.workloads or [*grid["workloads"], *real]:
+        if real_size.is_real_size(name):
+            cells += _real_size_cells(request, name, real.get(name, FULL_REAL_SIZE_FORMATS))
+            continue
         workload = get_workload(name)
         for framework in request.frameworks:
             for export_format in grid["formats"][framework.name]:
@@ -52,6 +76,18 @@ def plan(request: PlanRequest) -> list[CellSpec]:
                     export_format=export_format, batch_size=workload.batch_size,
                 ))
     return cells
+
+
+def _real_size_cells(request: PlanRequest, name: str,
+                     formats: dict[str, tuple[str, ...]]) -> list[CellSpec]:
+    """A real-size model's export cells: throughput at its serving batch, parity and timing
+    on a few samples."""
+    return [request.cell("export", name, framework, timeout_s=real_size.TIMEOUT_S,
+                         device="cpu", export_format=export_format,
+                         batch_size=real_size.SERVING_BATCH[name],
+                         params=real_size.export_params(name))
+            for framework in request.frameworks
+            for export_format in formats.get(framework.name, ())]
 
 
 EXPERIMENT = Experiment(

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
-from runner.experiments.export.protocol import (ExportPath, export_fairness, measure_export,
-                                                missing_package)
-from runner.experiments.export.runtimes import (Predict, litert_predict, litert_runtime_name,
-                                                onnxruntime_predict, saved_model_predict,
-                                                torch_program_predict)
+from runner.experiments.export.protocol import (ExportPath, artifact_shift, export_fairness,
+                                                measure_export, missing_package)
+from runner.experiments.export.runtimes import (litert_predict, litert_runtime_name,
+                                                onnxruntime_predict, openvino_predict,
+                                                saved_model_predict, torch_program_predict)
 from runner.harness import open_cell
 from runner.cell.outcome import CellOutcome
 from runner.cell.spec import CellSpec
@@ -60,16 +60,6 @@ def export_options(export_format: str) -> dict:
     return {}
 
 
-def openvino_predict(path: Path, threads: int) -> Predict:
-    """An OpenVINO CPU compiled model with `threads` inference threads."""
-    import openvino
-
-    core = openvino.Core()
-    compiled = core.compile_model(core.read_model(str(path)), "CPU",
-                                  {"INFERENCE_NUM_THREADS": threads})
-    return lambda x: compiled(x)[0]
-
-
 def run(spec: CellSpec) -> CellOutcome:
     needed = NEEDS.get((spec.backend, spec.export_format))
     if needed:
@@ -77,12 +67,18 @@ def run(spec: CellSpec) -> CellOutcome:
     cell = open_cell(spec)
     data = cell.data
     model = cell.adapter.build_model(data.workload, data.initial_layers(), data.input_shape)
+    exported = model
+    if artifact_shift(spec):  # a model other than the eager one (protocol.PERTURB_PARAM)
+        exported = cell.adapter.build_model(data.workload, data.initial_layers(),
+                                            data.input_shape)
+        last = exported.trainable_weights[-1]
+        last.assign(last + artifact_shift(spec))
     name, runtime = ARTIFACTS[spec.export_format]
     if spec.export_format == "litert":
         runtime = litert_runtime_name()
 
     def export(directory: Path) -> Path:
-        model.export(str(directory / name), format=spec.export_format, verbose=False,
+        exported.export(str(directory / name), format=spec.export_format, verbose=False,
                      **export_options(spec.export_format))
         return directory / name
 

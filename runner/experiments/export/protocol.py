@@ -33,6 +33,18 @@ WARMUP_CALLS = 3
 WINDOWS = 3
 
 
+#: The cell parameter that exports a model other than the eager one: its last parameter
+#: shifted by this amount. It exists to check the parity check itself: such an artifact must
+#: fail parity in every runtime (tests/test_export_runtimes.py).
+PERTURB_PARAM = "perturb_artifact"
+
+
+def artifact_shift(spec) -> float:
+    """How far the exported model's last parameter is moved from the eager model's (0: the
+    same model, as every measured cell exports)."""
+    return float(spec.params.get(PERTURB_PARAM, 0.0))
+
+
 @dataclass(frozen=True)
 class ExportPath:
     """One way to ship the model: write the artifact under a directory, load it back."""
@@ -72,9 +84,10 @@ def error_line(error: BaseException) -> str:
     return lines[0] if lines else ""
 
 
-def eval_inputs(data: CellData, batch_size: int) -> np.ndarray:
-    """The test inputs cut to whole batches, so every call has batch 1 or `batch_size`."""
-    x = data.x_test
+def eval_inputs(data: CellData, batch_size: int, samples: int = 0) -> np.ndarray:
+    """The test inputs (the first `samples` of them when given: a real-size model's few) cut
+    to whole batches, so every call has batch 1 or `batch_size`."""
+    x = data.x_test[:samples] if samples else data.x_test
     return np.ascontiguousarray(x[: len(x) // batch_size * batch_size])
 
 
@@ -87,7 +100,7 @@ def measure_export(cell: Cell, eager: Predict, path: ExportPath,
                    fairness: Fairness) -> CellOutcome:
     """Export, load back, check parity against the eager model, time the runtime."""
     spec = cell.spec
-    x = eval_inputs(cell.data, spec.batch_size)
+    x = eval_inputs(cell.data, spec.batch_size, int(spec.params.get("export_samples", 0)))
     expected = in_batches(eager, x, spec.batch_size)
     with tempfile.TemporaryDirectory(prefix="dlbench-export-") as scratch:
         stage = "export"

@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
+from copy import deepcopy
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from runner.adapters.pytorch import to_tensor
-from runner.experiments.export.protocol import ExportPath, export_fairness, measure_export
-from runner.experiments.export.runtimes import (Predict, onnxruntime_predict,
+from runner.experiments.export.protocol import (ExportPath, artifact_shift, export_fairness,
+                                                measure_export, missing_package)
+from runner.experiments.export.runtimes import (Predict, onnxruntime_predict, openvino_predict,
                                                 torch_program_predict)
 from runner.harness import open_cell
 from runner.cell.outcome import CellOutcome
@@ -67,15 +69,32 @@ def export_paths(model: torch.nn.Module, example: torch.Tensor, threads: int) ->
                                   lambda path: onnxruntime_predict(path, threads), nchw),
         "torchscript": ExportPath("torch.jit.load (TorchScript, legacy)", torchscript,
                                   load_torchscript, nchw),
+        # the same ONNX file, served by OpenVINO's CPU runtime (it reads ONNX directly)
+        "onnx-openvino": ExportPath(f"OpenVINO CPU from ONNX, {threads} thread(s)", onnx,
+                                    lambda path: openvino_predict(path, threads), nchw),
     }
 
 
+def exported_model(model: torch.nn.Module, shift: float) -> torch.nn.Module:
+    """The model the artifact is written from: `model` itself, or a copy with its last
+    parameter shifted (protocol.PERTURB_PARAM)."""
+    if not shift:
+        return model
+    copy = deepcopy(model)
+    with torch.no_grad():
+        list(copy.parameters())[-1].add_(shift)
+    return copy
+
+
 def run(spec: CellSpec) -> CellOutcome:
+    if spec.export_format == "onnx-openvino":
+        missing_package("openvino", "serving PyTorch's ONNX artifact with OpenVINO")
     cell = open_cell(spec)
     data = cell.data
     model = cell.adapter.build_model(data.workload, data.initial_layers(), data.input_shape)
     model.eval()
     example = cell.adapter.to_device(data.x_test[: spec.batch_size])
-    path = export_paths(model, example, spec.threads)[spec.export_format]
+    path = export_paths(exported_model(model, artifact_shift(spec)), example,
+                        spec.threads)[spec.export_format]
     fairness = export_fairness(cell, path.runtime, f"PyTorch {spec.export_format}")
     return measure_export(cell, eager_predict(model), path, fairness)

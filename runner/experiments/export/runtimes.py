@@ -27,6 +27,17 @@ def onnxruntime_predict(path: Path, threads: int) -> Predict:
     return lambda x: session.run(None, {name: x})[0]
 
 
+def openvino_predict(path: Path, threads: int) -> Predict:
+    """An OpenVINO CPU compiled model (read from OpenVINO IR or ONNX) with `threads`
+    inference threads."""
+    import openvino
+
+    core = openvino.Core()
+    compiled = core.compile_model(core.read_model(str(path)), "CPU",
+                                  {"INFERENCE_NUM_THREADS": threads})
+    return lambda x: compiled(x)[0]
+
+
 def litert_predict(path: Path, threads: int) -> Predict:
     """The LiteRT interpreter (ai-edge-litert when installed, else TensorFlow's tf.lite)."""
     try:

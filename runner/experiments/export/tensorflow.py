@@ -9,8 +9,8 @@ import numpy as np
 import tensorflow as tf
 
 from runner.adapters.tensorflow import TfModel
-from runner.experiments.export.protocol import (ExportPath, export_fairness, measure_export,
-                                                missing_package)
+from runner.experiments.export.protocol import (ExportPath, artifact_shift, export_fairness,
+                                                measure_export, missing_package)
 from runner.experiments.export.runtimes import (litert_predict, litert_runtime_name,
                                                 onnxruntime_predict, saved_model_predict)
 from runner.harness import open_cell
@@ -66,7 +66,13 @@ def run(spec: CellSpec) -> CellOutcome:
     data = cell.data
     with tf.device("/CPU:0"):
         model = cell.adapter.build_model(data.workload, data.initial_layers(), data.input_shape)
-    module = servable(model, data.x_test)
+        exported = model
+        if artifact_shift(spec):  # a model other than the eager one (protocol.PERTURB_PARAM)
+            exported = cell.adapter.build_model(data.workload, data.initial_layers(),
+                                                data.input_shape)
+            exported.trainable_variables[-1].assign_add(
+                tf.fill(exported.trainable_variables[-1].shape, artifact_shift(spec)))
+    module = servable(exported, data.x_test)
     path = export_paths(module, spec.threads)[spec.export_format]
     fairness = export_fairness(cell, path.runtime, f"TensorFlow {spec.export_format}")
 
