@@ -95,15 +95,30 @@ ORDER = {"tensorflow": 0.6, "pytorch": 1.0, "keras-tensorflow": 1.6}
 def test_order_claims_go_each_way(claim, experiment, metric, times, expected):
     cells = _timed(metric, times, experiment=experiment)
     if claim == "infer-order":
-        throughput = {s: 1 / t for s, t in times.items()}
-        cells += _timed("inference_throughput", throughput, experiment=experiment)
-        cells = [{**c, "values": {**c["values"], **d["values"]}} for c, d in
-                 zip(cells[:len(times)], cells[len(times):], strict=True)]
+        cells = _inference_cells(times, flops=1e9)
     if claim == "train-order":  # its second rule: TensorFlow graph modes against eager
         cells += [{"system": "tensorflow", "experiment": "execution-mode", "mode": m,
                    "values": {"steady_step_time": noisy(t, i), "eager_step_time": noisy(2, i)}}
                   for i, (m, t) in enumerate({"tf.function": 1.0, "xla": 0.9}.items())]
-    assert judge(claim, cells).verdict is expected
+    assert judge(claim, cells, PEAK_ENV).verdict is expected
+
+
+def _inference_cells(times: dict[str, float], flops: float) -> list[dict]:
+    """Inference cells: latency `times` and throughput 1/time, of `flops` per sample."""
+    return [{"system": s, "experiment": "inference", "details": {"flops_per_sample": flops},
+             "values": {"latency_p50": noisy(t, i), "inference_throughput": noisy(1 / t, i)}}
+            for i, (s, t) in enumerate(times.items())]
+
+
+def test_infer_order_is_judged_on_compute_bound_cells_only():
+    """A small model's order (per-call overhead) decides nothing about inference engines;
+    the real-size cells beside it decide alone."""
+    small = _inference_cells({**ORDER, "pytorch": 0.3}, flops=1e3)  # against the claim
+    verdict = judge("infer-order", small, PEAK_ENV)
+    assert verdict.verdict is ClaimOutcome.NOT_MEASURABLE
+    assert "overhead-bound" in verdict.explanation
+    real = [{**c, "workload": "resnet50-synthetic"} for c in _inference_cells(ORDER, 1e9)]
+    assert judge("infer-order", small + real, PEAK_ENV).verdict is ClaimOutcome.SUPPORTED
 
 
 def test_order_claims_with_noisy_overlapping_data_are_inconclusive():
@@ -350,3 +365,37 @@ def test_keras_on_jax_default_cell_answers_for_its_jit_compile_in_a_mode_effect(
     assert verdict.evidence == ("execution-mode:mlp-digits:keras-jax:fp32-default:cpu",)
     assert "jit_compile/eager" in verdict.explanation
     assert not any("keras-torch" in cell for cell in verdict.evidence)  # its default is eager
+
+
+def _serving(experiment: str, rates: dict[tuple[str, str], float], **extra) -> list[dict]:
+    """Real-size ResNet-50 cells of (system, mode or export format) serving `rates`
+    samples/s at batch 8 (1e9 FLOPs a sample: compute-bound on PEAK_ENV)."""
+    metric = "inference_throughput" if experiment == "inference" else "artifact_throughput"
+    column = "mode" if experiment == "inference" else "export_format"
+    return [{"system": s, "experiment": experiment, column: m, "batch_size": 8,
+             "workload": "resnet50-synthetic", "details": {"flops_per_sample": 1e9},
+             "values": {metric: noisy(rate, i)}, **extra}
+            for i, ((s, m), rate) in enumerate(rates.items())]
+
+
+@pytest.mark.parametrize(("compiled", "expected"), [
+    (1.8, ClaimOutcome.SUPPORTED), (0.5, ClaimOutcome.CONTRADICTED)])
+def test_static_graph_claim_is_judged_on_real_size_production_inference(compiled, expected):
+    small = _graph(10.0, 5.0, 1e3)  # a small model's execution-mode cell: overhead-bound
+    cells = small + _serving("inference", {("pytorch", "inference_mode"): 1.0,
+                                           ("pytorch", "compiled"): compiled})
+    verdict = judge("static-graph-fast", cells, PEAK_ENV)
+    assert verdict.verdict is expected, verdict.explanation
+    assert judge("static-graph-fast", small, PEAK_ENV).verdict is ClaimOutcome.NOT_MEASURABLE
+
+
+@pytest.mark.parametrize(("tensorflow", "expected"), [
+    (1.5, ClaimOutcome.SUPPORTED), (0.6, ClaimOutcome.CONTRADICTED)])
+def test_deploy_claim_is_judged_on_the_real_size_runtimes(tensorflow, expected):
+    cells = _serving("export", {("tensorflow", "savedmodel"): tensorflow,
+                                ("pytorch", "onnx-dynamo"): 1.0,
+                                ("pytorch", "onnx-openvino"): 0.9})
+    verdict = judge("deploy-tf-wins", cells, PEAK_ENV)
+    assert verdict.verdict is expected, verdict.explanation
+    small = [{**c, "workload": "cnn-digits"} for c in cells]
+    assert judge("deploy-tf-wins", small, PEAK_ENV).verdict is ClaimOutcome.NOT_MEASURABLE

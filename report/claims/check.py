@@ -198,8 +198,9 @@ def check_claims(observations: pd.DataFrame, cells: pd.DataFrame,
             per_rule = [evaluate(rule, context, family) for rule in claim.evidence]
             for machine, device in devices:
                 findings = [found.get((machine, device)) or Finding(
-                    ClaimOutcome.INCONCLUSIVE,
-                    f"no {rule.experiment} cells{_metric_text(rule)} on this device")
+                    ClaimOutcome.NOT_MEASURABLE if rule.optional else ClaimOutcome.INCONCLUSIVE,
+                    f"no {rule.experiment} cells{_metric_text(rule)}{_where_text(rule)} on "
+                    f"this device")
                     for rule, found in zip(claim.evidence, per_rule, strict=True)]
                 total = combine_findings(findings, Combine.ALL)
                 verdicts.append(ClaimVerdict(
@@ -209,6 +210,15 @@ def check_claims(observations: pd.DataFrame, cells: pd.DataFrame,
         return verdicts
 
     return judge_together(judge_all)
+
+
+def _where_text(rule: Rule) -> str:
+    """An optional rule's selection in words (' of workload resnet50-synthetic'): what the
+    device lacks."""
+    if not rule.optional or not rule.where:
+        return ""
+    return " of " + ", ".join(f"{column} {' or '.join(values)}" for column, values in rule.where
+                              if column != "precision")
 
 
 def _metric_text(rule: Rule) -> str:

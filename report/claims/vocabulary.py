@@ -83,6 +83,9 @@ class Rule:
     regime: str = ""  # compute-bound: only such groups decide (the claim is about them)
     listings: tuple[tuple[str, str], ...] = ()  # code_size: framework -> listing path
     documented: tuple[tuple[str, tuple[str, ...]], ...] = ()  # count_ok: framework -> paths
+    #: true: cells a run may lack (the real-size models): without them on a device the rule
+    #: is not measurable there, not inconclusive, and the claim's other rules decide
+    optional: bool = False
 
 
 @dataclass(frozen=True)

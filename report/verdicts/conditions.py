@@ -29,7 +29,8 @@ HALF_PRECISION_FLAGS = {"fp16": ("avx512_fp16", "amx_fp16"),
                         "bf16": ("avx512_bf16", "amx_bf16", "amx")}
 
 #: Metrics that give a cell's samples per second, and whether the cell trains.
-THROUGHPUT_METRICS = {"train_throughput": True, "inference_throughput": False}
+THROUGHPUT_METRICS = {"train_throughput": True, "inference_throughput": False,
+                      "artifact_throughput": False}
 
 OPTIONAL_PACKAGE = re.compile(r"needs the ([\w.-]+) package, which is not installed"
                               r"|No module named '([\w.]+)'")

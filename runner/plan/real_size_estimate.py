@@ -30,10 +30,10 @@ BUILD_S_PER_MPARAM = 0.15
 #: production path (two shapes per inference process: batch 1 and the serving batch).
 #: Keras on JAX compiles with XLA in its plain path too (its jit_compile is the same cell).
 COMPILE_S_PER_SHAPE: dict[tuple[str, str], float] = {
-    ("pytorch", "compiled"): 60.0, ("tensorflow", "tf.function"): 10.0,
-    ("tensorflow", "xla"): 35.0, ("keras-tensorflow", "jit_compile"): 35.0,
-    ("keras-torch", "jit_compile"): 150.0, ("keras-jax", "predict"): 30.0,
-    ("keras-tensorflow", "predict"): 10.0,
+    ("pytorch", "compiled"): 35.0, ("tensorflow", "tf.function"): 8.0,
+    ("tensorflow", "xla"): 25.0, ("keras-tensorflow", "jit_compile"): 25.0,
+    ("keras-torch", "jit_compile"): 100.0, ("keras-jax", "predict"): 20.0,
+    ("keras-tensorflow", "predict"): 8.0,
 }
 #: Seconds writing and loading back a real-size artifact takes, by export format.
 EXPORT_S: dict[str, float] = {"onnx-dynamo": 60.0, "torch.export": 40.0, "savedmodel": 30.0,

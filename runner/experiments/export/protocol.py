@@ -130,7 +130,7 @@ def measure_export(cell: Cell, eager: Predict, path: ExportPath,
                            f"{PARITY_TOLERANCE:g}", fairness, observations)
     return cell.outcome(observations, fairness,
                         details={"parity_tolerance": PARITY_TOLERANCE, "runtime": path.runtime,
-                                 "parity_samples": len(x)})
+                                 "parity_samples": len(x)} | cell.workload_details())
 
 
 def _timings(cell: Cell, predict: Predict, x: np.ndarray) -> list[Observation]:

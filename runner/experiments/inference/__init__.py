@@ -11,7 +11,7 @@ from runner.experiments import (
     not_measured_params,
     suite_grid,
 )
-from runner.cell.spec import CellSpec, FrameworkId
+from runner.cell.spec import NOT_MEASURED, CellSpec, FrameworkId
 from runner.workloads import real_size
 from runner.workloads.real_size import REAL_SIZE_WORKLOADS
 
@@ -69,13 +69,25 @@ def plan(request: PlanRequest) -> list[CellSpec]:
         for framework in request.frameworks:
             for mode in inference_modes(request, framework):
                 # at real size a cold compile is measured apart and no longer dominates:
-                # every production path is measured, the slow compilers included
-                skipped = {} if real else not_measured_params(request, framework, mode)
+                # the production paths are measured, the slow compilers included
+                skipped = (_real_size_cut(request, name, framework, mode) if real
+                           else not_measured_params(request, framework, mode))
                 cells.append(request.cell(
                     "inference", name, framework, mode=mode, batch_size=1,
                     timeout_s=real_size.TIMEOUT_S if real else 300.0, params=params | skipped,
                 ))
     return cells
+
+
+def _real_size_cut(request: PlanRequest, workload: str, framework: FrameworkId,
+                   mode: str) -> dict:
+    """{NOT_MEASURED: why} for a real-size cell the standard suite on a CPU leaves out."""
+    if request.suite != "standard" or request.device != "cpu":
+        return {}
+    production = mode_class("inference", framework.framework, mode) == FASTEST
+    why = real_size.standard_cpu_cut(workload, framework.name, mode, production)
+    return {NOT_MEASURED: f"not measured on this device in the standard suite: {why}; the "
+                          f"full suite measures it"} if why else {}
 
 
 EXPERIMENT = Experiment(
