@@ -22,16 +22,16 @@ def _plan(experiment, suite: str, device: str = "cpu") -> list[CellSpec]:
                                        data_dir=""))
 
 
-def test_standard_suite_trains_every_model_and_infers_with_the_resnet_on_a_cpu():
-    """Standard on 2 CPU cores (90 minutes): every model trained by every framework at the
-    device's own size; inference on the ResNet beside the digits MLP."""
+def test_standard_suite_trains_every_model_and_infers_with_the_real_sizes_on_a_cpu():
+    """Standard on 2 CPU cores (150 minutes): every model trained by every framework at the
+    device's own size; inference on ResNet-50 and BERT-base beside the digits MLP."""
     standard = _plan(training.EXPERIMENT, "standard")
     assert set(MODEL_WORKLOADS) <= {cell.workload for cell in standard}
     frameworks = {(c.framework, c.backend) for c in standard if c.workload == "lstm-tokens"}
     assert frameworks == {(f.framework, f.backend) for f in FRAMEWORKS}
     assert not any(c.params.get("profile") for c in standard)  # the device's own size
     inferred = {cell.workload for cell in _plan(inference.EXPERIMENT, "standard")}
-    assert inferred == {"mlp-digits", "resnet-synthetic"}
+    assert inferred == {"mlp-digits", "resnet50-synthetic", "bert-base-tokens"}
 
 
 def test_quick_suite_trains_every_model_at_its_tiny_size_in_every_framework():

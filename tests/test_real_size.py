@@ -1,0 +1,135 @@
+"""The real-size models on the CPU: which cells the suites plan, their serving batches, what
+a process is expected to cost, the batch each result is filed under, and the serving
+questions. No real-size model runs here (tests/test_export_runtimes.py runs their family's
+tiny size)."""
+
+from __future__ import annotations
+
+import pytest
+from tests.judging_fixtures import CPU_ENV, noisy, tables
+
+from dlbench.core.modes import FASTEST, mode_class
+from dlbench.core.schema import CellStatus
+from runner.cell.outcome import CellOutcome, Observation
+from runner.cell.spec import NOT_MEASURED, CellSpec
+from runner.experiments import PlanRequest, get_experiment
+from runner.plan.estimate import default_process_s
+from runner.plan.frameworks import FRAMEWORKS
+from runner.store.record import CellRecord
+from runner.store.tables import observations_frame
+from runner.workloads.catalog import get_workload, size_profile
+from runner.workloads.real_size import (MIN_SERVING_CALL_S, REAL_SIZE_WORKLOADS, SERVING_BATCH,
+                                        serving_call_s)
+from report.verdicts.answers import QUESTIONS, answer
+
+SYSTEMS = {f.name for f in FRAMEWORKS}
+
+
+def planned(experiment: str, suite: str = "standard", device: str = "cpu",
+            workloads: tuple[str, ...] = ()) -> list[CellSpec]:
+    request = PlanRequest(suite, list(workloads), list(FRAMEWORKS), device, None, 2, None, "")
+    return get_experiment(experiment).plan(request)
+
+
+def test_the_real_size_models_are_the_gpu_definitions_with_the_same_weights():
+    pairs = {"resnet50-synthetic": "resnet-synthetic", "bert-base-tokens": "transformer-tokens"}
+    for real, family in pairs.items():
+        cpu = size_profile(get_workload(real), "cpu").definition
+        assert cpu == size_profile(get_workload(family), "gpu").definition
+        assert get_workload(real).seed == get_workload(family).seed  # same initial weights
+
+
+def test_a_serving_call_lasts_at_least_the_minimum_even_at_the_measured_peak():
+    for workload, batch in SERVING_BATCH.items():
+        assert serving_call_s(workload, batch) >= MIN_SERVING_CALL_S
+        assert serving_call_s(workload, batch // 2) < 2 * MIN_SERVING_CALL_S  # not wasteful
+
+
+def test_standard_on_a_cpu_serves_every_system_at_real_size_on_both_paths():
+    cells = [c for c in planned("inference") if c.workload in REAL_SIZE_WORKLOADS]
+    measured = [c for c in cells if not c.params.get(NOT_MEASURED)]
+    resnet = {(c.framework_id.name, mode_class("inference", c.framework, c.mode))
+              for c in measured if c.workload == "resnet50-synthetic"}
+    production = {s for s, cls in resnet if cls == FASTEST}
+    assert {s for s, _ in resnet} == SYSTEMS
+    assert production == SYSTEMS - {"keras-jax"}  # its plain path is XLA already (SAME_AS)
+    bert = {c.framework_id.name for c in measured if c.workload == "bert-base-tokens"}
+    assert bert == SYSTEMS
+    for cell in measured:
+        assert cell.batch_size == 1 and cell.params["data_size"] == "small"
+        assert cell.params["throughput_batch"] == SERVING_BATCH[cell.workload]
+        assert cell.timeout_s >= 600  # a cold compile of the real size takes minutes
+    cut = [c for c in cells if c.params.get(NOT_MEASURED)]
+    assert cut and all("the full suite measures it" in c.params[NOT_MEASURED] for c in cut)
+    assert not {c.workload for c in planned("inference")} & {"resnet-synthetic"}
+
+
+def test_the_full_suite_measures_every_real_size_cell_and_the_quick_suite_none():
+    full = [c for c in planned("inference", "full") if c.workload in REAL_SIZE_WORKLOADS]
+    assert full and not any(c.params.get(NOT_MEASURED) for c in full)
+    assert not [c for c in planned("inference", "quick") if c.workload in REAL_SIZE_WORKLOADS]
+    assert not [c for c in planned("inference", "standard", "cuda")
+                if c.workload in REAL_SIZE_WORKLOADS]  # a GPU's own sizes are these models
+
+
+def test_standard_exports_resnet50_into_every_deployment_runtime():
+    cells = [c for c in planned("export") if c.workload == "resnet50-synthetic"]
+    assert {c.export_format for c in cells} == {"onnx-dynamo", "onnx-openvino", "savedmodel",
+                                                "tflite"}
+    assert {c.batch_size for c in cells} == {SERVING_BATCH["resnet50-synthetic"]}
+    assert all(c.params["export_samples"] >= c.batch_size for c in cells)
+
+
+def test_a_real_size_process_is_estimated_from_its_arithmetic_and_compiles():
+    cells = {(c.framework_id.name, c.mode): c for c in planned("inference")
+             if c.workload == "resnet50-synthetic"}
+    plain, compiled = cells[("pytorch", "inference_mode")], cells[("pytorch", "compiled")]
+    small = next(c for c in planned("inference") if c.workload == "mlp-digits"
+                 and c.framework == "pytorch" and c.mode == "inference_mode")
+    assert default_process_s(compiled) > default_process_s(plain) > default_process_s(small)
+    assert default_process_s(cells[("tensorflow", "xla")]) == 0.0  # planned as not measured
+    bert = next(c for c in planned("inference") if c.workload == "bert-base-tokens"
+                and c.framework == "pytorch" and c.mode == "inference_mode")
+    assert default_process_s(bert) > default_process_s(plain)  # 2.7x the FLOPs, 4x the weights
+
+
+def _record(metric_values: dict[str, float], **spec) -> CellRecord:
+    spec = CellSpec(**{"experiment": "inference", "workload": "resnet50-synthetic",
+                       "framework": "pytorch", "backend": "pytorch", "device": "cpu",
+                       "batch_size": 1, "repeats": 1, **spec})
+    outcome = CellOutcome(CellStatus.OK, [Observation(m, v, 0) for m, v in
+                                          metric_values.items()], None)
+    return CellRecord(spec, outcome, "2026-12-05T00:00:00", 1.0, "", "", "")
+
+
+def test_each_result_is_filed_under_the_batch_it_was_measured_at():
+    inference = _record({"latency_p50": 50.0, "inference_throughput": 40.0},
+                        mode="inference_mode", params={"throughput_batch": 8})
+    export = _record({"artifact_latency": 50.0, "artifact_throughput": 40.0},
+                     experiment="export", export_format="onnx-dynamo", batch_size=8)
+    frame = observations_frame([inference, export], "r1")
+    batch = dict(zip(frame["experiment"] + ":" + frame["metric"], frame["batch_size"]))
+    assert batch == {"inference:latency_p50": 1, "inference:inference_throughput": 8,
+                     "export:artifact_latency": 1, "export:artifact_throughput": 8}
+
+
+@pytest.mark.parametrize("key", ["serve-resnet50-throughput", "inference-throughput"])
+def test_the_serving_questions_ask_the_real_size_cells_and_the_others_the_small(key):
+    [question] = [q for q in QUESTIONS if q.key == key]
+    cells = [{"system": s, "experiment": "inference", "mode": m, "workload": w, "batch_size": b,
+              "values": {"inference_throughput": noisy(rate, i)}}
+             for i, (s, m, rate) in enumerate([("pytorch", "inference_mode", 30.0),
+                                               ("tensorflow", "eager", 20.0)])
+             for w, b in (("resnet50-synthetic", 8), ("mlp-digits", 128))]
+    [verdict] = answer(question, *tables(cells), environments={"r1": CPU_ENV})
+    group = dict(verdict.group)
+    real = key.startswith("serve")
+    assert group["workload"] == ("resnet50-synthetic" if real else "mlp-digits")
+    assert str(group["batch_size"]) == ("8" if real else "128")
+    assert verdict.winner == "pytorch"
+
+
+def test_the_real_size_questions_come_first_on_the_home_page():
+    keys = [q.key for q in QUESTIONS]
+    serving = [k for k in keys if k.startswith(("serve-", "deploy-"))]
+    assert serving and keys[:len(serving)] == serving
