@@ -133,3 +133,33 @@ def test_the_real_size_questions_come_first_on_the_home_page():
     keys = [q.key for q in QUESTIONS]
     serving = [k for k in keys if k.startswith(("serve-", "deploy-"))]
     assert serving and keys[:len(serving)] == serving
+
+
+def test_the_full_suite_times_real_size_training_steps_and_bf16_memory_on_a_cpu():
+    training = [c for c in planned("training", "full") if c.workload in REAL_SIZE_WORKLOADS]
+    assert {c.framework_id.name for c in training} == SYSTEMS
+    assert {mode_class("training", c.framework, c.mode) for c in training} == {"default",
+                                                                               FASTEST}
+    for cell in training:
+        assert cell.params == {"epochs": 3, "data_size": "small", "test_samples": 16}
+        assert cell.batch_size == 8  # the CPU profile's: 4 steps an epoch of 32 samples
+    precision = [c for c in planned("precision", "full") if c.workload in REAL_SIZE_WORKLOADS]
+    assert {c.precision for c in precision} == {"fp32", "bf16"}
+    assert all(c.params["data_size"] == "small" for c in precision)  # not full's "large"
+    for suite in ("quick", "standard"):  # standard's time goes to inference and runtimes
+        for experiment in ("training", "precision"):
+            assert not {c.workload for c in planned(experiment, suite)} & set(
+                REAL_SIZE_WORKLOADS)
+
+
+def test_a_real_size_cell_evaluates_only_its_few_test_samples():
+    from runner.harness.data import cell_data
+
+    spec = CellSpec(experiment="training", workload="resnet50-synthetic", framework="pytorch",
+                    backend="pytorch", device="cpu", batch_size=4, repeats=1,
+                    params={"profile": "tiny", "test_samples": 16, "data_size": "small"})
+    data = cell_data(spec)
+    assert len(data.x_test) == len(data.dataset.y_test) == 16
+    assert data.x_test.shape[1:] == (16, 16, 3)  # the family's tiny size, not 224
+    whole = cell_data(CellSpec(**{**spec.__dict__, "params": {"profile": "tiny"}}))
+    assert len(whole.x_test) > 16

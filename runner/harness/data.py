@@ -72,6 +72,15 @@ def cell_data(spec: CellSpec) -> CellData:
     dataset = load_workload_data(workload, spec.data_dir, size=spec.params.get("data_size", ""),
                                  device=spec.device, profile=profile)
     profile = device_profile(workload, spec.device, profile).name if workload.profiles else ""
+    dataset = fewer_tests(dataset, int(spec.params.get("test_samples", 0)))
     return CellData(workload, dataset, model_input(workload, dataset.x_train),
                     model_input(workload, dataset.x_test), profile,
                     process_seed(workload, spec.repeat_index))
+
+
+def fewer_tests(dataset: Dataset, samples: int) -> Dataset:
+    """`dataset` with its first `samples` test samples only (all when 0): a real-size model
+    evaluates a few, as its timing needs no accuracy."""
+    if not samples:
+        return dataset
+    return replace(dataset, x_test=dataset.x_test[:samples], y_test=dataset.y_test[:samples])

@@ -64,18 +64,45 @@ def export_samples(params: dict, batch: int) -> int:
     return 2 * samples + 3 + 3 * batch + samples * 5
 
 
+#: A training step costs about 3 forward passes (forward, and backward's two products).
+STEP_FORWARDS = 3
+#: A training compile (forward and backward, and the optimizer) against an inference one.
+TRAINING_COMPILE_FACTOR = 2.5
+
+
+def training_samples(params: dict, train: int) -> float:
+    """Forward-sample equivalents one real-size training process computes: its epochs of
+    `train` samples and each epoch's evaluation on the test samples."""
+    epochs = int(params.get("epochs", 1))
+    return epochs * (STEP_FORWARDS * train + int(params.get("test_samples", 256)))
+
+
 def real_size_process_s(spec: CellSpec, import_s: float) -> float:
     """A real-size process's expected seconds: import, build, compiles and arithmetic."""
     workload = get_workload(spec.workload)
     millions = parameter_count(device_profile(workload, spec.device).definition) / 1e6
     seconds = import_s + BUILD_S_PER_MPARAM * millions
-    system = spec.framework_id.name
     if spec.experiment == "export":
         seconds += EXPORT_S.get(spec.export_format, DEFAULT_EXPORT_S)
         return seconds + forward_seconds(spec.workload, export_samples(spec.params,
                                                                         spec.batch_size))
-    compile_s = COMPILE_S_PER_SHAPE.get((system, spec.mode), 0.0)
+    if spec.experiment in ("training", "precision"):
+        train = device_profile(workload, spec.device).small_samples
+        samples = training_samples(spec.params, train)
+        if spec.experiment == "precision":  # inference timed too, and fp32's own training
+            samples += inference_samples(spec.params) + (samples if spec.precision != "fp32"
+                                                         else 0)
+        return seconds + TRAINING_COMPILE_FACTOR * _compile_s(spec) + forward_seconds(
+            spec.workload, samples)
+    return seconds + 2 * _compile_s(spec) + forward_seconds(spec.workload,
+                                                            inference_samples(spec.params))
+
+
+def _compile_s(spec: CellSpec) -> float:
+    """A cold compile of one input shape in the cell's mode (0 in a mode that does not)."""
+    system = spec.framework_id.name
+    mode = "predict" if spec.mode == "default" and system.startswith("keras") else spec.mode
+    compile_s = COMPILE_S_PER_SHAPE.get((system, mode), 0.0)
     if not compile_s and mode_class(spec.experiment, spec.framework, spec.mode) == FASTEST:
         compile_s = COMPILE_S_PER_SHAPE.get((system, "compiled"), 30.0)
-    return seconds + 2 * compile_s + forward_seconds(spec.workload,
-                                                     inference_samples(spec.params))
+    return compile_s

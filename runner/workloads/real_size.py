@@ -77,6 +77,19 @@ def inference_params(workload: str) -> dict:
             "data_size": "small"}
 
 
+#: A real-size training cell (training steps, and precision's working memory): the profile's
+#: small data (32 samples: 4 steps an epoch at batch 8), epochs enough for one steady epoch
+#: after the first (which holds warm-up and compilation), and a few test samples, so the
+#: accuracy evaluated outside the timer costs little; accuracy is judged on the small models.
+TRAINING = {"epochs": 3, "data_size": "small", "test_samples": 16}
+
+
+def training_params(workload: str) -> dict:
+    """The training and precision grids' parameters for a real-size workload (the SGD
+    learning rate is the workload's; no target is expected to be reached in 12 steps)."""
+    return dict(TRAINING)
+
+
 def export_params(workload: str) -> dict:
     """The export grid's parameters for a real-size workload: parity and throughput on a
     few samples at the serving batch, the profile's small data."""

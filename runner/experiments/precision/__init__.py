@@ -6,8 +6,13 @@ from __future__ import annotations
 from dlbench.core.questions import QUESTIONS
 from runner.experiments import MODEL_WORKLOADS, Experiment, PlanRequest, suite_grid
 from runner.cell.spec import CellSpec
+from runner.workloads import real_size
+from runner.workloads.real_size import REAL_SIZE_WORKLOADS
 
 PRECISIONS = ("fp32", "bf16", "fp16")
+#: The real-size models (on a CPU) in fp32 and the CPU's own reduced precision: fp16 matmuls
+#: without native units would take a real-size process far past its time.
+REAL_SIZE_PRECISIONS = ("fp32", "bf16")
 
 #: Per suite (processes per cell: runner.plan.repeats): workloads with epochs, and the
 #: inference calls per process. Standard (on a GPU) and full measure the ResNet, Transformer
@@ -32,7 +37,10 @@ GRID: dict[str, dict] = {
              "epochs": 10,
              "data_size": "large",
              "params": {"warmup_calls": 50, "latency_calls": 500, "throughput_batch": 4096,
-                        "throughput_samples": 10}},
+                        "throughput_samples": 10},
+             # on a CPU, the real-size models in fp32 and bf16: working memory where the
+             # model's own memory dominates the runtime's
+             "cpu": {"real_size": list(REAL_SIZE_WORKLOADS)}},
 }
 
 
@@ -43,16 +51,20 @@ def plan(request: PlanRequest) -> list[CellSpec]:
 
     grid = suite_grid(GRID, request)
     cells = []
-    for name in request.workloads or grid["workloads"]:
+    for name in request.workloads or [*grid["workloads"], *grid.get("real_size", [])]:
         workload = get_workload(name)
         batch_size = device_batch_size(workload, request.device)
         params = dict(grid["params"], epochs=grid["epochs"])
-        if workload.dataset == "synthetic-images" and "data_size" in grid:
+        precisions, timeout_s = grid.get("precisions", PRECISIONS), 600.0
+        if real_size.is_real_size(name):  # few steps and test samples, the serving batch
+            params = real_size.inference_params(name) | real_size.training_params(name)
+            precisions, timeout_s = REAL_SIZE_PRECISIONS, real_size.TIMEOUT_S
+        elif workload.dataset == "synthetic-images" and "data_size" in grid:
             params["data_size"] = grid["data_size"]
         for framework in request.frameworks:
-            for precision in grid.get("precisions", PRECISIONS):
+            for precision in precisions:
                 cells.append(request.cell(
-                    "precision", name, framework, timeout_s=600.0, precision=precision,
+                    "precision", name, framework, timeout_s=timeout_s, precision=precision,
                     mode="mixed" if precision != "fp32" else "default",
                     batch_size=batch_size, params=params,
                 ))
