@@ -11,6 +11,7 @@ from runner.harness import Cell
 from runner.harness.training import Trainer, train_once
 from runner.models.conventions import fairness_note
 from runner.cell.outcome import CellOutcome, Fairness
+from runner.workloads.real_size import is_real_size
 
 
 def measure_training(cell: Cell, trainer: Trainer, fairness: Fairness) -> CellOutcome:
@@ -43,5 +44,14 @@ def training_fairness(cell: Cell, *, timer_includes: str, compile_mode: str,
                f"{len(cell.data.dataset.y_train)} samples; test accuracy on "
                f"{len(cell.data.dataset.y_test)} samples evaluated after each epoch, outside "
                f"the timer; target: final test accuracy >= {workload.target_accuracy:g}; "
-               f"one training per worker process{model_note(cell)}"),
+               f"one training per worker process{model_note(cell)}{real_size_note(cell)}"),
     )
+
+
+def real_size_note(cell: Cell) -> str:
+    """What a real-size model's training cell is for ("" for the others)."""
+    if not is_real_size(cell.spec.workload):
+        return ""
+    return ("; a real-size model: it times training steps (steady epoch time / steps an "
+            "epoch), and its accuracy after a few steps is no result: accuracy is judged on "
+            "the small models")
