@@ -163,3 +163,16 @@ def test_a_real_size_cell_evaluates_only_its_few_test_samples():
     assert data.x_test.shape[1:] == (16, 16, 3)  # the family's tiny size, not 224
     whole = cell_data(CellSpec(**{**spec.__dict__, "params": {"profile": "tiny"}}))
     assert len(whole.x_test) > 16
+
+
+def test_the_deployment_question_names_the_fastest_runtime_path():
+    [question] = [q for q in QUESTIONS if q.key == "deploy-resnet50"]
+    rates = {("pytorch", "onnx-dynamo"): 30.0, ("pytorch", "onnx-openvino"): 45.0,
+             ("tensorflow", "savedmodel"): 20.0, ("tensorflow", "tflite"): 25.0}
+    cells = [{"system": s, "experiment": "export", "export_format": f, "batch_size": 8,
+              "workload": w, "values": {"artifact_throughput": noisy(rate, i)}}
+             for i, ((s, f), rate) in enumerate(rates.items())
+             for w in ("resnet50-synthetic", "cnn-digits")]
+    [verdict] = answer(question, *tables(cells), environments={"r1": CPU_ENV})
+    assert dict(verdict.group)["workload"] == "resnet50-synthetic"
+    assert verdict.winner == "onnx-openvino"
