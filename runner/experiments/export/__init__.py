@@ -66,7 +66,8 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     cells = []
     for name in request.workloads or [*grid["workloads"], *real]:
         if real_size.is_real_size(name):
-            cells += _real_size_cells(request, name, real.get(name, FULL_REAL_SIZE_FORMATS))
+            cells += _real_size_cells(request, name, real.get(name) or (
+                FULL_REAL_SIZE_FORMATS if request.suite == "full" else REAL_SIZE_FORMATS))
             continue
         workload = get_workload(name)
         for framework in request.frameworks:
