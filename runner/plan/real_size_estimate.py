@@ -6,18 +6,18 @@ of the peak.
 The quick suite's per-framework defaults (runner.plan.estimate) describe small models, whose
 processes are import and first use; a real-size process is arithmetic and compilation.
 The compile and export seconds below are guesses scaled from the small models' measured
-compiles (dlbench.core.systems, ProcessSeconds.compile_extra) and one functional real-size
-process per system on a shared machine: rough, not results. A run in a results directory
-with history uses the recorded wall times instead.
+compiles (dlbench.core.systems, ProcessSeconds.compile_extra) by the models' depth; the
+real-size processes tried while writing this ran on a machine shared by many sessions (load
+12-25 on 2 cores) and only showed that they run: rough, not results. A run in a results
+directory with history uses the recorded wall times instead.
 """
 
 from __future__ import annotations
 
 from dlbench.core.modes import FASTEST, mode_class
 from runner.cell.spec import CellSpec
-from runner.workloads.catalog import flops_per_sample
 from runner.models.weights import parameter_count
-from runner.workloads.catalog import device_profile, get_workload
+from runner.workloads.catalog import device_profile, flops_per_sample, get_workload
 from runner.workloads.real_size import PEAK_GFLOPS
 
 #: The fraction of the peak a real-size forward pass is assumed to reach (eager paths reach
@@ -41,6 +41,10 @@ EXPORT_S: dict[str, float] = {"onnx-dynamo": 60.0, "torch.export": 40.0, "savedm
                               "onnx": 50.0, "litert": 45.0, "openvino": 45.0,
                               "onnx-openvino": 70.0, "torch": 60.0, "torchscript": 40.0}
 DEFAULT_EXPORT_S = 60.0
+#: A training step costs about 3 forward passes (forward, and backward's two products).
+STEP_FORWARDS = 3
+#: A training compile (forward and backward, and the optimizer) against an inference one.
+TRAINING_COMPILE_FACTOR = 2.5
 
 
 def forward_seconds(workload: str, samples: float) -> float:
@@ -62,12 +66,6 @@ def export_samples(params: dict, batch: int) -> int:
     warm-up, the latency windows (about 0.1 s each) and the throughput passes."""
     samples = int(params.get("export_samples", 16))
     return 2 * samples + 3 + 3 * batch + samples * 5
-
-
-#: A training step costs about 3 forward passes (forward, and backward's two products).
-STEP_FORWARDS = 3
-#: A training compile (forward and backward, and the optimizer) against an inference one.
-TRAINING_COMPILE_FACTOR = 2.5
 
 
 def training_samples(params: dict, train: int) -> float:
