@@ -104,8 +104,19 @@ class System:
 
 
 def system_name(framework: str, backend: str) -> str:
-    """A framework as the command line and cell IDs name it: keras-<backend> for Keras."""
+    """A framework as the command line and cell IDs name it: keras-<backend> for Keras (the
+    one owner of this rule; tables and cells reach it through system_of and systems_of)."""
     return f"keras-{backend}" if framework == "keras" else str(framework)
+
+
+def system_of(cell: Mapping) -> str:
+    """The system of a cell or table row that holds a framework and a backend."""
+    return system_name(cell["framework"], cell["backend"])
+
+
+def systems_of(table: Mapping) -> list[str]:
+    """The system of each row of a table (a DataFrame) with framework and backend columns."""
+    return [system_name(f, b) for f, b in zip(table["framework"], table["backend"], strict=True)]
 
 
 PYTORCH = Framework(
@@ -244,10 +255,6 @@ def keras_backends() -> list[str]:
 def by_name(name: str) -> System | None:
     """The system called `name` (e.g. keras-torch), or None."""
     return next((system for system in SYSTEMS if system.name == name), None)
-
-
-def system_names() -> list[str]:
-    return [system.name for system in SYSTEMS]
 
 
 def label(name: str) -> str:

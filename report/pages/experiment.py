@@ -13,7 +13,7 @@ import pandas as pd
 from dlbench.core.metrics import Direction, get_metric
 from dlbench.core.modes import FASTEST, mode_class
 from dlbench.core.schema import CellStatus
-from dlbench.core.systems import system_name
+from dlbench.core.systems import system_of, systems_of
 from report.render.charts import curve_chart, empty_reason, is_accuracy, result_chart
 from report.render.labels import format_label, metric_ids_in_words, status_label
 from report.render.jinja import ChartBlock, chart_block
@@ -174,8 +174,7 @@ def curve_blocks(source: Source, experiment: str) -> list[ChartBlock]:
     stepped = obs[(obs["experiment"] == experiment) & obs["step"].notna()].copy()
     if stepped.empty:
         return []
-    stepped["system"] = [system_name(f, b) for f, b in
-                         zip(stepped["framework"], stepped["backend"], strict=True)]
+    stepped["system"] = systems_of(stepped)
     cells = source.cells.drop_duplicates(["run_id", "cell_id"])
     labels = {(r, c): variant_label(row) for (r, c), row in
               zip(zip(cells["run_id"], cells["cell_id"], strict=True), cells.to_dict("records"),
@@ -202,8 +201,7 @@ def not_ok_rows(source: Source, experiment: str) -> list[dict]:
     for _, cell in cells.sort_values(["workload", "framework", "backend"]).iterrows():
         rows.append({
             "machine": machine_label(source.run(cell["run_id"]).environment, cell["device"]),
-            "workload": cell["workload"], "system": system_name(cell["framework"],
-                                                                cell["backend"]),
+            "workload": cell["workload"], "system": system_of(cell),
             "variant": variant_label(cell),
             "status": status_label(cell["status"], cell["reason"] or ""),
             "reason": cell["reason"] or "(none recorded)",
@@ -282,7 +280,7 @@ def export_formats(source: Source, summary: pd.DataFrame) -> list[dict]:
         key = (cell["run_id"], cell["cell_id"])
         works = cell["status"] == CellStatus.OK.value
         rows.append({
-            "system": system_name(cell["framework"], cell["backend"]),
+            "system": system_of(cell),
             "format": format_label(str(cell["export_format"])),
             "works": "yes" if works else status_label(cell["status"], cell["reason"] or ""),
             "deviation": f"{deviation[key]:.3g}" if key in deviation.index else "—",

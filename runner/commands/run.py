@@ -22,7 +22,8 @@ from dlbench.core.sequential import Design
 from dlbench.core.tables import ResultsFileError
 from runner.machine.environment import capture_environment
 from runner.plan.estimate import estimate, recorded_process_seconds
-from runner.process.execute import PROJECT_ROOT, execute_cells
+from runner.harness.code_record import PROJECT_ROOT
+from runner.process.execute import execute_cells
 from runner.machine.lock import MachineLockedError, measurement_lock
 from runner.process.measure import utc_timestamp
 from runner.store.persist import kept_for_resume, persist_all

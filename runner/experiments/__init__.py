@@ -49,7 +49,7 @@ class PlanRequest:
     def cell(self, experiment: str, workload: str, framework: FrameworkId, *,
              timeout_s: float, device: str = "", **variant: Any) -> CellSpec:
         """A cell of this request: the settings every experiment shares, the processes its
-        suite gives `experiment` (runner.plan.repeats, the one owner of process counts), and the
+        suite gives `experiment` (runner.plan.repeats.process_count decides it), and the
         user's timeout, else the experiment's own `timeout_s`. `device` overrides the
         request's (export measures its artifacts on the CPU)."""
         return CellSpec(experiment=experiment, workload=workload, framework=framework.framework,
@@ -85,11 +85,6 @@ MODEL_WORKLOADS = ("resnet-synthetic", "transformer-tokens", "lstm-tokens")
 #: that keeps them out of the others (each system's declaration in dlbench.core.systems).
 SLOW_ON_CPU: dict[tuple[str, str], str] = {
     (system.name, mode): cost for system in SYSTEMS for mode, cost in system.slow_on_cpu.items()}
-
-
-def too_slow_here(request: PlanRequest, framework: FrameworkId, mode: str) -> bool:
-    """Whether `mode` of `framework` is left out of this request's suite on its device."""
-    return bool(_slow_cost(request, framework, mode))
 
 
 def _slow_cost(request: PlanRequest, framework: FrameworkId, mode: str) -> str:

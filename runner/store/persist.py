@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from dlbench.core.atomic import saving
 from dlbench.core.errors import SaveError
-from runner.process.execute import PROJECT_ROOT
+from runner.harness.code_record import PROJECT_ROOT
 from runner.plan.schedule import process_label
 from runner.store.run_store import CellRecord, RunStore
 
