@@ -75,7 +75,8 @@ def test_every_entry_point_the_declarations_promise_imports_and_offers_run(frame
 
 def test_an_unknown_system_reads_as_its_name_and_has_no_declaration():
     assert systems.label("keras-mlx") == "keras-mlx"
-    assert systems.by_name("keras-mlx") is None
+    with pytest.raises(ValueError, match="unknown framework 'keras-mlx'; valid: pytorch, "):
+        systems.by_name("keras-mlx")
     assert systems.label("keras-jax") == "Keras on JAX"
 
 

@@ -252,12 +252,15 @@ def keras_backends() -> list[str]:
     return [system.backend for system in SYSTEMS if system.framework is KERAS]
 
 
-def by_name(name: str) -> System | None:
-    """The system called `name` (e.g. keras-torch), or None."""
-    return next((system for system in SYSTEMS if system.name == name), None)
+def by_name(name: str) -> System:
+    """The system called `name` (e.g. keras-torch); ValueError naming the valid ones."""
+    system = next((system for system in SYSTEMS if system.name == name), None)
+    if system is None:
+        valid = ", ".join(s.name for s in SYSTEMS)
+        raise ValueError(f"unknown framework {name!r}; valid: {valid}, keras")
+    return system
 
 
 def label(name: str) -> str:
     """How a page names a system; an undeclared name (an older release's) as it is."""
-    system = by_name(name)
-    return system.label if system else name
+    return next((system.label for system in SYSTEMS if system.name == name), name)

@@ -22,8 +22,8 @@ from report.render.jinja import ChartBlock, chart_block, render
 from report.inputs.source import Source, source_designs, source_processes
 from report.inputs.summary import format_number, machine_label
 from report.verdicts.data import controls_summary
-from report.verdicts.answers import (QUESTIONS, Pairing, Verdict, VerdictOutcome, Verdicts,
-                                     judge_page)
+from dlbench.core.verdict_engine import QUESTIONS, Pairing
+from report.verdicts.answers import Verdict, VerdictOutcome, Verdicts, judge_page
 
 
 def load_questions() -> dict[str, dict]:
