@@ -10,7 +10,6 @@ every one of them has.
 
 from __future__ import annotations
 
-from dlbench.core.questions import QUESTIONS
 from dlbench.core.systems import SYSTEMS
 from runner.experiments import MODEL_WORKLOADS, Experiment, PlanRequest, suite_grid
 from runner.cell.spec import CellSpec
@@ -54,10 +53,4 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     return cells
 
 
-EXPERIMENT = Experiment(
-    name="export",
-    question=QUESTIONS["export"],
-    metrics=("export_time", "artifact_size", "artifact_load_time", "artifact_max_abs_diff",
-             "artifact_latency", "artifact_throughput", "import_footprint"),
-    plan=plan,
-)
+EXPERIMENT = Experiment("export", plan)
