@@ -14,7 +14,8 @@ from tests.judging_fixtures import CPU_ENV, noisy, tables
 from dlbench.core.modes import (DEFAULT, FASTEST, MODES, OTHER, by_class, group_words, mode_class,
                            mode_classes, same_as)
 from report.claims.check import check_claims, load_claims
-from report.verdicts.answers import QUESTIONS, answer, verdicts
+from dlbench.core.verdict_engine import QUESTIONS
+from report.verdicts.answers import answer, verdicts
 from runner.experiments import PlanRequest, get_experiment
 from runner.cell.spec import NOT_MEASURED
 from runner.plan.frameworks import FRAMEWORKS, missing_modules

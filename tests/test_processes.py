@@ -22,6 +22,7 @@ from runner.cell.outcome import CellOutcome, Observation
 from runner.plan.repeats import SUITE_PROCESSES, policy_record, process_count
 from runner.plan.schedule import process_order
 from runner.cell.spec import CellSpec
+from runner.store.persist import persist_all
 from runner.store.run_store import CellRecord, RunStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,6 +78,15 @@ def record(spec: CellSpec, index: int, status: CellStatus = CellStatus.OK,
     return CellRecord(process, outcome, f"2026-12-02T10:00:0{index}", 1.0, "", "x.py", "0" * 64,
                       ended_at=f"2026-12-02T10:00:0{index}", order_index=order_index,
                       machine={"busy": busy or []})
+
+
+def test_a_process_is_saved_the_moment_it_ends_and_the_tables_are_left_to_the_look(tmp_path):
+    store = RunStore(tmp_path / "run")
+    saved: list[int] = []
+    persist_all(store, [record(cell(32), index) for index in range(3)],
+                lambda: saved.append(len(store.finished_processes())))
+    assert saved == [1, 2, 3]  # each record is on disk before the next process is saved
+    assert not list(store.root.glob("*.parquet"))  # runner.commands.run rebuilds them per look
 
 
 def test_tables_have_one_row_per_cell_and_per_process(tmp_path):
@@ -263,6 +273,7 @@ def test_every_imported_project_file_is_kept_once_and_listed_by_its_process(tmp_
     assert (store.root / "code" / "runner" / "cell" / "spec.py").read_bytes() == (
         ROOT / "runner" / "cell" / "spec.py").read_bytes()
     assert not (store.root / "code" / "runner" / "store" / "run_store.py").exists()
+    store.rebuild_tables()  # as the run does once per look
     processes = read_table(store.root / "processes.parquet", "processes")
     assert [json.loads(v) for v in processes["code_files_json"]] == [files, files]
 

@@ -68,7 +68,7 @@ def test_a_disk_full_mid_run_is_one_line_keeps_what_was_saved_and_resume_finishe
     driver = subprocess.Popen([*disk.command, *TINY_RUN, "--results-dir", str(results)],
                               cwd=ROOT, env=disk.env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True, umask=0o002)
-    wait_for(lambda: list(results.glob("runs/*/processes.csv")), driver)  # one process saved
+    wait_for(lambda: list(results.glob("runs/*/processes/*.json")), driver)  # one process saved
     disk.fill()
     _, stderr = driver.communicate(timeout=300)
     assert driver.returncode == 2, stderr

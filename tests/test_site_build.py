@@ -247,17 +247,6 @@ def test_mkdocs_strict_build_passes_and_rejects_a_broken_anchor(tmp_path: Path) 
     assert done.returncode != 0 and "r-no-such-result" in done.stderr
 
 
-def test_experiment_questions_match_the_runner() -> None:
-    from report.pages.home import load_questions
-    from runner.experiments import experiment_names, get_experiment
-
-    questions = load_questions()
-    assert list(questions) == experiment_names()
-    for name in experiment_names():
-        assert questions[name]["question"] == get_experiment(name).question
-        assert get_experiment(name).question.endswith("?")
-
-
 def test_committed_releases_verify_and_build_strictly(tmp_path: Path) -> None:
     from dlbench.core.releases import release_names
     from tests.site_fixtures import ROOT

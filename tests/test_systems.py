@@ -15,8 +15,7 @@ import pytest
 from dlbench.core import systems
 from dlbench.core.modes import FASTEST, MODES, SAME_AS
 from runner.plan import frameworks
-from runner.experiments import code_module, experiment_names
-from runner.experiments.data_parallel import STRATEGIES
+from runner.experiments import PlanRequest, code_module, experiment_names, get_experiment
 from runner.experiments.export import FORMATS, QUICK_FORMATS, STANDARD_CPU_FORMATS
 from runner.plan.frameworks import missing_modules
 
@@ -25,17 +24,24 @@ INSTALLED = [f for f in frameworks.FRAMEWORKS if not missing_modules(f)]
 
 
 def test_every_system_is_declared_once_with_a_unique_name_label_and_colour():
-    names = systems.system_names()
+    names = [s.name for s in systems.SYSTEMS]
     assert names == ["pytorch", "tensorflow", "keras-tensorflow", "keras-torch", "keras-jax"]
     assert len({s.label for s in systems.SYSTEMS}) == len(names)
     assert len({s.colour for s in systems.SYSTEMS}) == len(names)
 
 
-def test_every_system_table_is_keyed_by_exactly_the_declared_systems():
-    names = set(systems.system_names())
-    for table in (FORMATS, QUICK_FORMATS, STANDARD_CPU_FORMATS, STRATEGIES,
-                  frameworks.REQUIRED_MODULES):
-        assert set(table) == names
+def test_the_full_plan_measures_each_systems_declared_formats_and_strategies():
+    request = PlanRequest(suite="full", workloads=["mlp-digits"],
+                          frameworks=list(frameworks.FRAMEWORKS), device="cpu", repeats=None,
+                          threads=1, timeout_s=None, data_dir="")
+    planned_formats: dict[str, set[str]] = {}
+    for cell in get_experiment("export").plan(request):
+        planned_formats.setdefault(cell.framework_id.name, set()).add(cell.export_format)
+    strategies: dict[str, set[str]] = {}
+    for cell in get_experiment("data-parallel").plan(request):
+        strategies.setdefault(cell.framework_id.name, set()).add(cell.mode)
+    assert planned_formats == {s.name: set(s.export.every) for s in systems.SYSTEMS}
+    assert strategies == {s.name: set(s.data_parallel) for s in systems.SYSTEMS}
     for name, formats in FORMATS.items():  # the subsets are subsets
         assert set(QUICK_FORMATS[name]) <= set(formats)
         assert set(STANDARD_CPU_FORMATS[name]) <= set(formats)
@@ -69,7 +75,8 @@ def test_every_entry_point_the_declarations_promise_imports_and_offers_run(frame
 
 def test_an_unknown_system_reads_as_its_name_and_has_no_declaration():
     assert systems.label("keras-mlx") == "keras-mlx"
-    assert systems.by_name("keras-mlx") is None
+    with pytest.raises(ValueError, match="unknown framework 'keras-mlx'; valid: pytorch, "):
+        systems.by_name("keras-mlx")
     assert systems.label("keras-jax") == "Keras on JAX"
 
 

@@ -9,7 +9,8 @@ from tests.judging_fixtures import CPU_ENV, noisy, tables
 
 from report.pages.experiment import _rows, table_columns
 from report.verdicts.targets import MISSED_NOTE, missed_target, reached_target_only
-from report.verdicts.answers import QUESTIONS, VerdictOutcome, answer
+from dlbench.core.verdict_engine import QUESTIONS
+from report.verdicts.answers import VerdictOutcome, answer
 from runner.harness.training import EpochClock, target_observations
 from runner.cell.spec import CellSpec
 

@@ -6,7 +6,8 @@ import pytest
 from tests.judging_fixtures import CPU_ENV, noisy, tables
 
 from dlbench.core.judging import Regime
-from report.verdicts.answers import QUESTIONS, VerdictOutcome, answer
+from dlbench.core.verdict_engine import QUESTIONS
+from report.verdicts.answers import VerdictOutcome, answer
 
 Q = {q.key: q for q in QUESTIONS}
 

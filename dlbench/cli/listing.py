@@ -7,7 +7,8 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
-from runner.experiments import SUITES, experiment_names, get_experiment
+from dlbench.core.experiments import EXPERIMENTS
+from runner.experiments import SUITES
 from runner.plan.frameworks import FRAMEWORKS, missing_modules
 from runner.workloads.catalog import LOCAL_DATA_WORKLOADS, WORKLOADS, workload_sizes
 
@@ -23,8 +24,8 @@ def print_listing(console: Console) -> None:
     experiments = Table(title="experiments")
     experiments.add_column("name")
     experiments.add_column("question")
-    for name in experiment_names():
-        experiments.add_row(name, get_experiment(name).question)
+    for experiment in EXPERIMENTS:
+        experiments.add_row(experiment.name, experiment.question)
     workloads = Table(title="workloads")
     workloads.add_column("name")
     workloads.add_column("description")

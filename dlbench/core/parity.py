@@ -14,7 +14,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from dlbench.core.systems import system_name
+from dlbench.core.systems import systems_of
 
 PAIR_COLUMNS = ["run_id", "workload", "device", "framework_a", "framework_b",
                 "forward_max_abs", "forward_max_rel", "step_max_abs", "step_max_rel",
@@ -53,8 +53,7 @@ def pair_results(cells: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=PAIR_COLUMNS)
     parity["details"] = [json.loads(text) if text else {} for text in parity["details_json"]]
     parity = parity[[bool(d.get("logits")) for d in parity["details"]]]
-    parity["system"] = [system_name(f, b) for f, b in zip(parity["framework"],
-                                                          parity["backend"], strict=True)]
+    parity["system"] = systems_of(parity)
     rows = []
     for keys, group in parity.groupby(["run_id", "workload", "device"], sort=True):
         ordered = group.sort_values("system")

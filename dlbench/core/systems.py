@@ -74,7 +74,9 @@ class ExportPaths:
 class ProcessSeconds:
     """Defaults that estimate a worker process before any earlier run recorded one."""
 
-    #: seconds one quick-suite process took on 2 cores, by experiment (runner.plan.estimate)
+    #: seconds one quick-suite process took on 2 cores, by experiment name
+    #: (runner.plan.estimate); an experiment left out is estimated from its declaration's
+    #: estimate_s (dlbench.core.experiments)
     per_experiment: Mapping[str, float]
     compile_extra: float  # seconds a cold compile adds to a process in a production mode
     import_s: float  # seconds starting Python and importing the framework and the harness
@@ -104,8 +106,19 @@ class System:
 
 
 def system_name(framework: str, backend: str) -> str:
-    """A framework as the command line and cell IDs name it: keras-<backend> for Keras."""
+    """A framework as the command line and cell IDs name it: keras-<backend> for Keras (the
+    one owner of this rule; tables and cells reach it through system_of and systems_of)."""
     return f"keras-{backend}" if framework == "keras" else str(framework)
+
+
+def system_of(cell: Mapping) -> str:
+    """The system of a cell or table row that holds a framework and a backend."""
+    return system_name(cell["framework"], cell["backend"])
+
+
+def systems_of(table: Mapping) -> list[str]:
+    """The system of each row of a table (a DataFrame) with framework and backend columns."""
+    return [system_name(f, b) for f, b in zip(table["framework"], table["backend"], strict=True)]
 
 
 PYTORCH = Framework(
@@ -156,17 +169,6 @@ _TORCH_COMPILE_COST = ("one process takes minutes of cold torch.compile on 2 cor
                        "twice, against 15-25 s for the same cells in the other modes)")
 
 
-def _seconds(training: float, inference: float, precision: float, execution_mode: float,
-             parity: float, data_parallel: float, export: float, *, compile_extra: float,
-             import_s: float) -> ProcessSeconds:
-    """Estimate defaults, measured as runner.plan.estimate's docstring says."""
-    return ProcessSeconds(
-        per_experiment={"training": training, "inference": inference, "precision": precision,
-                        "execution-mode": execution_mode, "parity": parity,
-                        "data-parallel": data_parallel, "export": export},
-        compile_extra=compile_extra, import_s=import_s)
-
-
 #: Every system, in the order the command line, tables and pages list them.
 SYSTEMS: tuple[System, ...] = (
     System(PYTORCH, "", label="PyTorch", colour="#c0392b", required_modules=("torch",),
@@ -178,14 +180,18 @@ SYSTEMS: tuple[System, ...] = (
                                      "torch.export": "torch.export",
                                      "onnx-openvino": "ONNX in OpenVINO"}),
            data_parallel=("ddp",),  # DistributedDataParallel, gloo on CPU, nccl on GPU
-           seconds=_seconds(6, 6, 7, 8, 6, 15, 9, compile_extra=50, import_s=3.4)),
+           seconds=ProcessSeconds({"training": 6, "inference": 6, "precision": 7,
+                                   "execution-mode": 8, "parity": 6, "data-parallel": 15,
+                                   "export": 9}, compile_extra=50, import_s=3.4)),
     System(TENSORFLOW, "", label="TensorFlow", colour="#e67e22",
            required_modules=("tensorflow",),
            export=ExportPaths(every=("savedmodel", "tflite", "onnx-tf2onnx"),
                               quick=("savedmodel",), standard_cpu=("savedmodel", "tflite"),
                               words={"savedmodel": "SavedModel", "tflite": "TFLite"}),
            data_parallel=("mirrored", "multi-worker-mirrored"),
-           seconds=_seconds(13, 10, 15, 15, 13, 13, 13, compile_extra=5, import_s=8.4)),
+           seconds=ProcessSeconds({"training": 13, "inference": 10, "precision": 15,
+                                   "execution-mode": 15, "parity": 13, "data-parallel": 13,
+                                   "export": 13}, compile_extra=5, import_s=8.4)),
     System(KERAS, "tensorflow", label="Keras on TensorFlow", colour="#2471a3",
            required_modules=("keras", "tensorflow"),
            # ONNX is the small suites' artifact: a SavedModel export imports TensorFlow
@@ -193,7 +199,9 @@ SYSTEMS: tuple[System, ...] = (
                               quick=("onnx",), standard_cpu=("onnx", "tf_saved_model"),
                               words=_KERAS_FORMAT_WORDS),
            data_parallel=("mirrored",),  # tf.distribute strategy scope around compile/fit
-           seconds=_seconds(18, 12, 17, 15, 15, 26, 14, compile_extra=5, import_s=9.0),
+           seconds=ProcessSeconds({"training": 18, "inference": 12, "precision": 17,
+                                   "execution-mode": 15, "parity": 15, "data-parallel": 26,
+                                   "export": 14}, compile_extra=5, import_s=9.0),
            same_as=tuple(SameAs(experiment, "jit_compile", measured_as, _TF_GPU_AUTO, ("cuda",))
                          for experiment, measured_as in (("training", "default"),
                                                          ("inference", "predict"),
@@ -204,7 +212,9 @@ SYSTEMS: tuple[System, ...] = (
                               quick=("onnx",), standard_cpu=("onnx",),
                               words=_KERAS_FORMAT_WORDS),
            data_parallel=("keras-data-parallel",),  # tried: Keras has no torch distribution
-           seconds=_seconds(13, 11, 13, 13, 12, 12, 13, compile_extra=155, import_s=9.7),
+           seconds=ProcessSeconds({"training": 13, "inference": 11, "precision": 13,
+                                   "execution-mode": 13, "parity": 12, "data-parallel": 12,
+                                   "export": 13}, compile_extra=155, import_s=9.7),
            same_as=(SameAs("execution-mode", "run_eagerly", "default", _TORCH_EAGER),),
            slow_on_cpu={"jit_compile": _TORCH_COMPILE_COST}),
     System(KERAS, "jax", label="Keras on JAX", colour="#1e8449",
@@ -214,7 +224,9 @@ SYSTEMS: tuple[System, ...] = (
                               quick=("tf_saved_model",), standard_cpu=("tf_saved_model",),
                               words=_KERAS_FORMAT_WORDS),
            data_parallel=("keras-data-parallel",),  # keras.distribution.DataParallel
-           seconds=_seconds(16, 12, 25, 18, 15, 17, 17, compile_extra=0, import_s=5.5),
+           seconds=ProcessSeconds({"training": 16, "inference": 12, "precision": 25,
+                                   "execution-mode": 18, "parity": 15, "data-parallel": 17,
+                                   "export": 17}, compile_extra=0, import_s=5.5),
            same_as=tuple(SameAs(experiment, "jit_compile", measured_as, _JAX_AUTO)
                          for experiment, measured_as in (("training", "default"),
                                                          ("inference", "predict"),
@@ -243,16 +255,15 @@ def keras_backends() -> list[str]:
     return [system.backend for system in SYSTEMS if system.framework is KERAS]
 
 
-def by_name(name: str) -> System | None:
-    """The system called `name` (e.g. keras-torch), or None."""
-    return next((system for system in SYSTEMS if system.name == name), None)
-
-
-def system_names() -> list[str]:
-    return [system.name for system in SYSTEMS]
+def by_name(name: str) -> System:
+    """The system called `name` (e.g. keras-torch); ValueError naming the valid ones."""
+    system = next((system for system in SYSTEMS if system.name == name), None)
+    if system is None:
+        valid = ", ".join(s.name for s in SYSTEMS)
+        raise ValueError(f"unknown framework {name!r}; valid: {valid}, keras")
+    return system
 
 
 def label(name: str) -> str:
     """How a page names a system; an undeclared name (an older release's) as it is."""
-    system = by_name(name)
-    return system.label if system else name
+    return next((system.label for system in SYSTEMS if system.name == name), name)

@@ -11,7 +11,7 @@ import pandas as pd
 from dlbench.core.judging import Regime
 from report.claims.vocabulary import Rule
 from report.verdicts.conditions import cell_fractions, regime_of_cells
-from report.verdicts.answers import repeat_rows
+from dlbench.core.verdict_engine import repeat_rows
 
 
 @dataclass

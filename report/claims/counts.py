@@ -16,7 +16,7 @@ from dlbench.core.words import plural
 from report.claims.context import Context, of_system, select
 from report.claims.vocabulary import ClaimOutcome, Finding, Rule, StatusCondition
 from report.verdicts.conditions import optional_package
-from report.verdicts.answers import with_system
+from dlbench.core.verdict_engine import with_system
 
 SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_MEASURABLE = ClaimOutcome
 Key = tuple[str, str]

@@ -26,7 +26,7 @@ from report.verdicts.conditions import (
     two_devices_reason,
     working_memory_reason,
 )
-from report.verdicts.answers import Standing, cell_values, like_with_like, standings
+from dlbench.core.verdict_engine import Standing, cell_values, like_with_like, standings
 
 SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_MEASURABLE = ClaimOutcome
 DEFAULT_GROUPS = {RuleKind.ORDER: ("workload", "batch_size", "mode_class"),

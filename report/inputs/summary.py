@@ -7,7 +7,7 @@ import math
 import pandas as pd
 
 from dlbench.core.schema import VARIANT_COLUMNS
-from dlbench.core.systems import system_name
+from dlbench.core.systems import systems_of
 from dlbench.core.summaries import result_stats
 from report.render.labels import format_label, mode_label
 from report.inputs.source import Source
@@ -49,8 +49,7 @@ def summarize(source: Source) -> pd.DataFrame:
     keys = ["run_id", "cell_id", "metric"]
     frame = stats.merge(cells, on=["run_id", "cell_id"], how="left")
     frame = frame.merge(source.result_ids, on=keys, how="left")
-    frame["system"] = [system_name(f, b)
-                       for f, b in zip(frame["framework"], frame["backend"], strict=True)]
+    frame["system"] = systems_of(frame)
     frame["variant"] = [variant_label(row) for _, row in frame.iterrows()]
     frame["machine"] = [
         machine_label(source.run(r).environment, d)

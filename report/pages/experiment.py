@@ -10,16 +10,18 @@ from collections.abc import Set
 
 import pandas as pd
 
+from dlbench.core.experiments import Experiment, by_name, title
 from dlbench.core.metrics import Direction, get_metric
 from dlbench.core.modes import FASTEST, mode_class
 from dlbench.core.schema import CellStatus
-from dlbench.core.systems import system_name
+from dlbench.core.systems import system_of, systems_of
 from report.render.charts import curve_chart, empty_reason, is_accuracy, result_chart
 from report.render.labels import format_label, metric_ids_in_words, status_label
-from report.render.jinja import ChartBlock, chart_block
+from report.pages.registry import Page, SourceInputs, pages_before_verdicts
+from report.render.jinja import ChartBlock, chart_block, render
 from report.inputs.source import Source
 from report.inputs.summary import format_number, machine_label, variant_label
-from report.verdicts.targets import MISSED_NOTE, recorded_target
+from report.verdicts.targets import MISSED_NOTE, missed_target, recorded_target
 
 
 def result_anchor(result_id: str) -> str:
@@ -38,8 +40,26 @@ def short_hash(text: str) -> str:
 
 
 def experiment_title(name: str) -> str:
-    """'execution-mode' -> 'Execution mode'."""
-    return name.replace("-", " ").capitalize()
+    """'execution-mode' -> 'Execution mode' (dlbench.core.experiments.title)."""
+    return title(name)
+
+
+def experiment_question(experiment: str) -> str:
+    """The question an experiment's page answers ('' for an undeclared one)."""
+    return _declared(experiment).question if _declared(experiment) else ""
+
+
+def page_sections(experiment: str) -> tuple[str, ...]:
+    """The sections of its own an experiment's page adds (none for an undeclared one, an
+    older release's)."""
+    return _declared(experiment).sections if _declared(experiment) else ()
+
+
+def _declared(experiment: str) -> Experiment | None:
+    try:
+        return by_name(experiment)
+    except ValueError:
+        return None
 
 
 def _rows(rows: pd.DataFrame, missed: Set[tuple[str, str]]) -> list[dict]:
@@ -174,8 +194,7 @@ def curve_blocks(source: Source, experiment: str) -> list[ChartBlock]:
     stepped = obs[(obs["experiment"] == experiment) & obs["step"].notna()].copy()
     if stepped.empty:
         return []
-    stepped["system"] = [system_name(f, b) for f, b in
-                         zip(stepped["framework"], stepped["backend"], strict=True)]
+    stepped["system"] = systems_of(stepped)
     cells = source.cells.drop_duplicates(["run_id", "cell_id"])
     labels = {(r, c): variant_label(row) for (r, c), row in
               zip(zip(cells["run_id"], cells["cell_id"], strict=True), cells.to_dict("records"),
@@ -202,8 +221,7 @@ def not_ok_rows(source: Source, experiment: str) -> list[dict]:
     for _, cell in cells.sort_values(["workload", "framework", "backend"]).iterrows():
         rows.append({
             "machine": machine_label(source.run(cell["run_id"]).environment, cell["device"]),
-            "workload": cell["workload"], "system": system_name(cell["framework"],
-                                                                cell["backend"]),
+            "workload": cell["workload"], "system": system_of(cell),
             "variant": variant_label(cell),
             "status": status_label(cell["status"], cell["reason"] or ""),
             "reason": cell["reason"] or "(none recorded)",
@@ -257,13 +275,11 @@ def history_rows(summary: pd.DataFrame, past: pd.DataFrame) -> tuple[list[str], 
 def page_caveats(source: Source, experiment: str) -> list[str]:
     """What a reader must know before reading this experiment's numbers."""
     cells = source.cells[source.cells["experiment"] == experiment]
+    declared = _declared(experiment)
     caveats = []
-    if experiment == "data-parallel" and set(cells["device"]) <= {"cpu"}:
-        caveats.append("**Not measurable on a CPU.** Data parallelism needs two real "
-                       "devices; here the workers are logical devices sharing the same cores, "
-                       "so scaling efficiency and time per epoch show each strategy's "
-                       "overhead, not a speed-up.")
-    if experiment == "export" and len(cells):
+    if declared and declared.cpu_caveat and set(cells["device"]) <= {"cpu"}:
+        caveats.append(declared.cpu_caveat)
+    if "formats" in page_sections(experiment) and len(cells):
         batches = ", ".join(str(b) for b in sorted(set(cells["batch_size"])))
         caveats.append(f"**Batch sizes.** Artifact latency is one sample per call (batch 1); "
                        f"artifact throughput runs at the batch size the rows name "
@@ -271,10 +287,10 @@ def page_caveats(source: Source, experiment: str) -> list[str]:
     return caveats
 
 
-def export_formats(source: Source, summary: pd.DataFrame) -> list[dict]:
+def export_formats(source: Source, summary: pd.DataFrame, experiment: str) -> list[dict]:
     """Which export formats work in each framework: status, and the artifact's largest
-    difference from the eager model."""
-    cells = source.cells[source.cells["experiment"] == "export"]
+    difference from the eager model (the "formats" section)."""
+    cells = source.cells[source.cells["experiment"] == experiment]
     deviation = summary[summary["metric"] == "artifact_max_abs_diff"].set_index(
         ["run_id", "cell_id"])["median"]
     rows = []
@@ -282,10 +298,47 @@ def export_formats(source: Source, summary: pd.DataFrame) -> list[dict]:
         key = (cell["run_id"], cell["cell_id"])
         works = cell["status"] == CellStatus.OK.value
         rows.append({
-            "system": system_name(cell["framework"], cell["backend"]),
+            "system": system_of(cell),
             "format": format_label(str(cell["export_format"])),
             "works": "yes" if works else status_label(cell["status"], cell["reason"] or ""),
             "deviation": f"{deviation[key]:.3g}" if key in deviation.index else "—",
             "reason": "" if works else (cell["reason"] or "(none recorded)"),
         })
     return rows
+
+
+@pages_before_verdicts("experiments/")
+def experiment_pages(inputs: SourceInputs) -> dict[str, Page]:
+    """The page of every experiment the source measured, by path."""
+    return {f"experiments/{name}.md": experiment_page(inputs, str(name))
+            for name in sorted(set(inputs.source.cells["experiment"]))}
+
+
+def experiment_page(inputs: SourceInputs, experiment: str) -> Page:
+    """One experiment's page and its charts; `inputs.past` (every release's results) adds
+    the same cells in other releases."""
+    source, summary, past = inputs.source, inputs.summary, inputs.past
+    mine = summary[summary["experiment"] == experiment]
+    sections = metric_sections(mine, experiment, accuracy_marks(source.cells),
+                               missed_target(source.observations))
+    curves = curve_blocks(source, experiment)
+    not_ok = not_ok_rows(source, experiment)
+    index = [(s["heading"], s["anchor"]) for s in sections]
+    index += [("curves per epoch or step", "curves")] if curves else []
+    index += [("cells without results", "not-ok")] if not_ok else []
+    releases, history = history_rows(mine, past) \
+        if past is not None and not source.draft else ([], [])
+    index += [("other releases", "history")] if history else []
+    index += [("code", "code")]
+    text = render(
+        inputs.env, "experiment.md.j2", title=experiment_title(experiment),
+        question=experiment_question(experiment),
+        machines=sorted(set(mine["machine"])) or ["(no results)"],
+        anchor=f"fairness-{experiment}", sections=sections, curves=curves, not_ok=not_ok,
+        index=index, code_tabs=code_tabs(source, experiment), citable=not source.draft,
+        caveats=page_caveats(source, experiment),
+        formats=(export_formats(source, summary, experiment)
+                 if "formats" in page_sections(experiment) else []),
+        history_releases=releases, history_rows=history,
+    )
+    return Page(text, tuple(c for s in sections for c in s["charts"]) + tuple(curves))

@@ -10,7 +10,6 @@ import pandas as pd
 from dlbench.core.judging import PRACTICAL_THRESHOLD, Decision, Regime
 from dlbench.core.metrics import Direction, is_timing_unit, reader_label
 from dlbench.core.modes import comparison_words, group_words
-from dlbench.core.questions import QUESTIONS as EXPERIMENT_QUESTIONS
 from dlbench.core.schema import system_label
 from dlbench.core.verdict_engine import busy_processes
 from dlbench.core.words import counts, plural
@@ -22,13 +21,8 @@ from report.render.jinja import ChartBlock, chart_block, render
 from report.inputs.source import Source, source_designs, source_processes
 from report.inputs.summary import format_number, machine_label
 from report.verdicts.data import controls_summary
-from report.verdicts.answers import (QUESTIONS, Pairing, Verdict, VerdictOutcome, Verdicts,
-                                     judge_page)
-
-
-def load_questions() -> dict[str, dict]:
-    """The question each experiment answers (dlbench/core/questions.py), in suite order."""
-    return {name: {"question": question} for name, question in EXPERIMENT_QUESTIONS.items()}
+from dlbench.core.verdict_engine import QUESTIONS, Pairing
+from report.verdicts.answers import Verdict, VerdictOutcome, Verdicts, judge_page
 
 
 def source_judgement(source: Source) -> Verdicts:

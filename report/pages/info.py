@@ -7,7 +7,7 @@ import json
 from dlbench.core.calibration import POWER_RATIOS
 from dlbench.core.metrics import METRICS
 from dlbench.core.schema import CELL_COLUMNS, OBSERVATION_COLUMNS
-from dlbench.core.systems import frameworks, keras_backends, system_name
+from dlbench.core.systems import frameworks, keras_backends, system_of
 from report.pages.cite import result_citation
 from report.pages.experiment import experiment_title
 from report.render.labels import (environment_key, environment_value, metric_ids_in_words,
@@ -157,7 +157,7 @@ def _manifest_row(source: Source, cell: dict) -> dict:
     fairness = json.loads(cell["fairness_json"] or "{}")
     row = {
         "machine": machine_label(source.run(cell["run_id"]).environment, cell["device"]),
-        "workload": cell["workload"], "system": system_name(cell["framework"], cell["backend"]),
+        "workload": cell["workload"], "system": system_of(cell),
         "variant": variant_label(cell), "status": status_label(cell["status"],
                                                                cell["reason"] or ""),
         "threads": fairness.get("threads", cell["threads"]),

@@ -1,9 +1,10 @@
 """The page registry: each page module declares the site pages it renders (`@page(path)`),
 and the build renders every declared page; no list of pages is kept anywhere else.
 
-The experiment pages and the errata are the build's own: the experiment pages are rendered
-first so their charts render while the verdicts are judged, and the errata are files beside
-a page (a banner and a download), not one page.
+Pages that need no verdict (the experiment pages) are declared with
+`@pages_before_verdicts(folder)`: the build renders them first, so their charts render while
+the verdicts are judged. The errata are the build's own: files beside a page (a banner and a
+download), not one page.
 """
 
 from __future__ import annotations
@@ -44,6 +45,16 @@ class PageInputs:
 
 
 @dataclass(frozen=True)
+class SourceInputs:
+    """What a page rendered before the verdicts may read."""
+
+    source: Source
+    summary: pd.DataFrame
+    env: jinja2.Environment
+    past: pd.DataFrame | None  # every release's results; None: no comparison
+
+
+@dataclass(frozen=True)
 class Page:
     """A rendered page and the charts it shows that the build has not rendered yet."""
 
@@ -53,17 +64,30 @@ class Page:
 
 Renderer = Callable[[PageInputs], Page | None]  # None: this source has no such page
 PAGES: dict[str, Renderer] = {}
+#: folder -> the function rendering every page in it that needs no verdict, by path
+EarlyRenderer = Callable[[SourceInputs], dict[str, Page]]
+EARLY_PAGES: dict[str, EarlyRenderer] = {}
 
 
 def page(path: str) -> Callable[[Renderer], Renderer]:
     """Declare the function that renders the page at `path` (relative to site_src/)."""
-    def declare(render: Renderer) -> Renderer:
-        if PAGES.get(path, render) is not render:
-            raise ValueError(f"page {path} is declared twice: by {PAGES[path].__module__} "
-                             f"and {render.__module__}; each page has one renderer")
-        PAGES[path] = render
-        return render
-    return declare
+    return lambda render: _declare(PAGES, path, render)
+
+
+def pages_before_verdicts(folder: str) -> Callable[[EarlyRenderer], EarlyRenderer]:
+    """Declare the function that renders every page under `folder` (e.g. experiments/)
+    from the source alone, before the verdicts are judged."""
+    return lambda render: _declare(EARLY_PAGES, folder, render)
+
+
+def _declare(table: dict, path: str, render: Callable) -> Callable:
+    """`render` as the one renderer of `path` in `table`; ValueError naming both where
+    another module declared it first."""
+    if table.get(path, render) is not render:
+        raise ValueError(f"page {path} is declared twice: by {table[path].__module__} "
+                         f"and {render.__module__}; each page has one renderer")
+    table[path] = render
+    return render
 
 
 def declared_pages() -> dict[str, Renderer]:
@@ -78,3 +102,12 @@ def render_pages(inputs: PageInputs) -> dict[str, Page]:
     """Every declared page this source has, rendered, by path."""
     rendered = {path: render(inputs) for path, render in declared_pages().items()}
     return {path: done for path, done in rendered.items() if done is not None}
+
+
+def render_pages_before_verdicts(inputs: SourceInputs) -> dict[str, Page]:
+    """Every page declared to need no verdict, rendered, by path."""
+    declared_pages()  # every module of this package has declared its own
+    pages: dict[str, Page] = {}
+    for folder, render in sorted(EARLY_PAGES.items()):
+        pages |= render(inputs)
+    return pages

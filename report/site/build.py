@@ -16,25 +16,25 @@ import jinja2
 import pandas as pd
 import yaml
 
+from dlbench.core import experiments as declared_experiments
 from dlbench.core.releases import ERRATA
 from dlbench.core.tables import write_table
-from report.pages import experiment as ep
 from report.render.charts import static_spec
 from report.render.svg import BackgroundBundle, render_svg, svg_pool
 from dlbench.core.history import history
 from report.pages.cite import Citation, release_citation, result_citation
 from report.site.errata import read_errata, superseded_by
-from report.pages.home import load_questions, result_ids, source_judgement
+from report.pages.home import result_ids, source_judgement
 from report.site.mkdocs_draft import DRAFT_FILE
 from report.site.mkdocs_errata import BANNER_FILE
 from report.site.mkdocs_nav import NAV_FILE
-from report.pages.registry import PageInputs, render_pages
+from report.pages.registry import (PageInputs, SourceInputs, render_pages,
+                                   render_pages_before_verdicts)
 from report.render.jinja import ChartBlock, environment, render
 from report.site.cache import BuildReport, SiteCache, site_key, write_tree
 from report.inputs.source import Source, source_designs
 from report.verdicts.data import calibrate, verdict_files, verdicts_frame
 from report.inputs.summary import summarize
-from report.verdicts.targets import missed_target
 
 VEGA_BUNDLE = "assets/javascripts/vega-bundle.js"
 
@@ -105,39 +105,6 @@ def _tables(source: Source, summary: pd.DataFrame) -> dict[str, bytes]:
     return files
 
 
-def experiment_files(source: Source, summary: pd.DataFrame, env: jinja2.Environment,
-                     experiment: str, question: str, past: pd.DataFrame | None = None
-                     ) -> tuple[dict[str, bytes], dict[str, ChartBlock]]:
-    """The page of one experiment, and its charts by the path of their static SVG; `past`
-    (every release's results) adds the same cells in other releases."""
-    sections = ep.metric_sections(summary[summary["experiment"] == experiment], experiment,
-                                  ep.accuracy_marks(source.cells),
-                                  missed_target(source.observations))
-    curves = ep.curve_blocks(source, experiment)
-    machines = sorted(set(summary.loc[summary["experiment"] == experiment, "machine"]))
-    not_ok = ep.not_ok_rows(source, experiment)
-    index = [(s["heading"], s["anchor"]) for s in sections]
-    index += [("curves per epoch or step", "curves")] if curves else []
-    index += [("cells without results", "not-ok")] if not_ok else []
-    releases, history = ep.history_rows(summary[summary["experiment"] == experiment], past) \
-        if past is not None and not source.draft else ([], [])
-    index += [("other releases", "history")] if history else []
-    index += [("code", "code")]
-    page = render(
-        env, "experiment.md.j2", title=ep.experiment_title(experiment),
-        question=question,
-        machines=machines or ["(no results)"], anchor=f"fairness-{experiment}",
-        sections=sections, curves=curves, not_ok=not_ok, index=index,
-        code_tabs=ep.code_tabs(source, experiment), citable=not source.draft,
-        caveats=ep.page_caveats(source, experiment),
-        formats=ep.export_formats(source, summary) if experiment == "export" else [],
-        history_releases=releases, history_rows=history,
-    )
-    charts = {f"charts/{block.svg}": block
-              for block in [c for s in sections for c in s["charts"]] + curves}
-    return {f"experiments/{experiment}.md": page.encode()}, charts
-
-
 def result_citation_files(summary: pd.DataFrame, cite: Citation) -> dict[str, bytes]:
     """A BibTeX and a CFF file per result ID, under downloads/cite/."""
     files = {}
@@ -174,18 +141,12 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
     bundle = BackgroundBundle(vega_lite_version(),
                               start=not cache.has("assets", renderer_version(), ".js"))
     env = environment(templates_dir)
-    questions = load_questions()
+    questions = {e.name: {"question": e.question} for e in declared_experiments.EXPERIMENTS}
     summary = summarize(source)
     cite = release_citation(source.root, source.name, source.date, site_url)
-    experiment_pages: dict[str, bytes] = {}
-    charts: dict[str, ChartBlock] = {}
     past = history(results_dir) if results_dir is not None else None
-    for experiment in sorted(set(source.cells["experiment"])):
-        question = (questions.get(experiment) or {}).get("question", "")
-        page, page_charts = experiment_files(source, summary, env, str(experiment), question,
-                                             past)
-        experiment_pages |= page
-        charts |= page_charts
+    early = render_pages_before_verdicts(SourceInputs(source, summary, env, past))
+    charts = {f"charts/{block.svg}": block for done in early.values() for block in done.charts}
     experiment_svgs = BackgroundCharts(charts, cache)
     judged = source_judgement(source)
     calibration = calibrate(judged.answers, source_designs(source))
@@ -193,7 +154,7 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
                                     results_dir))
     files = {path: done.text.encode() for path, done in pages.items()}
     files |= errata_files(source, env, cite)
-    files |= experiment_pages
+    files |= {path: done.text.encode() for path, done in early.items()}
     late_charts = {f"charts/{block.svg}": block
                    for done in pages.values() for block in done.charts
                    if f"charts/{block.svg}" not in charts}

@@ -26,18 +26,15 @@ from dlbench.core.verdict_engine import (
     Pairing,
     Question,
     Standing,
-    cell_values,
     groups,
     judge_controls,
     judge_group,
-    like_with_like,
     metric_direction,
     noise_floors,
     repeat_rows,
     select,
     standings,
     threshold_for,
-    with_system,
 )
 from report.verdicts.conditions import (
     Need,
@@ -48,11 +45,6 @@ from report.verdicts.conditions import (
     working_memory_reason,
 )
 from report.verdicts.targets import reached_target_only
-
-__all__ = ["QUESTIONS", "Pairing", "Question", "Standing", "Verdict", "VerdictOutcome",
-           "Verdicts", "answer", "cell_values", "like_with_like", "repeat_rows", "standings",
-           "verdicts", "with_system"]
-
 
 class VerdictOutcome(enum.Enum):
     """What a verdict can say."""

@@ -62,7 +62,9 @@ class Adapter:
 
     def build_model(self, workload: Workload, layers: list[Layer],
                     input_shape: tuple[int, ...]) -> Any:
-        """The workload's model holding exactly `layers` (the single model dispatch point)."""
+        """The workload's model holding exactly `layers`: the runner's one route from a
+        workload to a framework's model (parity's float64 reference forward is
+        runner.experiments.parity.model_reference)."""
         raise NotImplementedError
 
     def to_device(self, x: np.ndarray) -> Any:

@@ -77,10 +77,10 @@ def layered_model(workload: Workload, layers: list[Layer], input_shape: tuple[in
 
 
 #: Workload model kind -> builder(workload, layers, input_shape): the same signature in every
-#: adapter (a runner.models family takes its ModelStart in place of layers).
+#: adapter; every other kind is a runner.models family (runner.models.families), built by
+#: family_model from its ModelStart in place of layers.
 BUILDERS: dict[str, Callable] = {
-    "mlp": layered_model, "cnn": layered_model,
-    "resnet": family_model, "transformer": family_model, "lstm": family_model}
+    "mlp": layered_model, "cnn": layered_model}
 
 
 def compile_model(model, workload: Workload, **options) -> None:
@@ -148,7 +148,7 @@ class KerasAdapter(Adapter):
 
     def build_model(self, workload: Workload, layers: list[Layer],
                     input_shape: tuple[int, ...]):
-        return BUILDERS[workload.model](workload, layers, input_shape)
+        return BUILDERS.get(workload.model, family_model)(workload, layers, input_shape)
 
     def to_device(self, x: np.ndarray):
         import keras

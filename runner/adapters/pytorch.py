@@ -88,10 +88,10 @@ def family_model(workload: Workload, start: ModelStart,
 
 
 #: Workload model kind -> builder(workload, layers, input_shape): the same signature in every
-#: adapter (a runner.models family takes its ModelStart in place of layers).
+#: adapter; every other kind is a runner.models family (runner.models.families), built by
+#: family_model from its ModelStart in place of layers.
 BUILDERS: dict[str, Callable[..., nn.Module]] = {
-    "mlp": layered_model, "cnn": layered_model,
-    "resnet": family_model, "transformer": family_model, "lstm": family_model}
+    "mlp": layered_model, "cnn": layered_model}
 
 
 def to_tensor(x: np.ndarray, device: torch.device) -> torch.Tensor:
@@ -119,7 +119,7 @@ class TorchAdapter(Adapter):
 
     def build_model(self, workload: Workload, layers: list[Layer],
                     input_shape: tuple[int, ...]) -> nn.Module:
-        return BUILDERS[workload.model](workload, layers, input_shape)
+        return BUILDERS.get(workload.model, family_model)(workload, layers, input_shape)
 
     def to_device(self, x: np.ndarray) -> torch.Tensor:
         return to_tensor(x, self.device)

@@ -85,10 +85,9 @@ def family_model(workload: Workload, start: ModelStart, input_shape: tuple[int, 
 
 #: Workload model kind -> builder(workload, layers, input_shape, compute_dtype): the same
 #: signature in every adapter (plus the compute dtype of mixed precision; a runner.models
-#: family takes its ModelStart in place of layers).
+#: family, built by family_model, takes its ModelStart in place of layers).
 BUILDERS: dict[str, Callable[..., tf.Module]] = {
-    "mlp": layered_model, "cnn": layered_model,
-    "resnet": family_model, "transformer": family_model, "lstm": family_model}
+    "mlp": layered_model, "cnn": layered_model}
 
 
 def input_dtype(workload: Workload) -> tf.DType:
@@ -119,10 +118,11 @@ class TfAdapter(Adapter):
 
     def build_model(self, workload: Workload, layers: list[Layer],
                     input_shape: tuple[int, ...], compute_dtype: tf.DType = tf.float32):
+        builder = BUILDERS.get(workload.model, family_model)
         if tf.distribute.has_strategy():  # the strategy places (and mirrors) the variables
-            return BUILDERS[workload.model](workload, layers, input_shape, compute_dtype)
+            return builder(workload, layers, input_shape, compute_dtype)
         with tf.device(self.device):
-            return BUILDERS[workload.model](workload, layers, input_shape, compute_dtype)
+            return builder(workload, layers, input_shape, compute_dtype)
 
     def to_device(self, x: np.ndarray) -> tf.Tensor:
         with tf.device(self.device):

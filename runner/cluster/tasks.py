@@ -7,7 +7,8 @@ import ray
 
 from runner.cluster.node_identity import mismatch, node_identity
 from runner.machine.environment import capture_environment
-from runner.process.execute import PROJECT_ROOT, execute_cell
+from runner.harness.code_record import PROJECT_ROOT
+from runner.process.execute import execute_cell
 from runner.cell.spec import CellSpec
 
 

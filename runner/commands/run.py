@@ -22,7 +22,8 @@ from dlbench.core.sequential import Design
 from dlbench.core.tables import ResultsFileError
 from runner.machine.environment import capture_environment
 from runner.plan.estimate import estimate, recorded_process_seconds
-from runner.process.execute import PROJECT_ROOT, execute_cells
+from runner.harness.code_record import PROJECT_ROOT
+from runner.process.execute import execute_cells
 from runner.machine.lock import MachineLockedError, measurement_lock
 from runner.process.measure import utc_timestamp
 from runner.store.persist import kept_for_resume, persist_all
@@ -234,7 +235,8 @@ def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[Cel
 
 def _measure_look(store: RunStore, cells: list[CellSpec], order_seed: int, bar: Progress,
                   busy_retries: int, suite: str) -> None:
-    """Every process of `cells` not yet recorded, in the run's order, then the busy re-runs."""
+    """Every process of `cells` not yet recorded, in the run's order, then the busy re-runs,
+    then the tables."""
     order = process_order(cells, order_seed)
     done = store.finished_processes()
     todo = [spec for spec in order if (spec.cell_id, spec.repeat_index) not in done]
@@ -247,6 +249,7 @@ def _measure_look(store: RunStore, cells: list[CellSpec], order_seed: int, bar: 
         bar.update(task, description=batch_label(batch))
         persist_all(store, _measure_processes(store, batch), lambda: bar.advance(task))
     _rerun_busy(store, {cell.cell_id for cell in cells}, busy_retries, bar, suite)
+    store.rebuild_tables()  # once per look: each process's record was saved as it ended
 
 
 def _print_top_up_bound(store: RunStore, cells: list[CellSpec], design: Design,

@@ -1,4 +1,5 @@
-"""The experiments: each is a package whose __init__ declares its grid and metrics, a
+"""The experiments: each is declared once in dlbench.core.experiments (its question,
+metrics, estimate and page sections) and is a package whose __init__ holds its grid and plan, a
 protocol.py with what every framework shares, and one small sibling module per framework
 (pytorch.py, tensorflow.py, keras.py) holding the code that framework runs. Framework
 modules reach their framework through runner.adapters and the process through
@@ -13,22 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from dlbench.core import experiments as declared
 from dlbench.core.modes import FASTEST, mode_class
 from dlbench.core.systems import SYSTEMS
 from runner.cell.outcome import CellOutcome
 from runner.plan.repeats import process_count
 from runner.cell.spec import NOT_MEASURED, CellSpec, FrameworkId
-
-#: Experiment name -> package name under runner.experiments, in the order suites run them.
-EXPERIMENT_PACKAGES: dict[str, str] = {
-    "training": "training",
-    "inference": "inference",
-    "precision": "precision",
-    "execution-mode": "execution_mode",
-    "parity": "parity",
-    "data-parallel": "data_parallel",
-    "export": "export",
-}
 
 SUITES = ("quick", "standard", "full")
 
@@ -49,7 +40,7 @@ class PlanRequest:
     def cell(self, experiment: str, workload: str, framework: FrameworkId, *,
              timeout_s: float, device: str = "", **variant: Any) -> CellSpec:
         """A cell of this request: the settings every experiment shares, the processes its
-        suite gives `experiment` (runner.plan.repeats, the one owner of process counts), and the
+        suite gives `experiment` (runner.plan.repeats.process_count decides it), and the
         user's timeout, else the experiment's own `timeout_s`. `device` overrides the
         request's (export measures its artifacts on the CPU)."""
         return CellSpec(experiment=experiment, workload=workload, framework=framework.framework,
@@ -68,12 +59,18 @@ class FrameworkCode(Protocol):
 
 @dataclass(frozen=True)
 class Experiment:
-    """One question, its metrics, and how it expands into cells."""
+    """A declared experiment (dlbench.core.experiments) and how it expands into cells."""
 
     name: str
-    question: str
-    metrics: tuple[str, ...]
     plan: Callable[[PlanRequest], list[CellSpec]]
+
+    @property
+    def question(self) -> str:
+        return declared.by_name(self.name).question
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        return declared.by_name(self.name).metrics
 
 
 #: The model families of runner.models that the precision, execution-mode and export grids
@@ -85,11 +82,6 @@ MODEL_WORKLOADS = ("resnet-synthetic", "transformer-tokens", "lstm-tokens")
 #: that keeps them out of the others (each system's declaration in dlbench.core.systems).
 SLOW_ON_CPU: dict[tuple[str, str], str] = {
     (system.name, mode): cost for system in SYSTEMS for mode, cost in system.slow_on_cpu.items()}
-
-
-def too_slow_here(request: PlanRequest, framework: FrameworkId, mode: str) -> bool:
-    """Whether `mode` of `framework` is left out of this request's suite on its device."""
-    return bool(_slow_cost(request, framework, mode))
 
 
 def _slow_cost(request: PlanRequest, framework: FrameworkId, mode: str) -> str:
@@ -132,15 +124,14 @@ def suite_grid(grids: dict[str, dict], request: PlanRequest) -> dict:
 
 
 def experiment_names() -> list[str]:
-    return list(EXPERIMENT_PACKAGES)
+    """Every declared experiment, in suite order."""
+    return declared.experiment_names()
 
 
 def get_experiment(name: str) -> Experiment:
-    """The experiment called `name`; ValueError listing valid names otherwise."""
-    if name not in EXPERIMENT_PACKAGES:
-        raise ValueError(f"unknown experiment {name!r}; valid: {', '.join(EXPERIMENT_PACKAGES)}")
-    module = importlib.import_module(f"runner.experiments.{EXPERIMENT_PACKAGES[name]}")
-    return module.EXPERIMENT
+    """The experiment called `name`, from its declared package; ValueError listing valid
+    names otherwise."""
+    return importlib.import_module(declared.by_name(name).package).EXPERIMENT
 
 
 def framework_module_name(spec: CellSpec) -> str:
@@ -150,7 +141,7 @@ def framework_module_name(spec: CellSpec) -> str:
 
 def code_module(experiment: str, framework: str) -> str:
     """The module of `framework`'s code for `experiment` (a FrameworkCode)."""
-    return f"runner.experiments.{EXPERIMENT_PACKAGES[experiment]}.{framework}"
+    return f"{declared.by_name(experiment).package}.{framework}"
 
 
 def framework_code(spec: CellSpec) -> FrameworkCode:
@@ -160,5 +151,5 @@ def framework_code(spec: CellSpec) -> FrameworkCode:
 
 def framework_code_path(spec: CellSpec) -> Path:
     """The source file of that module, relative to the project root."""
-    package = EXPERIMENT_PACKAGES[spec.experiment]
-    return Path("runner") / "experiments" / package / f"{spec.framework}.py"
+    package = declared.by_name(spec.experiment).package
+    return Path(*package.split("."), f"{spec.framework}.py")

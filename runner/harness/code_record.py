@@ -6,7 +6,11 @@ import hashlib
 import sys
 from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
+import runner
+
+#: The project's root, the one owner of it: found from the runner package, not this module,
+#: so it holds wherever the module lives.
+PROJECT_ROOT = Path(runner.__file__).resolve().parent.parent
 
 
 def imported_project_files(root: Path = PROJECT_ROOT) -> dict[str, str]:

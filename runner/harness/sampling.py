@@ -72,4 +72,4 @@ class Sampler:
         """The policy as it ran, for the cell's details."""
         return {"sampling": {"policy": POLICY, "min_window_s": self.min_window_s,
                              "repeat_index": self.spec.repeat_index,
-                             "processes": self.spec.repeats, "measurements": self.record}}
+                             "measurements": self.record}}

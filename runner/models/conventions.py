@@ -77,12 +77,16 @@ def check_perturbation(perturbation: str) -> None:
 
 def fairness_note(definition: ModelDefinition, conventions: Conventions = CONVENTIONS) -> str:
     """What was equalised for this model, in words, for the fairness manifest."""
+    from runner.models.families import family_of  # here: the families name this module's notes
+
     common = ("same canonical initial weights transferred into every framework (NHWC images, "
               "HWIO conv kernels, (in, out) dense kernels, converted on load)")
-    if definition.family == "resnet":
-        return "; ".join([
-            common,
-            f"BatchNorm epsilon {conventions.batchnorm_epsilon:g} everywhere (Keras' default "
+    return "; ".join([common, *family_of(definition).part("notes")(conventions)])
+
+
+def _resnet_notes(conventions: Conventions) -> list[str]:
+    """What was equalised for a ResNet."""
+    return [f"BatchNorm epsilon {conventions.batchnorm_epsilon:g} everywhere (Keras' default "
             f"is 1e-3); momentum {conventions.batchnorm_momentum:g} in PyTorch's meaning "
             f"(weight of the new batch statistic) = Keras momentum "
             f"{conventions.keras_batchnorm_momentum:g}",
@@ -91,21 +95,23 @@ def fairness_note(definition: ModelDefinition, conventions: Conventions = CONVEN
             "training uses the biased variance everywhere",
             _padding_note(conventions),
             "convs have no bias (BatchNorm follows); projection shortcut (1x1 conv + "
-            "BatchNorm) where the shape changes; stride on the 3x3 conv of a bottleneck",
-        ])
-    if definition.family == "transformer":
-        return "; ".join([
-            common,
-            f"LayerNorm epsilon {conventions.layernorm_epsilon:g} (Keras' default is 1e-3)",
+            "BatchNorm) where the shape changes; stride on the 3x3 conv of a bottleneck"]
+
+
+def _transformer_notes(conventions: Conventions) -> list[str]:
+    """What was equalised for a Transformer encoder."""
+    return [f"LayerNorm epsilon {conventions.layernorm_epsilon:g} (Keras' default is 1e-3)",
             "GELU " + ("tanh approximation" if conventions.gelu_approximate else
                        "exact (erf)") + " in every framework",
             "attention scaled by 1/sqrt(head width), softmax over keys, no mask (every "
             "sequence fills its length), no dropout; separate query/key/value kernels "
             "(PyTorch's packed in_proj holds the same three)",
-            "post-LayerNorm blocks (BERT order), mean pooling over positions",
-        ])
-    return "; ".join([
-        common,
+            "post-LayerNorm blocks (BERT order), mean pooling over positions"]
+
+
+def _lstm_notes(conventions: Conventions) -> list[str]:
+    """What was equalised for an LSTM."""
+    return [
         "LSTM gates in the order input, forget, cell, output (PyTorch's i,f,g,o and Keras' "
         "i,f,c,o name the same order); sigmoid recurrent activation, tanh activation",
         "one bias per layer: PyTorch's second bias (bias_hh) is held at zero and not "
@@ -113,7 +119,7 @@ def fairness_note(definition: ModelDefinition, conventions: Conventions = CONVEN
         "initial forget-gate bias 1 in every framework (Keras' unit_forget_bias; PyTorch "
         "and TensorFlow start at 0)",
         "initial state zero; the last layer's final hidden state feeds the classifier",
-    ])
+    ]
 
 
 def _padding_note(conventions: Conventions) -> str:

@@ -54,12 +54,10 @@ def _lstm_macs(d: LstmDefinition) -> int:
 
 
 def forward_flops(definition: ModelDefinition) -> int:
-    """Forward FLOPs of one sample (2 x MACs of the matrix products)."""
-    if isinstance(definition, ResNetDefinition):
-        return 2 * _resnet_macs(definition)
-    if isinstance(definition, TransformerDefinition):
-        return 2 * _transformer_macs(definition)
-    return 2 * _lstm_macs(definition)
+    """Forward FLOPs of one sample (2 x MACs of the matrix products, its family's macs)."""
+    from runner.models.families import family_of  # here: the families name this module's parts
+
+    return 2 * family_of(definition).part("macs")(definition)
 
 
 def dense_flops(widths: list[int]) -> int:

@@ -15,6 +15,7 @@ import numpy as np
 from keras import layers
 
 from runner.models.conventions import CONVENTIONS, Conventions
+from runner.models.families import family_of
 from runner.models.definitions import (LstmDefinition, ModelDefinition, ResNetDefinition,
                                        TransformerDefinition, block_convs, residual_blocks)
 from runner.models.weights import Weights, parameter_shapes
@@ -111,12 +112,7 @@ def _lstm(d: LstmDefinition, c: Conventions) -> keras.Model:
 def build(definition: ModelDefinition, weights: Weights,
           conventions: Conventions = CONVENTIONS) -> keras.Model:
     """The model holding exactly `weights`."""
-    if isinstance(definition, ResNetDefinition):
-        model = _resnet(definition, conventions)
-    elif isinstance(definition, TransformerDefinition):
-        model = _transformer(definition, conventions)
-    else:
-        model = _lstm(definition, conventions)
+    model = family_of(definition).builder("keras")(definition, conventions)
     for name, value in weights.items():
         variable = _variable(model, name)
         variable.assign(np.reshape(value, variable.shape))

@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from runner.models.conventions import CONVENTIONS, Conventions
+from runner.models.families import family_of
 from runner.models.definitions import (LstmDefinition, ModelDefinition, ResNetDefinition,
                                        TransformerDefinition, block_convs, final_channels,
                                        residual_blocks)
@@ -190,12 +191,7 @@ def build(definition: ModelDefinition, weights: Weights,
     if conventions.strided_padding != "symmetric":
         raise ValueError(f"PyTorch convolutions pad symmetrically; strided_padding="
                          f"{conventions.strided_padding!r} is for TensorFlow and Keras")
-    if isinstance(definition, ResNetDefinition):
-        model: nn.Module = ResNet(definition, conventions)
-    elif isinstance(definition, TransformerDefinition):
-        model = TransformerClassifier(definition, conventions)
-    else:
-        model = LstmClassifier(definition, conventions)
+    model = family_of(definition).builder("pytorch")(definition, conventions)
     load_weights(model, weights)
     return model
 

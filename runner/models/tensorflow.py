@@ -17,8 +17,8 @@ import numpy as np
 import tensorflow as tf
 
 from runner.models.conventions import CONVENTIONS, Conventions
-from runner.models.definitions import (LstmDefinition, ModelDefinition, ResNetDefinition,
-                                       TransformerDefinition, block_convs, residual_blocks)
+from runner.models.families import family_of
+from runner.models.definitions import ModelDefinition, block_convs, residual_blocks
 from runner.models.weights import Weights, trainable
 
 
@@ -26,7 +26,7 @@ class CanonicalModule(tf.Module):
     """Variables named by their canonical weight names; running statistics not trainable."""
 
     def __init__(self, definition: ModelDefinition, weights: Weights, c: Conventions) -> None:
-        super().__init__(name=definition.family)
+        super().__init__(name=definition.family.replace("-", "_"))  # tf wants an identifier
         self.definition, self.conventions = definition, c
         self.weights = {name: tf.Variable(value, trainable=trainable(name),
                                           name=name.replace(".", "_"))
@@ -150,12 +150,7 @@ class LstmClassifier(CanonicalModule):
 def build(definition: ModelDefinition, weights: Weights,
           conventions: Conventions = CONVENTIONS) -> CanonicalModule:
     """The model holding exactly `weights` (TensorFlow's layouts are the canonical ones)."""
-    if isinstance(definition, ResNetDefinition):
-        return ResNet(definition, weights, conventions)
-    if isinstance(definition, TransformerDefinition):
-        return TransformerClassifier(definition, weights, conventions)
-    assert isinstance(definition, LstmDefinition)
-    return LstmClassifier(definition, weights, conventions)
+    return family_of(definition).builder("tensorflow")(definition, weights, conventions)
 
 
 def read_weights(model: CanonicalModule) -> Weights:

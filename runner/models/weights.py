@@ -23,12 +23,10 @@ RUNNING_STATISTICS = (".mean", ".variance")
 
 
 def parameter_shapes(definition: ModelDefinition) -> dict[str, tuple[int, ...]]:
-    """Every canonical weight name and its shape, in a fixed order."""
-    if isinstance(definition, ResNetDefinition):
-        return _resnet_shapes(definition)
-    if isinstance(definition, TransformerDefinition):
-        return _transformer_shapes(definition)
-    return _lstm_shapes(definition)
+    """Every canonical weight name and its shape, in a fixed order (its family's shapes)."""
+    from runner.models.families import family_of  # here: the families name this module's parts
+
+    return family_of(definition).part("shapes")(definition)
 
 
 def _batchnorm(prefix: str, channels: int) -> dict[str, tuple[int, ...]]:

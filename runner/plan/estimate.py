@@ -2,7 +2,8 @@
 
 Each process is estimated from the wall times earlier runs in the same results directory
 recorded for the same cell (their median), and otherwise from a per-experiment,
-per-framework default: the quick suite's processes measured on 2 cores (see README), less
+per-framework default: the quick suite's processes measured on 2 cores (see README; an
+experiment a system has no figure for: its declaration's estimate_s), less
 the framework's import for cells that share a worker process after its first.
 """
 
@@ -13,6 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from dlbench.core import experiments as declared_experiments
 from dlbench.core import layout
 from dlbench.core.modes import FASTEST, mode_class
 from dlbench.core.errors import ResultsFileError
@@ -43,7 +45,6 @@ DEFAULT_PROCESS_S: dict[str, dict[str, float]] = {
     for experiment in dict.fromkeys(e for s in SYSTEMS for e in s.seconds.per_experiment)}
 FASTEST_EXTRA_S: dict[str, float] = {s.name: s.seconds.compile_extra for s in SYSTEMS}
 IMPORT_S: dict[str, float] = {s.name: s.seconds.import_s for s in SYSTEMS}
-FALLBACK_PROCESS_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,9 @@ def default_process_s(spec: CellSpec) -> float:
     name = spec.framework_id.name
     if is_real_size(spec.workload) and spec.device == "cpu":  # arithmetic, not first use
         return real_size_process_s(spec, IMPORT_S.get(name, 0.0))
-    seconds = DEFAULT_PROCESS_S.get(spec.experiment, {}).get(name, FALLBACK_PROCESS_S)
+    seconds = DEFAULT_PROCESS_S.get(spec.experiment, {}).get(name)
+    if seconds is None:  # a system without a figure for it: the experiment's own estimate
+        seconds = declared_experiments.by_name(spec.experiment).estimate_s
     if mode_class(spec.experiment, spec.framework, spec.mode) == FASTEST:
         seconds += FASTEST_EXTRA_S.get(name, 0.0)
     return seconds

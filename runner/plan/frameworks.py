@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from dlbench.core.systems import SYSTEMS
+from dlbench.core.systems import SYSTEMS, by_name
 from runner.cell.spec import FrameworkId
 
 #: Every declared system, as a cell names it.
@@ -19,14 +19,6 @@ def framework_names() -> list[str]:
     return [f.name for f in FRAMEWORKS]
 
 
-def by_name(name: str) -> FrameworkId:
-    """The framework called `name`; ValueError listing valid names otherwise."""
-    for framework in FRAMEWORKS:
-        if framework.name == name:
-            return framework
-    raise ValueError(f"unknown framework {name!r}; valid: {', '.join(framework_names())}, keras")
-
-
 def select(names: list[str]) -> list[FrameworkId]:
     """Frameworks named on the command line; 'keras' means every Keras backend; none means all."""
     if not names:
@@ -34,7 +26,7 @@ def select(names: list[str]) -> list[FrameworkId]:
     chosen: list[FrameworkId] = []
     for name in names:
         group = ([f for f in FRAMEWORKS if f.framework == "keras"] if name == "keras"
-                 else [by_name(name)])
+                 else [f for f in FRAMEWORKS if f.name == by_name(name).name])
         chosen.extend(f for f in group if f not in chosen)
     return [f for f in FRAMEWORKS if f in chosen]
 

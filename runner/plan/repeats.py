@@ -28,10 +28,11 @@ SINGLE_PROCESS_EXPERIMENTS: dict[str, str] = {
 
 
 def process_count(suite: str, experiment: str, override: int | None = None) -> int:
-    """How many independent worker processes measure a cell of `experiment` in `suite`."""
+    """How many independent worker processes measure a cell of `experiment` in `suite` at
+    the first look: the run's design decides (dlbench.core.sequential.design_for)."""
     if experiment in SINGLE_PROCESS_EXPERIMENTS:
         return 1
-    return override or SUITE_PROCESSES[suite]
+    return design_for(suite, override).first
 
 
 def run_design(suite: str, override: int | None = None, planned: bool = False) -> Design:
@@ -42,7 +43,7 @@ def run_design(suite: str, override: int | None = None, planned: bool = False) -
 
 def policy_record(suite: str, override: int | None = None, planned: bool = False) -> dict:
     """The process-count policy of a run, as run.json records it."""
-    processes = override or SUITE_PROCESSES[suite]
+    processes = design_for(suite, override).first
     citable = suite in CITABLE_SUITES and processes >= SUITE_PROCESSES[suite]
     return {"suite": suite, "processes_per_cell": processes, "override": override is not None,
             "shared_processes": suite_shares(suite, processes),

@@ -18,8 +18,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-import runner
-from dlbench.core.schema import CellStatus
 from runner.process.cellenv import cell_environment
 from runner.experiments import framework_code_path
 from runner.plan.frameworks import missing_modules
@@ -27,11 +25,10 @@ from runner.machine.load import assess, read_load
 from runner.process.measure import utc_timestamp
 from runner.cell.outcome import CellOutcome, failed, skipped
 from runner.cell.spec import NOT_MEASURED, CellSpec
+from runner.harness.code_record import PROJECT_ROOT
 from runner.process.stop import raise_if_stop_requested
 from runner.store.run_store import CellRecord
 
-#: Found from the runner package, not this module, so it holds wherever the module lives.
-PROJECT_ROOT = Path(runner.__file__).resolve().parent.parent
 STDERR_TAIL_CHARS = 2000
 #: How often a waiting runner checks whether a stop was requested, in seconds.
 STOP_POLL_S = 0.2
@@ -162,8 +159,3 @@ def _tail(path: Path) -> str:
     data = path.read_bytes()[-STDERR_TAIL_CHARS:]
     return data.decode(errors="replace")
 
-
-def status_counts(records: list[CellRecord]) -> dict[str, int]:
-    """How many records ended in each status."""
-    return {status.value: sum(r.outcome.status is status for r in records)
-            for status in CellStatus}

@@ -1,5 +1,7 @@
-"""Saving a measured process: the code files it imported, its record, then the run's tables;
-and what a run does when the filesystem refuses (runner.commands.run and the cluster dispatcher)."""
+"""Saving a measured process the moment it ends: the code files it imported, then its record
+(the run's tables are rebuilt from the records once per look, and when a run stops or ends:
+runner.commands.run); and what a run does when the filesystem refuses (runner.commands.run
+and the cluster dispatcher)."""
 
 from __future__ import annotations
 
@@ -8,15 +10,15 @@ from collections.abc import Callable
 
 from dlbench.core.atomic import saving
 from dlbench.core.errors import SaveError
-from runner.process.execute import PROJECT_ROOT
+from runner.harness.code_record import PROJECT_ROOT
 from runner.plan.schedule import process_label
 from runner.store.run_store import CellRecord, RunStore
 
 
 def persist(store: RunStore, record: CellRecord) -> None:
     """Keep the code files the process imported (one copy per content; a file edited since it
-    ran is not stored as if it had run), then its record, then rebuild the tables; a
-    SaveError says which of them the filesystem refused."""
+    ran is not stored as if it had run), then its record; a SaveError says which of them the
+    filesystem refused."""
     label = process_label(record.spec)
     for relative, digest in record.code_files.items():
         path = PROJECT_ROOT / relative
@@ -26,8 +28,6 @@ def persist(store: RunStore, record: CellRecord) -> None:
                 store.save_code_file(relative, data)
     with saving(f"the record of process {label}"):
         store.save_record(record)
-    with saving(f"the tables after process {label}"):
-        store.rebuild_tables()
 
 
 def persist_all(store: RunStore, records: list[CellRecord],

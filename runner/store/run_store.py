@@ -89,9 +89,6 @@ class RunStore:
         """(cell ID, process index) of every process with a current record."""
         return {process_key(record.spec) for record in self.load_records()}
 
-    def finished_cell_ids(self) -> set[str]:
-        return {cell_id for cell_id, _ in self.finished_processes()}
-
     def supersede(self, record: CellRecord, reason: str) -> Path:
         """Move a process record to superseded/, with why and when; return its new path."""
         now = datetime.now(timezone.utc)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 
-from dlbench.core.questions import QUESTIONS
 from dlbench.core.systems import SYSTEMS
 from runner.experiments import Experiment, PlanRequest, suite_grid
 from runner.cell.spec import CellSpec
@@ -82,11 +81,4 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     return cells
 
 
-EXPERIMENT = Experiment(
-    name="data-parallel",
-    question=QUESTIONS["data-parallel"],
-    metrics=("train_throughput", "scaling_efficiency", "dp_setup_time", "dp_launch_time",
-             "test_accuracy", "accuracy_delta", "steady_epoch_time", "first_epoch_time",
-             "import_footprint"),
-    plan=plan,
-)
+EXPERIMENT = Experiment("data-parallel", plan)

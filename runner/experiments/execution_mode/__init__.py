@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dlbench.core.modes import MODES as MODE_MATRIX
 from dlbench.core.modes import OTHER, measured, mode_class
-from dlbench.core.questions import QUESTIONS
 from dlbench.core.systems import frameworks
 from runner.experiments import (MODEL_WORKLOADS, Experiment, PlanRequest, not_measured_params,
                                 suite_grid)
@@ -74,10 +73,4 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     return cells
 
 
-EXPERIMENT = Experiment(
-    name="execution-mode",
-    question=QUESTIONS["execution-mode"],
-    metrics=("steady_step_time", "compile_time_cold", "compile_time_warm", "eager_step_time",
-             "break_even_steps", "step_time", "compile_memory", "import_footprint"),
-    plan=plan,
-)
+EXPERIMENT = Experiment("execution-mode", plan)

@@ -10,7 +10,6 @@ every one of them has.
 
 from __future__ import annotations
 
-from dlbench.core.questions import QUESTIONS
 from dlbench.core.systems import SYSTEMS
 from runner.experiments import MODEL_WORKLOADS, Experiment, PlanRequest, suite_grid
 from runner.cell.spec import CellSpec
@@ -91,10 +90,4 @@ def _real_size_cells(request: PlanRequest, name: str,
             for export_format in formats.get(framework.name, ())]
 
 
-EXPERIMENT = Experiment(
-    name="export",
-    question=QUESTIONS["export"],
-    metrics=("export_time", "artifact_size", "artifact_load_time", "artifact_max_abs_diff",
-             "artifact_latency", "artifact_throughput", "import_footprint"),
-    plan=plan,
-)
+EXPERIMENT = Experiment("export", plan)

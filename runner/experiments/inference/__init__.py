@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dlbench.core.modes import DEFAULT, FASTEST, OTHER, measured, mode_class, modes
-from dlbench.core.questions import QUESTIONS
 from runner.experiments import (
     MODEL_WORKLOADS,
     Experiment,
@@ -90,11 +89,4 @@ def _real_size_cut(request: PlanRequest, workload: str, framework: FrameworkId,
                           f"full suite measures it"} if why else {}
 
 
-EXPERIMENT = Experiment(
-    name="inference",
-    question=QUESTIONS["inference"],
-    metrics=("latency_p50", "latency_p90", "latency_p99", "inference_latency",
-             "inference_throughput", "first_call_time", "working_memory", "compile_memory",
-             "user_memory", "import_footprint"),
-    plan=plan,
-)
+EXPERIMENT = Experiment("inference", plan)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dlbench.core.questions import QUESTIONS
 from runner.experiments import Experiment, PlanRequest, suite_grid
 from runner.cell.spec import CellSpec
 
@@ -34,10 +33,4 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     return cells
 
 
-EXPERIMENT = Experiment(
-    name="parity",
-    question=QUESTIONS["parity"],
-    metrics=("parity_forward_max_abs", "parity_forward_max_rel", "parity_step_max_abs",
-             "parity_step_max_rel", "parity_tolerance", "parity_pass", "import_footprint"),
-    plan=plan,
-)
+EXPERIMENT = Experiment("parity", plan)

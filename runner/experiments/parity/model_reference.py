@@ -15,6 +15,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from runner.models.conventions import CONVENTIONS, Conventions
+from runner.models.families import family_of
 from runner.models.definitions import (LstmDefinition, ModelDefinition, ResNetDefinition,
                                        TransformerDefinition, block_convs, residual_blocks)
 from runner.models.weights import Weights
@@ -65,6 +66,7 @@ def _relu(x: np.ndarray) -> np.ndarray:
 
 
 def _resnet(f: _Forward, d: ResNetDefinition, x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, np.float64)
     x = _relu(f.batchnorm(f.conv(x, "stem.conv", d.stem_stride), "stem.bn"))
     if d.stem_pool:
         padded = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
@@ -130,13 +132,7 @@ def forward(definition: ModelDefinition, weights: Weights, x: np.ndarray, *,
             conventions: Conventions = CONVENTIONS) -> tuple[np.ndarray, Weights]:
     """(logits, updated running statistics: empty in inference mode or without BatchNorm)."""
     f = _Forward(weights, training, running_variance, conventions)
-    if isinstance(definition, ResNetDefinition):
-        logits = _resnet(f, definition, np.asarray(x, np.float64))
-    elif isinstance(definition, TransformerDefinition):
-        logits = _transformer(f, definition, x)
-    else:
-        logits = _lstm(f, definition, x)
-    return logits, f.statistics
+    return family_of(definition).part("reference")(f, definition, x), f.statistics
 
 
 def mean_cross_entropy(logits: np.ndarray, labels: np.ndarray) -> float:

@@ -3,7 +3,6 @@ each framework's own API, and does the framework accept them at all?"""
 
 from __future__ import annotations
 
-from dlbench.core.questions import QUESTIONS
 from runner.experiments import MODEL_WORKLOADS, Experiment, PlanRequest, suite_grid
 from runner.cell.spec import CellSpec
 from runner.workloads import real_size
@@ -71,12 +70,4 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     return cells
 
 
-EXPERIMENT = Experiment(
-    name="precision",
-    question=QUESTIONS["precision"],
-    metrics=("steady_epoch_time", "first_epoch_time", "train_throughput", "working_memory",
-             "test_accuracy", "accuracy_change_vs_fp32", "output_deviation_vs_fp32",
-             "inference_throughput", "latency_p50", "latency_p90", "latency_p99",
-             "user_memory", "model_memory", "import_footprint"),
-    plan=plan,
-)
+EXPERIMENT = Experiment("precision", plan)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dlbench.core.modes import measured, modes
-from dlbench.core.questions import QUESTIONS
 from runner.experiments import (
     Experiment,
     PlanRequest,
@@ -112,11 +111,4 @@ def _real_size_cells(request: PlanRequest, name: str, grid: dict) -> list[CellSp
             for mode in training_modes(request, framework, name, grid)]
 
 
-EXPERIMENT = Experiment(
-    name="training",
-    question=QUESTIONS["training"],
-    metrics=("first_epoch_time", "steady_epoch_time", "train_throughput", "time_to_target",
-             "test_accuracy", "reached_target", "epoch_loss", "epoch_accuracy", "epoch_time",
-             "working_memory", "import_footprint"),
-    plan=plan,
-)
+EXPERIMENT = Experiment("training", plan)
