@@ -6,9 +6,10 @@ matched by their `cell_id` and compared only when their configurations are equal
 `config_id`, see dlbench.core.identity): a cell measured with other sizes in B (a quick run
 against a standard one) is listed as not comparable, with the parameters that differ, never
 as faster or slower. For every metric with per-repeat values (rows without a step) the
-repeats of B are compared with those of A: ratio of medians B/A with its bootstrap interval
-and Welch's t-test on log values, judged by dlbench.core.judging (Holm over the report's
-comparisons, a 5% practical threshold). B is read as "the new one": "slower" means B is slower
+repeats of B are compared with those of A by the one verdict rule (dlbench.core.decisions):
+the ratio of geometric means B/A, Welch's t on log values, the minimum-effect test at a 5%
+practical threshold with Holm's step-down over the report's comparisons, and the interval at
+the level Holm tested the pair at. The medians are shown, not tested. B is read as "the new one": "slower" means B is slower
 than A.
 """
 
@@ -19,8 +20,10 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from dlbench.core.decisions import Decision, Family, judge_together
 from dlbench.core.errors import CompareError, LayoutError, ResultsFileError
 from dlbench.core.identity import config_differences, differences_text
 from dlbench.core.layout import (
@@ -28,7 +31,6 @@ from dlbench.core.layout import (
     resolve_run_id, run_dir, run_tables,
 )
 from dlbench.core.metrics import METRICS, Direction, get_metric
-from dlbench.core.judging import Decision, Family, judge_together
 from dlbench.core.metrics import is_timing_unit
 from dlbench.core.schema import CELL_KEY_COLUMNS
 from dlbench.core.systems import system_name
@@ -132,7 +134,7 @@ def load_side(name: str, results_dir: Path = Path("results")) -> Side:
 
 
 def change_of(decision: Decision, unit: str) -> Change:
-    """Phrase a judged pair (B against A, dlbench.core.judging) as a change of B."""
+    """Phrase a judged pair (B against A, dlbench.core.decisions) as a change of B."""
     timed = is_timing_unit(unit)
     if decision is Decision.A_BETTER:
         return Change.FASTER if timed else Change.BETTER
@@ -156,21 +158,19 @@ def _row(family: Family, keys: pd.Series, cell_id: str, metric: str, a: pd.Serie
     registered = METRICS.get(metric)
     direction = registered.direction if registered else Direction.NEITHER
     judgement = family.judge((cell_id, metric), b.to_numpy(), a.to_numpy(), direction)
-    comparison = judgement.comparison
     unit = registered.unit if registered else ""
-    ratio = comparison.ratio
+    ratio = judgement.ratio
     return {
         "cell_id": cell_id, "config_id": keys["config_id"],
         **{k: keys[k] for k in IDENTITY_COLUMNS},
         "metric": metric, "unit": unit, "direction": direction.value,
-        "n_a": comparison.n_b, "n_b": comparison.n_a,
-        "median_a": comparison.median_b, "median_b": comparison.median_a,
-        "ratio": ratio, "ratio_ci_low": comparison.ratio_ci_low,
-        "ratio_ci_high": comparison.ratio_ci_high,
+        "n_a": judgement.test.n_b, "n_b": judgement.test.n_a,
+        "median_a": float(np.nanmedian(a.to_numpy(float))),
+        "median_b": float(np.nanmedian(b.to_numpy(float))),
+        "ratio": ratio, "ratio_ci_low": judgement.ci_low, "ratio_ci_high": judgement.ci_high,
         "change_pct": (ratio - 1) * 100 if not math.isnan(ratio) else math.nan,
         "p_value": judgement.p_adjusted,
-        "significant": judgement.decision in (Decision.A_BETTER, Decision.B_BETTER,
-                                              Decision.DIFFERENT),
+        "significant": judgement.named,
         "change": change_of(judgement.decision, unit).value, "note": judgement.reason,
     }
 
