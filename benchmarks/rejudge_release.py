@@ -7,7 +7,11 @@ test. Timing: a question whose metric is a time or a rate (not accuracy, not mem
 derived from another question's test (training throughput repeats the epoch time's).
 Decided: a winner, or no meaningful difference.
 
-Run: .venv/bin/python benchmarks/rejudge_release.py [--release 2027.02]
+`--leave-out-steal 0.01` also leaves out every process whose recorded steal is above the
+limit, as if it had stayed busy after its re-runs (a what-if: the runner would have measured
+it again first).
+
+Run: .venv/bin/python benchmarks/rejudge_release.py [--release 2027.02] [--leave-out-steal L]
 """
 
 from __future__ import annotations
@@ -16,8 +20,9 @@ import argparse
 import collections
 from pathlib import Path
 
-from report.pages.home import source_judgement
-from report.inputs.source import load_release
+from dlbench.core.steal import steal_column
+from report.inputs.source import load_release, source_designs, source_processes
+from report.verdicts.answers import judge_page
 
 ROOT = Path(__file__).resolve().parent.parent
 ACCURACY_QUESTIONS = {"accuracy"}
@@ -43,8 +48,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--release", default="2027.02")
     parser.add_argument("--verbose", action="store_true", help="one line per answer")
+    parser.add_argument("--leave-out-steal", type=float, default=None,
+                        help="leave out processes whose steal share is above this")
     args = parser.parse_args()
-    judged = source_judgement(load_release(ROOT / "results", args.release))
+    source = load_release(ROOT / "results", args.release)
+    processes = source_processes(source)
+    if args.leave_out_steal is not None and processes is not None:
+        steal = processes[steal_column(processes)]
+        above = steal.notna() & (steal > args.leave_out_steal) & (processes["busy"] == "")
+        processes = processes.assign(busy=processes["busy"].where(~above, "steal"))
+        print(f"left out: {int(above.sum())} processes above {args.leave_out_steal:.1%} steal")
+    judged = judge_page(source.observations, source.cells,
+                        environments={run.run_id: run.environment for run in source.runs},
+                        processes=processes, designs=source_designs(source))
     for kind in ("timing", "accuracy"):
         answers = counted(judged.answers, kind)
         outcomes = collections.Counter(v.outcome.value for v in answers)
