@@ -68,7 +68,7 @@ def worst_verdicts(found: list, designs: dict[str, Design], replications: int,
         print(f"  {rate:6.2%}  {verdict.question} {group.get('workload', '')} "
               f"{group.get('mode_class', group.get('system', ''))}: "
               f"{len(verdict.standings)} systems, spreads "
-              f"{', '.join(f'{s:.3f}' for s in log_spreads(verdict))}")
+              f"{', '.join(f'{s:.3f}' for s in log_spreads(verdict) * scale)}")
 
 
 TIMING_EXCLUDED = {"accuracy", "peak-memory", "precision-memory"}
@@ -121,7 +121,8 @@ def main() -> None:
                   "expected to name a winner")
     for suite in ("standard", "full"):
         as_suite = {run_id: SUITE_DESIGNS[suite] for run_id in designs}
-        worst_verdicts(judged.answers, as_suite, args.replications, args.spread_scale)
+        for scale in sorted({1.0, args.spread_scale}, reverse=True):
+            worst_verdicts(judged.answers, as_suite, args.replications, scale)
 
 
 if __name__ == "__main__":

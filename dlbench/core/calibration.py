@@ -4,7 +4,8 @@ One simulated verdict draws each contender's processes on the log scale (normal,
 contender's observed spread between processes), and applies what the runner and the engine
 do: the leader (by geometric mean) against every other (Holm within the family, minimum-effect
 tests at the practical threshold), the cells of undecided pairs topped up to the next look
-after each look, then the final leader judged look by look (dlbench/core/verdict_engine.py decide_sequential).
+after each look, then the final leader judged look by look (decide_sequential of
+dlbench/core/verdict_engine.py).
 Vectorised over replications, so a site build can afford it.
 
 - False-winner rate: every contender equal; the share of verdicts that name a winner.

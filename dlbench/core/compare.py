@@ -9,8 +9,8 @@ as faster or slower. For every metric with per-repeat values (rows without a ste
 repeats of B are compared with those of A by the one verdict rule (dlbench.core.decisions):
 the ratio of geometric means B/A, Welch's t on log values, the minimum-effect test at a 5%
 practical threshold with Holm's step-down over the report's comparisons, and the interval at
-the level Holm tested the pair at. The medians are shown, not tested. B is read as "the new one": "slower" means B is slower
-than A.
+the level Holm tested the pair at. The medians are shown, not tested. B is read as "the new
+one": "slower" means B is slower than A.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 `evaluate(rule, context, family)` returns {(machine, device): Finding}; the tables need a
 `machine` column (check_claims adds it). Devices without any matching evidence are absent;
-check_claims reports them as inconclusive. Every pair is judged by the one rule of dlbench.core.decisions.
+check_claims reports them as inconclusive. Every pair is judged by the one rule of
+dlbench.core.decisions.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ def _label(columns: tuple[str, ...], key: object) -> str:
 
 def _numbers(judgement: PairDecision) -> str:
     return (f"ratio {judgement.ratio:.2f}× ({judgement.confidence:.1%} CI "
-            f"{judgement.ci_low:.2f}–{judgement.ci_high:.2f}×, Holm p={judgement.p_adjusted:.2g})")
+            f"{judgement.ci_low:.2f}–{judgement.ci_high:.2f}×, "
+            f"Holm p={judgement.p_adjusted:.2g})")
 
 
 def _device_reason(rule: Rule, rows: pd.DataFrame, device: str, env: Mapping) -> str | None:
