@@ -39,3 +39,12 @@ def test_single_value_is_flagged_with_a_point_interval():
 def test_no_values_is_an_error():
     with pytest.raises(ValueError, match="no finite values"):
         summarize([])
+
+
+def test_the_geometric_mean_is_the_centre_of_the_log_values():
+    from dlbench.core.stats import geometric_mean
+
+    assert geometric_mean([1.0, 4.0]) == pytest.approx(2.0)
+    assert geometric_mean([1.0, float("nan"), 9.0]) == pytest.approx(3.0)
+    assert geometric_mean([0.0, 2.0]) == 1.0  # not positive: the arithmetic mean
+    assert math.isnan(geometric_mean([]))

@@ -8,6 +8,7 @@ Choices, stated once:
 - Centre: the median of the repeats (robust to one slow repeat caused by the OS).
 - Interval: a percentile bootstrap of the median (default 2000 resamples, 95%).
 - Spread: the coefficient of variation of the repeats.
+- The geometric mean: what leaders are ranked by (the verdict rule tests its ratio).
 """
 
 from __future__ import annotations
@@ -79,3 +80,13 @@ def summarize(
     mean = float(np.mean(array))
     cv = float(np.std(array, ddof=1) / abs(mean)) if mean != 0 else math.nan
     return Summary(int(array.size), median, min(low, median), max(high, median), cv, confidence)
+
+
+def geometric_mean(values: Sequence[float] | np.ndarray) -> float:
+    """The geometric mean of positive values, the centre the verdict rule's ratio compares
+    (the arithmetic mean where one is not positive: such pairs are not tested anyway)."""
+    array = np.asarray(values, dtype=float).ravel()
+    array = array[~np.isnan(array)]
+    if not array.size:
+        return math.nan
+    return float(np.exp(np.mean(np.log(array)))) if np.all(array > 0) else float(np.mean(array))

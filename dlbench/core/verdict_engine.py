@@ -38,7 +38,7 @@ from dlbench.core.metrics import METRICS, Direction
 from dlbench.core.modes import by_class, mode_class
 from dlbench.core.noise_floor import noise_floors, threshold_for
 from dlbench.core.sequential import Design
-from dlbench.core.stats import Summary, summarize
+from dlbench.core.stats import Summary, geometric_mean, summarize
 from dlbench.core.systems import system_name
 
 QUESTIONS_FILE = Path(__file__).with_name("verdict_questions.yaml")
@@ -210,16 +210,6 @@ def standings(rows: pd.DataFrame, contest: str, direction: Direction) -> list[St
         if current is None or sign * standing.geometric_mean < sign * current.geometric_mean:
             best[standing.contender] = standing
     return sorted(best.values(), key=lambda s: (sign * s.geometric_mean, s.contender))
-
-
-def geometric_mean(values: np.ndarray) -> float:
-    """The geometric mean of positive values (the arithmetic mean where one is not positive:
-    such pairs are inconclusive anyway)."""
-    values = values[~np.isnan(values)]
-    if not values.size:
-        return math.nan
-    return float(np.exp(np.mean(np.log(values)))) if np.all(values > 0) else float(
-        np.mean(values))
 
 
 def cell_values(rows: pd.DataFrame) -> dict[str, np.ndarray]:
