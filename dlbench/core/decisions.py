@@ -7,9 +7,8 @@ For each pair A/B, Welch's t on log values gives the ratio of geometric means an
 standard error; a metric paired by seed (process k of every system starts from seed k:
 accuracy) is tested paired, a t on the per-seed log differences (where the values vary by
 seed yet every seed's difference is the same, the seed decides both values and that
-difference is exact). Timing
-stays unpaired: two processes of one seed run minutes apart and their deviations do not
-correlate. The rule:
+difference is exact). Timing stays unpaired: two processes of one seed run minutes apart
+and their deviations do not correlate. The rule:
 
 - A side is named better only when the ratio is beyond the practical threshold with
   significance: the minimum-effect test of "the ratio is within 1+t of 1 or on the other
