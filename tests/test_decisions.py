@@ -198,3 +198,17 @@ def test_a_paired_test_uses_only_the_seeds_both_sides_have():
     assert decision.test.n_a == decision.test.n_b == 3 and decision.test.paired
     with pytest.raises(ValueError, match="one value per seed"):
         pair_test([1.0, 2.0], [1.0, 2.0, 3.0], paired=True)
+
+
+def test_the_simulation_s_holm_is_holm_levels_row_by_row():
+    from dlbench.core.calibration import _holm
+
+    rng = np.random.default_rng(9)
+    p = rng.uniform(0, 0.08, (300, 4))
+    p[rng.uniform(size=p.shape) < 0.3] = np.inf  # pairs outside a row's family
+    rejected, levels = _holm(p, 0.05)
+    for row in range(p.shape[0]):
+        family = np.flatnonzero(np.isfinite(p[row]))
+        passed, at, _ = holm_levels(list(p[row, family]), 0.05)
+        assert list(rejected[row, family]) == passed
+        assert levels[row, family] == pytest.approx(at)
