@@ -199,7 +199,7 @@ def test_machine_formats_hold_the_rows(results, capsys, form):
         assert len(data["metrics"]) == len(report.metrics)
         assert data["environment"][0]["key"] == "frameworks.torch"
     else:
-        assert "| Cell | Metric | A | B | B/A [95% CI] | p | Change |" in out
+        assert "| Cell | Metric | A | B | B/A [Holm CI] | p | Change |" in out
         assert out.count("| slower |") == report.count(Change.SLOWER)
 
 

@@ -9,9 +9,10 @@ import pytest
 from dlbench.core.calibration import false_winner_rate, power, simulate
 from dlbench.core.decisions import (decide_family, detectable_ratio, holm_levels, pair_test,
                                processes_needed)
-from dlbench.core.judging import Decision
+from dlbench.core.decisions import Decision
 from dlbench.core.metrics import Direction
-from dlbench.core.sequential import Design, design_from_policy, single_look, two_looks
+from dlbench.core.sequential import (SUITE_DESIGNS, Design, design_from_policy, single_look,
+                                     three_looks, two_looks)
 from dlbench.core.verdict_engine import Sample, decide_sequential
 
 
@@ -71,10 +72,11 @@ def test_untestable_pairs_are_inconclusive_with_the_reason(a, b, words):
 
 
 def test_holm_steps_down_and_stops_at_the_first_pair_it_keeps():
-    rejected, levels = holm_levels([0.001, 0.06, 0.02], 0.05)
+    rejected, levels, adjusted = holm_levels([0.001, 0.06, 0.02], 0.05)
     assert rejected == [True, False, True]  # 0.001 < 0.05/3, 0.02 < 0.05/2, 0.06 >= 0.05
     assert levels == [0.05 / 3, 0.05, 0.05 / 2]
-    rejected, levels = holm_levels([0.03, 0.001, 0.04], 0.05)
+    assert adjusted == pytest.approx([0.003, 0.06, 0.04])  # monotone: max(0.04, 1 x 0.06)
+    rejected, levels, _ = holm_levels([0.03, 0.001, 0.04], 0.05)
     assert rejected == [False, True, False] and levels[0] == levels[2] == 0.05 / 2
 
 
@@ -121,7 +123,8 @@ def test_designs_come_from_the_run_policy_and_older_runs_had_one_look():
         Design((6, 3), (0.03, 0.03))
 
 
-@pytest.mark.parametrize("design", [single_look(3), two_looks(3, 6), two_looks(5, 10)])
+@pytest.mark.parametrize("design", [single_look(3), two_looks(3, 6), SUITE_DESIGNS["standard"],
+                                    SUITE_DESIGNS["full"]])
 @pytest.mark.parametrize("contenders", [2, 5])
 def test_false_winners_stay_under_five_percent_at_observed_spreads(design, contenders):
     # 2027.01's process spreads ran from about 0.01 to 0.3 on the log scale
@@ -149,7 +152,8 @@ def test_the_simulation_matches_the_engine_on_the_same_draws():
         first = decide_sequential([(samples(x[0, :3]), samples(x[1, :3]))], Direction.LOWER,
                                   0.05, design)[0]
         counts = 6 if first.decision is Decision.UNDECIDED else 3
-        best, other = (0, 1) if np.median(x[0, :counts]) <= np.median(x[1, :counts]) else (1, 0)
+        logs = np.log(x[:, :counts]).mean(axis=1)  # the leader by geometric mean
+        best, other = (0, 1) if logs[0] <= logs[1] else (1, 0)
         final = decide_sequential([(samples(x[best, :counts]), samples(x[other, :counts]))],
                                   Direction.LOWER, 0.05, design)[0]
         named += final.decision is Decision.A_BETTER and best == 0
@@ -161,3 +165,50 @@ def test_the_simulation_matches_the_engine_on_the_same_draws():
 def test_detectable_ratio_shrinks_with_more_processes():
     three, ten = detectable_ratio(0.1, 3), detectable_ratio(0.1, 10)
     assert 1 < ten < three and math.isnan(detectable_ratio(0.1, 1))
+
+
+def test_the_third_look_decides_a_pair_the_second_could_not():
+    design = three_looks(3, 6, 12)
+    a, b = spread(1.0, 12, 0.15, 21), spread(1.3, 12, 0.15, 22)
+    second = decide_sequential([(samples(a[:6]), samples(b[:6]))], Direction.LOWER, 0.05,
+                               design)[0]
+    third = decide_sequential([(samples(a), samples(b))], Direction.LOWER, 0.05, design)[0]
+    assert second.decision is Decision.UNDECIDED
+    assert third.decision is Decision.A_BETTER and third.look == 3
+    assert third.alpha == 0.0221  # Pocock's level for three looks
+
+
+def test_accuracy_paired_by_seed_decides_what_unpaired_cannot():
+    # each seed moves both systems alike (spread 5%); A is 3% better on every seed
+    seeds = spread(0.9, 6, 0.05, 31)
+    a, b = seeds * 1.03 * np.exp(np.random.default_rng(32).normal(0, 0.001, 6)), seeds
+    unpaired = decide_sequential([(samples(a), samples(b))], Direction.HIGHER, 0.0,
+                                 single_look(6))[0]
+    paired = decide_sequential([(samples(a), samples(b))], Direction.HIGHER, 0.0,
+                               single_look(6), paired=True)[0]
+    assert unpaired.decision is Decision.UNDECIDED and not unpaired.test.paired
+    assert paired.decision is Decision.A_BETTER and paired.test.paired
+    assert paired.test.df == 5
+
+
+def test_a_paired_test_uses_only_the_seeds_both_sides_have():
+    a = Sample(np.array([0, 1, 2, 3]), np.array([1.0, 1.1, 1.2, 1.3]))
+    b = Sample(np.array([1, 2, 3, 4]), np.array([1.2, 1.3, 1.4, 9.0]))
+    decision = decide_sequential([(a, b)], Direction.LOWER, 0.05, single_look(4), True)[0]
+    assert decision.test.n_a == decision.test.n_b == 3 and decision.test.paired
+    with pytest.raises(ValueError, match="one value per seed"):
+        pair_test([1.0, 2.0], [1.0, 2.0, 3.0], paired=True)
+
+
+def test_the_simulation_s_holm_is_holm_levels_row_by_row():
+    from dlbench.core.calibration import _holm
+
+    rng = np.random.default_rng(9)
+    p = rng.uniform(0, 0.08, (300, 4))
+    p[rng.uniform(size=p.shape) < 0.3] = np.inf  # pairs outside a row's family
+    rejected, levels = _holm(p, 0.05)
+    for row in range(p.shape[0]):
+        family = np.flatnonzero(np.isfinite(p[row]))
+        passed, at, _ = holm_levels(list(p[row, family]), 0.05)
+        assert list(rejected[row, family]) == passed
+        assert levels[row, family] == pytest.approx(at)

@@ -30,6 +30,7 @@ def test_the_minimum_window_is_the_samplers():
 def test_the_busy_rule_and_its_retries_are_the_runners():
     assert f"more than {machine_load.CPU_SHARE_TOLERANCE_CORES:g} of a core" in TEXT
     assert f"more than {machine_load.MAX_STEAL_SHARE:.0%} CPU steal" in TEXT
+    assert f"more than {machine_load.MAX_TIMED_STEAL_SHARE:.0%} CPU steal inside its timed" in TEXT
     assert f"(at most {DEFAULT_BUSY_RETRIES} times)" in TEXT
 
 

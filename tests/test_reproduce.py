@@ -84,7 +84,7 @@ def test_a_slower_rerun_is_outside_and_says_what_differs(release):
 
     result = reproduce(result_id, results, measure=changed_code, environment=here)
     assert not result.inside
-    assert result.comparison.significant and result.comparison.ratio > 1.4
+    assert result.comparison.named and result.comparison.ratio > 1.4
     text = "\n".join(explain(result))
     assert "not reproduced" in text
     assert "framework code differs" in text

@@ -49,9 +49,10 @@ def shown_rows(report: ComparisonReport, show_all: bool) -> pd.DataFrame:
 
 def _metric_lines(report: ComparisonReport, show_all: bool) -> list[str]:
     rows = shown_rows(report, show_all)
-    lines = [_fit(f"B = {report.b} against A = {report.a}; B/A: ratio of medians, 95% CI")]
+    lines = [_fit(f"B = {report.b} against A = {report.a}; A, B: medians; B/A: ratio of "
+                  "geometric means, Holm's CI")]
     if len(rows):
-        lines.append(f"  {'metric [unit]':<30} {'A':>9} {'B':>9} {'B/A [95% CI]':<17} change")
+        lines.append(f"  {'metric [unit]':<30} {'A':>9} {'B':>9} {'B/A [Holm CI]':<17} change")
     for cell_id, group in rows.sort_values(["cell_id", "metric"]).groupby("cell_id", sort=True):
         lines.append(_fit(str(cell_id)))
         for _, row in group.iterrows():
@@ -67,8 +68,8 @@ def _metric_lines(report: ComparisonReport, show_all: bool) -> list[str]:
         lines.append(f"{hidden} rows without a significant change not shown (--all shows them)")
     elif show_all and len(rows):
         lines.append("n.s.: no significant difference")
-    lines.append("a change is named when it exceeds 5% and is significant after")
-    lines.append("Holm's correction over these comparisons")
+    lines.append("a change is named when its interval, at the level Holm's step-down over")
+    lines.append("these comparisons tested it at, lies wholly beyond 5%")
     return lines
 
 
@@ -141,10 +142,11 @@ def markdown_text(report: ComparisonReport, show_all: bool = False) -> str:
     """The comparison as Markdown tables, for a pull request."""
     rows = shown_rows(report, show_all)
     lines = [*machine_lines(report), ""] if report.machines_differ else []
-    lines += [f"**{report.b}** compared with **{report.a}** (B/A: ratio of medians, 95% CI)",
+    lines += [f"**{report.b}** compared with **{report.a}** (A, B: medians; B/A: ratio of "
+              "geometric means, its interval at the level Holm tested it at)",
               ""]
     if len(rows):
-        lines += ["| Cell | Metric | A | B | B/A [95% CI] | p | Change |",
+        lines += ["| Cell | Metric | A | B | B/A [Holm CI] | p | Change |",
                   "| --- | --- | ---: | ---: | --- | ---: | --- |"]
     else:
         lines.append("No significant change.")

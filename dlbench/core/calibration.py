@@ -2,9 +2,10 @@
 
 One simulated verdict draws each contender's processes on the log scale (normal, with that
 contender's observed spread between processes), and applies what the runner and the engine
-do: the first look's leader against every other (Holm within the family, minimum-effect
-tests at the practical threshold), the cells of undecided pairs topped up to the last look,
-then the final leader judged look by look (dlbench/core/verdict_engine.py decide_sequential).
+do: the leader (by geometric mean) against every other (Holm within the family, minimum-effect
+tests at the practical threshold), the cells of undecided pairs topped up to the next look
+after each look, then the final leader judged look by look (decide_sequential of
+dlbench/core/verdict_engine.py).
 Vectorised over replications, so a site build can afford it.
 
 - False-winner rate: every contender equal; the share of verdicts that name a winner.
@@ -54,13 +55,10 @@ def _masked_stats(x: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.nda
     return mean, var
 
 
-def _masked_median(x: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    masked = np.where(np.arange(x.shape[2])[None, None, :] < counts[:, :, None], x, np.nan)
-    return np.nanmedian(masked, axis=2)
-
-
 def _holm(p: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """Rows of p (inf where a pair is not in the family): rejected, and each pair's level."""
+    """Rows of p (inf where a pair is not in the family): rejected, and each pair's level.
+    dlbench.core.decisions.holm_levels, vectorised over replications (a loop over rows made
+    a site build minutes slower); tests/test_decisions.py checks both agree row by row."""
     m = np.isfinite(p).sum(axis=1, keepdims=True)
     order = np.argsort(p, axis=1)
     sorted_p = np.take_along_axis(p, order, axis=1)
@@ -111,16 +109,18 @@ def simulate(log_sds: np.ndarray, log_shifts: np.ndarray, design: Design, thresh
     x = rng.normal(log_shifts[None, :, None], log_sds[None, :, None], (replications, k, last))
     rows = np.arange(replications)
     counts = np.full((replications, k), design.first)
-    best = np.argmin(_masked_median(x, counts), axis=1)
-    others = np.arange(k)[None, :] != best[:, None]
-    if len(design.looks) > 1:
+    for look in range(len(design.looks) - 1):  # the runner's top-ups after each look
         mean, var = _masked_stats(x, counts)
-        _, undecided = _pair_calls(mean, var, counts, best, others, threshold, design.alphas[0])
-        topped = undecided | (undecided.any(axis=1, keepdims=True)
-                              & (np.arange(k)[None, :] == best[:, None]))
-        counts = np.where(topped, design.last, design.first)
-        best = np.argmin(_masked_median(x, counts), axis=1)
+        best = np.argmin(mean, axis=1)  # the leader by geometric mean
         others = np.arange(k)[None, :] != best[:, None]
+        _, undecided = _pair_calls(mean, var, counts, best, others, threshold,
+                                   design.alphas[look])
+        topped = (undecided | (undecided.any(axis=1, keepdims=True)
+                               & (np.arange(k)[None, :] == best[:, None])))
+        counts = np.where(topped & (counts == design.looks[look]), design.looks[look + 1],
+                          counts)
+    best = np.argmin(_masked_stats(x, counts)[0], axis=1)
+    others = np.arange(k)[None, :] != best[:, None]
     decided_better = np.zeros((replications, k), dtype=bool)
     open_pairs = others.copy()
     winner_by_look, true_by_look = [], []

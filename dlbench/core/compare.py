@@ -6,10 +6,11 @@ matched by their `cell_id` and compared only when their configurations are equal
 `config_id`, see dlbench.core.identity): a cell measured with other sizes in B (a quick run
 against a standard one) is listed as not comparable, with the parameters that differ, never
 as faster or slower. For every metric with per-repeat values (rows without a step) the
-repeats of B are compared with those of A: ratio of medians B/A with its bootstrap interval
-and Welch's t-test on log values, judged by dlbench.core.judging (Holm over the report's
-comparisons, a 5% practical threshold). B is read as "the new one": "slower" means B is slower
-than A.
+repeats of B are compared with those of A by the one verdict rule (dlbench.core.decisions):
+the ratio of geometric means B/A, Welch's t on log values, the minimum-effect test at a 5%
+practical threshold with Holm's step-down over the report's comparisons, and the interval at
+the level Holm tested the pair at. The medians are shown, not tested. B is read as "the new
+one": "slower" means B is slower than A.
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from dlbench.core.decisions import Decision, Family, judge_together
 from dlbench.core.errors import CompareError, LayoutError, ResultsFileError
 from dlbench.core.identity import config_differences, differences_text
 from dlbench.core.layout import (
@@ -28,10 +31,9 @@ from dlbench.core.layout import (
     resolve_run_id, run_dir, run_tables,
 )
 from dlbench.core.metrics import METRICS, Direction, get_metric
-from dlbench.core.judging import Decision, Family, judge_together
 from dlbench.core.metrics import is_timing_unit
 from dlbench.core.schema import CELL_KEY_COLUMNS
-from dlbench.core.systems import system_name
+from dlbench.core.systems import system_of, systems_of
 from dlbench.core.summaries import repeat_values
 
 #: Environment keys that differ on every run and explain nothing.
@@ -132,7 +134,7 @@ def load_side(name: str, results_dir: Path = Path("results")) -> Side:
 
 
 def change_of(decision: Decision, unit: str) -> Change:
-    """Phrase a judged pair (B against A, dlbench.core.judging) as a change of B."""
+    """Phrase a judged pair (B against A, dlbench.core.decisions) as a change of B."""
     timed = is_timing_unit(unit)
     if decision is Decision.A_BETTER:
         return Change.FASTER if timed else Change.BETTER
@@ -146,8 +148,7 @@ def change_of(decision: Decision, unit: str) -> Change:
 def _cell_columns(cells: pd.DataFrame) -> pd.DataFrame:
     keys = cells[[c for c in CELL_KEY_COLUMNS if c != "run_id"]].drop_duplicates("cell_id")
     keys = keys.set_index("cell_id")
-    keys["system"] = [system_name(f, b)
-                      for f, b in zip(keys["framework"], keys["backend"], strict=True)]
+    keys["system"] = systems_of(keys)
     return keys
 
 
@@ -156,21 +157,19 @@ def _row(family: Family, keys: pd.Series, cell_id: str, metric: str, a: pd.Serie
     registered = METRICS.get(metric)
     direction = registered.direction if registered else Direction.NEITHER
     judgement = family.judge((cell_id, metric), b.to_numpy(), a.to_numpy(), direction)
-    comparison = judgement.comparison
     unit = registered.unit if registered else ""
-    ratio = comparison.ratio
+    ratio = judgement.ratio
     return {
         "cell_id": cell_id, "config_id": keys["config_id"],
         **{k: keys[k] for k in IDENTITY_COLUMNS},
         "metric": metric, "unit": unit, "direction": direction.value,
-        "n_a": comparison.n_b, "n_b": comparison.n_a,
-        "median_a": comparison.median_b, "median_b": comparison.median_a,
-        "ratio": ratio, "ratio_ci_low": comparison.ratio_ci_low,
-        "ratio_ci_high": comparison.ratio_ci_high,
+        "n_a": judgement.test.n_b, "n_b": judgement.test.n_a,
+        "median_a": float(np.nanmedian(a.to_numpy(float))),
+        "median_b": float(np.nanmedian(b.to_numpy(float))),
+        "ratio": ratio, "ratio_ci_low": judgement.ci_low, "ratio_ci_high": judgement.ci_high,
         "change_pct": (ratio - 1) * 100 if not math.isnan(ratio) else math.nan,
         "p_value": judgement.p_adjusted,
-        "significant": judgement.decision in (Decision.A_BETTER, Decision.B_BETTER,
-                                              Decision.DIFFERENT),
+        "significant": judgement.named,
         "change": change_of(judgement.decision, unit).value, "note": judgement.reason,
     }
 
@@ -188,7 +187,7 @@ def match_cells(a: Side, b: Side) -> tuple[list[str], pd.DataFrame]:
         differences = config_differences(cell_a["config_json"], cell_b["config_json"])
         rows.append({"cell_id": cell_id, "experiment": cell_a["experiment"],
                      "workload": cell_a["workload"],
-                     "system": system_name(cell_a["framework"], cell_a["backend"]),
+                     "system": system_of(cell_a),
                      "config_id_a": cell_a["config_id"], "config_id_b": cell_b["config_id"],
                      "parameters": ", ".join(key for key, _, _ in differences),
                      "differences": differences_text(differences)})

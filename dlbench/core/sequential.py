@@ -1,14 +1,16 @@
 """The pre-registered design of a run's verdicts: how many processes per cell at each look,
 and the significance level each look spends.
 
-A two-look group-sequential design (Pocock's boundary): after the first look's processes
+A three-look group-sequential design (Pocock's boundary): after the first look's processes
 the pairs a verdict compares are judged at the first level; the cells of pairs that are
-still undecided get more processes (the runner adds them in interleaved rounds) and those
-pairs are judged again at the second look's level. Pocock's equal nominal levels (0.0294
-each for two looks at an overall 0.05) keep the chance that either look names a false
-winner at about 0.05; benchmarks/verdict_calibration.py checks it by simulation at a
-release's own spreads. A run measured before this design (or with `--repeats N`) has one
-look at the full level.
+still undecided get the second look's processes (the runner adds them in interleaved rounds)
+and those pairs are judged again; what is still undecided after the second look gets the
+third look's processes, and only that. Pocock's equal nominal levels (0.0221 each for three
+looks at an overall 0.05) keep the chance that any look names a false winner at about 0.05;
+benchmarks/verdict_calibration.py checks it by simulation at a release's own spreads (the
+third look is twice the second, not equally spaced, which the simulation accounts for). Runs
+recorded with two looks keep them (run.json records the design; `--resume` follows it). A
+run measured before looks existed (or with `--repeats N`) has one look at the full level.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from dataclasses import dataclass
 OVERALL_ALPHA = 0.05
 #: Pocock's nominal level for each of two equally spaced looks at an overall 0.05.
 POCOCK_TWO_LOOKS = 0.0294
+#: Pocock's nominal level for each of three looks at an overall 0.05.
+POCOCK_THREE_LOOKS = 0.0221
 
 
 @dataclass(frozen=True)
@@ -59,11 +63,17 @@ def two_looks(first: int, last: int) -> Design:
     return Design((first, last), (POCOCK_TWO_LOOKS, POCOCK_TWO_LOOKS))
 
 
+def three_looks(first: int, second: int, last: int) -> Design:
+    """Pocock's three-look design: `first` processes per cell, then `second`, then `last`
+    for the pairs still undecided after the second look."""
+    return Design((first, second, last), (POCOCK_THREE_LOOKS,) * 3)
+
+
 #: Each suite's design. Quick is a one-process preview: nothing to test.
 SUITE_DESIGNS: dict[str, Design] = {
     "quick": single_look(1),
-    "standard": two_looks(3, 6),
-    "full": two_looks(5, 10),
+    "standard": three_looks(3, 6, 12),
+    "full": three_looks(5, 10, 20),
 }
 
 

@@ -9,11 +9,15 @@ the first look) and the report (which writes the verdicts).
   that stayed flagged busy after its re-runs is kept in the tables and left out here.
 - One family per question group: a question (one metric), run, device and group (workload,
   batch size, mode class, ...). Each contender is represented by its best cell; the best is
-  compared with every other contender, and Holm runs within the family.
+  compared with every other contender, and Holm runs within the family. A contender's best
+  cell, and the leader, are chosen by the geometric mean: the estimator the ratio tests.
+- Metrics paired by seed (accuracy: process k of every system starts from seed k) are
+  tested paired by process index; timing is tested unpaired.
 - Like with like: frameworks meet within a mode class (dlbench.core.modes).
 - A/A controls (one configuration measured as two cells) are never contenders: each is
-  judged as a family of its own, and the largest A/A difference of an experiment's metric is
-  its noise floor, below which no difference is called meaningful.
+  judged as a family of its own. The noise floor of an experiment's metric, below which no
+  difference is called meaningful, is a quantile of many A/A estimates: the twins' ratios and
+  a split-half pseudo A/A of every cell with enough processes (dlbench/core/noise_floor.py).
 """
 
 from __future__ import annotations
@@ -28,13 +32,14 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from dlbench.core.decisions import PairDecision, decide_family, pair_test
-from dlbench.core.judging import PRACTICAL_THRESHOLD, Decision
+from dlbench.core.decisions import (PAIRED_BY_SEED, PRACTICAL_THRESHOLD, Decision, PairDecision,
+                                    PairTest, decide_family, pair_test)
 from dlbench.core.metrics import METRICS, Direction
 from dlbench.core.modes import by_class, mode_class
+from dlbench.core.noise_floor import noise_floors, threshold_for
 from dlbench.core.sequential import Design
-from dlbench.core.stats import Summary, summarize
-from dlbench.core.systems import system_name
+from dlbench.core.stats import Summary, geometric_mean, summarize
+from dlbench.core.systems import systems_of
 
 QUESTIONS_FILE = Path(__file__).with_name("verdict_questions.yaml")
 
@@ -87,6 +92,7 @@ class Standing:
     contender: str
     cell_id: str
     summary: Summary
+    geometric_mean: float = math.nan  # what leaders are ranked by: the ratio's estimator
 
 
 @dataclass(frozen=True)
@@ -118,8 +124,7 @@ def _lower(judgement: PairDecision) -> bool:
 def with_system(frame: pd.DataFrame) -> pd.DataFrame:
     """Add the `system` column (the framework, or keras-<backend> for Keras) and the
     `mode_class` column (default, fastest or other: dlbench.core.modes)."""
-    systems = [system_name(f, b)
-               for f, b in zip(frame["framework"], frame["backend"], strict=True)]
+    systems = systems_of(frame)
     classes = [mode_class(str(e), str(f), str(m)) for e, f, m in
                zip(frame["experiment"], frame["framework"], frame["mode"], strict=True)]
     return frame.assign(system=pd.Series(systems, index=frame.index, dtype="object"),
@@ -193,15 +198,17 @@ def groups(rows: pd.DataFrame, question: Question) -> Iterator[tuple[tuple, pd.D
 
 
 def standings(rows: pd.DataFrame, contest: str, direction: Direction) -> list[Standing]:
-    """Each contender's best cell in `rows`, best contender first."""
+    """Each contender's best cell in `rows` by geometric mean, best contender first."""
     sign = -1.0 if direction is Direction.HIGHER else 1.0
     best: dict[str, Standing] = {}
     for (contender, cell_id), cell_rows in rows.groupby([contest, "cell_id"], sort=True):
-        standing = Standing(str(contender), str(cell_id), summarize(cell_rows["value"]))
+        values = cell_rows["value"].to_numpy(float)
+        standing = Standing(str(contender), str(cell_id), summarize(values),
+                            geometric_mean(values))
         current = best.get(standing.contender)
-        if current is None or sign * standing.summary.median < sign * current.summary.median:
+        if current is None or sign * standing.geometric_mean < sign * current.geometric_mean:
             best[standing.contender] = standing
-    return sorted(best.values(), key=lambda s: (sign * s.summary.median, s.contender))
+    return sorted(best.values(), key=lambda s: (sign * s.geometric_mean, s.contender))
 
 
 def cell_values(rows: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -239,15 +246,17 @@ def _process_indices(rows: pd.DataFrame) -> np.ndarray:
 
 
 def decide_sequential(pairs: list[tuple[Sample, Sample]], direction: Direction,
-                      threshold: float, design: Design) -> list[PairDecision]:
+                      threshold: float, design: Design, paired: bool = False
+                      ) -> list[PairDecision]:
     """Decide a family's pairs look by look: a pair undecided at a look whose cells got more
-    processes is judged again at the next look's level, within the pairs still open."""
+    processes is judged again at the next look's level, within the pairs still open. With
+    `paired`, each pair is tested on the processes both sides have (matched by index)."""
     decided: list[PairDecision | None] = [None] * len(pairs)
     open_pairs = list(range(len(pairs)))
     for look, (limit, alpha) in enumerate(zip(design.looks, design.alphas, strict=True)):
         last = look == len(design.looks) - 1
-        tests = [pair_test(pairs[i][0].upto(None if last else limit),
-                           pairs[i][1].upto(None if last else limit)) for i in open_pairs]
+        seen = None if last else limit
+        tests = [_test(pairs[i][0], pairs[i][1], seen, paired) for i in open_pairs]
         for index, decision in zip(open_pairs, decide_family(tests, direction, threshold,
                                                              alpha, look + 1), strict=True):
             decided[index] = decision
@@ -256,6 +265,25 @@ def decide_sequential(pairs: list[tuple[Sample, Sample]], direction: Direction,
         if not open_pairs:
             break
     return [d for d in decided if d is not None]
+
+
+def _test(a: Sample, b: Sample, limit: int | None, paired: bool) -> PairTest:
+    """The pair's test on the processes before `limit`: paired by process index (seed) when
+    asked and both sides have two or more processes in common."""
+    if paired:
+        common = np.intersect1d(a.processes, b.processes)
+        if limit is not None:
+            common = common[common < limit]
+        if common.size >= 2:
+            return pair_test(_by_process(a, common), _by_process(b, common), paired=True)
+    return pair_test(a.upto(limit), b.upto(limit))
+
+
+def _by_process(sample: Sample, processes: np.ndarray) -> np.ndarray:
+    """The sample's values of `processes`, in that order (the first row of a repeated one)."""
+    first = {int(p): float(v) for p, v in zip(sample.processes[::-1], sample.values[::-1],
+                                              strict=True)}
+    return np.array([first[int(p)] for p in processes])
 
 
 def metric_direction(metric: str) -> Direction:
@@ -274,7 +302,7 @@ def judge_group(rows: pd.DataFrame, contest: str, metric: str, design: Design,
     samples = cell_samples(rows)
     best = samples[ranked[0].cell_id]
     decisions = decide_sequential([(best, samples[s.cell_id]) for s in ranked[1:]],
-                                  direction, threshold, design)
+                                  direction, threshold, design, metric in PAIRED_BY_SEED)
     return ranked, tuple(Pairing(s.contender, s.cell_id, d)
                          for s, d in zip(ranked[1:], decisions, strict=True))
 
@@ -337,27 +365,10 @@ def judge_controls(rows: pd.DataFrame, cells: pd.DataFrame, design: Design,
                 continue
             decision = decide_sequential([(samples[cell_a], samples[cell_b])],
                                          metric_direction(str(metric)), PRACTICAL_THRESHOLD,
-                                         design)[0]
+                                         design, str(metric) in PAIRED_BY_SEED)[0]
             found.append(Control(str(run_id), str(experiment), str(metric), cell_a, cell_b,
                                  natural, decision))
     return found
-
-
-def noise_floors(controls: list[Control]) -> dict[tuple[str, str, str], float]:
-    """(run, experiment, metric) -> the largest A/A difference measured there."""
-    floors: dict[tuple[str, str, str], float] = {}
-    for control in controls:
-        if math.isnan(control.noise):
-            continue
-        key = (control.run_id, control.experiment, control.metric)
-        floors[key] = max(floors.get(key, 0.0), control.noise)
-    return floors
-
-
-def threshold_for(floors: dict[tuple[str, str, str], float], run_id: str, experiment: str,
-                  metric: str) -> float:
-    """The practical threshold of a family: 5%, or the A/A noise floor where it is larger."""
-    return max(PRACTICAL_THRESHOLD, floors.get((run_id, experiment, metric), 0.0))
 
 
 def undecided_cells(observations: pd.DataFrame, cells: pd.DataFrame,
@@ -367,7 +378,7 @@ def undecided_cells(observations: pd.DataFrame, cells: pd.DataFrame,
     the next look gives more processes."""
     rows = repeat_rows(observations, cells, processes)
     controls = judge_controls(rows, cells, design, questions)
-    floors = noise_floors(controls)
+    floors = noise_floors(controls, rows)
     open_cells = {cell for c in controls if c.judgement.decision is Decision.UNDECIDED
                   for cell in (c.cell_a, c.cell_b)}
     for question in questions:

@@ -16,7 +16,8 @@ import pandas as pd
 import yaml
 
 import report
-from dlbench.core.judging import Family, Regime, judge_together
+from dlbench.core.decisions import Family, judge_together
+from dlbench.core.judging import Regime
 from report.claims.rules import Context, evaluate
 from report.claims.vocabulary import (
     Claim,

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from dlbench.core.judging import Family
+from dlbench.core.decisions import Family
 from dlbench.core.words import plural
 from report.claims.context import Context, of_system, select
 from report.claims.vocabulary import ClaimOutcome, Finding, Rule, StatusCondition

@@ -2,7 +2,8 @@
 
 `evaluate(rule, context, family)` returns {(machine, device): Finding}; the tables need a
 `machine` column (check_claims adds it). Devices without any matching evidence are absent;
-check_claims reports them as inconclusive. Every pair is judged by dlbench.core.judging.
+check_claims reports them as inconclusive. Every pair is judged by the one rule of
+dlbench.core.decisions.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from collections.abc import Callable, Mapping
 
 import pandas as pd
 
-from dlbench.core.judging import (IDENTICAL_REPEATS, Decision, Family, Judgement, Regime,
-                                  identical_repeats)
+from dlbench.core.decisions import (IDENTICAL_REPEATS, Decision, Family, PairDecision,
+                                    identical_repeats)
+from dlbench.core.judging import Regime
 from dlbench.core.metrics import METRICS, Direction, reader_label
 from dlbench.core.modes import group_words, stands_for
 from report.claims.context import Context, of_system, select
@@ -41,9 +43,9 @@ def _label(columns: tuple[str, ...], key: object) -> str:
     return group_words(list(zip(columns, values, strict=True)))
 
 
-def _numbers(judgement: Judgement) -> str:
-    c = judgement.comparison
-    return (f"ratio {c.ratio:.2f}× (95% CI {c.ratio_ci_low:.2f}–{c.ratio_ci_high:.2f}×, "
+def _numbers(judgement: PairDecision) -> str:
+    return (f"ratio {judgement.ratio:.2f}× ({judgement.confidence:.1%} CI "
+            f"{judgement.ci_low:.2f}–{judgement.ci_high:.2f}×, "
             f"Holm p={judgement.p_adjusted:.2g})")
 
 
@@ -70,13 +72,13 @@ def _without_emulated(rule: Rule, rows: pd.DataFrame, device: str,
     return rows, findings
 
 
-def why_undecided(judgement: Judgement) -> tuple[str, ...]:
+def why_undecided(judgement: PairDecision) -> tuple[str, ...]:
     """A short reason when a pair could not decide; empty when it did."""
     if judgement.decision in (Decision.A_BETTER, Decision.B_BETTER) or judgement.equivalent:
         return ()
     if judgement.decision is Decision.INCONCLUSIVE:
         return ("identical repeats (deterministic reruns, not seeds)",)
-    if judgement.comparison.underpowered:
+    if min(judgement.test.n_a, judgement.test.n_b) < 2:
         return ("too few repeats for a test",)
     if judgement.effect <= judgement.threshold:
         return ("differences within 5%",)
@@ -134,7 +136,7 @@ def _regime_gate(rule: Rule, context: Context, label: str, group: pd.DataFrame,
                            why=("regime not recorded",))
 
 
-def _pair_outcome(judgement: Judgement) -> ClaimOutcome:
+def _pair_outcome(judgement: PairDecision) -> ClaimOutcome:
     """A claim that A is better than B, as this judgement of A against B says."""
     decision = judgement.decision
     if decision is Decision.A_BETTER:
@@ -177,7 +179,7 @@ def _order(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
     return _by_group(rule, context, judge)
 
 
-def _decision_words(judgement: Judgement, a: str, b: str) -> str:
+def _decision_words(judgement: PairDecision, a: str, b: str) -> str:
     return {Decision.A_BETTER: f"{a} better", Decision.B_BETTER: f"{b} better"}.get(
         judgement.decision, judgement.decision.value)
 
@@ -187,20 +189,18 @@ def _direction(rule: Rule) -> Direction:
     return metric.direction if metric else Direction.LOWER
 
 
-def _ratio(label: str, judgement: Judgement) -> tuple[str, float, float, float]:
-    c = judgement.comparison
-    return (label, c.ratio, c.ratio_ci_low, c.ratio_ci_high)
+def _ratio(label: str, judgement: PairDecision) -> tuple[str, float, float, float]:
+    return (label, judgement.ratio, judgement.ci_low, judgement.ci_high)
 
 
-def _expected(rule: Rule, judgement: Judgement) -> ClaimOutcome:
+def _expected(rule: Rule, judgement: PairDecision) -> ClaimOutcome:
     if judgement.decision is Decision.INCONCLUSIVE:
         return INCONCLUSIVE
     if rule.expect is Expect.WITHIN:
         low, high = rule.ratio_range
-        c = judgement.comparison
-        if low <= c.ratio_ci_low and c.ratio_ci_high <= high:
+        if low <= judgement.ci_low and judgement.ci_high <= high:
             return SUPPORTED
-        if c.ratio_ci_high < low or c.ratio_ci_low > high:
+        if judgement.ci_high < low or judgement.ci_low > high:
             return CONTRADICTED
         return INCONCLUSIVE
     outcome = _pair_outcome(judgement)

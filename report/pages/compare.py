@@ -30,7 +30,7 @@ def change_text(row: pd.Series) -> str:
     """A reader's phrase for one row, e.g. '1.52× slower (CI 1.41–1.60×, p=0.008)'."""
     change = Change(row["change"])
     interval = f"{_number(row['ratio_ci_low'])}–{_number(row['ratio_ci_high'])}×"
-    stats = f"ratio {_number(row['ratio'])}× (95% CI {interval}, Holm p={row['p_value']:.2g})"
+    stats = f"ratio {_number(row['ratio'])}× (Holm CI {interval}, Holm p={row['p_value']:.2g})"
     if change is Change.NO_SIGNIFICANT_DIFFERENCE:
         return f"no significant difference: {stats}"
     return f"{change.value}: {stats}"

@@ -194,7 +194,7 @@ def _context(observations: pd.DataFrame, cells: pd.DataFrame, rows: pd.DataFrame
                 for c in judge_controls(rows[rows["run_id"].astype(str) == run_id]
                                         if run_id else rows, cells, design, questions)]
     context = Context(environments, designs, cell_fractions(observations, cells, environments),
-                      noise_floors(controls))
+                      noise_floors(controls, rows))
     return context, controls
 
 

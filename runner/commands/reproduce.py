@@ -3,8 +3,10 @@
 A result ID `<RELEASE>-NNNN` names one (run, cell, metric) of a release (its result_ids.csv,
 written when the release was frozen). The cell is rerun with its recorded configuration
 (the cells table's config_json) through the runner's single-cell function, stored as a new
-run under results/runs/, and its new median is checked against the published 95% interval.
-When it falls outside, the report says what differs: the framework code, the environment.
+run under results/runs/, and judged against the published processes by the one verdict rule
+(dlbench.core.decisions): it is reproduced when its new median lies inside the published 95%
+interval and the rule names no meaningful difference. When not, the report says what
+differs: the framework code, the environment.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ import pandas as pd
 from dlbench.core.compare import diff_environments
 from dlbench.core.metrics import get_metric
 from dlbench.core.schema import CellStatus
-from dlbench.core.stats import Comparison, Summary, compare_samples, summarize
+from dlbench.core.decisions import PairDecision, judge_pair
+from dlbench.core.stats import Summary, summarize
 from dlbench.core.errors import LayoutError, ResultsFileError
 from dlbench.core.identity import config_differences, config_id, differences_text
 from dlbench.core.layout import load_run, release_dir, release_names, release_run_dir, run_dir
@@ -67,7 +70,7 @@ class Reproduction:
     reason: str
     new_run_id: str
     new_summary: Summary | None
-    comparison: Comparison | None  # new against published
+    comparison: PairDecision | None  # new against published, by the one verdict rule
     inside: bool
     code_changed: bool
     environment: pd.DataFrame  # key, a (published), b (here)
@@ -148,9 +151,9 @@ def judge(published: PublishedResult, record: CellRecord, run_id: str,
     changes = differences_text(config_differences(published.config_json, record.spec.to_json()))
     if record.outcome.status is CellStatus.OK and values.size:
         new_summary = summarize(values)
-        comparison = compare_samples(values, published.values,
-                                     get_metric(published.metric).direction)
-        inside = not changes and (
+        comparison = judge_pair(values, np.asarray(published.values, float),
+                                get_metric(published.metric).direction)
+        inside = not changes and not comparison.named and (
             published_summary.ci_low <= new_summary.median <= published_summary.ci_high)
     reason = record.outcome.reason or ("" if values.size else
                                        f"the rerun produced no {published.metric} values")
@@ -210,13 +213,16 @@ def explain(result: Reproduction) -> list[str]:
         return lines + _reasons(result)
     lines.append(f"now (run {result.new_run_id}): {_interval(result.new_summary, unit)}")
     comparison = result.comparison
-    change = (f"now/published {comparison.ratio:.3g}× (95% CI {comparison.ratio_ci_low:.3g}–"
-              f"{comparison.ratio_ci_high:.3g}×, p={comparison.p_value:.2g}, "
-              f"{'significant' if comparison.significant else 'not significant'})")
+    verdict = ("a meaningful difference" if comparison.named else comparison.reason
+               or comparison.decision.value)
+    change = (f"now/published {comparison.ratio:.3g}× ({comparison.confidence:.0%} CI "
+              f"{comparison.ci_low:.3g}–{comparison.ci_high:.3g}×: {verdict})")
     if result.inside:
         lines.append(f"reproduced: the new median lies inside the published interval; {change}")
         return lines
-    lines.append(f"not reproduced: the new median lies outside the published interval; {change}")
+    where = ("outside" if not (result.published_summary.ci_low <= result.new_summary.median
+                              <= result.published_summary.ci_high) else "inside")
+    lines.append(f"not reproduced: the new median lies {where} the published interval; {change}")
     return lines + _reasons(result)
 
 

@@ -18,7 +18,7 @@ from dlbench.core import layout
 from dlbench.core.atomic import make_dir
 from dlbench.core.errors import LayoutError, SaveError, UsageError
 from dlbench.core.schema import CellStatus
-from dlbench.core.sequential import Design
+from dlbench.core.sequential import Design, design_from_policy
 from dlbench.core.tables import ResultsFileError
 from runner.machine.environment import capture_environment
 from runner.plan.estimate import estimate, recorded_process_seconds
@@ -205,7 +205,7 @@ def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[Cel
     info = start_info(store, request, device, cells, seed, record_plan)
     if not (store.root / "environment.json").exists():
         store.save_environment(capture_environment(PROJECT_ROOT))
-    design = run_design(request.suite, request.repeats, bool(request.plan))
+    design = recorded_design(info, request)
     cells = with_recorded_looks(cells, info)
     if record_plan and next_look(info) < len(design.looks):
         _print_top_up_bound(store, cells, design, request.suite)
@@ -231,6 +231,15 @@ def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[Cel
         raise kept_for_resume(store, error) from None
     mark_complete(store, started)
     return store.load_records()
+
+
+def recorded_design(info: dict, request: RunRequest) -> Design:
+    """The design run.json pre-registered (a resumed run keeps the looks it started with),
+    or the suite's where none is recorded."""
+    policy = info.get("processes_policy") or {}
+    if policy.get("design"):
+        return design_from_policy(policy)
+    return run_design(request.suite, request.repeats, bool(request.plan))
 
 
 def _measure_look(store: RunStore, cells: list[CellSpec], order_seed: int, bar: Progress,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from runner.process.measure import NS_PER_S, clock_ns
 from runner.cell.spec import CellSpec
+from runner.harness.timed_window import TimedWindow
 
 #: The shortest window a timed sub-sample may last, by device (pyperf's default is 100 ms).
 MIN_WINDOW_S = {"cpu": 0.1, "cuda": 0.1}
@@ -42,6 +43,7 @@ class Sampler:
 
     spec: CellSpec
     record: dict[str, dict] = field(default_factory=dict)
+    window: TimedWindow = field(default_factory=TimedWindow)  # steal over the timed regions
 
     @property
     def min_window_s(self) -> float:
@@ -72,4 +74,5 @@ class Sampler:
         """The policy as it ran, for the cell's details."""
         return {"sampling": {"policy": POLICY, "min_window_s": self.min_window_s,
                              "repeat_index": self.spec.repeat_index,
-                             "measurements": self.record}}
+                             "measurements": self.record,
+                             "timed_window": self.window.details()}}

@@ -11,6 +11,7 @@ import numpy as np
 
 from runner.harness import Cell
 from runner.harness.data import CellData
+from runner.harness.timed_window import TimedWindow
 from runner.process.measure import SteadyTrainingMemory, clock_ns, seconds_since
 from runner.cell.outcome import Observation
 from runner.workloads.catalog import Layer, epoch_order
@@ -22,9 +23,11 @@ class EpochClock:
     the test accuracy outside the timer."""
 
     def __init__(self, evaluate: Callable[[], float],
-                 after_first_epoch: Callable[[], None] = lambda: None) -> None:
+                 after_first_epoch: Callable[[], None] = lambda: None,
+                 window: TimedWindow | None = None) -> None:
         self.evaluate = evaluate
         self.after_first_epoch = after_first_epoch
+        self.window = window or TimedWindow()
         self.times: list[float] = []
         self.losses: list[float] = []
         self.accuracies: list[float] = []
@@ -34,6 +37,7 @@ class EpochClock:
         """Epoch `epoch` starts now."""
         if epoch != len(self.times):
             raise ValueError(f"epoch {epoch} began after {len(self.times)} timed epochs")
+        self.window.start()
         self._start = clock_ns()
 
     def end(self, epoch: int, loss: float) -> None:
@@ -41,6 +45,7 @@ class EpochClock:
         if self._start is None or epoch != len(self.times):
             raise ValueError(f"epoch {epoch} ended without beginning")
         self.times.append(seconds_since(self._start))
+        self.window.stop()
         self._start = None
         self.losses.append(float(loss))
         self.accuracies.append(self.evaluate())
@@ -97,7 +102,7 @@ def train_once(cell: Cell, trainer: Trainer, epochs: int,
 
     memory = SteadyTrainingMemory(epochs)
     clock = EpochClock(lambda: trainer.accuracy(data.x_test, dataset.y_test),
-                       after_first_epoch=memory.first_epoch_done)
+                       after_first_epoch=memory.first_epoch_done, window=cell.sampler.window)
     with memory:
         trainer.reset(data.initial_layers())
         trainer.train(epochs, epoch_data, clock)

@@ -15,13 +15,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from runner.process.cellenv import cell_environment
 from runner.experiments import framework_code_path
 from runner.plan.frameworks import missing_modules
-from runner.machine.load import assess, read_load
+from runner.machine.load import assess, read_load, with_timed_steal
 from runner.process.measure import utc_timestamp
 from runner.cell.outcome import CellOutcome, failed, skipped
 from runner.cell.spec import NOT_MEASURED, CellSpec
@@ -41,13 +41,26 @@ def code_of(spec: CellSpec) -> tuple[str, str, str]:
     return str(relative), text, hashlib.sha256(text.encode()).hexdigest()
 
 
-def execute_cell(spec: CellSpec) -> CellRecord:
+@dataclass(frozen=True)
+class Launch:
+    """How a worker is started beyond the cell's own environment: what
+    benchmarks/process_noise.py varies one suspect at a time (the runner uses the default)."""
+
+    prefix: tuple[str, ...] = ()  # a command the worker runs under, e.g. setarch -R
+    environment: Callable[[dict[str, str]], dict[str, str]] | None = None
+    thp_disabled: bool = False  # prctl(PR_SET_THP_DISABLE) before the worker starts
+
+
+DEFAULT_LAUNCH = Launch()
+
+
+def execute_cell(spec: CellSpec, launch: Launch = DEFAULT_LAUNCH) -> CellRecord:
     """Measure process `spec.repeat_index` of `spec` in a fresh worker process (or record why
     it could not run), with the machine's readings before and after."""
-    return execute_cells([spec])[0]
+    return execute_cells([spec], launch)[0]
 
 
-def execute_cells(specs: list[CellSpec]) -> list[CellRecord]:
+def execute_cells(specs: list[CellSpec], launch: Launch = DEFAULT_LAUNCH) -> list[CellRecord]:
     """Measure `specs` (cells of one framework that may share a process: runner.plan.sharing) in
     one worker process, one record each (none is started for a cell planned as not
     measured on this device); the machine's readings before and after the process
@@ -63,7 +76,7 @@ def execute_cells(specs: list[CellSpec]) -> list[CellRecord]:
     elif first.params.get(NOT_MEASURED):
         results = [(skipped(str(first.params[NOT_MEASURED])), "")] * len(specs)
     else:
-        results = _run_worker(specs)
+        results = _run_worker(specs, launch)
     wall, ended = round(time.perf_counter() - begin, 3), utc_timestamp()
     machine = assess(before, read_load(gpu), first.threads)
     records = []
@@ -75,15 +88,18 @@ def execute_cells(specs: list[CellSpec]) -> list[CellRecord]:
         records.append(CellRecord(
             spec, outcome, shared.started_at if shared else started,
             shared.wall_time_s if shared else wall, tail, relative, digest,
-            ended_at=shared.ended_at if shared else ended, machine=machine))
+            ended_at=shared.ended_at if shared else ended,
+            machine=with_timed_steal(machine, outcome.details)))
     return records
 
 
 _PR_SET_PDEATHSIG = 1
+_PR_SET_THP_DISABLE = 41
 
 
-def _die_with_parent(parent_pid: int) -> Callable[[], None] | None:
-    """A preexec_fn: the worker gets SIGKILL the moment the runner dies, however it dies."""
+def _die_with_parent(parent_pid: int, thp_disabled: bool = False) -> Callable[[], None] | None:
+    """A preexec_fn: the worker gets SIGKILL the moment the runner dies, however it dies
+    (and, when asked, no transparent huge pages)."""
     if not sys.platform.startswith("linux"):
         return None
     libc = ctypes.CDLL(None, use_errno=True)  # resolved here, not in the forked child
@@ -91,13 +107,16 @@ def _die_with_parent(parent_pid: int) -> Callable[[], None] | None:
 
     def set_death_signal() -> None:
         prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if thp_disabled:
+            prctl(_PR_SET_THP_DISABLE, 1, 0, 0, 0)
         if os.getppid() != parent_pid:  # the runner died before prctl took effect
             os._exit(1)
 
     return set_death_signal
 
 
-def _run_worker(specs: list[CellSpec]) -> list[tuple[CellOutcome, str]]:
+def _run_worker(specs: list[CellSpec], launch: Launch = DEFAULT_LAUNCH
+                ) -> list[tuple[CellOutcome, str]]:
     """Each spec's outcome and the worker's output tail; the process gets the sum of the
     cells' timeouts."""
     with tempfile.TemporaryDirectory(prefix="dlbench-cell-") as scratch:
@@ -106,14 +125,18 @@ def _run_worker(specs: list[CellSpec]) -> list[tuple[CellOutcome, str]]:
         for spec, (spec_path, _) in zip(specs, paths, strict=True):
             spec_path.write_text(spec.to_json())
         stderr_path = Path(scratch, "stderr.txt")
-        command = [sys.executable, "-m", "runner.process.worker",
+        command = [*launch.prefix, sys.executable, "-m", "runner.process.worker",
                    *(str(path) for pair in paths for path in pair)]
+        environment = cell_environment(specs[0])
+        if launch.environment is not None:
+            environment = launch.environment(environment)
         timeout_s = sum(spec.timeout_s for spec in specs)
         with stderr_path.open("wb") as stderr:
-            process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=cell_environment(specs[0]),
+            process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=environment,
                                        stdout=stderr, stderr=subprocess.STDOUT,
                                        start_new_session=True,
-                                       preexec_fn=_die_with_parent(os.getpid()))
+                                       preexec_fn=_die_with_parent(os.getpid(),
+                                                                   launch.thp_disabled))
             try:
                 ended = _crash_reason(_wait_for(process, timeout_s))
             except subprocess.TimeoutExpired:

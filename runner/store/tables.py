@@ -151,6 +151,7 @@ def processes_frame(records: list[CellRecord], run_id: str) -> pd.DataFrame:
             "gpu_util_after": after.get("gpu_utilization"),
             "busy": "; ".join(record.busy_reasons),
             "code_files_json": json.dumps(record.code_files, sort_keys=True),
+            "timed_steal_share": machine.get("timed_steal_share"),
         })
     return _frame(rows, "processes")
 

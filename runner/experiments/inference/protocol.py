@@ -54,7 +54,9 @@ def inference_fairness(cell: Cell, *, timer_includes: str, compile_mode: str,
         data_pipeline=data_pipeline,
         notes=(f"same transferred initial weights in every framework; latency: "
                f"{plan.latency_calls} timed batch-1 calls per process after "
-               f"{plan.warmup_calls} warm-up calls, cycling over the test inputs; throughput: "
+               f"{plan.warmup_calls} warm-up calls, cycling over the test inputs, less the "
+               f"timing loop's own cost per call (an empty call, measured in the process); "
+               f"throughput: "
                f"{plan.throughput_samples} calibrated windows of calls at batch "
                f"{plan.throughput_batch} after {plan.warmup_calls} untimed calls; the very "
                f"first call (tracing/compilation) is timed separately as first_call_time"),

@@ -1,0 +1,80 @@
+"""Re-judge a committed release's own tables with the verdict engine of this checkout and count
+what it decides: its testable timing answers, its accuracy answers, and A/A controls that
+name a winner. Computation on committed data, not a measurement: any machine gives the same.
+
+Testable: a question group with two or more systems and at least one pair with a spread to
+test. Timing: a question whose metric is a time or a rate (not accuracy, not memory), not
+derived from another question's test (training throughput repeats the epoch time's).
+Decided: a winner, or no meaningful difference.
+
+`--leave-out-steal 0.01` also leaves out every process whose recorded steal is above the
+limit, as if it had stayed busy after its re-runs (a what-if: the runner would have measured
+it again first).
+
+Run: .venv/bin/python benchmarks/rejudge_release.py [--release 2027.02] [--leave-out-steal L]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+from pathlib import Path
+
+from dlbench.core.steal import steal_column
+from report.inputs.source import load_release, source_designs, source_processes
+from report.verdicts.answers import judge_page
+
+ROOT = Path(__file__).resolve().parent.parent
+ACCURACY_QUESTIONS = {"accuracy"}
+MEMORY_QUESTIONS = {"peak-memory", "precision-memory"}
+DECIDED = {"winner", "no meaningful difference"}
+
+
+def testable(verdict) -> bool:
+    """Whether a verdict had a pair with a spread to test."""
+    return bool(verdict.pairings) and any(p.judgement.test.testable for p in verdict.pairings)
+
+
+def counted(answers: list, kind: str) -> list:
+    """The answers of a kind: testable timing ones, or every accuracy one of two or more
+    systems."""
+    if kind == "accuracy":  # every group of two or more systems, testable or not
+        return [v for v in answers if v.pairings and v.question in ACCURACY_QUESTIONS]
+    mine = [v for v in answers if testable(v) and not v.derived_from]
+    return [v for v in mine if v.question not in ACCURACY_QUESTIONS | MEMORY_QUESTIONS]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--release", default="2027.02")
+    parser.add_argument("--verbose", action="store_true", help="one line per answer")
+    parser.add_argument("--leave-out-steal", type=float, default=None,
+                        help="leave out processes whose steal share is above this")
+    args = parser.parse_args()
+    source = load_release(ROOT / "results", args.release)
+    processes = source_processes(source)
+    if args.leave_out_steal is not None and processes is not None:
+        steal = processes[steal_column(processes)]
+        above = steal.notna() & (steal > args.leave_out_steal) & (processes["busy"] == "")
+        processes = processes.assign(busy=processes["busy"].where(~above, "steal"))
+        print(f"left out: {int(above.sum())} processes above {args.leave_out_steal:.1%} steal")
+    judged = judge_page(source.observations, source.cells,
+                        environments={run.run_id: run.environment for run in source.runs},
+                        processes=processes, designs=source_designs(source))
+    for kind in ("timing", "accuracy"):
+        answers = counted(judged.answers, kind)
+        outcomes = collections.Counter(v.outcome.value for v in answers)
+        decided = sum(outcomes[o] for o in DECIDED)
+        print(f"{kind}: {decided} of {len(answers)} testable answers decided "
+              f"({outcomes['winner']} winners, {outcomes['no meaningful difference']} no "
+              f"meaningful difference, {outcomes['inconclusive']} inconclusive)")
+        if args.verbose:
+            for v in answers:
+                print(f"  {v.outcome.value:24} {v.question:22} {dict(v.group)} "
+                      f"threshold {v.threshold:.0%} leaders {', '.join(v.leaders)}")
+    named = sum(c.named_winner for c in judged.controls)
+    print(f"A/A controls: {named} of {len(judged.controls)} name a winner")
+
+
+if __name__ == "__main__":
+    main()
