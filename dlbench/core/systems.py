@@ -96,6 +96,9 @@ class System:
     #: modes only the full suite measures on a CPU, with the measured cost that keeps them
     #: out of the others
     slow_on_cpu: Mapping[str, str] = field(default_factory=dict)
+    #: (experiment, mode) -> why the framework does not implement it: planned, and recorded
+    #: as unsupported with that reason without starting a process
+    unsupported: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -155,6 +158,10 @@ _TORCH_COMPILE_COST = ("one process takes minutes of cold torch.compile on 2 cor
                        "235 s for the digits MLP in execution-mode, which compiles "
                        "twice, against 15-25 s for the same cells in the other modes)")
 
+_NO_TORCH_DISTRIBUTION = ("Keras 3's distribution API (keras.distribution.DataParallel) has "
+                          "no torch implementation: the torch backend provides no "
+                          "distribution library")
+
 
 def _seconds(training: float, inference: float, precision: float, execution_mode: float,
              parity: float, data_parallel: float, export: float, *, compile_extra: float,
@@ -201,10 +208,11 @@ SYSTEMS: tuple[System, ...] = (
            export=ExportPaths(every=("tf_saved_model", "onnx", "litert", "torch", "openvino"),
                               quick=("onnx",), standard_cpu=("onnx",),
                               words=_KERAS_FORMAT_WORDS),
-           data_parallel=("keras-data-parallel",),  # tried: Keras has no torch distribution
+           data_parallel=("keras-data-parallel",),
            seconds=_seconds(13, 11, 13, 13, 12, 12, 13, compile_extra=155, import_s=9.7),
            same_as=(SameAs("execution-mode", "run_eagerly", "default", _TORCH_EAGER),),
-           slow_on_cpu={"jit_compile": _TORCH_COMPILE_COST}),
+           slow_on_cpu={"jit_compile": _TORCH_COMPILE_COST},
+           unsupported={("data-parallel", "keras-data-parallel"): _NO_TORCH_DISTRIBUTION}),
     System(KERAS, "jax", label="Keras on JAX", colour="#1e8449",
            required_modules=("keras", "jax"),
            # its ONNX path needs jax2onnx, an optional package
@@ -244,6 +252,12 @@ def keras_backends() -> list[str]:
 def by_name(name: str) -> System | None:
     """The system called `name` (e.g. keras-torch), or None."""
     return next((system for system in SYSTEMS if system.name == name), None)
+
+
+def unsupported_reason(name: str, experiment: str, mode: str) -> str:
+    """Why system `name` does not implement `mode` of `experiment`; "" where it does."""
+    system = by_name(name)
+    return system.unsupported.get((experiment, mode), "") if system else ""
 
 
 def system_names() -> list[str]:

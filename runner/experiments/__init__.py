@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from dlbench.core.modes import FASTEST, mode_class
-from dlbench.core.systems import SYSTEMS
+from dlbench.core.systems import SYSTEMS, unsupported_reason
 from runner.cell.outcome import CellOutcome
 from runner.plan.repeats import process_count
-from runner.cell.spec import NOT_MEASURED, CellSpec, FrameworkId
+from runner.cell.spec import NOT_MEASURED, UNSUPPORTED, CellSpec, FrameworkId
 
 #: Experiment name -> package name under runner.experiments, in the order suites run them.
 EXPERIMENT_PACKAGES: dict[str, str] = {
@@ -104,6 +104,13 @@ def not_measured_params(request: PlanRequest, framework: FrameworkId, mode: str)
     cost = _slow_cost(request, framework, mode)
     return {NOT_MEASURED: f"not measured on this device in the {request.suite} suite: {cost}; "
                           f"the full suite measures it"} if cost else {}
+
+
+def unsupported_params(framework: FrameworkId, experiment: str, mode: str) -> dict:
+    """{UNSUPPORTED: why} for a mode its system declares it does not implement
+    (dlbench.core.systems), so the cell is recorded as unsupported, never run; {} else."""
+    reason = unsupported_reason(framework.name, experiment, mode)
+    return {UNSUPPORTED: reason} if reason else {}
 
 
 def outside_fastest_workloads(grid: dict, workload: str, experiment: str, framework: str,

@@ -18,7 +18,6 @@ from dlbench.core.modes import FASTEST, mode_class
 from dlbench.core.errors import ResultsFileError
 from dlbench.core.systems import SYSTEMS
 from dlbench.core.tables import read_table
-from runner.cell.spec import NOT_MEASURED
 from runner.cell.spec import CellSpec
 
 #: Each system declares its defaults (dlbench.core.systems, `System.seconds`):
@@ -82,8 +81,8 @@ def recorded_process_seconds(results_dir: Path) -> dict[str, float]:
 
 
 def default_process_s(spec: CellSpec) -> float:
-    """A process's expected seconds without history (none for a cell not measured here)."""
-    if spec.params.get(NOT_MEASURED):
+    """A process's expected seconds without history (none for a cell that does not run)."""
+    if not spec.runs:
         return 0.0
     name = spec.framework_id.name
     seconds = DEFAULT_PROCESS_S.get(spec.experiment, {}).get(name, FALLBACK_PROCESS_S)

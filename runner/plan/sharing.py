@@ -9,7 +9,8 @@ change the next one's numbers:
 - not data-parallel: its workers and logical devices are set before the framework starts;
 - not a fastest mode: a compile in a process that already compiled would find the earlier
   one's caches, so its compile time would be a cache hit, not a cold compile;
-- not a cell planned as not measured on this device (no process starts for it).
+- not a cell planned as not measured on this device or as unsupported (no process
+  starts for it).
 
 The standard and full suites never share: each of their processes measures one cell, as
 their intervals need. A shared cell's outcome says so (`shared_process`: the worker's pid,
@@ -21,7 +22,6 @@ one-time warm-up, so a quick run is a preview, not a result.
 from __future__ import annotations
 
 from dlbench.core.modes import FASTEST, mode_class
-from runner.cell.spec import NOT_MEASURED
 from runner.plan.schedule import process_label
 from runner.cell.spec import CellSpec
 
@@ -42,7 +42,7 @@ def may_share(spec: CellSpec, suite: str) -> bool:
     """True when `spec` may share its worker process with other cells of its framework."""
     return (suite_shares(suite, spec.repeats) and spec.experiment not in OWN_PROCESS_EXPERIMENTS
             and mode_class(spec.experiment, spec.framework, spec.mode) != FASTEST
-            and not spec.params.get(NOT_MEASURED))
+            and spec.runs)
 
 
 def share_key(spec: CellSpec) -> tuple:
