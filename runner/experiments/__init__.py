@@ -32,6 +32,18 @@ EXPERIMENT_PACKAGES: dict[str, str] = {
 
 SUITES = ("quick", "standard", "full")
 
+#: The experiments a suite measures when none is named (--experiment names any of them in
+#: any suite). Quick is a preview that fits a few minutes on 2 cores with 3 processes per
+#: cell: the digits MLP's training, inference and parity for every system, enough for the
+#: home page to decide its training and inference questions where the difference is large.
+#: It leaves to standard the model families, precision, execution modes, data parallelism
+#: and export (README: "The quick suite").
+SUITE_EXPERIMENTS: dict[str, tuple[str, ...]] = {
+    "quick": ("training", "inference", "parity"),
+    "standard": tuple(EXPERIMENT_PACKAGES),
+    "full": tuple(EXPERIMENT_PACKAGES),
+}
+
 
 @dataclass(frozen=True)
 class PlanRequest:
