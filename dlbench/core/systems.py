@@ -183,14 +183,14 @@ SYSTEMS: tuple[System, ...] = (
                               words={"onnx-dynamo": "ONNX (dynamo)",
                                      "torch.export": "torch.export"}),
            data_parallel=("ddp",),  # DistributedDataParallel, gloo on CPU, nccl on GPU
-           seconds=_seconds(6, 6, 7, 8, 6, 15, 9, compile_extra=50, import_s=3.4)),
+           seconds=_seconds(5.0, 5.4, 7, 8, 4.9, 15, 9, compile_extra=50, import_s=3.9)),
     System(TENSORFLOW, "", label="TensorFlow", colour="#e67e22",
            required_modules=("tensorflow",),
            export=ExportPaths(every=("savedmodel", "tflite", "onnx-tf2onnx"),
                               quick=("savedmodel",), standard_cpu=("savedmodel", "tflite"),
                               words={"savedmodel": "SavedModel", "tflite": "TFLite"}),
            data_parallel=("mirrored", "multi-worker-mirrored"),
-           seconds=_seconds(13, 10, 15, 15, 13, 13, 13, compile_extra=5, import_s=8.4)),
+           seconds=_seconds(8.6, 8.0, 15, 15, 8.8, 13, 13, compile_extra=5, import_s=7.0)),
     System(KERAS, "tensorflow", label="Keras on TensorFlow", colour="#2471a3",
            required_modules=("keras", "tensorflow"),
            # ONNX is the small suites' artifact: a SavedModel export imports TensorFlow
@@ -198,7 +198,7 @@ SYSTEMS: tuple[System, ...] = (
                               quick=("onnx",), standard_cpu=("onnx", "tf_saved_model"),
                               words=_KERAS_FORMAT_WORDS),
            data_parallel=("mirrored",),  # tf.distribute strategy scope around compile/fit
-           seconds=_seconds(18, 12, 17, 15, 15, 26, 14, compile_extra=5, import_s=9.0),
+           seconds=_seconds(12.1, 19.8, 17, 15, 7.8, 26, 14, compile_extra=5, import_s=6.8),
            same_as=tuple(SameAs(experiment, "jit_compile", measured_as, _TF_GPU_AUTO, ("cuda",))
                          for experiment, measured_as in (("training", "default"),
                                                          ("inference", "predict"),
@@ -209,7 +209,7 @@ SYSTEMS: tuple[System, ...] = (
                               quick=("onnx",), standard_cpu=("onnx",),
                               words=_KERAS_FORMAT_WORDS),
            data_parallel=("keras-data-parallel",),
-           seconds=_seconds(13, 11, 13, 13, 12, 12, 13, compile_extra=155, import_s=9.7),
+           seconds=_seconds(11.1, 8.6, 13, 13, 7.2, 12, 13, compile_extra=155, import_s=6.2),
            same_as=(SameAs("execution-mode", "run_eagerly", "default", _TORCH_EAGER),),
            slow_on_cpu={"jit_compile": _TORCH_COMPILE_COST},
            unsupported={("data-parallel", "keras-data-parallel"): _NO_TORCH_DISTRIBUTION}),
@@ -220,7 +220,7 @@ SYSTEMS: tuple[System, ...] = (
                               quick=("tf_saved_model",), standard_cpu=("tf_saved_model",),
                               words=_KERAS_FORMAT_WORDS),
            data_parallel=("keras-data-parallel",),  # keras.distribution.DataParallel
-           seconds=_seconds(16, 12, 25, 18, 15, 17, 17, compile_extra=0, import_s=5.5),
+           seconds=_seconds(7.3, 7.6, 25, 18, 6.4, 17, 17, compile_extra=0, import_s=5.4),
            same_as=tuple(SameAs(experiment, "jit_compile", measured_as, _JAX_AUTO)
                          for experiment, measured_as in (("training", "default"),
                                                          ("inference", "predict"),
