@@ -406,6 +406,6 @@ def print_summary(store: RunStore, records: list[CellRecord]) -> None:
         if status is CellStatus.FAILED:
             console.print(f"[red]failed[/red] {cell_id}: {reason}")
     if not info.get("processes_policy", {}).get("citable", True):
-        console.print("preview: too few processes per cell to cite (standard or full suite "
-                      "for citable results)")
+        console.print("preview, not to cite: a quick suite, or fewer processes per cell "
+                      "than its suite's (standard or full suite for citable results)")
     console.print(f"results: {store.root}")
