@@ -117,3 +117,21 @@ def test_a_crash_setting_up_the_strategy_is_a_failure_not_unsupported() -> None:
     refused = protocol.measure_data_parallel(Cell(), refuse, None)
     assert crashed.status is CellStatus.FAILED and "AttributeError" in crashed.reason
     assert refused.status is CellStatus.UNSUPPORTED
+
+
+def test_a_strategy_a_framework_does_not_implement_is_unsupported_at_planning() -> None:
+    """Keras' distribution API has no torch implementation: the declaration says so, the
+    plan carries the reason, and the cell is recorded as unsupported without a worker."""
+    from dlbench.core.systems import by_name
+    from runner.cell.spec import UNSUPPORTED
+
+    request = PlanRequest("quick", [], list(FRAMEWORKS), "cpu", None, 2, None, "")
+    cells = get_experiment("data-parallel").plan(request)
+    refused = [c for c in cells if c.params.get(UNSUPPORTED)]
+    assert [c.framework_id.name for c in refused] == ["keras-torch"]
+    assert not refused[0].runs and all(c.runs for c in cells if c not in refused)
+    declared = by_name("keras-torch").unsupported[("data-parallel", "keras-data-parallel")]
+    record = execute_cell(refused[0])
+    assert record.outcome.status is CellStatus.UNSUPPORTED
+    assert record.outcome.reason == declared and "torch" in declared
+    assert record.stderr_tail == ""  # answered from the plan: no worker process started

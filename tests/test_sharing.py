@@ -7,7 +7,8 @@ from dlbench.core.schema import CellStatus
 from runner.process.execute import execute_cell, execute_cells
 from runner.plan.cells import RunRequest, plan_cells
 from runner.plan.schedule import process_order
-from runner.plan.sharing import worker_batches
+from dlbench.core.modes import FASTEST, mode_class
+from runner.plan.sharing import may_share, worker_batches
 from runner.cell.spec import CellSpec
 
 
@@ -24,28 +25,39 @@ def planned(suite: str) -> list[CellSpec]:
     return process_order(plan_cells(request, "cpu"), seed=1)
 
 
-def test_quick_shares_one_process_per_framework_except_compiles_and_data_parallel():
+def test_quick_shares_worker_k_of_a_framework_among_its_cells_process_k():
     order = planned("quick")
     batches = worker_batches(order, "quick")
-    assert sorted(spec.cell_id for batch in batches for spec in batch) == sorted(
-        spec.cell_id for spec in order)  # every process measured, once
-    shared = [batch for batch in batches if len(batch) > 1]
-    assert {batch[0].framework_id.name for batch in shared} == {
-        spec.framework_id.name for spec in order}
-    for batch in shared:
-        assert len({spec.framework_id.name for spec in batch}) == 1
-        assert len({spec.experiment for spec in batch}) > 1
-    alone = [batch[0] for batch in batches if len(batch) == 1]
-    assert {spec.experiment for spec in alone} == {"execution-mode", "data-parallel"}
-    assert all(spec.mode != "default" for spec in alone)
+    assert sorted((s.cell_id, s.repeat_index) for batch in batches for s in batch) == sorted(
+        (s.cell_id, s.repeat_index) for s in order)  # every process measured, once
+    for batch in batches:
+        assert len({(s.framework_id.name, s.repeat_index, bool(s.control)) for s in batch}) == 1
+        assert len({s.cell_id for s in batch}) == len(batch)  # a cell's processes: apart
+    systems = {s.framework_id.name for s in order}
+    assert len(batches) == 3 * len(systems) + 3  # 3 workers each, and 3 for the A/A twins
+    controls = [batch for batch in batches if batch[0].control]
+    assert controls and all(s.control for batch in controls for s in batch)
 
 
-def test_standard_never_shares_a_process_nor_does_a_cell_with_several():
+def test_quick_never_shares_compiles_data_parallel_or_cells_that_do_not_run():
+    request = RunRequest("quick", ["execution-mode", "data-parallel"], [], [], "cpu", None,
+                         None, None, "")
+    order = process_order(plan_cells(request, "cpu"), seed=1)
+    apart = [s for s in order if s.experiment == "data-parallel" or not s.runs
+             or mode_class(s.experiment, s.framework, s.mode) == FASTEST]
+    assert {s.experiment for s in apart} == {"execution-mode", "data-parallel"}
+    batches = worker_batches(order, "quick")
+    assert all([s] in batches for s in apart) and not any(may_share(s, "quick") for s in apart)
+
+
+def test_standard_never_shares_a_process():
     order = planned("standard")
     assert worker_batches(order, "standard") == [[spec] for spec in order]
     three = [cell(batch_size=32, repeats=3), cell(batch_size=64, repeats=3)]
     repeated = process_order(three, seed=1)
-    assert worker_batches(repeated, "quick") == [[spec] for spec in repeated]
+    assert worker_batches(repeated, "standard") == [[spec] for spec in repeated]
+    by_index = worker_batches(repeated, "quick")
+    assert [[s.repeat_index for s in batch] for batch in by_index] == [[0, 0], [1, 1], [2, 2]]
 
 
 def test_cells_in_one_process_give_the_numbers_they_give_alone():

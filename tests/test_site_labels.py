@@ -13,7 +13,7 @@ from report.render.charts import empty_reason, result_chart
 from report.pages.cite import Citation, ResultCitation
 from report.pages.claims import interval_words, short_title
 from report.render.labels import (environment_key, environment_value, metric_ids_in_words,
-                                  status_label)
+                                  reason_label, status_label)
 from report.site.publish import not_found_page
 
 ROOT = Path(__file__).parent.parent
@@ -44,6 +44,18 @@ def test_a_crash_reads_as_a_failure_and_metric_ids_as_words() -> None:
     assert status_label("unsupported", "fails: bf16 is not supported") == "unsupported"
     assert metric_ids_in_words("parity_forward_max_abs divided by") == \
         "forward difference from float64 divided by"
+
+
+def test_a_crash_reason_reaches_the_page_as_a_sentence_not_a_python_error() -> None:
+    crash = "process 0: fails: AttributeError: 'NoneType' object has no attribute 'list_devices'"
+    words = reason_label("failed", crash)
+    assert "AttributeError" in words and "NoneType" not in words and "crashed" in words
+    abort = "ProcessExitedException: process 0 terminated with signal SIGABRT"
+    assert "signal" not in reason_label("failed", abort)
+    refused = "Keras 3's distribution API has no torch implementation"
+    assert reason_label("unsupported", refused) == refused
+    assert reason_label("failed", "timed out after 300 s") == "timed out after 300 s"
+    assert reason_label("skipped", "") == "(none recorded)"
 
 
 def test_a_chart_with_nothing_to_show_is_a_sentence() -> None:

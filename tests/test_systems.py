@@ -61,6 +61,16 @@ def test_a_same_as_entry_names_modes_its_framework_declares():
         assert entry.mode in declared and entry.measured_as in declared, (name, entry)
 
 
+def test_an_unsupported_entry_names_a_mode_its_system_offers_and_a_reason():
+    offered = {"data-parallel": lambda system: system.data_parallel}
+    declared = [(s, key, why) for s in systems.SYSTEMS for key, why in s.unsupported.items()]
+    assert declared  # Keras on torch has no distribution API
+    for system, (experiment, mode), why in declared:
+        assert mode in offered[experiment](system) and len(why) > 20
+        assert systems.unsupported_reason(system.name, experiment, mode) == why
+    assert systems.unsupported_reason("pytorch", "data-parallel", "ddp") == ""
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("framework", sorted({f.framework for f in INSTALLED}))
 def test_every_entry_point_the_declarations_promise_imports_and_offers_run(framework):

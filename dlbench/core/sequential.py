@@ -69,9 +69,10 @@ def three_looks(first: int, second: int, last: int) -> Design:
     return Design((first, second, last), (POCOCK_THREE_LOOKS,) * 3)
 
 
-#: Each suite's design. Quick is a one-process preview: nothing to test.
+#: Each suite's design. Quick is a preview of 3 processes per cell in one look: enough for
+#: a large difference to be decided, never citable (runner.plan.repeats).
 SUITE_DESIGNS: dict[str, Design] = {
-    "quick": single_look(1),
+    "quick": single_look(3),
     "standard": three_looks(3, 6, 12),
     "full": three_looks(5, 10, 20),
 }

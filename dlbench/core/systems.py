@@ -98,6 +98,9 @@ class System:
     #: modes only the full suite measures on a CPU, with the measured cost that keeps them
     #: out of the others
     slow_on_cpu: Mapping[str, str] = field(default_factory=dict)
+    #: (experiment, mode) -> why the framework does not implement it: planned, and recorded
+    #: as unsupported with that reason without starting a process
+    unsupported: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -168,6 +171,10 @@ _TORCH_COMPILE_COST = ("one process takes minutes of cold torch.compile on 2 cor
                        "235 s for the digits MLP in execution-mode, which compiles "
                        "twice, against 15-25 s for the same cells in the other modes)")
 
+_NO_TORCH_DISTRIBUTION = ("Keras 3's distribution API (keras.distribution.DataParallel) has "
+                          "no torch implementation: the torch backend provides no "
+                          "distribution library")
+
 
 #: Every system, in the order the command line, tables and pages list them.
 SYSTEMS: tuple[System, ...] = (
@@ -180,18 +187,18 @@ SYSTEMS: tuple[System, ...] = (
                                      "torch.export": "torch.export",
                                      "onnx-openvino": "ONNX in OpenVINO"}),
            data_parallel=("ddp",),  # DistributedDataParallel, gloo on CPU, nccl on GPU
-           seconds=ProcessSeconds({"training": 6, "inference": 6, "precision": 7,
-                                   "execution-mode": 8, "parity": 6, "data-parallel": 15,
-                                   "export": 9}, compile_extra=50, import_s=3.4)),
+           seconds=ProcessSeconds({"training": 5.0, "inference": 5.4, "precision": 7,
+                                   "execution-mode": 8, "parity": 4.9, "data-parallel": 15,
+                                   "export": 9}, compile_extra=50, import_s=3.9)),
     System(TENSORFLOW, "", label="TensorFlow", colour="#e67e22",
            required_modules=("tensorflow",),
            export=ExportPaths(every=("savedmodel", "tflite", "onnx-tf2onnx"),
                               quick=("savedmodel",), standard_cpu=("savedmodel", "tflite"),
                               words={"savedmodel": "SavedModel", "tflite": "TFLite"}),
            data_parallel=("mirrored", "multi-worker-mirrored"),
-           seconds=ProcessSeconds({"training": 13, "inference": 10, "precision": 15,
-                                   "execution-mode": 15, "parity": 13, "data-parallel": 13,
-                                   "export": 13}, compile_extra=5, import_s=8.4)),
+           seconds=ProcessSeconds({"training": 8.6, "inference": 8.0, "precision": 15,
+                                   "execution-mode": 15, "parity": 8.8, "data-parallel": 13,
+                                   "export": 13}, compile_extra=5, import_s=7.0)),
     System(KERAS, "tensorflow", label="Keras on TensorFlow", colour="#2471a3",
            required_modules=("keras", "tensorflow"),
            # ONNX is the small suites' artifact: a SavedModel export imports TensorFlow
@@ -199,9 +206,9 @@ SYSTEMS: tuple[System, ...] = (
                               quick=("onnx",), standard_cpu=("onnx", "tf_saved_model"),
                               words=_KERAS_FORMAT_WORDS),
            data_parallel=("mirrored",),  # tf.distribute strategy scope around compile/fit
-           seconds=ProcessSeconds({"training": 18, "inference": 12, "precision": 17,
-                                   "execution-mode": 15, "parity": 15, "data-parallel": 26,
-                                   "export": 14}, compile_extra=5, import_s=9.0),
+           seconds=ProcessSeconds({"training": 12.1, "inference": 19.8, "precision": 17,
+                                   "execution-mode": 15, "parity": 7.8, "data-parallel": 26,
+                                   "export": 14}, compile_extra=5, import_s=6.8),
            same_as=tuple(SameAs(experiment, "jit_compile", measured_as, _TF_GPU_AUTO, ("cuda",))
                          for experiment, measured_as in (("training", "default"),
                                                          ("inference", "predict"),
@@ -211,12 +218,13 @@ SYSTEMS: tuple[System, ...] = (
            export=ExportPaths(every=("tf_saved_model", "onnx", "litert", "torch", "openvino"),
                               quick=("onnx",), standard_cpu=("onnx",),
                               words=_KERAS_FORMAT_WORDS),
-           data_parallel=("keras-data-parallel",),  # tried: Keras has no torch distribution
-           seconds=ProcessSeconds({"training": 13, "inference": 11, "precision": 13,
-                                   "execution-mode": 13, "parity": 12, "data-parallel": 12,
-                                   "export": 13}, compile_extra=155, import_s=9.7),
+           data_parallel=("keras-data-parallel",),
+           seconds=ProcessSeconds({"training": 11.1, "inference": 8.6, "precision": 13,
+                                   "execution-mode": 13, "parity": 7.2, "data-parallel": 12,
+                                   "export": 13}, compile_extra=155, import_s=6.2),
            same_as=(SameAs("execution-mode", "run_eagerly", "default", _TORCH_EAGER),),
-           slow_on_cpu={"jit_compile": _TORCH_COMPILE_COST}),
+           slow_on_cpu={"jit_compile": _TORCH_COMPILE_COST},
+           unsupported={("data-parallel", "keras-data-parallel"): _NO_TORCH_DISTRIBUTION}),
     System(KERAS, "jax", label="Keras on JAX", colour="#1e8449",
            required_modules=("keras", "jax"),
            # its ONNX path needs jax2onnx, an optional package
@@ -224,9 +232,9 @@ SYSTEMS: tuple[System, ...] = (
                               quick=("tf_saved_model",), standard_cpu=("tf_saved_model",),
                               words=_KERAS_FORMAT_WORDS),
            data_parallel=("keras-data-parallel",),  # keras.distribution.DataParallel
-           seconds=ProcessSeconds({"training": 16, "inference": 12, "precision": 25,
-                                   "execution-mode": 18, "parity": 15, "data-parallel": 17,
-                                   "export": 17}, compile_extra=0, import_s=5.5),
+           seconds=ProcessSeconds({"training": 7.3, "inference": 7.6, "precision": 25,
+                                   "execution-mode": 18, "parity": 6.4, "data-parallel": 17,
+                                   "export": 17}, compile_extra=0, import_s=5.4),
            same_as=tuple(SameAs(experiment, "jit_compile", measured_as, _JAX_AUTO)
                          for experiment, measured_as in (("training", "default"),
                                                          ("inference", "predict"),
@@ -262,6 +270,12 @@ def by_name(name: str) -> System:
         valid = ", ".join(s.name for s in SYSTEMS)
         raise ValueError(f"unknown framework {name!r}; valid: {valid}, keras")
     return system
+
+
+def unsupported_reason(name: str, experiment: str, mode: str) -> str:
+    """Why system `name` does not implement `mode` of `experiment`; "" where it does."""
+    system = next((system for system in SYSTEMS if system.name == name), None)
+    return system.unsupported.get((experiment, mode), "") if system else ""
 
 
 def label(name: str) -> str:

@@ -16,7 +16,7 @@ from dlbench.core.modes import FASTEST, mode_class
 from dlbench.core.schema import CellStatus
 from dlbench.core.systems import system_of, systems_of
 from report.render.charts import curve_chart, empty_reason, is_accuracy, result_chart
-from report.render.labels import format_label, metric_ids_in_words, status_label
+from report.render.labels import format_label, metric_ids_in_words, reason_label, status_label
 from report.pages.registry import Page, SourceInputs, pages_before_verdicts
 from report.render.jinja import ChartBlock, chart_block, render
 from report.inputs.source import Source
@@ -224,7 +224,7 @@ def not_ok_rows(source: Source, experiment: str) -> list[dict]:
             "workload": cell["workload"], "system": system_of(cell),
             "variant": variant_label(cell),
             "status": status_label(cell["status"], cell["reason"] or ""),
-            "reason": cell["reason"] or "(none recorded)",
+            "reason": reason_label(cell["status"], cell["reason"] or ""),
         })
     return rows
 
@@ -302,7 +302,7 @@ def export_formats(source: Source, summary: pd.DataFrame, experiment: str) -> li
             "format": format_label(str(cell["export_format"])),
             "works": "yes" if works else status_label(cell["status"], cell["reason"] or ""),
             "deviation": f"{deviation[key]:.3g}" if key in deviation.index else "—",
-            "reason": "" if works else (cell["reason"] or "(none recorded)"),
+            "reason": "" if works else reason_label(cell["status"], cell["reason"] or ""),
         })
     return rows
 

@@ -94,6 +94,23 @@ def status_label(status: str, reason: str) -> str:
     return status
 
 
+#: A Python exception's name with its message, or a traceback: what a crash leaves in a reason.
+PYTHON_ERROR = re.compile(r"\b([A-Z]\w*(?:Error|Exception|Exit))\b:|Traceback \(most recent")
+
+
+def reason_label(status: str, reason: str) -> str:
+    """A cell's recorded reason as a page shows it: a crash's raw Python error becomes a
+    sentence naming the exception (the full message stays in the downloads' cells table)."""
+    if not reason:
+        return "(none recorded)"
+    found = PYTHON_ERROR.search(reason)
+    if status not in ("failed", "unsupported") or not found:
+        return reason
+    name = found.group(1) or "a Python error"
+    return (f"the worker process crashed ({name}); the full error is in the cells table "
+            f"of the downloads")
+
+
 def metric_ids_in_words(text: str) -> str:
     """`text` with every registered metric's identifier replaced by its words."""
     names = sorted(METRICS, key=len, reverse=True)

@@ -95,3 +95,8 @@ def failed(reason: str) -> CellOutcome:
 
 def skipped(reason: str) -> CellOutcome:
     return CellOutcome(status=CellStatus.SKIPPED, reason=reason)
+
+
+def unsupported(reason: str) -> CellOutcome:
+    """The framework does not implement the cell (known when it was planned)."""
+    return CellOutcome(status=CellStatus.UNSUPPORTED, reason=reason)

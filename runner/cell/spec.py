@@ -13,6 +13,12 @@ from dlbench.core.systems import system_name
 #: The CellSpec parameter holding why a planned cell is not measured (runner.process.execute records
 #: it as skipped without starting a worker).
 NOT_MEASURED = "not_measured"
+#: The CellSpec parameter holding why the framework does not implement a planned cell
+#: (dlbench.core.systems declares it; runner.process.execute records it as unsupported
+#: without starting a worker).
+UNSUPPORTED = "unsupported"
+#: Parameters that mean no worker process starts for the cell.
+NOT_RUN = (NOT_MEASURED, UNSUPPORTED)
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,12 @@ class CellSpec:
     #: "aa" for an A/A control: the same configuration as the cell without it, measured as a
     #: cell of its own (runner/plan/controls.py); empty for every other cell.
     control: str = ""
+
+    @property
+    def runs(self) -> bool:
+        """Whether a worker process measures this cell (not when it is planned as not
+        measured on this device or as unsupported by its framework)."""
+        return not any(self.params.get(key) for key in NOT_RUN)
 
     @property
     def framework_id(self) -> FrameworkId:

@@ -29,6 +29,7 @@ from runner.process.measure import utc_timestamp
 from runner.store.persist import kept_for_resume, persist_all
 from runner.plan.cells import PlanError, RunRequest, plan_cells, resolve_device, validate
 from runner.commands.remeasure import cells_to_remeasure
+from runner.commands.progress_lines import ProgressLines, lines_wanted
 from runner.commands.run_arguments import RunArguments
 from runner.commands.looks import (cells_to_top_up, look_record, most_processes_added, next_look,
                           recorded_looks, with_recorded_looks)
@@ -253,10 +254,17 @@ def _measure_look(store: RunStore, cells: list[CellSpec], order_seed: int, bar: 
     history = recorded_process_seconds(store.root.parent.parent)
     console.print(estimate(batches, history).sentence())
     task = bar.add_task("starting", total=len(order), completed=len(order) - len(todo))
-    for batch in batches:
+    lines = (ProgressLines(len(order), len(order) - len(todo))
+             if lines_wanted(not bar.disable) else None)
+    for position, batch in enumerate(batches):
         raise_if_stop_requested()
         bar.update(task, description=batch_label(batch))
-        persist_all(store, _measure_processes(store, batch), lambda: bar.advance(task))
+        records = _measure_processes(store, batch)
+        persist_all(store, records, lambda: bar.advance(task))
+        if lines:
+            lines.finished(records, estimate(batches[position + 1:], history).seconds)
+    if lines:
+        lines.flush()
     _rerun_busy(store, {cell.cell_id for cell in cells}, busy_retries, bar, suite)
     store.rebuild_tables()  # once per look: each process's record was saved as it ended
 
@@ -410,6 +418,6 @@ def print_summary(store: RunStore, records: list[CellRecord]) -> None:
         if status is CellStatus.FAILED:
             console.print(f"[red]failed[/red] {cell_id}: {reason}")
     if not info.get("processes_policy", {}).get("citable", True):
-        console.print("preview: too few processes per cell to cite (standard or full suite "
-                      "for citable results)")
+        console.print("preview, not to cite: a quick suite, or fewer processes per cell "
+                      "than its suite's (standard or full suite for citable results)")
     console.print(f"results: {store.root}")

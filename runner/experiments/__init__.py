@@ -16,12 +16,26 @@ from typing import Any, Protocol
 
 from dlbench.core import experiments as declared
 from dlbench.core.modes import FASTEST, mode_class
-from dlbench.core.systems import SYSTEMS
+from dlbench.core.systems import SYSTEMS, unsupported_reason
 from runner.cell.outcome import CellOutcome
 from runner.plan.repeats import process_count
-from runner.cell.spec import NOT_MEASURED, CellSpec, FrameworkId
+from runner.cell.spec import NOT_MEASURED, UNSUPPORTED, CellSpec, FrameworkId
 
 SUITES = ("quick", "standard", "full")
+
+#: The experiments a suite measures when none is named (--experiment names any of them in
+#: any suite). Quick is a preview that fits a few minutes on 2 cores with 3 processes per
+#: cell: the digits MLP's training, inference and parity for every system, enough for the
+#: home page to decide its training and inference questions where the difference is large.
+#: It leaves to standard the model families, precision, execution modes, data parallelism
+#: and export (README: "The quick suite").
+QUICK_EXPERIMENTS: tuple[str, ...] = ("training", "inference", "parity")
+
+
+def suite_experiments(suite: str) -> list[str]:
+    """The experiments `suite` measures when none is named: quick's preview, else every
+    declared experiment in suite order."""
+    return list(QUICK_EXPERIMENTS) if suite == "quick" else experiment_names()
 
 
 @dataclass(frozen=True)
@@ -96,6 +110,13 @@ def not_measured_params(request: PlanRequest, framework: FrameworkId, mode: str)
     cost = _slow_cost(request, framework, mode)
     return {NOT_MEASURED: f"not measured on this device in the {request.suite} suite: {cost}; "
                           f"the full suite measures it"} if cost else {}
+
+
+def unsupported_params(framework: FrameworkId, experiment: str, mode: str) -> dict:
+    """{UNSUPPORTED: why} for a mode its system declares it does not implement
+    (dlbench.core.systems), so the cell is recorded as unsupported, never run; {} else."""
+    reason = unsupported_reason(framework.name, experiment, mode)
+    return {UNSUPPORTED: reason} if reason else {}
 
 
 def outside_fastest_workloads(grid: dict, workload: str, experiment: str, framework: str,

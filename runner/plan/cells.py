@@ -7,7 +7,8 @@ from dataclasses import dataclass, field, replace
 
 from runner.plan import frameworks
 from runner.plan.controls import with_controls
-from runner.experiments import SUITES, PlanRequest, experiment_names, get_experiment
+from runner.experiments import (SUITES, PlanRequest, experiment_names, suite_experiments,
+                                get_experiment)
 from runner.plan.repeats import process_count
 from runner.cell.spec import CellSpec
 from runner.workloads.catalog import LOCAL_DATA_WORKLOADS, WORKLOADS
@@ -105,7 +106,7 @@ def plan_cells(request: RunRequest, device: str) -> list[CellSpec]:
         timeout_s=request.timeout_s,
         data_dir=request.data_dir,
     )
-    names = request.experiments or experiment_names()
+    names = request.experiments or suite_experiments(request.suite)
     cells: list[CellSpec] = []
     for name in experiment_names():
         if name in names:

@@ -20,25 +20,26 @@ from dlbench.core.modes import FASTEST, mode_class
 from dlbench.core.errors import ResultsFileError
 from dlbench.core.systems import SYSTEMS
 from dlbench.core.tables import read_table
-from runner.cell.spec import NOT_MEASURED
 from runner.cell.spec import CellSpec
 from runner.plan.real_size_estimate import real_size_process_s
 from runner.workloads.real_size import is_real_size
 
 #: Each system declares its defaults (dlbench.core.systems, `System.seconds`):
-#: - per experiment, the seconds one worker process of the quick suite took on 2 cores (the
-#:   median over its cells; 2026-12-03 at 03:30 UTC, run alone, under 4.9% mean CPU steal
-#:   from the host), less the 4-5 s Keras on torch and JAX no longer spend importing
-#:   TensorFlow (measured on one process of each at 06:00). Framework import and first use
-#:   dominate.
+#: - per experiment, the seconds one worker process took on 2 cores. Training, inference and
+#:   parity (the quick suite's experiments) are fitted from release 2027.02, measured alone:
+#:   the median wall of the digits MLP's default-mode processes
+#:   (benchmarks/fit_estimate.py). The others are the old quick suite's processes
+#:   (2026-12-03 at 03:30 UTC, run alone, under 4.9% mean CPU steal from the host), less
+#:   the 4-5 s Keras on torch and JAX no longer spend importing TensorFlow. Framework import
+#:   and first use dominate.
 #: - the seconds a cold compile adds to a process in a fastest mode (one ResNet-20 training
 #:   process of each, 2026-12-03 at 05:53: torch.compile 63 s against 7 s eager, XLA 19-24 s
 #:   against 15-31 s, Keras jit_compile on torch 172 s against 15 s; the quick suite's
 #:   compiled execution-mode cell of PyTorch took 46 s).
 #: - the seconds a worker process spends starting Python and importing its framework and
 #:   the harness, which the cells after the first of a shared process (runner.plan.sharing) do
-#:   not pay (`python -c "import <framework>; import runner.harness"`, 2026-12-03 at 09:40,
-#:   one other process busy on the second core).
+#:   not pay: fitted from the same release as the smallest of the three medians less 1 s,
+#:   the least work a process does (benchmarks/fit_estimate.py).
 DEFAULT_PROCESS_S: dict[str, dict[str, float]] = {
     experiment: {s.name: s.seconds.per_experiment[experiment] for s in SYSTEMS
                  if experiment in s.seconds.per_experiment}
@@ -85,8 +86,8 @@ def recorded_process_seconds(results_dir: Path) -> dict[str, float]:
 
 
 def default_process_s(spec: CellSpec) -> float:
-    """A process's expected seconds without history (none for a cell not measured here)."""
-    if spec.params.get(NOT_MEASURED):
+    """A process's expected seconds without history (none for a cell that does not run)."""
+    if not spec.runs:
         return 0.0
     name = spec.framework_id.name
     if is_real_size(spec.workload) and spec.device == "cpu":  # arithmetic, not first use

@@ -1,27 +1,30 @@
 """Shared worker processes: the quick suite measures several cells of one framework in one
 process, so a preview on 2 cores pays each framework's import (2.6 s for PyTorch, 8-9 s for
-TensorFlow and Keras) once instead of once per cell.
+TensorFlow and Keras) once per worker instead of once per cell.
 
-Cells share a process only when each has one process (a cell measured by several processes
-needs them independent: they are its interval) and nothing one cell leaves behind can
-change the next one's numbers:
+Worker k of a framework measures process k of each of its cells that may share: a cell's
+processes stay in distinct workers, so they remain independent (they are its interval),
+and the cells compared with each other are measured by different frameworks' workers
+anyway. Cells share only when nothing one leaves behind can change the next one's numbers:
 - the same framework, backend, device and threads: the process environment is the same;
 - not data-parallel: its workers and logical devices are set before the framework starts;
 - not a fastest mode: a compile in a process that already compiled would find the earlier
   one's caches, so its compile time would be a cache hit, not a cold compile;
-- not a cell planned as not measured on this device (no process starts for it).
+- not a cell planned as not measured on this device or as unsupported (no process
+  starts for it);
+- an A/A control shares only with other controls, never with its twin: the two cells must
+  be as independent as two frameworks' cells are.
 
-The standard and full suites never share: each of their processes measures one cell, as
-their intervals need. A shared cell's outcome says so (`shared_process`: the worker's pid,
-the cell's position, how many cells the process measured and the cell's own slice of its
-time; the cells table repeats it in details_json), and its first cell pays the framework's
-one-time warm-up, so a quick run is a preview, not a result.
+The standard and full suites never share: each of their processes measures one cell. A
+shared cell's outcome says so (`shared_process`: the worker's pid, the cell's position, how
+many cells the process measured and the cell's own slice of its time; the cells table
+repeats it in details_json), and each worker's first cell pays the framework's one-time
+warm-up, so a quick run is a preview, not a result.
 """
 
 from __future__ import annotations
 
 from dlbench.core.modes import FASTEST, mode_class
-from runner.cell.spec import NOT_MEASURED
 from runner.plan.schedule import process_label
 from runner.cell.spec import CellSpec
 
@@ -34,20 +37,23 @@ OWN_PROCESS_EXPERIMENTS: dict[str, str] = {
 
 
 def suite_shares(suite: str, processes_per_cell: int) -> bool:
-    """Whether cells measured by `processes_per_cell` processes in `suite` may share one."""
-    return suite in SHARING_SUITES and processes_per_cell == 1
+    """Whether cells measured by `processes_per_cell` processes in `suite` may share one
+    (process k of each with process k of the others)."""
+    return suite in SHARING_SUITES and processes_per_cell >= 1
 
 
 def may_share(spec: CellSpec, suite: str) -> bool:
     """True when `spec` may share its worker process with other cells of its framework."""
     return (suite_shares(suite, spec.repeats) and spec.experiment not in OWN_PROCESS_EXPERIMENTS
             and mode_class(spec.experiment, spec.framework, spec.mode) != FASTEST
-            and not spec.params.get(NOT_MEASURED))
+            and spec.runs)
 
 
 def share_key(spec: CellSpec) -> tuple:
-    """Cells with equal keys run under the same process environment."""
-    return (spec.framework, spec.backend, spec.device, spec.threads)
+    """Processes with equal keys share a worker: the same process environment, the same
+    process index, and controls apart from the cells they repeat."""
+    return (spec.framework, spec.backend, spec.device, spec.threads, spec.repeat_index,
+            bool(spec.control))
 
 
 def worker_batches(order: list[CellSpec], suite: str) -> list[list[CellSpec]]:

@@ -23,8 +23,8 @@ from runner.experiments import framework_code_path
 from runner.plan.frameworks import missing_modules
 from runner.machine.load import assess, read_load, with_timed_steal
 from runner.process.measure import utc_timestamp
-from runner.cell.outcome import CellOutcome, failed, skipped
-from runner.cell.spec import NOT_MEASURED, CellSpec
+from runner.cell.outcome import CellOutcome, failed, skipped, unsupported
+from runner.cell.spec import NOT_MEASURED, UNSUPPORTED, CellSpec
 from runner.harness.code_record import PROJECT_ROOT
 from runner.process.stop import raise_if_stop_requested
 from runner.store.run_store import CellRecord
@@ -63,7 +63,7 @@ def execute_cell(spec: CellSpec, launch: Launch = DEFAULT_LAUNCH) -> CellRecord:
 def execute_cells(specs: list[CellSpec], launch: Launch = DEFAULT_LAUNCH) -> list[CellRecord]:
     """Measure `specs` (cells of one framework that may share a process: runner.plan.sharing) in
     one worker process, one record each (none is started for a cell planned as not
-    measured on this device); the machine's readings before and after the process
+    measured on this device or as unsupported by its framework); the machine's readings before and after the process
     are every record's. A cell the process did not report on (it crashed or timed out
     before) is a failed record."""
     first = specs[0]
@@ -73,6 +73,8 @@ def execute_cells(specs: list[CellSpec], launch: Launch = DEFAULT_LAUNCH) -> lis
     started, begin = utc_timestamp(), time.perf_counter()
     if missing:
         results = [(skipped(f"not installed: {', '.join(missing)}"), "")] * len(specs)
+    elif first.params.get(UNSUPPORTED):
+        results = [(unsupported(str(first.params[UNSUPPORTED])), "")] * len(specs)
     elif first.params.get(NOT_MEASURED):
         results = [(skipped(str(first.params[NOT_MEASURED])), "")] * len(specs)
     else:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from dlbench.core.systems import SYSTEMS
-from runner.experiments import Experiment, PlanRequest, suite_grid
+from runner.experiments import Experiment, PlanRequest, suite_grid, unsupported_params
 from runner.cell.spec import CellSpec
 
 #: The data-parallel strategies each system offers, as cell modes (dlbench.core.systems).
@@ -76,7 +76,8 @@ def plan(request: PlanRequest) -> list[CellSpec]:
                 cells += [request.cell("data-parallel", name, framework, timeout_s=300.0,
                                        mode=mode, workers=workers,
                                        batch_size=global_batch(workload.batch_size, counts),
-                                       params=params)
+                                       params=params | unsupported_params(
+                                           framework, "data-parallel", mode))
                           for workers in counts]
     return cells
 

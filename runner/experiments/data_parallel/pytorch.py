@@ -54,7 +54,21 @@ def train_replica(rank: int, workers: int, port: int, spec: CellSpec, data: Cell
         run = TrainingRun(workers, tuple(times), plan.samples_per_epoch,
                           _accuracy(model.module, data, device), loss, setup_s)
         results.put((asdict(run), start))
+    del model, optimizer  # DDP's reducer holds the group: release it before the group goes
+    leave_group(started)
+
+
+def leave_group(replicas) -> None:
+    """Tear the group down in step with every replica, then wait for all before exiting.
+
+    A replica that leaves early (closing its gloo connections, and on rank 0 the TCP store
+    every replica's group was built on) while another is still in its last work or its own
+    teardown made gloo abort in the other ("terminate called without an active
+    exception", SIGABRT): so a barrier over the group before destroying it, and the
+    replicas' own barrier after, so no process exits while a peer still tears down."""
+    dist.barrier()
     dist.destroy_process_group()
+    replicas.wait()
 
 
 def _train(model: nn.Module, optimizer, x: torch.Tensor, y: torch.Tensor, plan: EpochPlan,
