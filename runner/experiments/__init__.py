@@ -32,6 +32,13 @@ EXPERIMENT_PACKAGES: dict[str, str] = {
 
 SUITES = ("quick", "standard", "full")
 
+#: Experiments no suite plans, only a request that names them (a user's own model,
+#: runner/user_model/plan.py): experiment name -> package, for the worker to find its code.
+REQUESTED_ONLY_PACKAGES: dict[str, str] = {
+    "model-parity": "user_model", "model-inference": "user_model",
+    "model-training": "user_model",
+}
+
 
 @dataclass(frozen=True)
 class PlanRequest:
@@ -150,7 +157,7 @@ def framework_module_name(spec: CellSpec) -> str:
 
 def code_module(experiment: str, framework: str) -> str:
     """The module of `framework`'s code for `experiment` (a FrameworkCode)."""
-    return f"runner.experiments.{EXPERIMENT_PACKAGES[experiment]}.{framework}"
+    return f"runner.experiments.{_package(experiment)}.{framework}"
 
 
 def framework_code(spec: CellSpec) -> FrameworkCode:
@@ -160,5 +167,10 @@ def framework_code(spec: CellSpec) -> FrameworkCode:
 
 def framework_code_path(spec: CellSpec) -> Path:
     """The source file of that module, relative to the project root."""
-    package = EXPERIMENT_PACKAGES[spec.experiment]
+    package = _package(spec.experiment)
     return Path("runner") / "experiments" / package / f"{spec.framework}.py"
+
+
+def _package(experiment: str) -> str:
+    """The package under runner.experiments holding `experiment`'s code."""
+    return EXPERIMENT_PACKAGES.get(experiment) or REQUESTED_ONLY_PACKAGES[experiment]

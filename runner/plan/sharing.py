@@ -9,7 +9,8 @@ change the next one's numbers:
 - not data-parallel: its workers and logical devices are set before the framework starts;
 - not a fastest mode: a compile in a process that already compiled would find the earlier
   one's caches, so its compile time would be a cache hit, not a cold compile;
-- not a cell planned as not measured on this device (no process starts for it).
+- not a cell planned as not measured on this device (no process starts for it);
+- not a cell whose params say it compiles (a user's model's compiled modes say so).
 
 The standard and full suites never share: each of their processes measures one cell, as
 their intervals need. A shared cell's outcome says so (`shared_process`: the worker's pid,
@@ -25,6 +26,8 @@ from runner.cell.spec import NOT_MEASURED
 from runner.plan.schedule import process_label
 from runner.cell.spec import CellSpec
 
+#: The cell param saying its mode compiles, for cells whose mode no system declares.
+COMPILES = "compiles"
 #: Suites whose cells may share a worker process.
 SHARING_SUITES = ("quick",)
 #: Experiments whose cells always get a process of their own, and why.
@@ -42,7 +45,7 @@ def may_share(spec: CellSpec, suite: str) -> bool:
     """True when `spec` may share its worker process with other cells of its framework."""
     return (suite_shares(suite, spec.repeats) and spec.experiment not in OWN_PROCESS_EXPERIMENTS
             and mode_class(spec.experiment, spec.framework, spec.mode) != FASTEST
-            and not spec.params.get(NOT_MEASURED))
+            and not spec.params.get(NOT_MEASURED) and not spec.params.get(COMPILES))
 
 
 def share_key(spec: CellSpec) -> tuple:
