@@ -31,8 +31,12 @@ KERAS_MODEL = textwrap.dedent('''
         return model
 
     class Noise(keras.layers.Layer):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.seed = keras.random.SeedGenerator(1)
+
         def call(self, x):
-            return x + keras.random.normal(keras.ops.shape(x))
+            return x + keras.random.normal(keras.ops.shape(x), seed=self.seed)
 
     def noisy():
         return keras.Sequential([keras.Input((6,)), keras.layers.Dense(3), Noise()])
@@ -183,3 +187,76 @@ def test_parity_table_reads_each_parity_cell():
                      ("parity_tolerance", 1e-4), ("parity_pass", 0.0))])
     (row,) = parity_table(cells, observations).to_dict("records")
     assert row["system"] == "keras-jax" and not row["passed"] and row["max_rel"] == 0.2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["--model", "{d}/kmodel.py:not_a_model", "--input-shape", "6"],
+     "not_a_model() returned a builtins.list, not a model"),
+    (["--model", "{d}/kmodel.py:build", "--input-shape", "5,2"],
+     "input shape 5,2 does not fit the model; the model takes (None, 6)"),
+])
+def test_a_model_that_cannot_be_measured_as_given_writes_nothing(argv, expected, model_files,
+                                                                 capsys):
+    results = model_files / "results"
+    code, error = _run([a.format(d=model_files) for a in argv], results, capsys)
+    assert code == 2
+    assert expected in error and len(error.strip().splitlines()) == 1
+    assert not results.exists()
+
+
+@pytest.mark.slow
+def test_a_model_drawing_random_numbers_fails_parity_and_is_not_timed(model_files, capsys):
+    """Parity runs before any timing; a model whose outputs differ is reported as such, its
+    timed cells recorded as not timed, and the draft site gets its page."""
+    results = model_files / "results"
+    code, error = _run(["--model", f"{model_files}/kmodel.py:noisy", "--input-shape", "6",
+                        "--framework", "keras-jax", "--busy-retries", "0"], results, capsys)
+    assert code == 0, error
+    (run,) = (results / "runs").iterdir()
+    facts = json.loads((run / "model.json").read_text())["facts"]
+    assert facts["repeat_max_abs"] > 0 and not facts["trains"]
+    records = [json.loads(p.read_text()) for p in (run / "processes").glob("*.json")]
+    parity = [r for r in records if r["spec"]["experiment"] == PARITY
+              and r["outcome"]["status"] == "ok"]
+    assert parity and all({o["metric"]: o["value"] for o in r["outcome"]["observations"]}[
+        "parity_pass"] == 0.0 for r in parity)
+    timed = [r for r in records if r["spec"]["experiment"] == INFERENCE]
+    assert timed and all(r["outcome"]["status"] == "skipped" for r in timed)
+    assert any("not timed: parity failed" in r["outcome"]["reason"] for r in timed)
+    assert "DIFFERS" in error
+    out = model_files / "site_src"
+    assert main(["build", "--run", "latest", "--results-dir", str(results), "--out",
+                 str(out), "--cache-dir", str(model_files / "cache")]) == 0
+    page = (out / "model.md").read_text()
+    assert "draws random numbers at inference" in page and "**differs**" in page
+    assert "No answer: no timed cell finished" in page
+
+
+@pytest.mark.slow
+def test_a_torch_module_and_the_example_are_prepared_and_agree_in_onnx_runtime(model_files):
+    """The module is built once (weights, inputs and reference saved); its eager and ONNX
+    Runtime parity processes load those weights and agree with the reference. The example
+    model of the README builds, takes its input shape and trains."""
+    from runner.user_model.preparation import prepare_model
+    from runner.user_model.source import model_request
+
+    request = model_request(f"{model_files}/tmodel.py:build", "6", "float32", "", 4)
+    prepared = prepare_model(request, 1)
+    try:
+        assert prepared.facts["kind"] == "torch" and prepared.facts["batch_size"] == 4
+        cells = model_cells(_plan(), prepared.facts, {"model": request.to_dict(), "model_dir":
+                            str(prepared.folder), "facts": prepared.facts})
+        chosen = [c for c in cells if c.experiment == PARITY
+                  and c.mode in ("eager", "onnxruntime")]
+        for record in [execute_cells([spec])[0] for spec in chosen]:
+            values = {o.metric: o.value for o in record.outcome.observations}
+            assert record.outcome.status.value == "ok", record.outcome.reason
+            assert values["parity_pass"] == 1.0, (record.spec.mode, values)
+    finally:
+        prepared.discard()
+    example = Path(__file__).resolve().parent.parent / "examples" / "gru_classifier.py"
+    gru = prepare_model(model_request(f"{example}:build", "20,8", "float32", "", 8), 1)
+    gru.discard()
+    assert gru.facts["kind"] == "keras" and gru.facts["trains"]
+    assert gru.facts["output_shape"] == [4]

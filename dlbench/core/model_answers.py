@@ -136,6 +136,20 @@ def _processes(n: int, judgement) -> str:
     return f"{n} processes each"
 
 
+def no_answer_reason(cells: pd.DataFrame, processes: pd.DataFrame | None) -> str:
+    """Why a model run has no answer, in words."""
+    timed = cells[cells["experiment"].isin([INFERENCE, TRAINING]) & (cells["status"] == "ok")]
+    if timed.empty:
+        return "No answer: no timed cell finished (the parity result and the failures say why)."
+    if processes is not None and len(processes) and "busy" in processes:
+        mine = processes[processes["cell_id"].isin(set(timed["cell_id"]))]
+        if len(mine) and (mine["busy"].fillna("").astype(str) != "").all():
+            return ("No answer: every timed process was measured on a busy machine and stayed "
+                    "flagged busy, so the verdict rule leaves it out; measure again on a quiet "
+                    "machine.")
+    return "No answer: no question had two measured systems or modes to compare."
+
+
 def parity_table(cells: pd.DataFrame, observations: pd.DataFrame) -> pd.DataFrame:
     """One row per parity cell: system, mode, status, max differences, tolerance, passed,
     and the reason of a cell that did not finish."""

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench.core.model_answers import (INFERENCE, TRAINING, model_answers, parity_table,
-                                        path_words)
+from dlbench.core.model_answers import (INFERENCE, TRAINING, model_answers, no_answer_reason,
+                                        parity_table, path_words)
 from dlbench.core.sequential import design_from_policy
 from dlbench.core.stats import summarize
 from dlbench.core.systems import label
@@ -109,19 +109,25 @@ def model_section(inputs: PageInputs, run: RunData) -> tuple[dict, list[ChartBlo
     table = cell_rows(cells, observations)
     parity = parity_table(cells, observations)
     parity["reason"] = [html.escape(str(r)) for r in parity["reason"]]
+    parity = parity.astype(object).where(parity.notna(), None)
     charts = chart_blocks(table, run.run_id) if len(table) else []
     environment = run.environment
     section = {
         "run_id": run.run_id, "model": model, "facts": model["facts"],
         "file": model_file_words(model["request"]),
         "answers": [{"title": a.question.title, "sentence": a.sentence()} for a in answers],
+        "no_answer": "" if answers else no_answer_reason(cells, _of_run(processes, run.run_id)),
         "rows": [_table_row(r) for _, r in table.iterrows()] if len(table) else [],
         "columns": list(COLUMNS.values()), "parity": parity.to_dict("records"),
         "parity_labels": {s: label(s) for s in parity["system"]},
         "regime": regime(model["facts"], table, environment),
         "machine": _machine(environment, run.info),
-        "charts": [c.html for c in charts]}
+        "charts": [{"html": c.html, "svg": c.svg} for c in charts]}
     return section, charts
+
+
+def _of_run(processes: pd.DataFrame | None, run_id: str) -> pd.DataFrame | None:
+    return None if processes is None else processes[processes["run_id"] == run_id]
 
 
 def model_file_words(request: dict) -> str:

@@ -18,7 +18,8 @@ from rich.console import Console
 from dlbench.core import layout
 from dlbench.core.atomic import atomic_write_bytes, make_dir
 from dlbench.core.errors import UsageError
-from dlbench.core.model_answers import MODEL_QUESTIONS, model_answers, parity_table
+from dlbench.core.model_answers import (MODEL_QUESTIONS, model_answers, no_answer_reason,
+                                        parity_table)
 from dlbench.core.sequential import design_from_policy
 from runner.cell.spec import NOT_MEASURED, CellSpec
 from runner.commands.run_arguments import RunArguments
@@ -199,9 +200,10 @@ def answer_lines(store: RunStore) -> list[str]:
     observations = observations_frame(records, run_id)
     lines = [parity_line(row) for row in parity_table(cells, observations).itertuples()]
     design = design_from_policy(store.load_run_info().get("processes_policy"))
-    for answer in model_answers(observations, cells, processes_frame(records, run_id), design):
-        lines.append(f"{answer.question.title}: {answer.sentence()}")
-    return lines
+    processes = processes_frame(records, run_id)
+    answers = model_answers(observations, cells, processes, design)
+    lines += [f"{answer.question.title}: {answer.sentence()}" for answer in answers]
+    return lines if answers else [*lines, no_answer_reason(cells, processes)]
 
 
 def parity_line(row) -> str:

@@ -25,6 +25,20 @@ class ModelError(Exception):
     """The user's model cannot be measured as given; the message is one line."""
 
 
+#: Lines of a framework's error that say where, not what (Keras wraps a layer's error in them).
+_WRAPPER_LINES = ("Exception encountered when calling", "Arguments received by")
+
+
+def error_line(error: BaseException, limit: int = 300) -> str:
+    """The line of an error that says what went wrong, without terminal colour codes."""
+    import re
+
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line).strip()
+             for line in str(error).splitlines()]
+    useful = [line for line in lines if line and not line.startswith(_WRAPPER_LINES)]
+    return f"{type(error).__name__}: {(useful or [''])[0][:limit]}"
+
+
 def build_user_model(request: ModelRequest):
     """The model as the user's file builds it (NAME()), or the saved .keras model."""
     if not request.name:

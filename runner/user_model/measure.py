@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from runner.cell.outcome import CellOutcome, Fairness, Observation
+from runner.cell.outcome import CellOutcome, Fairness
 from runner.cell.spec import CellSpec
 from runner.adapters import Adapter, adapter_for
 from runner.harness import Cell, cell_manifest, configured_adapter

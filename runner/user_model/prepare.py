@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from runner.user_model.loading import (ModelError, build_user_model, count_flops, forward,
-                                       load_inputs, model_kind, save_weights)
+from runner.user_model.loading import (ModelError, build_user_model, count_flops, error_line,
+                                       forward, load_inputs, model_kind, save_weights)
 from runner.user_model.source import ModelRequest
 
 #: Samples parity compares, and the seed of generated inputs.
@@ -100,9 +100,7 @@ def shape_mismatch(request: ModelRequest, model, error: Exception) -> str:
         else f"the inputs of {request.data_file}"
     expects = getattr(model, "input_shape", None)
     wanted = f"; the model takes {expects} (batch first)" if expects else ""
-    text = str(error).strip().splitlines()
-    return (f"{given} does not fit the model{wanted}: {type(error).__name__}: "
-            f"{text[0][:200] if text else ''}")
+    return f"{given} does not fit the model{wanted}: {error_line(error, 200)}"
 
 
 def parameter_count(model, kind: str) -> int:
@@ -122,9 +120,7 @@ def main(argv: list[str]) -> int:
     except ModelError as error:
         result, status = {"error": str(error)}, 3
     except Exception as error:  # noqa: BLE001 - the user's code: one line, not a traceback
-        first = (str(error).strip().splitlines() or [""])[0][:300]
-        result, status = {"error": f"building the model failed: {type(error).__name__}: "
-                                   f"{first}"}, 3
+        result, status = {"error": f"building the model failed: {error_line(error)}"}, 3
     (out / "prepared.json").write_text(json.dumps(result))
     return status
 
