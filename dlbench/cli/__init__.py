@@ -22,6 +22,10 @@ def _run(args: argparse.Namespace) -> int:
     from runner.commands.run import executor_of, run_command
 
     arguments = run_arguments(args)
+    if arguments.model:
+        from runner.commands.run_model import run_model_command
+
+        return run_model_command(arguments)
     if executor_of(arguments) != "ray":
         return run_command(arguments)
     from runner.cluster import require_ray

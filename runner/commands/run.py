@@ -84,6 +84,9 @@ def existing_run(results_dir: Path, name: str) -> RunStore:
 
 def check_arguments(arguments: RunArguments) -> None:
     """Refuse bad input before taking the machine's lock or writing anything."""
+    if arguments.input_shape or arguments.data_file or arguments.batch_size is not None:
+        raise UsageError("--input-shape, --data and --batch-size describe a model's inputs: "
+                         "use them with --model PATH.py:NAME")
     if arguments.cells and not arguments.remeasure:
         raise UsageError("--cell names a cell to re-measure: use it with --remeasure RUN_ID")
     if arguments.remeasure and arguments.resume:
@@ -122,13 +125,6 @@ def run_command(arguments: RunArguments,
     """Entry point of `dlbench run`: holds the machine's measurement lock while it measures
     (on this machine, or with `measure`, e.g. on a Ray cluster)."""
     stop_on_signals()
-    if arguments.model:
-        from runner.user_model.command import run_model_command
-
-        return run_model_command(arguments)
-    if arguments.input_shape or arguments.data_file or arguments.batch_size is not None:
-        raise UsageError("--input-shape, --data and --batch-size describe a model's inputs: "
-                         "use them with --model PATH.py:NAME")
     check_arguments(arguments)
     try:
         with measurement_lock():

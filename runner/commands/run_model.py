@@ -22,7 +22,9 @@ from dlbench.core.model_answers import (MODEL_QUESTIONS, model_answers, no_answe
                                         parity_table)
 from dlbench.core.sequential import design_from_policy
 from runner.cell.spec import NOT_MEASURED, CellSpec
+from runner.commands.run import busy_retries_of, new_run_id, print_summary, run_cells
 from runner.commands.run_arguments import RunArguments
+from runner.process.stop import stop_on_signals
 from runner.experiments import PlanRequest
 from runner.machine.lock import MachineLockedError, measurement_lock
 from runner.plan import frameworks
@@ -91,8 +93,7 @@ def _kind_systems(facts: dict, chosen: tuple[str, ...]) -> tuple[str, ...]:
 
 def run_model_command(arguments: RunArguments) -> int:
     """Entry point of `dlbench run --model`."""
-    from runner.commands.run import busy_retries_of, print_summary
-
+    stop_on_signals()
     model, run_request = checked_request(arguments)
     retries = busy_retries_of(arguments)
     device = resolve_device(run_request.device)
@@ -120,8 +121,6 @@ def run_model_command(arguments: RunArguments) -> int:
 def _planned(arguments: RunArguments, run_request: RunRequest, prepared: Prepared,
              device: str, threads: int) -> tuple[RunStore, list[CellSpec]]:
     """The new run's store (not yet created) and the model's cells."""
-    from runner.commands.run import new_run_id
-
     systems = _kind_systems(prepared.facts, tuple(run_request.frameworks))
     store = RunStore(layout.run_dir(arguments.results_dir, new_run_id(device)))
     plan = PlanRequest(suite=run_request.suite, workloads=[], frameworks=[], device=device,
@@ -138,8 +137,6 @@ def measure_model(store: RunStore, request: RunRequest, device: str, cells: list
                   arguments: RunArguments, retries: int) -> list[CellRecord]:
     """Parity first (every system's parity process), then the timed cells of the systems
     and modes whose parity passed."""
-    from runner.commands.run import run_cells
-
     parity = [c for c in cells if c.experiment == PARITY]
     run_cells(store, request, device, parity, progress=arguments.progress,
               busy_retries=retries, seed=arguments.seed, record_plan=False,
