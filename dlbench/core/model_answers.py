@@ -62,9 +62,18 @@ class Answer:
         return answer_sentence(self)
 
 
+#: Systems only a user's model runs on, in words (the built-ins' are declared with them).
+SYSTEM_WORDS = {"keras-openvino": "Keras on OpenVINO"}
+
+
+def system_words(system: str) -> str:
+    """'Keras on JAX'."""
+    return SYSTEM_WORDS.get(system) or label(system)
+
+
 def path_words(system: str, mode: str) -> str:
     """'Keras on JAX, jit_compile=True'."""
-    return f"{label(system)}, {MODE_WORDS.get(mode, mode)}"
+    return f"{system_words(system)}, {MODE_WORDS.get(mode, mode)}"
 
 
 def model_answers(observations: pd.DataFrame, cells: pd.DataFrame,
@@ -93,44 +102,47 @@ def model_answers(observations: pd.DataFrame, cells: pd.DataFrame,
 def _names(rows: pd.DataFrame, contest: str) -> dict[str, str]:
     first = rows.drop_duplicates(contest)
     if contest == "system":
-        return {str(s): label(str(s)) for s in first["system"]}
+        return {str(s): system_words(str(s)) for s in first["system"]}
     return {str(c): path_words(str(s), str(m)) for c, s, m in
             zip(first[contest], first["system"], first["mode"], strict=True)}
 
 
 def answer_sentence(answer: Answer) -> str:
-    """'On this machine your model runs fastest on X: 1.8x faster than Y, interval 1.5-2.1x,
-    6 processes each', or what keeps it from being decided."""
+    """'On this machine your model runs fastest on X: 1.80x faster than Y, interval
+    1.50-2.10x; 6 processes each', or what keeps it from being decided."""
     best = answer.standings[0]
     name = answer.names.get(best.contender, best.contender)
     mode = f" ({MODE_WORDS.get(str(answer.group['mode']), answer.group['mode'])})" \
         if "mode" in answer.group else ""
-    parts = [_pair_words(p, answer.names.get(p.other, p.other), best) for p in answer.pairings]
+    parts = [_pair_words(p, answer.names.get(p.other, p.other)) for p in answer.pairings]
     lead = f"On this machine your model runs fastest{mode} on {name}"
     if not all(p.judgement.decision is Decision.A_BETTER for p in answer.pairings):
         lead = f"On this machine your model measured fastest{mode} on {name}, not decided " \
                "against every other"
-    return f"{lead}: {'; '.join(parts)}."
+    return f"{lead}: {'; '.join(parts)}; {_processes(best.summary.n)}."
 
 
-def _pair_words(pairing: Pairing, other: str, best: Standing) -> str:
+#: How a pair's decision reads after its ratio.
+_VERDICT_WORDS = {Decision.NO_MEANINGFUL_DIFFERENCE: "no meaningful difference from",
+                  Decision.UNDECIDED: "undecided against",
+                  Decision.INCONCLUSIVE: "inconclusive against"}
+
+
+def _pair_words(pairing: Pairing, other: str) -> str:
     judgement = pairing.judgement
-    processes = _processes(best.summary.n, judgement)
     advantage = pairing.advantage
     if math.isnan(advantage):
-        return f"against {other}: {judgement.decision.value} ({judgement.reason or 'no ratio'})"
+        return f"{judgement.decision.value} against {other} ({judgement.reason or 'no ratio'})"
     low, high = pairing.advantage_interval()
-    interval = f"interval {low:.2f}-{high:.2f}x" if math.isfinite(low) and math.isfinite(high) \
-        else "no interval"
-    verdict = {Decision.A_BETTER: "faster than",
-               Decision.NO_MEANINGFUL_DIFFERENCE: "no meaningful difference from",
-               Decision.UNDECIDED: "undecided against",
-               Decision.INCONCLUSIVE: "inconclusive against"}.get(judgement.decision,
-                                                                    "against")
-    return f"{advantage:.2f}x, {verdict} {other}, {interval}, {processes}"
+    interval = f", interval {low:.2f}-{high:.2f}x" \
+        if math.isfinite(low) and math.isfinite(high) else ""
+    if judgement.decision is Decision.A_BETTER:
+        return f"{advantage:.2f}x faster than {other}{interval}"
+    words = _VERDICT_WORDS.get(judgement.decision, "against")
+    return f"{words} {other} ({advantage:.2f}x{interval})"
 
 
-def _processes(n: int, judgement) -> str:
+def _processes(n: int) -> str:
     if n < 2:
         return "1 process each (a preview: no interval to decide with)"
     return f"{n} processes each"

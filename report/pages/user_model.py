@@ -12,10 +12,9 @@ from pathlib import Path
 import pandas as pd
 
 from dlbench.core.model_answers import (INFERENCE, TRAINING, model_answers, no_answer_reason,
-                                        parity_table, path_words)
+                                        parity_table, path_words, system_words)
 from dlbench.core.sequential import design_from_policy
 from dlbench.core.stats import summarize
-from dlbench.core.systems import label
 from report.inputs.source import RunData, source_processes
 from report.inputs.summary import format_number
 from report.pages.registry import Page, PageInputs, page
@@ -119,7 +118,7 @@ def model_section(inputs: PageInputs, run: RunData) -> tuple[dict, list[ChartBlo
         "no_answer": "" if answers else no_answer_reason(cells, _of_run(processes, run.run_id)),
         "rows": [_table_row(r) for _, r in table.iterrows()] if len(table) else [],
         "columns": list(COLUMNS.values()), "parity": parity.to_dict("records"),
-        "parity_labels": {s: label(s) for s in parity["system"]},
+        "parity_labels": {s: system_words(s) for s in parity["system"]},
         "regime": regime(model["facts"], table, environment),
         "machine": _machine(environment, run.info),
         "charts": [{"html": c.html, "svg": c.svg} for c in charts]}
