@@ -121,8 +121,21 @@ def model_section(inputs: PageInputs, run: RunData) -> tuple[dict, list[ChartBlo
         "parity_labels": {s: system_words(s) for s in parity["system"]},
         "regime": regime(model["facts"], table, environment),
         "machine": _machine(environment, run.info),
+        "beside": beside_words(_of_run(processes, run.run_id)),
         "charts": [{"html": c.html, "svg": c.svg} for c in charts]}
     return section, charts
+
+
+def beside_words(processes: pd.DataFrame | None) -> str:
+    """What ran beside the measurement: how many processes the load checks flagged busy."""
+    if processes is None or not len(processes) or "busy" not in processes:
+        return "No load readings were recorded for this run."
+    flagged = processes[processes["busy"].fillna("").astype(str) != ""]
+    example = f" (for example: {html.escape(str(flagged['busy'].iloc[0]))})" if len(flagged) \
+        else ""
+    return (f"{len(flagged)} of {len(processes)} worker processes were measured while other "
+            f"programs ran beside them{example}; a flagged process is left out of every "
+            "answer.")
 
 
 def _of_run(processes: pd.DataFrame | None, run_id: str) -> pd.DataFrame | None:
