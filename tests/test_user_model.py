@@ -43,6 +43,11 @@ KERAS_MODEL = textwrap.dedent('''
 
     def not_a_model():
         return [1, 2, 3]
+
+    def picky():
+        if keras.backend.backend() == "tensorflow":
+            raise RuntimeError("this model does not run on TensorFlow")
+        return build()
 ''')
 TORCH_MODEL = textwrap.dedent('''
     import torch
@@ -234,6 +239,27 @@ def test_a_model_drawing_random_numbers_fails_parity_and_is_not_timed(model_file
 
 
 @pytest.mark.slow
+def test_a_model_failing_in_one_backend_fails_there_and_the_others_are_timed(model_files,
+                                                                           capsys):
+    results = model_files / "results"
+    code, error = _run(["--model", f"{model_files}/kmodel.py:picky", "--input-shape", "6",
+                        "--batch-size", "8", "--framework", "keras-jax", "--framework",
+                        "keras-tensorflow", "--busy-retries", "0"], results, capsys)
+    assert code == 0, error
+    (run,) = (results / "runs").iterdir()
+    records = {(r["spec"]["experiment"], r["spec"]["backend"], r["spec"]["mode"]): r["outcome"]
+               for r in (json.loads(p.read_text()) for p in (run / "processes").glob("*.json"))}
+    failed = records[(PARITY, "tensorflow", "predict")]
+    assert failed["status"] == "failed"
+    assert failed["reason"] == "RuntimeError: this model does not run on TensorFlow"
+    assert "its parity process failed" in records[(INFERENCE, "tensorflow", "predict")]["reason"]
+    for key, metric in (((INFERENCE, "jax", "predict"), "latency_p50"),
+                        ((TRAINING, "jax", "default"), "steady_step_time")):
+        assert records[key]["status"] == "ok", records[key]["reason"]
+        assert metric in {o["metric"] for o in records[key]["observations"]}
+
+
+@pytest.mark.slow
 def test_a_torch_module_and_the_example_are_prepared_and_agree_in_onnx_runtime(model_files):
     """The module is built once (weights, inputs and reference saved); its eager and ONNX
     Runtime parity processes load those weights and agree with the reference. The example
@@ -260,3 +286,21 @@ def test_a_torch_module_and_the_example_are_prepared_and_agree_in_onnx_runtime(m
     gru.discard()
     assert gru.facts["kind"] == "keras" and gru.facts["trains"]
     assert gru.facts["output_shape"] == [4]
+
+
+def test_user_arrays_from_npz_are_the_inputs_repeated_to_the_samples_needed(model_files):
+    from runner.user_model.loading import load_inputs
+    from runner.user_model.source import model_request
+
+    x = np.arange(12, dtype="float32").reshape(3, 4)
+    np.savez(model_files / "data.npz", x=x, y=np.array([0, 1, 2]))
+    request = model_request(f"{model_files}/kmodel.py:build", "", "float32",
+                            str(model_files / "data.npz"), None)
+    assert request.input_shape == () and request.batch_size == 0  # 0: chosen when built
+    inputs, targets = load_inputs(request, 8)
+    assert inputs.shape == (9, 4) and np.array_equal(inputs[3:6], x)
+    assert list(targets[:4]) == [0, 1, 2, 0]
+    np.savez(model_files / "uneven.npz", x=x, y=np.zeros(2))
+    with pytest.raises(Exception, match="x has 3 samples but y has 2"):
+        model_request(f"{model_files}/kmodel.py:build", "", "float32",
+                      str(model_files / "uneven.npz"), None)

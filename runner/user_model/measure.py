@@ -5,21 +5,24 @@ harness's forward-call protocol (runner.harness.inference) and sampling policy."
 
 from __future__ import annotations
 
+import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from runner.cell.outcome import CellOutcome, Fairness
+from runner.cell.outcome import CellOutcome, Fairness, failed
 from runner.cell.spec import CellSpec
 from runner.adapters import Adapter, adapter_for
-from runner.harness import Cell, cell_manifest, configured_adapter
+from runner.harness import Cell, CellSkipped, cell_manifest, configured_adapter
 from runner.harness.inference import (InferencePlan, Predictor, first_call_seconds,
                                       first_large_call, latencies_ms, latency_summary,
                                       throughput)
 from runner.harness.sampling import Sampler
 from runner.process.measure import (NS_PER_S, RetainedMemory, WorkingMemory, clock_ns,
                                     process_memory_kib)
+from runner.user_model.loading import error_line
 from runner.user_model.source import ModelRequest
 
 #: Largest max|output - reference| / max|reference| parity accepts: the built-in parity
@@ -36,6 +39,19 @@ class ModelData:
     y: np.ndarray | None
     parity_x: np.ndarray
     reference: np.ndarray
+
+
+def measured_or_failed(measure: Callable[[CellSpec], CellOutcome], spec: CellSpec
+                       ) -> CellOutcome:
+    """`measure(spec)`, or the failure of the user's code as its informative line (not a
+    framework's wrapper line), the traceback kept in the process's output."""
+    try:
+        return measure(spec)
+    except CellSkipped:
+        raise
+    except Exception as error:  # noqa: BLE001 - the user's code failing in one backend
+        traceback.print_exc()
+        return failed(error_line(error, 500))
 
 
 def model_request(spec: CellSpec) -> ModelRequest:

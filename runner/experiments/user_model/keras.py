@@ -9,9 +9,9 @@ import numpy as np
 from runner.cell.outcome import CellOutcome
 from runner.cell.spec import CellSpec
 from runner.user_model.loading import load_user_model
-from runner.user_model.measure import (inference_outcome, model_dir, model_fairness,
-                                       model_request, open_model_cell, parity_outcome,
-                                       training_outcome)
+from runner.user_model.measure import (inference_outcome, measured_or_failed, model_dir,
+                                       model_fairness, model_request, open_model_cell,
+                                       parity_outcome, training_outcome)
 from runner.user_model.plan import PARITY, TRAINING
 
 
@@ -44,6 +44,10 @@ class PredictPredictor:
 
 
 def run(spec: CellSpec) -> CellOutcome:
+    return measured_or_failed(_measure, spec)
+
+
+def _measure(spec: CellSpec) -> CellOutcome:
     cell = open_model_cell(spec)
     model = load_user_model(model_request(spec), model_dir(spec))
     jit: bool | str = True if spec.mode == "jit_compile" else "auto"

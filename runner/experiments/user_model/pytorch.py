@@ -16,8 +16,9 @@ from runner.cell.spec import CellSpec
 from runner.experiments.export.pytorch import export_paths
 from runner.experiments.export.runtimes import Predict
 from runner.user_model.loading import first_array, load_user_model
-from runner.user_model.measure import (inference_outcome, model_dir, model_fairness,
-                                       model_request, open_model_cell, parity_outcome)
+from runner.user_model.measure import (inference_outcome, measured_or_failed, model_dir,
+                                       model_fairness, model_request, open_model_cell,
+                                       parity_outcome)
 from runner.user_model.plan import PARITY
 
 
@@ -74,6 +75,10 @@ def predictor_for(spec: CellSpec, model, example: torch.Tensor, scratch: Path
 
 
 def run(spec: CellSpec) -> CellOutcome:
+    return measured_or_failed(_measure, spec)
+
+
+def _measure(spec: CellSpec) -> CellOutcome:
     cell = open_model_cell(spec)
     model = load_user_model(model_request(spec), model_dir(spec))
     example = torch.from_numpy(np.ascontiguousarray(cell.data.x_test[:2]))
