@@ -134,6 +134,10 @@ def test_a_torch_module_runs_eager_compiled_and_exported_and_can_be_narrowed():
     facts = KERAS_FACTS | {"kind": "torch", "trains": False}
     modes = {c.mode for c in model_cells(_plan(), facts, {}) if c.experiment == INFERENCE}
     assert modes == {"eager", "compiled", "onnxruntime", "openvino"}
+    on_gpu = PlanRequest(suite="quick", workloads=[], frameworks=[], device="cuda",
+                         repeats=None, threads=1, timeout_s=None, data_dir="")
+    devices = {c.mode: c.device for c in model_cells(on_gpu, facts, {})}
+    assert devices["eager"] == "cuda" and devices["onnxruntime"] == "cpu"  # artifacts: CPU
     only = model_cells(_plan(), KERAS_FACTS, {}, ("keras-jax",))
     assert {c.framework_id.name for c in only} == {"keras-jax"}
 

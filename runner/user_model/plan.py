@@ -32,7 +32,7 @@ KERAS_MODES = {INFERENCE: (("predict", False, "predict"), ("jit_compile", True, 
                TRAINING: (("default", False, "default"), ("jit_compile", True, "jit_compile"))}
 TORCH_MODES = (("eager", False, "inference_mode"), ("compiled", True, "compiled"),
                ("onnxruntime", False, ""), ("openvino", False, ""))
-#: Python modules a PyTorch mode needs beyond torch.
+#: Python modules a PyTorch mode needs beyond torch (its artifacts run on the CPU).
 TORCH_MODE_MODULES = {"onnxruntime": ("onnxruntime", "onnx"), "openvino": ("openvino",)}
 #: Calls per process, per suite (the inference experiment's grid, at the user's batch).
 CALLS = {"quick": {"warmup_calls": 10, "latency_calls": 200, "throughput_samples": 3,
@@ -64,7 +64,8 @@ def model_cells(request: PlanRequest, facts: dict, model_params: dict,
     for framework, experiment, mode, compiles, builtin in systems:
         cell = request.cell(experiment, facts["model_id"], framework, timeout_s=TIMEOUT_S,
                             mode=mode, batch_size=1 if experiment == INFERENCE
-                            else facts["batch_size"], params=params | {COMPILES: compiles})
+                            else facts["batch_size"], params=params | {COMPILES: compiles},
+                            device="cpu" if mode in TORCH_MODE_MODULES else "")
         reason = _not_measured(request, framework, experiment, mode, builtin)
         if reason:
             cell = replace(cell, params=cell.params | {NOT_MEASURED: reason})

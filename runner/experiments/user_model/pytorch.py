@@ -1,7 +1,8 @@
 """A user's PyTorch module: eager under torch.inference_mode (eager), torch.compile of the
-module (compiled), and the export experiment's artifacts run in their own runtimes: ONNX
-(dynamo exporter) in ONNX Runtime (onnxruntime) and OpenVINO (openvino); the same saved
-weights in every mode, parity against the eager reference."""
+module (compiled), and the export experiment's artifacts in their own runtimes, on the CPU
+as that experiment measures them: ONNX (dynamo exporter) in ONNX Runtime (onnxruntime) and
+OpenVINO (openvino); the same saved weights in every mode, parity against the eager
+reference."""
 
 from __future__ import annotations
 
@@ -23,13 +24,14 @@ from runner.user_model.plan import PARITY
 
 
 class ModulePredictor:
-    """A module (eager or compiled) called on a CPU tensor under torch.inference_mode."""
+    """A module (eager or compiled) called on a tensor of its device under
+    torch.inference_mode; the output copied to the host (which waits for the device)."""
 
-    def __init__(self, module) -> None:
-        self.module = module
+    def __init__(self, module, device: str) -> None:
+        self.module, self.device = module, torch.device(device)
 
     def prepare(self, x: np.ndarray) -> object:
-        return torch.from_numpy(np.ascontiguousarray(x))
+        return torch.from_numpy(np.ascontiguousarray(x)).to(self.device)
 
     def predict(self, prepared: object) -> np.ndarray:
         with torch.inference_mode():
@@ -63,7 +65,8 @@ def predictor_for(spec: CellSpec, model, example: torch.Tensor, scratch: Path
                   ) -> tuple[object, str]:
     """The mode's predictor and its compile mode in words."""
     if spec.mode == "compiled":
-        return ModulePredictor(torch.compile(model)), "torch.compile(model), default mode"
+        return (ModulePredictor(torch.compile(model.to(spec.device)), spec.device),
+                "torch.compile(model), default mode")
     if spec.mode == "onnxruntime":
         path = export_paths(model, example, spec.threads)["onnx-dynamo"]
         artifact = path.export(scratch)
@@ -71,7 +74,7 @@ def predictor_for(spec: CellSpec, model, example: torch.Tensor, scratch: Path
     if spec.mode == "openvino":
         return (RuntimePredictor(openvino_predict(model, example, spec.threads)),
                 f"openvino.convert_model, CPU plugin, {spec.threads} thread(s)")
-    return ModulePredictor(model), "eager, torch.inference_mode"
+    return ModulePredictor(model.to(spec.device), spec.device), "eager, torch.inference_mode"
 
 
 def run(spec: CellSpec) -> CellOutcome:
