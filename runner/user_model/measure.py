@@ -61,6 +61,7 @@ def model_request(spec: CellSpec) -> ModelRequest:
 
 
 def model_dir(spec: CellSpec) -> Path:
+    """The run's folder of the model's weights and inputs."""
     return Path(spec.params["model_dir"])
 
 

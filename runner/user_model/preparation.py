@@ -38,6 +38,7 @@ class Prepared:
         return target
 
     def discard(self) -> None:
+        """Remove the scratch folder (a run that never started keeps nothing)."""
         shutil.rmtree(self.folder, ignore_errors=True)
 
 

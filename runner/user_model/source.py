@@ -37,6 +37,7 @@ class ModelRequest:
         return "model-" + re.sub(r"[^a-z0-9]+", "-", stem.lower()).strip("-")
 
     def to_dict(self) -> dict:
+        """The request as JSON-ready values (cells and model.json carry it)."""
         return asdict(self)
 
 
