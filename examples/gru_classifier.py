@@ -1,8 +1,9 @@
 """An example model for `dlbench run --model`: a small GRU sequence classifier in Keras 3,
 a kind of model the built-in workloads do not cover (a recurrent layer over time steps).
 
-    dlbench run --model examples/gru_classifier.py:build --input-shape 20,8
+    dlbench run --model examples/gru_classifier.py:build
 
+(the input shape, 20 steps of 8 features, is the one its keras.Input declares).
 `build` returns the model compiled with its loss and optimizer, so dlbench measures its
 training step as well as its inference; dlbench loads the same weights into it on every
 installed Keras backend.

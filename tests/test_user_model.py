@@ -76,7 +76,8 @@ def _run(argv: list[str], results: Path, capsys) -> tuple[int, str]:
     (["--model", "{d}/kmodel.py", "--input-shape", "6"], "name the function that builds"),
     (["--model", "{d}/kmodel.py:nothing", "--input-shape", "6"], "defines no 'nothing'"),
     (["--model", "{d}/kmodel.py:build", "--input-shape", "6,x"], "--input-shape '6,x'"),
-    (["--model", "{d}/kmodel.py:build"], "give --input-shape SHAPE"),
+    (["--model", "{d}/kmodel.py:build", "--input-shape", "6", "--data", "{d}/nox.npz"],
+     "one of them"),
     (["--model", "{d}/kmodel.py:build", "--input-shape", "6", "--input-dtype", "complex64"],
      "expected one of float32"),
     (["--model", "{d}/kmodel.py:build", "--data", "{d}/nox.npz"], "no array x"),
@@ -204,6 +205,8 @@ def test_parity_table_reads_each_parity_cell():
      "not_a_model() returned a builtins.list, not a model"),
     (["--model", "{d}/kmodel.py:build", "--input-shape", "5,2"],
      "input shape 5,2 does not fit the model; the model takes (None, 6)"),
+    (["--model", "{d}/tmodel.py:build"], "the model declares no input shape: give "
+     "--input-shape SHAPE"),
 ])
 def test_a_model_that_cannot_be_measured_as_given_writes_nothing(argv, expected, model_files,
                                                                  capsys):
@@ -286,10 +289,10 @@ def test_a_torch_module_and_the_example_are_prepared_and_agree_in_onnx_runtime(m
     finally:
         prepared.discard()
     example = Path(__file__).resolve().parent.parent / "examples" / "gru_classifier.py"
-    gru = prepare_model(model_request(f"{example}:build", "20,8", "float32", "", 8), 1)
+    gru = prepare_model(model_request(f"{example}:build", "", "float32", "", 8), 1)
     gru.discard()
     assert gru.facts["kind"] == "keras" and gru.facts["trains"]
-    assert gru.facts["output_shape"] == [4]
+    assert gru.facts["output_shape"] == [4] and gru.facts["input_shape"] == [20, 8]
 
 
 def test_user_arrays_from_npz_are_the_inputs_repeated_to_the_samples_needed(model_files):

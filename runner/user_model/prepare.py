@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -68,6 +69,8 @@ def prepare(request: ModelRequest, out: Path) -> dict:
     """Build, check, choose the batch, save weights, inputs and reference outputs."""
     model = build_user_model(request)
     kind = model_kind(model, request)
+    if not request.input_shape and not request.data_file:
+        request = replace(request, input_shape=declared_shape(model, kind))
     x, y = load_inputs(request, PARITY_SAMPLES)
     try:
         reference = forward(model, kind, x[:PARITY_SAMPLES])
@@ -92,6 +95,17 @@ def prepare(request: ModelRequest, out: Path) -> dict:
             "trains": targets is not None, "no_training": no_training,
             "flops_per_sample": flops, "flops_note": flops_note,
             "class_name": type(model).__name__}
+
+
+def declared_shape(model, kind: str) -> tuple[int, ...]:
+    """One sample's shape as a Keras model declares it (keras.Input); ModelError otherwise."""
+    shape = getattr(model, "input_shape", None) if kind == "keras" else None
+    if isinstance(shape, tuple) and len(shape) > 1 and all(
+            isinstance(d, int) and d > 0 for d in shape[1:]):
+        return tuple(shape[1:])
+    declared = f"declares {shape}" if shape else "declares no input shape"
+    raise ModelError(f"the model {declared}: give --input-shape SHAPE (one sample's shape, "
+                     "e.g. 28,28,1) or --data FILE.npz")
 
 
 def shape_mismatch(request: ModelRequest, model, error: Exception) -> str:

@@ -25,7 +25,9 @@ class ModelRequest:
 
     path: str
     name: str  # "" for a .keras file
-    input_shape: tuple[int, ...]  # one sample's shape; () when --data gives the inputs
+    #: one sample's shape; () when --data gives the inputs, or without either, the shape the
+    #: (Keras) model declares
+    input_shape: tuple[int, ...]
     input_dtype: str
     data_file: str
     batch_size: int  # throughput and training batch; 0: chosen so a call takes about 0.1 s
@@ -113,14 +115,14 @@ def model_request(model: str, input_shape: str, input_dtype: str, data_file: str
         raise UsageError(f"--input-dtype {input_dtype!r}: expected one of {', '.join(DTYPES)}")
     if batch_size is not None and batch_size < 1:
         raise UsageError(f"--batch-size must be at least 1, got {batch_size}")
-    if bool(input_shape) == bool(data_file):
-        raise UsageError("--model needs its inputs: give --input-shape SHAPE (generated data) "
-                         "or --data FILE.npz (keys x and y), one of them")
+    if input_shape and data_file:
+        raise UsageError("--input-shape and --data both give the model's inputs: give "
+                         "--input-shape SHAPE (generated data) or --data FILE.npz, one of them")
     shape: tuple[int, ...] = ()
     data = ""
     if input_shape:
         shape = parse_shape(input_shape)
-    else:
+    elif data_file:
         data = str(_check_data(Path(data_file).expanduser()))
     return ModelRequest(str(path), name, shape, input_dtype, data, batch_size or 0)
 
