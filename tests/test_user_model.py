@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 from dlbench.cli import main
-from dlbench.core.judging import Decision
 from dlbench.core.model_answers import model_answers, parity_table
 from dlbench.core.sequential import single_look
+from dlbench.core.verdict_engine import Decision
 from runner.cell.spec import NOT_MEASURED, CellSpec
 from runner.experiments import PlanRequest
 from runner.process.execute import execute_cells

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dlbench.core.judging import Decision
 from dlbench.core.sequential import Design
 from dlbench.core.systems import label
-from dlbench.core.verdict_engine import (Pairing, Question, Standing, groups, judge_controls,
-                                         judge_group, noise_floors, repeat_rows, select,
-                                         threshold_for)
+from dlbench.core.verdict_engine import (Decision, Pairing, Question, Standing, groups,
+                                         judge_controls, judge_group, noise_floors, repeat_rows,
+                                         select, threshold_for)
 
 INFERENCE, TRAINING, PARITY = "model-inference", "model-training", "model-parity"
 _BY_PATH = ("workload", "batch_size")
