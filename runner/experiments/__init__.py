@@ -38,6 +38,7 @@ REQUESTED_ONLY_PACKAGES: dict[str, str] = {
     "model-parity": "user_model", "model-inference": "user_model",
     "model-training": "user_model",
 }
+
 #: The experiment each requested-only one is estimated as (runner.plan.estimate).
 ESTIMATED_AS: dict[str, str] = {"model-parity": "parity", "model-inference": "inference",
                                 "model-training": "training"}
