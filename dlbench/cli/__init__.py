@@ -22,6 +22,10 @@ def _run(args: argparse.Namespace) -> int:
     from runner.commands.run import executor_of, run_command
 
     arguments = run_arguments(args)
+    if arguments.model:
+        from runner.commands.run_model import run_model_command
+
+        return run_model_command(arguments)
     if executor_of(arguments) != "ray":
         return run_command(arguments)
     from runner.cluster import require_ray
@@ -173,6 +177,18 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the Ray cluster's head, HOST:PORT (default: RAY_ADDRESS or local)")
     run.add_argument("--machine-kind", action="append", default=[], metavar="KIND",
                      help="measure on nodes of this kind (repeatable; default: every kind)")
+    run.add_argument("--model", default="", metavar="PATH.py:NAME",
+                     help="measure your own model: NAME in PATH.py builds and returns a Keras 3 "
+                          "model or a torch.nn.Module (or PATH.keras)")
+    run.add_argument("--input-shape", default="", metavar="SHAPE",
+                     help="with --model: one sample's shape, e.g. 28,28,1 (generated inputs)")
+    run.add_argument("--input-dtype", default="float32", metavar="DTYPE",
+                     help="with --input-shape: float32 | float16 | int32 | int64")
+    run.add_argument("--data", default="", metavar="FILE.npz",
+                     help="with --model: your inputs (x) and targets (y) in place of --input-shape")
+    run.add_argument("--batch-size", type=int, default=None, metavar="N",
+                     help="with --model: throughput and training batch (default: chosen so one "
+                          "call takes about 0.1 s)")
     run.set_defaults(handler=_run)
 
     listing = commands.add_parser("list", help="experiments, workloads, frameworks, suites")

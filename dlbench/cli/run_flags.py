@@ -17,4 +17,6 @@ def run_arguments(args: argparse.Namespace) -> RunArguments:
         progress=not args.no_progress, resume=args.resume, remeasure=args.remeasure,
         cells=tuple(args.cell), reason=args.reason, busy_retries=args.busy_retries,
         seed=args.seed, executor=args.executor, address=args.address,
-        machine_kinds=tuple(args.machine_kind))
+        machine_kinds=tuple(args.machine_kind), model=args.model,
+        input_shape=args.input_shape, input_dtype=args.input_dtype, data_file=args.data,
+        batch_size=args.batch_size)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dlbench.core.sequential import Design
-from dlbench.core.verdict_engine import undecided_cells
+from dlbench.core.verdict_engine import QUESTIONS, Question, undecided_cells
 from runner.plan.repeats import SINGLE_PROCESS_EXPERIMENTS
 from runner.cell.spec import CellSpec
 from runner.store.run_store import RunStore
@@ -35,16 +35,16 @@ def next_look(info: dict) -> int:
 
 
 def cells_to_top_up(store: RunStore, cells: list[CellSpec], design: Design,
-                    look: int) -> list[CellSpec]:
+                    look: int, questions: tuple[Question, ...] = QUESTIONS) -> list[CellSpec]:
     """The cells the design's look `look` (0-based, >= 1) gives more processes: those of
-    pairs still undecided on what the store holds now."""
+    `questions`' pairs still undecided on what the store holds now."""
     records = store.load_records()
     if not records:
         return []
     run_id = store.run_id
     open_cells = undecided_cells(observations_frame(records, run_id),
                                  cells_frame(records, run_id),
-                                 processes_frame(records, run_id), design)
+                                 processes_frame(records, run_id), design, questions)
     processes = design.looks[look]
     return [replace(cell, repeats=processes) for cell in cells
             if cell.cell_id in open_cells and cell.repeats < processes

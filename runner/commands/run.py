@@ -19,6 +19,7 @@ from dlbench.core.atomic import make_dir
 from dlbench.core.errors import LayoutError, SaveError, UsageError
 from dlbench.core.schema import CellStatus
 from dlbench.core.sequential import Design, design_from_policy
+from dlbench.core.verdict_engine import QUESTIONS, Question
 from dlbench.core.tables import ResultsFileError
 from runner.machine.environment import capture_environment
 from runner.plan.estimate import estimate, recorded_process_seconds
@@ -85,6 +86,9 @@ def existing_run(results_dir: Path, name: str) -> RunStore:
 
 def check_arguments(arguments: RunArguments) -> None:
     """Refuse bad input before taking the machine's lock or writing anything."""
+    if arguments.input_shape or arguments.data_file or arguments.batch_size is not None:
+        raise UsageError("--input-shape, --data and --batch-size describe a model's inputs: "
+                         "use them with --model PATH.py:NAME")
     if arguments.cells and not arguments.remeasure:
         raise UsageError("--cell names a cell to re-measure: use it with --remeasure RUN_ID")
     if arguments.remeasure and arguments.resume:
@@ -199,10 +203,12 @@ def busy_retries_of(arguments: RunArguments) -> int:
 
 def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[CellSpec],
               progress: bool = True, busy_retries: int = DEFAULT_BUSY_RETRIES,
-              seed: int | None = None, record_plan: bool = True) -> list[CellRecord]:
+              seed: int | None = None, record_plan: bool = True,
+              questions: tuple[Question, ...] = QUESTIONS) -> list[CellRecord]:
     """Measure every process of `cells` not yet recorded in `store`, in the run's interleaved
     order; each is persisted as soon as it ends. Busy processes are measured again at the end
-    of each look; after a look, the cells of undecided pairs get the next look's processes."""
+    of each look; after a look, the cells of `questions`' undecided pairs get the next look's
+    processes."""
     info = start_info(store, request, device, cells, seed, record_plan)
     if not (store.root / "environment.json").exists():
         store.save_environment(capture_environment(PROJECT_ROOT))
@@ -215,7 +221,7 @@ def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[Cel
         with _progress(progress) as bar:
             _measure_look(store, cells, info["order_seed"], bar, busy_retries, request.suite)
             for look in range(next_look(info), len(design.looks) if record_plan else 0):
-                topped = cells_to_top_up(store, cells, design, look)
+                topped = cells_to_top_up(store, cells, design, look, questions)
                 _record_look(store, look_record(look, design, topped, _now()))
                 if not topped:
                     break

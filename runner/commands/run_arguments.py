@@ -44,3 +44,10 @@ class RunArguments:
     executor: str | None = None
     address: str | None = None
     machine_kinds: tuple[str, ...] = ()
+    #: A user's model to measure (--model PATH.py:NAME or PATH.keras) in place of the suite's
+    #: workloads, with its inputs (--input-shape/--input-dtype or --data) and batch.
+    model: str = ""
+    input_shape: str = ""
+    input_dtype: str = "float32"
+    data_file: str = ""
+    batch_size: int | None = None

@@ -38,6 +38,19 @@ def suite_experiments(suite: str) -> list[str]:
     return list(QUICK_EXPERIMENTS) if suite == "quick" else experiment_names()
 
 
+#: Experiments no suite plans, only a request that names them (a user's own model,
+#: runner/user_model/plan.py): experiment name -> package, for the worker to find its code.
+REQUESTED_ONLY_PACKAGES: dict[str, str] = {
+    "model-parity": "runner.experiments.user_model",
+    "model-inference": "runner.experiments.user_model",
+    "model-training": "runner.experiments.user_model",
+}
+
+#: The experiment each requested-only one is estimated as (runner.plan.estimate).
+ESTIMATED_AS: dict[str, str] = {"model-parity": "parity", "model-inference": "inference",
+                                "model-training": "training"}
+
+
 @dataclass(frozen=True)
 class PlanRequest:
     """What the user asked for, resolved to concrete values."""
@@ -162,7 +175,7 @@ def framework_module_name(spec: CellSpec) -> str:
 
 def code_module(experiment: str, framework: str) -> str:
     """The module of `framework`'s code for `experiment` (a FrameworkCode)."""
-    return f"{declared.by_name(experiment).package}.{framework}"
+    return f"{_package(experiment)}.{framework}"
 
 
 def framework_code(spec: CellSpec) -> FrameworkCode:
@@ -172,5 +185,9 @@ def framework_code(spec: CellSpec) -> FrameworkCode:
 
 def framework_code_path(spec: CellSpec) -> Path:
     """The source file of that module, relative to the project root."""
-    package = declared.by_name(spec.experiment).package
-    return Path(*package.split("."), f"{spec.framework}.py")
+    return Path(*_package(spec.experiment).split("."), f"{spec.framework}.py")
+
+
+def _package(experiment: str) -> str:
+    """The package holding `experiment`'s code: its declaration's, or a requested-only one's."""
+    return REQUESTED_ONLY_PACKAGES.get(experiment) or declared.by_name(experiment).package

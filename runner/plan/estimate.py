@@ -21,6 +21,7 @@ from dlbench.core.errors import ResultsFileError
 from dlbench.core.systems import SYSTEMS
 from dlbench.core.tables import read_table
 from runner.cell.spec import CellSpec
+from runner.experiments import ESTIMATED_AS
 from runner.plan.real_size_estimate import real_size_process_s
 from runner.workloads.real_size import is_real_size
 
@@ -92,9 +93,10 @@ def default_process_s(spec: CellSpec) -> float:
     name = spec.framework_id.name
     if is_real_size(spec.workload) and spec.device == "cpu":  # arithmetic, not first use
         return real_size_process_s(spec, IMPORT_S.get(name, 0.0))
-    seconds = DEFAULT_PROCESS_S.get(spec.experiment, {}).get(name)
+    experiment = ESTIMATED_AS.get(spec.experiment, spec.experiment)
+    seconds = DEFAULT_PROCESS_S.get(experiment, {}).get(name)
     if seconds is None:  # a system without a figure for it: the experiment's own estimate
-        seconds = declared_experiments.by_name(spec.experiment).estimate_s
+        seconds = declared_experiments.by_name(experiment).estimate_s
     if mode_class(spec.experiment, spec.framework, spec.mode) == FASTEST:
         seconds += FASTEST_EXTRA_S.get(name, 0.0)
     return seconds

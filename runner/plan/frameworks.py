@@ -32,5 +32,7 @@ def select(names: list[str]) -> list[FrameworkId]:
 
 
 def missing_modules(framework: FrameworkId) -> list[str]:
-    """The required modules that are not installed (found without importing them)."""
-    return [m for m in REQUIRED_MODULES[framework.name] if importlib.util.find_spec(m) is None]
+    """The required modules that are not installed (found without importing them); an
+    undeclared Keras backend (a user's model on OpenVINO) needs keras and its backend."""
+    required = REQUIRED_MODULES.get(framework.name) or (framework.framework, framework.backend)
+    return [m for m in required if importlib.util.find_spec(m) is None]

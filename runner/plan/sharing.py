@@ -13,7 +13,8 @@ anyway. Cells share only when nothing one leaves behind can change the next one'
 - not a cell planned as not measured on this device or as unsupported (no process
   starts for it);
 - an A/A control shares only with other controls, never with its twin: the two cells must
-  be as independent as two frameworks' cells are.
+  be as independent as two frameworks' cells are;
+- not a cell whose params say it compiles (a user's model's compiled modes say so).
 
 The standard and full suites never share: each of their processes measures one cell. A
 shared cell's outcome says so (`shared_process`: the worker's pid, the cell's position, how
@@ -28,6 +29,8 @@ from dlbench.core.modes import FASTEST, mode_class
 from runner.plan.schedule import process_label
 from runner.cell.spec import CellSpec
 
+#: The cell param saying its mode compiles, for cells whose mode no system declares.
+COMPILES = "compiles"
 #: Suites whose cells may share a worker process.
 SHARING_SUITES = ("quick",)
 #: Experiments whose cells always get a process of their own, and why.
@@ -46,7 +49,7 @@ def may_share(spec: CellSpec, suite: str) -> bool:
     """True when `spec` may share its worker process with other cells of its framework."""
     return (suite_shares(suite, spec.repeats) and spec.experiment not in OWN_PROCESS_EXPERIMENTS
             and mode_class(spec.experiment, spec.framework, spec.mode) != FASTEST
-            and spec.runs)
+            and spec.runs and not spec.params.get(COMPILES))
 
 
 def share_key(spec: CellSpec) -> tuple:

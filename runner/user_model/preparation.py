@@ -1,0 +1,78 @@
+"""The parent's side of preparing a user's model: run runner.user_model.prepare in a process
+of its own (the runner never imports a framework), into a scratch folder that becomes the
+run's `model/` folder only once the model is known to build and take its inputs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from dlbench.core.errors import UsageError
+from runner.plan.frameworks import missing_modules
+from runner.cell.spec import FrameworkId
+from runner.user_model.source import ModelRequest
+
+PREPARE_TIMEOUT_S = 600.0
+#: The folder of a run that holds the model's weights, inputs and facts.
+MODEL_DIR = "model"
+#: Backends the model is built on to prepare it, in order of preference (the first installed).
+PREPARE_BACKENDS = ("jax", "tensorflow", "torch")
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A model built once: its facts and the scratch folder holding weights and inputs."""
+
+    facts: dict
+    folder: Path
+
+    def move_into(self, run_root: Path) -> Path:
+        """The prepared folder moved into the run; returns where it is now."""
+        target = run_root / MODEL_DIR
+        shutil.move(str(self.folder), target)
+        return target
+
+    def discard(self) -> None:
+        """Remove the scratch folder (a run that never started keeps nothing)."""
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def prepare_backend() -> str:
+    """The Keras backend the model is first built on (JAX imports fastest)."""
+    for backend in PREPARE_BACKENDS:
+        if not missing_modules(FrameworkId("keras", backend)):
+            return backend
+    return "tensorflow"
+
+
+def prepare_model(request: ModelRequest, threads: int) -> Prepared:
+    """Build the model once; UsageError (nothing kept) when it cannot be measured as given."""
+    from runner.cell.spec import CellSpec
+    from runner.process.cellenv import cell_environment
+    from runner.process.execute import PROJECT_ROOT
+
+    folder = Path(tempfile.mkdtemp(prefix="dlbench-model-"))
+    (folder / "request.json").write_text(json.dumps(request.to_dict()))
+    spec = CellSpec("model-prepare", request.model_id, "keras", prepare_backend(), "cpu",
+                    repeats=1, threads=threads)
+    try:
+        completed = subprocess.run(
+            [sys.executable, "-m", "runner.user_model.prepare", str(folder / "request.json"),
+             str(folder)], cwd=PROJECT_ROOT, env=cell_environment(spec), capture_output=True,
+            text=True, timeout=PREPARE_TIMEOUT_S)
+        result_file = folder / "prepared.json"
+        result = json.loads(result_file.read_text()) if result_file.exists() else {
+            "error": "building the model ended without a result: "
+                     + (completed.stderr.strip().splitlines() or ["no output"])[-1][:300]}
+    except subprocess.TimeoutExpired:
+        result = {"error": f"building the model took more than {PREPARE_TIMEOUT_S:g} s"}
+    if "error" in result:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise UsageError(f"--model {Path(request.path).name}"
+                         f"{':' + request.name if request.name else ''}: {result['error']}")
+    return Prepared(result["facts"], folder)
