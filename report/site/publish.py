@@ -12,10 +12,15 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import yaml
+
+from dlbench.core.atomic import new_dir, save_error, saving
+from report.site.cache import swap_in
+from report.site.outputs import check_output, mark_output
 
 BRANCH = "gh-pages"
 LATEST = "latest"
@@ -63,12 +68,14 @@ def ensure_repo(pages_repo: Path) -> None:
 
 
 def mike_deploy(config: Path, pages_repo: Path, release: str, title: str,
-                site_url: str = "") -> None:
-    """Commit the built site_src/ as version `release` and point `latest` at it; `site_url`
-    (the address the release recorded) replaces the config's in its canonical links."""
+                site_url: str = "", docs: Path | None = None) -> None:
+    """Commit the built tree `docs` (default: the config's docs_dir) as version `release` and
+    point `latest` at it; `site_url` (the address the release recorded) replaces the config's
+    in its canonical links. mkdocs builds into a temporary folder, never the config's site_dir
+    (the reader's own `make site`)."""
     ensure_repo(pages_repo)
     mike = [sys.executable, "-c", "import sys; from mike.driver import main; sys.exit(main())"]
-    with config_at(config, site_url) as used:
+    with config_at(config, site_url, docs) as used:
         common = ["--config-file", str(used.resolve()), "--branch", BRANCH]
         _run(mike + ["deploy", *common, "--update-aliases", "--title", title, release, LATEST],
              pages_repo)
@@ -76,19 +83,20 @@ def mike_deploy(config: Path, pages_repo: Path, release: str, title: str,
 
 
 @contextlib.contextmanager
-def config_at(config: Path, site_url: str) -> Iterator[Path]:
-    """`config`, or a copy of it beside it (its relative paths still resolve) whose site_url
-    is `site_url`, removed afterwards."""
+def config_at(config: Path, site_url: str = "", docs: Path | None = None) -> Iterator[Path]:
+    """A copy of `config` beside it (its relative paths still resolve), removed afterwards,
+    that builds `docs` (default: its docs_dir) into a new temporary folder, with `site_url`
+    (default: its own)."""
     settings = yaml.safe_load(config.read_text()) or {}
-    if not site_url or settings.get("site_url") == site_url:
-        yield config
-        return
-    copy = config.with_name(f".{config.stem}-{os.getpid()}{config.suffix}")
-    copy.write_text(yaml.safe_dump(settings | {"site_url": site_url}, sort_keys=False))
-    try:
-        yield copy
-    finally:
-        copy.unlink(missing_ok=True)
+    with tempfile.TemporaryDirectory(prefix="dlbench-mkdocs-") as site_dir:
+        changes = {"site_dir": site_dir} | ({"site_url": site_url} if site_url else {}) | (
+            {"docs_dir": str(docs.resolve())} if docs is not None else {})
+        copy = config.with_name(f".{config.stem}-{os.getpid()}{config.suffix}")
+        copy.write_text(yaml.safe_dump(settings | changes, sort_keys=False))
+        try:
+            yield copy
+        finally:
+            copy.unlink(missing_ok=True)
 
 
 def build_mkdocs(config: Path, target: Path) -> None:
@@ -110,19 +118,35 @@ def deployed_versions(pages_repo: Path) -> list[dict]:
 
 def export_site(pages_repo: Path, target: Path) -> Path:
     """Write the whole versioned site as plain files under `target`, for any static host;
-    aliases such as `latest` become copies of their version."""
+    aliases such as `latest` become copies of their version. The tree is staged beside
+    `target` and swapped in whole: a failure leaves `target` as it was and nothing else."""
+    check_output(target, "", "export")
     if not deployed_versions(pages_repo):
         raise PublishError(f"nothing deployed in {pages_repo}: run `dlbench deploy` first")
     archive = subprocess.run(["git", "archive", "--format=tar", BRANCH], cwd=pages_repo,
                              capture_output=True, check=True).stdout
-    target.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(target, filter="data")
-    for alias in [p for p in target.iterdir() if p.is_symlink()]:
-        version = alias.resolve()
-        alias.unlink()
-        shutil.copytree(version, alias)  # a plain copy: not every static host follows links
+    staging = new_dir(target.parent, f".{target.name}.new-")
+    try:
+        with saving("the exported site", f"{target} is left as it was"):
+            _unpack(archive, staging)
+            mark_output(staging, "export")
+        swap_in(target, staging)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+def _unpack(archive: bytes, staging: Path) -> None:
+    """Extract the site's tar into `staging`, its alias links replaced by copies."""
+    try:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(staging, filter="data")
+        for alias in [p for p in staging.iterdir() if p.is_symlink()]:
+            version = alias.resolve()
+            alias.unlink()
+            shutil.copytree(version, alias)  # a plain copy: not every static host follows links
+    except OSError as error:
+        raise save_error(staging, error) from None
 
 
 def make_server(root: Path, port: int, host: str = "127.0.0.1") -> http.server.HTTPServer:
