@@ -121,7 +121,7 @@ def _add_site_commands(commands: argparse._SubParsersAction) -> None:
     serve = commands.add_parser("serve", help="serve the versioned site on localhost")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--site", default="", metavar="DIR",
+    serve.add_argument("--site", default=None, metavar="DIR",
                        help="serve this already built site (e.g. site/ of `make site`) as it is")
     site_options(serve)
     pages_option(serve)

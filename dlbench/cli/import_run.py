@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from dlbench.core import layout
+from dlbench.core.atomic import save_error
 from dlbench.core.errors import ResultsFileError, UsageError
 from dlbench.core.run_archive import extract_run
 from dlbench.core.tables import read_table
@@ -29,9 +30,16 @@ def import_command(args: argparse.Namespace) -> int:
     if not archive.is_file():
         raise UsageError(f"{archive}: no such archive file (expected a run's .tar.gz, as "
                          "scripts/gpu_run.py writes)")
-    runs = layout.runs_dir(Path(args.results_dir))
-    runs.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".import-", dir=runs.parent))
+    results_dir = Path(args.results_dir)
+    if results_dir.exists() and not results_dir.is_dir():
+        raise UsageError(f"--results-dir {results_dir} is a file, not a folder; pass the folder "
+                         "that holds runs/ (default: results)")
+    runs = layout.runs_dir(results_dir)
+    try:
+        runs.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".import-", dir=runs.parent))
+    except OSError as error:
+        raise save_error(runs, error).about("the imported run") from None
     try:
         run_root = extract_run(archive, staging)
         try:
@@ -63,7 +71,11 @@ def validate_run(run_root: Path, origin: str) -> str:
                                f"archive holds {run_root.name!r}")
     _check_records(run_root, origin)
     for stem in TABLES:
-        read_table(run_root / f"{stem}.parquet", stem)
+        named = set(read_table(run_root / f"{stem}.parquet", stem).get("run_id", []))
+        if named - {info["run_id"]}:
+            raise ResultsFileError(f"{origin}: {stem}.parquet names run(s) "
+                                   f"{', '.join(map(repr, sorted(map(str, named))))} but "
+                                   f"run.json names {info['run_id']!r}")
     _check_code(run_root, origin)
     return info["run_id"]
 

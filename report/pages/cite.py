@@ -11,6 +11,7 @@ import pandas as pd
 
 from dlbench.core.metrics import METRICS
 from dlbench.core.tables import read_json
+from report.render.user_text import plain_text
 
 AUTHOR = "dlbench contributors"
 PROJECT_TITLE = "dlbench: PyTorch, TensorFlow and Keras compared by measurement"
@@ -125,7 +126,7 @@ class Citation:
     def apa(self) -> str:
         """An APA 7 reference for a data set."""
         kind = f"Data set; {self.caveat}" if self.caveat else "Data set"
-        return f"{AUTHOR}. ({self.date[:4]}). *{self.title}* [{kind}]. {self.url}"
+        return f"{AUTHOR}. ({self.date[:4]}). *{plain_text(self.title)}* [{kind}]. {self.url}"
 
     def cff(self) -> str:
         """A CITATION.cff (CFF 1.2.0) for this release."""
