@@ -163,3 +163,45 @@ def test_serve_deploys_without_writing_the_draft_or_site(tmp_path: Path) -> None
         files = [p.name for p in (tmp_path / folder).iterdir()]
         assert len(files) == 1 and (tmp_path / folder / files[0]).read_text() == \
             "the reader's own"
+
+
+def test_serve_never_serves_a_file_outside_its_folder(tmp_path: Path) -> None:
+    import threading
+    import urllib.error
+    import urllib.request
+
+    from report.site.publish import make_server
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("inside")
+    (tmp_path / "secret.txt").write_text("outside")
+    (site / "leak.txt").symlink_to(tmp_path / "secret.txt")
+    (site / "dir").symlink_to(tmp_path, target_is_directory=True)
+    server = make_server(site, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        with urllib.request.urlopen(url + "index.html", timeout=10) as response:
+            assert response.read() == b"inside"
+        for path in ("leak.txt", "dir/secret.txt", "../secret.txt", "%2e%2e/secret.txt"):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(url + path, timeout=10)
+            assert refused.value.code == 404 and b"outside" not in refused.value.read()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("flags, expected", [
+    (["--port", "-1"], "--port -1 is out of range; expected 0 to 65535"),
+    (["--port", "70000"], "--port 70000 is out of range"),
+    (["--host", ""], "--host is empty"),
+    (["--site", ""], "--site is empty"),
+])
+def test_serve_refuses_bad_flags_in_one_line(flags: list[str], expected: str, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture) -> None:
+    assert main(["serve", *flags, "--pages-repo", str(tmp_path / "p")]) == 2
+    error = capsys.readouterr().err
+    assert expected in error and error.count("\n") == 1
+    assert not list(tmp_path.iterdir())

@@ -31,9 +31,14 @@ def configured_site_url(config: Path) -> str:
     """The address the versioned site is published at: mkdocs.yml's site_url, ending in '/'
     (the one setting that citations, frozen releases and the site itself read)."""
     try:
-        value = (yaml.safe_load(config.read_text()) or {}).get("site_url") or ""
-    except (OSError, yaml.YAMLError) as error:
-        raise SiteUrlError(f"cannot read {config}: {error}") from None
+        settings = yaml.safe_load(config.read_text()) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        raise SiteUrlError(f"cannot read {config}: {getattr(error, 'strerror', None) or error}; "
+                           "pass --config with the project's mkdocs.yml") from None
+    if not isinstance(settings, dict):
+        raise SiteUrlError(f"{config} is not a mkdocs config (a YAML mapping with site_url); "
+                           "pass --config with the project's mkdocs.yml")
+    value = settings.get("site_url") or ""
     return site_root(value, f"{config}: site_url")
 
 

@@ -12,7 +12,7 @@ import yaml
 from dlbench.core import layout
 from dlbench.core.errors import UsageError
 from dlbench.core.layout import LATEST, release_names, run_ids
-from dlbench.core.releases import ReleaseError, freeze_release
+from dlbench.core.releases import RELEASE_NAME, ReleaseError, freeze_release
 from report.site.build import build_site
 from report.pages.cite import (
     PLACEHOLDER_SITE_URL, Citation, SiteUrlError, configured_site_url, release_citation,
@@ -80,6 +80,9 @@ def resolve_runs(results_dir: Path, runs: list[str]) -> list[str]:
 
 def pick_source(results_dir: Path, release: str | None, runs: list[str]) -> Source:
     """The release asked for, a draft of the runs asked for, or else the newest release/run."""
+    if release and not RELEASE_NAME.match(release):
+        raise UsageError(f"--release {release!r} is not a release name (letters, digits, '.', "
+                         f"'_', '-'); releases: {', '.join(release_names(results_dir)) or 'none'}")
     try:
         if release:
             return load_release(results_dir, release)
@@ -112,6 +115,9 @@ def build_command(request: BuildRequest) -> int:
 def _build(paths: SitePaths, source: Source) -> str:
     """Render the site of `source`; the site address it was built with."""
     configured = site_url(paths.config)
+    if not (paths.templates / "index.md.j2").is_file():
+        raise UsageError(f"--templates {paths.templates}: no page templates there (no "
+                         "index.md.j2); pass the project's templates/ folder")
     check_output(paths.out, "--out", "build")
     _describe(build_site(source, paths.out, paths.templates, configured,
                          paths.results_dir, paths.cache_dir), paths.out, source)

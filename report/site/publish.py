@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from dlbench.core.atomic import new_dir, save_error, saving
+from dlbench.core.atomic import free_space, new_dir, save_error, saving
 from report.site.cache import swap_in
 from report.site.outputs import check_output, mark_output
 
@@ -29,6 +29,10 @@ GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "dlbench", "GIT_AUTHOR_EMAIL": "dlbench@localhost",
     "GIT_COMMITTER_NAME": "dlbench", "GIT_COMMITTER_EMAIL": "dlbench@localhost",
 }
+
+
+#: Below this much free space a failed git or mkdocs is taken to have run out of it.
+LOW_SPACE_BYTES = 16 << 20
 
 
 class PublishError(RuntimeError):
@@ -45,8 +49,18 @@ def _run(command: list[str], cwd: Path) -> str:
                           check=False)
     if done.returncode != 0:
         raise PublishError(f"{' '.join(command[:3])} failed: "
-                           f"{_reason(done.stderr or done.stdout)}")
+                           f"{_reason(done.stderr or done.stdout)}{_low_space(cwd)}")
     return done.stdout
+
+
+def _low_space(folder: Path) -> str:
+    """'; no space left ...' when the disk of `folder` is (nearly) full: git then blames
+    'disk corruption'."""
+    try:
+        full = shutil.disk_usage(folder).free < LOW_SPACE_BYTES
+    except OSError:
+        return ""
+    return f"; the disk is full ({free_space(folder)} free in {folder})" if full else ""
 
 
 def _reason(output: str) -> str:
@@ -166,7 +180,18 @@ def not_found_page(root: Path, url_path: str) -> Path | None:
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    """Static files; an unknown path gets the site's own 404 page, with status 404."""
+    """Static files of its folder only (a link leading outside is not followed); an unknown
+    path gets the site's own 404 page, with status 404."""
+
+    def translate_path(self, path: str) -> str:
+        """The file for `path`, its links resolved; outside the folder: a name that is not
+        there (so a 404)."""
+        local = super().translate_path(path)
+        root = os.path.realpath(str(self.directory))
+        real = os.path.realpath(local)
+        if real == root or real.startswith(root + os.sep):
+            return local
+        return os.path.join(root, ".dlbench-outside-the-site")
 
     def send_error(self, code: int, message: str | None = None,
                    explain: str | None = None) -> None:
