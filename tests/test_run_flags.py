@@ -50,3 +50,22 @@ def test_reproduce_bounds_its_processes(tmp_path: Path, capsys: pytest.CaptureFi
     error = capsys.readouterr().err
     assert "--processes 1000000000 is out of range; expected 2 to 1000" in error
     assert error.count("\n") == 1 and not list(tmp_path.iterdir())
+
+
+def test_an_empty_environment_or_missing_run_file_is_named(
+        tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.site_fixtures import RUN_A, golden_results
+
+    monkeypatch.setenv("DLBENCH_LOCK_FILE", str(tmp_path / "lock"))
+    results = golden_results(tmp_path)
+    run = results / "runs" / RUN_A
+    (run / "environment.json").write_text("")
+    for argv in (["results", "show", RUN_A], ["run", "--resume", RUN_A]):
+        assert main([*argv, "--results-dir", str(results)]) == 2
+        error = capsys.readouterr().err
+        assert f"{run / 'environment.json'}: an empty file" in error, error
+        assert error.count("\n") == 1
+    (run / "run.json").unlink()
+    assert main(["results", "show", RUN_A, "--results-dir", str(results)]) == 2
+    error = capsys.readouterr().err
+    assert f"{run / 'run.json'}: file not found" in error and error.count("\n") == 1
