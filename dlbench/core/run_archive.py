@@ -21,8 +21,8 @@ ARCHIVE_SUFFIX = ".tar.gz"
 RUN_ID_FORM = re.compile(r"\d{8}T\d{6}Z-[a-z0-9]+(?:-[a-z0-9]+)*")
 #: Limits far above a full suite's run (its largest file, its whole size, its file count);
 #: an archive declaring more is refused before anything is written.
-MAX_MEMBER_BYTES = 1 << 30
-MAX_TOTAL_BYTES = 4 << 30
+MAX_MEMBER_BYTES = 64 << 20
+MAX_TOTAL_BYTES = 1 << 30
 MAX_MEMBERS = 200_000
 CHUNK_BYTES = 1 << 20
 
