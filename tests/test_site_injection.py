@@ -98,4 +98,5 @@ def test_release_notes_keep_their_safe_markdown(tmp_path: Path) -> None:
     html = safe_markdown("- a **bold** [link](https://example.org/)\n\n[bad](javascript:x)")
     assert "<strong>bold</strong>" in html and 'href="https://example.org/"' in html
     assert "javascript" not in html
-    assert plain_text("a|b\n[c](d) <e>") == "a\\|b \\[c\\]\\(d\\) &lt;e&gt;"
+    assert plain_text("a|b\n[c](d) <e>") == "a\\|b \\[c\\](d) &lt;e&gt;"
+    assert plain_text("# x {#y}") == "\\# x \\{#y\\}"  # no heading, no attribute list
