@@ -46,8 +46,9 @@ def check_run_flags(args: argparse.Namespace) -> None:
 def _check_data_dir(path: Path) -> None:
     """A --data-dir must be a folder holding files (mnist.npz, CIFAR-10 batches)."""
     if not path.is_dir():
-        raise UsageError(f"--data-dir {path}: {'not a folder' if path.exists() else 'no such folder'}; "
-                         "expected a folder holding mnist.npz or the CIFAR-10 batches")
+        what = "not a folder" if path.exists() else "no such folder"
+        raise UsageError(f"--data-dir {path}: {what}; expected a folder holding mnist.npz or "
+                         "the CIFAR-10 batches")
     if not any(path.iterdir()):
         raise UsageError(f"--data-dir {path} is empty; expected a folder holding mnist.npz or "
                          "the CIFAR-10 batches")
