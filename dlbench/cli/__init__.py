@@ -18,10 +18,11 @@ from dlbench.core.errors import LayoutError, ResultsFileError, SaveError, UsageE
 
 
 def _run(args: argparse.Namespace) -> int:
-    from dlbench.cli.run_flags import run_arguments
+    from dlbench.cli.run_flags import check_run_paths, run_arguments
     from runner.commands.run import executor_of, run_command
 
     arguments = run_arguments(args)
+    check_run_paths(args)
     if executor_of(arguments) != "ray":
         return run_command(arguments)
     from runner.cluster import require_ray

@@ -26,8 +26,8 @@ def run_arguments(args: argparse.Namespace) -> RunArguments:
 
 
 def check_run_flags(args: argparse.Namespace) -> None:
-    """Refuse, in one line, a number a run cannot meet and a path that cannot be what its
-    flag asks for, before anything is written or the machine is locked."""
+    """Refuse, in one line, a number a run cannot meet or an empty run ID, before anything is
+    written or the machine is locked."""
     bounded_int("--repeats", args.repeats, 1, MAX_PROCESSES)
     bounded_int("--threads", args.threads, 1, MAX_THREADS)
     bounded_int("--busy-retries", args.busy_retries, 0, MAX_BUSY_RETRIES)
@@ -35,6 +35,10 @@ def check_run_flags(args: argparse.Namespace) -> None:
     for flag, value in (("--resume", args.resume), ("--remeasure", args.remeasure)):
         if value is not None and not value.strip():
             raise UsageError(f"{flag} is empty; expected a run ID (or latest)")
+
+
+def check_run_paths(args: argparse.Namespace) -> None:
+    """Refuse, in one line, a --plan that is not a file and a --data-dir without data."""
     if args.plan is not None and not Path(args.plan).is_file():
         what = "a folder" if Path(args.plan).is_dir() else "no such file"
         raise UsageError(f"--plan {args.plan}: {what}; expected a device plan file (JSON), "
