@@ -125,6 +125,7 @@ def test_export_onto_a_full_disk_leaves_no_partial_tree(
     assert main(["export", str(target), "--pages-repo", str(published / "pages")]) == 2
     error = capsys.readouterr().err
     assert "No space left on device" in error and error.count("\n") == 1
+    assert f"the exported site to {target}:" in error
     assert not target.exists() and not list(published.glob(".full.*"))
 
 

@@ -55,5 +55,6 @@ def test_git_failing_on_a_full_disk_says_the_disk_is_full(tmp_path: Path) -> Non
         disk.fill()
         with pytest.raises(PublishError, match="the disk is full"):
             ensure_repo(disk.root / "pages")
+        assert not (disk.root / "pages" / ".git").exists()  # no half a repository left
     finally:
         disk.close()

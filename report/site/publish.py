@@ -19,6 +19,7 @@ from pathlib import Path
 import yaml
 
 from dlbench.core.atomic import free_space, new_dir, save_error, saving
+from dlbench.core.errors import SaveError
 from report.site.cache import swap_in
 from report.site.outputs import check_output, mark_output
 
@@ -76,9 +77,14 @@ def ensure_repo(pages_repo: Path) -> None:
     """Create the git repository the versioned site is committed to, if missing."""
     if not (pages_repo / ".git").exists():
         pages_repo.mkdir(parents=True, exist_ok=True)
-        _run(["git", "init", "--quiet", "--initial-branch=main"], pages_repo)
-        _run(["git", "commit", "--quiet", "--allow-empty", "-m",
-              "dlbench versioned site: one version per release, on branch " + BRANCH], pages_repo)
+        try:
+            _run(["git", "init", "--quiet", "--initial-branch=main"], pages_repo)
+            _run(["git", "commit", "--quiet", "--allow-empty", "-m",
+                  "dlbench versioned site: one version per release, on branch " + BRANCH],
+                 pages_repo)
+        except PublishError:
+            shutil.rmtree(pages_repo / ".git", ignore_errors=True)  # no half a repository
+            raise
 
 
 def mike_deploy(config: Path, pages_repo: Path, release: str, title: str,
@@ -145,6 +151,8 @@ def export_site(pages_repo: Path, target: Path) -> Path:
             _unpack(archive, staging)
             mark_output(staging, "export")
         swap_in(target, staging)
+    except SaveError as error:
+        raise error.at(target) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target
