@@ -23,7 +23,8 @@ STALE = "A stale draft that must not be published"
 
 def _build(results: Path, out: Path, tmp: Path) -> list[str]:
     return ["build", "--run", RUN_A, "--results-dir", str(results), "--out", str(out),
-            "--config", str(ROOT / "mkdocs.yml"), "--cache-dir", str(tmp / "cache")]
+            "--config", str(ROOT / "mkdocs.yml"), "--templates", str(ROOT / "templates"),
+            "--cache-dir", str(tmp / "cache")]
 
 
 def _one_line_naming(error: str, path: Path) -> None:
