@@ -207,3 +207,18 @@ def test_serve_refuses_bad_flags_in_one_line(flags: list[str], expected: str, tm
     error = capsys.readouterr().err
     assert expected in error and error.count("\n") == 1
     assert not list(tmp_path.iterdir())
+
+
+def test_publish_refuses_a_foreign_out_before_freezing_anything(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    results = golden_results(tmp_path)
+    mine = tmp_path / "d"
+    mine.mkdir()
+    (mine / "mine.txt").write_text("x")
+    argv = ["publish", "2026.12", "--run", RUN_A, "--local", "--results-dir", str(results),
+            "--out", str(mine), "--config", str(ROOT / "mkdocs.yml"), "--pages-repo",
+            str(tmp_path / "pages")]
+    assert main(argv) == 2
+    _one_line_naming(capsys.readouterr().err, mine)
+    assert not (results / "releases").exists() and not (tmp_path / "pages").exists()
+    assert [p.name for p in mine.iterdir()] == ["mine.txt"]
