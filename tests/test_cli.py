@@ -15,7 +15,7 @@ from dlbench.cli import main
         (["run", "--framework", "mxnet"], "unknown framework 'mxnet'; valid: pytorch"),
         (["run", "--workload", "resnet"], "unknown workload 'resnet'; valid: mlp-digits"),
         (["run", "--device", "tpu"], "unknown device 'tpu'; valid: auto, cpu, cuda"),
-        (["run", "--repeats", "0"], "--repeats must be at least 1"),
+        (["run", "--repeats", "0"], "--repeats 0 is out of range; expected 1 to 1000"),
         (["run", "--workload", "mlp-mnist"], "pass --data-dir DIR"),
         (["run", "--resume", "no-such-run"], "no run 'no-such-run'"),
     ],

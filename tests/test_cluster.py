@@ -74,6 +74,17 @@ def test_bad_executor_arguments_are_refused_in_one_line(tmp_path, arguments, mes
     assert sorted(p for p in tmp_path.rglob("*") if p.name != "lock") == before
 
 
+def test_a_cluster_address_that_does_not_answer_is_refused_in_one_line(tmp_path):
+    pytest.importorskip("ray", reason="the cluster extra is not installed")
+    done = subprocess.run([*DLBENCH, "run", "--executor", "ray", "--address", "127.0.0.1:1",
+                           "--results-dir", str(tmp_path)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120,
+                          env=os.environ | {"DLBENCH_LOCK_FILE": str(tmp_path / "lock")})
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "no Ray cluster answers at 127.0.0.1:1 within 10 s" in done.stderr
+    assert not (tmp_path / "runs").exists()
+
+
 def node(kind: str) -> dict:
     """A Ray node of machine kind `kind` with one CPU and a small object store."""
     return {"num_cpus": 1, "object_store_memory": 80 * 2**20,

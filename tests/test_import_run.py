@@ -138,3 +138,91 @@ def test_a_bad_archive_is_refused_with_one_line_and_nothing_written(archive, tmp
 
 def test_a_missing_archive_is_refused(tmp_path):
     assert "no such archive file" in refused(tmp_path / "none.tar.gz", tmp_path / "results")
+
+
+def _renamed(archive: Path, target: Path, run_id: str, keep_tables: bool = False) -> Path:
+    """`archive` with its run directory, and run.json's run_id, renamed to `run_id` (with
+    `keep_tables`, the tables still name the old run)."""
+    old = archive.name.split(".")[0]
+
+    def change(name: str, data: bytes) -> tuple[str, bytes]:
+        if name.endswith("/run.json"):
+            data = json.dumps(json.loads(data) | {"run_id": run_id}).encode()
+        return run_id + name[len(old):], data
+
+    return _repack(archive, target, change)
+
+
+def refused_here(archive: Path, results: Path, capsys) -> str:
+    """As refused(), in this process (no interpreter start per case)."""
+    from dlbench.cli import main
+
+    assert main(["import-run", str(archive), "--results-dir", str(results)]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1, error
+    assert not (results / "runs").exists() or not list((results / "runs").iterdir())
+    assert not results.exists() or not list(results.glob(".import-*"))
+    return error
+
+
+def test_a_run_id_not_of_the_runners_form_is_refused(archive, tmp_path, capsys):
+    for run_id in ["latest", "<script>alert(1)<", "a\nb", "-rf", ".hidden", "releases"]:
+        bad = _renamed(archive, tmp_path / "bad.tar.gz", run_id)
+        error = refused_here(bad, tmp_path / "results", capsys)
+        assert "is not a run ID of the runner's form" in error and repr(run_id) in error
+
+
+def test_tables_that_name_another_run_than_run_json_are_refused(archive, tmp_path, capsys):
+    bad = _renamed(archive, tmp_path / "bad.tar.gz", "20990101T000000Z-other")
+    assert "parquet names run(s)" in refused_here(bad, tmp_path / "results", capsys)
+
+
+def test_a_member_over_the_size_limits_is_refused_before_anything_is_written(
+        archive, tmp_path, monkeypatch):
+    from dlbench.core import run_archive
+    from dlbench.core.errors import ResultsFileError
+
+    for limit, expected in (("MAX_MEMBER_BYTES", "over the limit of 1000 for one file"),
+                            ("MAX_TOTAL_BYTES", "bytes in all, over the limit of 1000")):
+        with monkeypatch.context() as patch:
+            patch.setattr(run_archive, limit, 1000)
+            target = tmp_path / limit
+            target.mkdir()
+            with pytest.raises(ResultsFileError, match=expected):
+                run_archive.extract_run(archive, target)
+            assert not list(target.iterdir())
+
+
+def test_a_bad_results_dir_is_one_line(archive, tmp_path, capsys):
+    from dlbench.cli import main
+
+    a_file = tmp_path / "passwd"
+    a_file.write_text("root:x:0:0\n")
+    assert main(["import-run", str(archive), "--results-dir", str(a_file)]) == 2
+    error = capsys.readouterr().err
+    assert "is a file, not a folder" in error and error.count("\n") == 1
+    assert a_file.read_text() == "root:x:0:0\n"
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+def test_a_full_or_read_only_disk_is_named_not_blamed_on_the_archive(archive, tmp_path,
+                                                                     read_only, capsys):
+    from dlbench.cli import main
+
+    from tests.small_disk import SmallDisk
+
+    disk = SmallDisk(tmp_path / "disk", "64k", read_only=read_only)
+    try:
+        if not disk.mounted:
+            pytest.skip("needs a tmpfs mount (root): the ENOSPC stand-in covers atomic "
+                        "writes only, and an import streams its members")
+        results = disk.root / "results"
+        assert main(["import-run", str(archive), "--results-dir", str(results)]) == 2
+        error = capsys.readouterr().err
+        assert error.count("\n") == 1, error
+        reason = "Read-only file system" if read_only else "No space left on device"
+        assert reason in error and "not a readable" not in error, error
+        assert not (results / "runs").exists() or not list((results / "runs").iterdir())
+        assert not list(results.glob(".import-*")) if results.exists() else True
+    finally:
+        disk.close()

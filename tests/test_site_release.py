@@ -263,4 +263,5 @@ def test_release_notes_are_frozen_and_shown_on_the_release_home_page(
     assert load_release(results, "2026.12").notes.startswith("- Each repeat")
     home = (tmp_path / "site_src" / "index.md").read_text()
     assert "## What changed since the previous release" in home
-    assert "- Each repeat is its own **worker process**." in home
+    # Markdown rendered to sanitised HTML (report.render.user_text)
+    assert "<li>Each repeat is its own <strong>worker process</strong>.</li>" in home

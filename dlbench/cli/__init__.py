@@ -18,10 +18,11 @@ from dlbench.core.errors import LayoutError, ResultsFileError, SaveError, UsageE
 
 
 def _run(args: argparse.Namespace) -> int:
-    from dlbench.cli.run_flags import run_arguments
+    from dlbench.cli.run_flags import check_run_paths, run_arguments
     from runner.commands.run import executor_of, run_command
 
     arguments = run_arguments(args)
+    check_run_paths(args)
     if arguments.model:
         from runner.commands.run_model import run_model_command
 
@@ -125,7 +126,7 @@ def _add_site_commands(commands: argparse._SubParsersAction) -> None:
     serve = commands.add_parser("serve", help="serve the versioned site on localhost")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--site", default="", metavar="DIR",
+    serve.add_argument("--site", default=None, metavar="DIR",
                        help="serve this already built site (e.g. site/ of `make site`) as it is")
     site_options(serve)
     pages_option(serve)

@@ -15,6 +15,9 @@ from dlbench.core.metrics import METRICS
 
 def history_command(args: argparse.Namespace) -> int:
     """Print one row per release and metric of the cell: result ID, median, range, processes."""
+    if not Path(args.results_dir).is_dir():
+        raise UsageError(f"--results-dir {args.results_dir}: no such folder; pass the folder "
+                         "that holds releases/ (default: results)")
     frame = history(Path(args.results_dir), args.cell_id)
     if frame.empty:
         raise UsageError(f"no release holds cell {args.cell_id!r}; cell IDs look like "

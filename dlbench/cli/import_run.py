@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from dlbench.core import layout
+from dlbench.core.atomic import save_error
 from dlbench.core.errors import ResultsFileError, UsageError
 from dlbench.core.run_archive import extract_run
 from runner.store.validate import validate_run
@@ -26,9 +27,16 @@ def import_command(args: argparse.Namespace) -> int:
     if not archive.is_file():
         raise UsageError(f"{archive}: no such archive file (expected a run's .tar.gz, as "
                          "scripts/gpu_run.py writes)")
-    runs = layout.runs_dir(Path(args.results_dir))
-    runs.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".import-", dir=runs.parent))
+    results_dir = Path(args.results_dir)
+    if results_dir.exists() and not results_dir.is_dir():
+        raise UsageError(f"--results-dir {results_dir} is a file, not a folder; pass the folder "
+                         "that holds runs/ (default: results)")
+    runs = layout.runs_dir(results_dir)
+    try:
+        runs.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".import-", dir=runs.parent))
+    except OSError as error:
+        raise save_error(runs, error).about("the imported run") from None
     try:
         run_root = extract_run(archive, staging)
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from dlbench.cli.bounds import MAX_PROCESSES, bounded_int
 from dlbench.core.errors import UsageError
 from runner.commands.reproduce import ReproduceError, explain, reproduce
 from runner.commands.reproduce_ratio import explain_ratio, reproduce_ratio
@@ -16,6 +17,7 @@ def reproduce_command(args: argparse.Namespace) -> int:
     if args.processes < 2:
         raise UsageError(f"--processes must be at least 2 (a ratio needs a spread), "
                          f"got {args.processes}")
+    bounded_int("--processes", args.processes, 2, MAX_PROCESSES)
     try:
         if args.other_id or args.ratio:
             result = reproduce_ratio(args.result_id, args.other_id, Path(args.results_dir),

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 
+from dlbench.cli.bounds import MAX_PORT, bounded_int
+from dlbench.core.errors import UsageError
 from report.site.requests import (BuildRequest, DeployRequest, ErratumRequest, ExportRequest,
                                   PublishRequest, ServeRequest, SitePaths)
 
@@ -49,8 +51,16 @@ def export_request(args: argparse.Namespace) -> ExportRequest:
 
 
 def serve_request(args: argparse.Namespace) -> ServeRequest:
+    """The request of `dlbench serve`; UsageError for a bad port, an empty host or site."""
+    bounded_int("--port", args.port, 0, MAX_PORT)
+    if not args.host.strip():
+        raise UsageError("--host is empty; expected an address to listen on (127.0.0.1, the "
+                         "default, for this machine only; 0.0.0.0 for every interface)")
+    if args.site is not None and not args.site.strip():
+        raise UsageError("--site is empty; expected a built site's folder (e.g. site)")
     return ServeRequest(port=args.port, host=args.host,
-                        site=Path(args.site) if args.site else None, paths=site_paths(args))
+                        site=Path(args.site) if args.site is not None else None,
+                        paths=site_paths(args))
 
 
 #: Each site command's request, made from its parsed flags.

@@ -168,6 +168,10 @@ def resolve_run_id(results_dir: Path, name: str) -> str:
         return known[-1]
     if name in known:
         return name
+    folder = runs_dir(results_dir) / name
+    if name not in ("", ".", "..") and "/" not in name and folder.is_dir():
+        raise LayoutError(f"{folder / RUN_INFO}: file not found (run "
+                          f"{name!r} has no run.json: not a run dlbench finished writing)")
     if not known:
         raise LayoutError(f"no run {name!r}: {runs_dir(results_dir)} holds no runs yet "
                           "(`dlbench run` makes one)")

@@ -8,12 +8,24 @@ so extracting it can only write inside the directory it is extracted into.
 
 from __future__ import annotations
 
+import re
 import tarfile
+import zlib
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
+from dlbench.core.atomic import save_error
 from dlbench.core.errors import ResultsFileError
 
 ARCHIVE_SUFFIX = ".tar.gz"
+#: A run ID as the runner makes one: its UTC start, then a name (device, "reproduce", ...).
+RUN_ID_FORM = re.compile(r"\d{8}T\d{6}Z-[a-z0-9]+(?:-[a-z0-9]+)*")
+#: Limits far above a full suite's run (its largest file, its whole size, its file count);
+#: an archive declaring more is refused before anything is written.
+MAX_MEMBER_BYTES = 64 << 20
+MAX_TOTAL_BYTES = 1 << 30
+MAX_MEMBERS = 200_000
+CHUNK_BYTES = 1 << 20
 
 
 def pack_run(run_root: Path, out_dir: Path) -> Path:
@@ -48,29 +60,91 @@ def _member_path(member: tarfile.TarInfo, origin: str) -> PurePosixPath:
 
 def extract_run(archive: Path, target: Path) -> Path:
     """Extract the one run directory of `archive` into the empty directory `target`; return
-    the extracted run directory. ResultsFileError names what is wrong with the archive."""
+    the extracted run directory. ResultsFileError names what is wrong with the archive;
+    SaveError says where the filesystem refused a write (no space, read-only)."""
     origin = str(archive)
     try:
         with tarfile.open(archive, "r:gz") as tar:
             members = tar.getmembers()
             paths = [_member_path(member, origin) for member in members]
-            tops = {path.parts[0] for path in paths}
-            if len(tops) != 1:
-                found = ", ".join(sorted(tops)) or "nothing"
-                raise ResultsFileError(f"{origin}: expected one run directory at the top, "
-                                       f"found {found}")
+            _check_sizes(members, origin)
+            top = _run_directory(paths, origin)
             for member, path in zip(members, paths):
-                destination = target.joinpath(*path.parts)
-                if member.isdir():
-                    destination.mkdir(parents=True, exist_ok=True)
-                    continue
-                destination.parent.mkdir(parents=True, exist_ok=True)
-                source = tar.extractfile(member)
-                assert source is not None  # a regular file always has data
-                destination.write_bytes(source.read())
-    except (tarfile.TarError, EOFError, OSError) as error:
+                _extract_member(tar, member, target.joinpath(*path.parts), origin)
+    except (tarfile.TarError, EOFError, zlib.error) as error:
+        raise ResultsFileError(f"{origin}: not a readable {ARCHIVE_SUFFIX} archive "
+                               f"({error})") from None
+    except OSError as error:
         if isinstance(error, FileNotFoundError) and not archive.exists():
             raise ResultsFileError(f"{origin}: file not found") from None
         raise ResultsFileError(f"{origin}: not a readable {ARCHIVE_SUFFIX} archive "
                                f"({error})") from None
-    return target / tops.pop()
+    return target / top
+
+
+def _check_sizes(members: list[tarfile.TarInfo], origin: str) -> None:
+    """Refuse an archive whose members declare more than a run can hold."""
+    if len(members) > MAX_MEMBERS:
+        raise ResultsFileError(f"{origin}: {len(members)} members, more than a run holds "
+                               f"(at most {MAX_MEMBERS})")
+    for member in members:
+        if member.size > MAX_MEMBER_BYTES:
+            raise ResultsFileError(f"{origin}: member {member.name!r} declares "
+                                   f"{member.size} bytes, over the limit of "
+                                   f"{MAX_MEMBER_BYTES} for one file of a run")
+    total = sum(member.size for member in members)
+    if total > MAX_TOTAL_BYTES:
+        raise ResultsFileError(f"{origin}: its members declare {total} bytes in all, over "
+                               f"the limit of {MAX_TOTAL_BYTES} for a run")
+
+
+def _run_directory(paths: list[PurePosixPath], origin: str) -> str:
+    """The one top directory of the archive, a run ID of the runner's own form."""
+    tops = {path.parts[0] for path in paths}
+    if len(tops) != 1:
+        found = ", ".join(sorted(tops)) or "nothing"
+        raise ResultsFileError(f"{origin}: expected one run directory at the top, "
+                               f"found {found}")
+    top = tops.pop()
+    if not RUN_ID_FORM.fullmatch(top):
+        raise ResultsFileError(f"{origin}: its run directory {top!r} is not a run ID of the "
+                               "runner's form YYYYMMDDTHHMMSSZ-name (e.g. "
+                               "20261201T100000Z-cuda)")
+    return top
+
+
+def _extract_member(tar: tarfile.TarFile, member: tarfile.TarInfo, destination: Path,
+                    origin: str) -> None:
+    """Write one member, streamed in chunks, never more bytes than it declared; SaveError
+    where the filesystem refuses the write."""
+    try:
+        destination.mkdir(parents=True, exist_ok=True) if member.isdir() else \
+            destination.parent.mkdir(parents=True, exist_ok=True)
+        out = None if member.isdir() else destination.open("xb", buffering=0)
+    except FileExistsError:
+        raise ResultsFileError(f"{origin}: member {member.name!r} appears twice") from None
+    except OSError as error:
+        raise save_error(destination, error).about("the imported run") from None
+    if out is None:
+        return
+    source = tar.extractfile(member)
+    assert source is not None  # a regular file always has data
+    with out:
+        written = 0
+        while chunk := source.read(CHUNK_BYTES):  # a bad archive raises here
+            written += len(chunk)
+            if written > member.size:
+                raise ResultsFileError(f"{origin}: member {member.name!r} holds more than "
+                                       f"the {member.size} bytes it declares")
+            _write(out, chunk, destination)
+
+
+def _write(out: BinaryIO, chunk: bytes, destination: Path) -> None:
+    """Write all of `chunk` unbuffered (so a full disk fails here, named, and never at close,
+    blamed on the archive); SaveError where the disk refuses."""
+    view = memoryview(chunk)
+    try:
+        while view:
+            view = view[out.write(view) or 0:]
+    except OSError as error:
+        raise save_error(destination, error).about("the imported run") from None

@@ -56,10 +56,15 @@ MIGRATIONS: dict[int, Callable[[pd.DataFrame, str], pd.DataFrame]] = {1: _add_co
 def read_json(path: Path) -> dict:
     """Read a JSON object written by us, or raise ResultsFileError saying what is wrong."""
     try:
-        value = json.loads(path.read_text())
+        text = path.read_text()
+        value = json.loads(text)
     except FileNotFoundError:
         raise ResultsFileError(f"{path}: file not found") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+    except json.JSONDecodeError as error:
+        what = "an empty file" if not text.strip() else f"not valid JSON ({error})"
+        raise ResultsFileError(f"{path}: {what}; expected a JSON object written by dlbench") \
+            from None
+    except UnicodeDecodeError as error:
         raise ResultsFileError(f"{path}: not valid JSON ({error})") from None
     if not isinstance(value, dict):
         raise ResultsFileError(f"{path}: expected a JSON object, found {type(value).__name__}")

@@ -11,6 +11,7 @@ import pandas as pd
 
 from dlbench.core.metrics import METRICS
 from dlbench.core.tables import read_json
+from report.render.user_text import plain_text
 
 AUTHOR = "dlbench contributors"
 PROJECT_TITLE = "dlbench: PyTorch, TensorFlow and Keras compared by measurement"
@@ -30,9 +31,14 @@ def configured_site_url(config: Path) -> str:
     """The address the versioned site is published at: mkdocs.yml's site_url, ending in '/'
     (the one setting that citations, frozen releases and the site itself read)."""
     try:
-        value = (yaml.safe_load(config.read_text()) or {}).get("site_url") or ""
-    except (OSError, yaml.YAMLError) as error:
-        raise SiteUrlError(f"cannot read {config}: {error}") from None
+        settings = yaml.safe_load(config.read_text()) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        raise SiteUrlError(f"cannot read {config}: {getattr(error, 'strerror', None) or error}; "
+                           "pass --config with the project's mkdocs.yml") from None
+    if not isinstance(settings, dict):
+        raise SiteUrlError(f"{config} is not a mkdocs config (a YAML mapping with site_url); "
+                           "pass --config with the project's mkdocs.yml")
+    value = settings.get("site_url") or ""
     return site_root(value, f"{config}: site_url")
 
 
@@ -125,7 +131,7 @@ class Citation:
     def apa(self) -> str:
         """An APA 7 reference for a data set."""
         kind = f"Data set; {self.caveat}" if self.caveat else "Data set"
-        return f"{AUTHOR}. ({self.date[:4]}). *{self.title}* [{kind}]. {self.url}"
+        return f"{AUTHOR}. ({self.date[:4]}). *{plain_text(self.title)}* [{kind}]. {self.url}"
 
     def cff(self) -> str:
         """A CITATION.cff (CFF 1.2.0) for this release."""

@@ -12,6 +12,7 @@ import altair as alt
 import jinja2
 
 from dlbench.core.words import plural
+from report.render.user_text import plain_text, safe_markdown
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,9 @@ def environment(templates_dir: Path) -> jinja2.Environment:
         autoescape=False,
     )
     env.filters["cell"] = table_cell
+    env.filters["text"] = plain_text  # what a person typed, shown as text
+    env.filters["safe_markdown"] = safe_markdown  # what a person wrote in Markdown, sanitised
+    env.filters["slug"] = slug
     env.filters["plural"] = plural  # {{ n | plural("cell") }}: "1 cell", "2 cells"
     return env
 

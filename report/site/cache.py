@@ -35,8 +35,9 @@ CODE_DIRS = (Path(report.__file__).parent, Path(dlbench.__file__).parent)
 LIBRARIES = ("altair", "vl-convert-python", "pandas", "numpy", "scipy", "jinja2", "pyarrow",
              "pyyaml")
 KEEP_SITES = 4  # site versions kept in the cache; older ones are removed
-#: A file of out_dir that is not the site's and stays (git keeps the empty folder with it).
-KEEP_FILE = ".gitkeep"
+#: Files of out_dir that are not the site's and stay: git keeps the empty folder with the
+#: first; the second says dlbench build wrote the folder (report.site.outputs).
+KEEP_FILES = (".gitkeep", ".dlbench-output")
 
 
 @dataclass(frozen=True)
@@ -61,10 +62,10 @@ def write_tree(out_dir: Path, files: dict[str, bytes]) -> BuildReport:
     unchanged = sorted(same)
     old = {p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*") if p.is_file()} \
         if out_dir.is_dir() else set()
-    removed = sorted(r for r in old if r not in files and r != KEEP_FILE)
+    removed = sorted(r for r in old if r not in files and r not in KEEP_FILES)
     if written or removed:
         with saving("the site", f"{out_dir}/ is left as it was"):
-            _swap_in(out_dir, _staged(out_dir, files, written, unchanged, old))
+            swap_in(out_dir, _staged(out_dir, files, written, unchanged, old))
     return BuildReport(tuple(written), tuple(unchanged), tuple(removed))
 
 
@@ -74,7 +75,7 @@ def _same(path: Path, data: bytes) -> bool:
 
 def _staged(out_dir: Path, files: dict[str, bytes], written: list[str],
             unchanged: list[str], old: set[str]) -> Path:
-    """A new folder beside `out_dir` holding `files` (and its KEEP_FILE, if any)."""
+    """A new folder beside `out_dir` holding `files` (and its KEEP_FILES, if any)."""
     if out_dir.exists() and not os.access(out_dir, os.W_OK):  # its old tree could not go
         raise save_error(out_dir, PermissionError(errno.EACCES, os.strerror(errno.EACCES)))
     try:
@@ -84,7 +85,7 @@ def _staged(out_dir: Path, files: dict[str, bytes], written: list[str],
     try:
         for relative in written:
             _write_staged(staging, out_dir, relative, files[relative])
-        for relative in unchanged + ([KEEP_FILE] if KEEP_FILE in old else []):
+        for relative in unchanged + [keep for keep in KEEP_FILES if keep in old]:
             try:
                 (staging / relative).parent.mkdir(parents=True, exist_ok=True)
                 os.link(out_dir / relative, staging / relative)
@@ -104,7 +105,7 @@ def _write_staged(staging: Path, out_dir: Path, relative: str, data: bytes) -> N
         raise error.at(out_dir / relative) from None
 
 
-def _swap_in(out_dir: Path, staging: Path) -> None:
+def swap_in(out_dir: Path, staging: Path) -> None:
     """Put `staging` where `out_dir` is, the old tree going away whole."""
     retired = out_dir.with_name(f".{out_dir.name}.old-{staging.name.rsplit('-', 1)[1]}")
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -11,12 +12,13 @@ import yaml
 from dlbench.core import layout
 from dlbench.core.errors import UsageError
 from dlbench.core.layout import LATEST, release_names, run_ids
-from dlbench.core.releases import ReleaseError, freeze_release
+from dlbench.core.releases import RELEASE_NAME, ReleaseError, freeze_release
 from report.site.build import build_site
 from report.pages.cite import (
     PLACEHOLDER_SITE_URL, Citation, SiteUrlError, configured_site_url, release_citation,
     site_root,
 )
+from report.site.outputs import check_output, check_pages_repo, mark_output
 from report.site.errata import Erratum, ErrataError, append_erratum
 from report.site.publish import (
     PublishError, build_mkdocs, deployed_versions, export_site, make_server, mike_deploy,
@@ -78,6 +80,9 @@ def resolve_runs(results_dir: Path, runs: list[str]) -> list[str]:
 
 def pick_source(results_dir: Path, release: str | None, runs: list[str]) -> Source:
     """The release asked for, a draft of the runs asked for, or else the newest release/run."""
+    if release and not RELEASE_NAME.match(release):
+        raise UsageError(f"--release {release!r} is not a release name (letters, digits, '.', "
+                         f"'_', '-'); releases: {', '.join(release_names(results_dir)) or 'none'}")
     try:
         if release:
             return load_release(results_dir, release)
@@ -110,17 +115,25 @@ def build_command(request: BuildRequest) -> int:
 def _build(paths: SitePaths, source: Source) -> str:
     """Render the site of `source`; the site address it was built with."""
     configured = site_url(paths.config)
+    if not (paths.templates / "index.md.j2").is_file():
+        raise UsageError(f"--templates {paths.templates}: no page templates there (no "
+                         "index.md.j2); pass the project's templates/ folder")
+    check_output(paths.out, "--out", "build")
     _describe(build_site(source, paths.out, paths.templates, configured,
                          paths.results_dir, paths.cache_dir), paths.out, source)
+    mark_output(paths.out, "build")
     return configured
 
 
 def _deploy(paths: SitePaths, name: str) -> None:
+    """Build release `name` into paths.out and deploy exactly that tree."""
+    check_pages_repo(paths.pages_repo)
     source = pick_source(paths.results_dir, name, [])
     configured = _build(paths, source)
     recorded = release_citation(source.root, name, source.date, configured).site_url
     try:
-        mike_deploy(paths.config, paths.pages_repo, name, f"{name} ({source.date})", recorded)
+        mike_deploy(paths.config, paths.pages_repo, name, f"{name} ({source.date})", recorded,
+                    paths.out)
     except PublishError as error:
         raise UsageError(str(error)) from None
     print(f"deployed {name} as a site version in {paths.pages_repo} (alias latest)")
@@ -148,6 +161,8 @@ def publish_command(request: PublishRequest) -> int:
     except ValueError:
         raise UsageError(f"invalid --date {date!r}; expected YYYY-MM-DD") from None
     paths, release = request.paths, request.release
+    check_output(paths.out, "--out", "build")
+    check_pages_repo(paths.pages_repo)
     runs = resolve_runs(paths.results_dir, list(request.runs))
     url = publish_site_url(paths.config, request.site_url, request.local)
     labels = publish_labels(request, runs)
@@ -175,6 +190,8 @@ def _today() -> str:
 def deploy_command(request: DeployRequest) -> int:
     """`dlbench deploy [RELEASE...]`: (re)build and deploy frozen releases, oldest first."""
     results_dir = request.paths.results_dir
+    check_pages_repo(request.paths.pages_repo)
+    check_output(request.paths.out, "--out", "build")
     names = list(request.releases) or release_names(results_dir)
     if not names:
         raise UsageError(f"no release in {results_dir}/releases: `dlbench publish` one")
@@ -198,6 +215,7 @@ def erratum_command(request: ErratumRequest) -> int:
 
 def export_command(request: ExportRequest) -> int:
     """`dlbench export DIR`: the whole versioned site as plain files."""
+    check_pages_repo(request.pages_repo)
     try:
         export_site(request.pages_repo, request.target)
     except PublishError as error:
@@ -221,20 +239,36 @@ def _draft_site(config: Path, target: Path) -> Path:
 
 def serve_command(request: ServeRequest) -> int:
     """`dlbench serve`: the whole versioned site over HTTP on localhost (before the first
-    release: the draft in site_src/)."""
+    release: the draft in site_src/). Releases not yet deployed are built in a temporary
+    folder and deployed to the pages repository: the draft in site_src/ and the reader's
+    site/ are only read."""
     if request.site is not None:
         return _serve(request, request.site, f"the built site in {request.site}/")
+    paths = request.paths
+    check_pages_repo(paths.pages_repo)
+    try:
+        holder = tempfile.TemporaryDirectory(prefix="dlbench-site-")
+    except OSError as error:
+        raise UsageError(f"cannot make a folder in {tempfile.gettempdir()}: "
+                         f"{error.strerror or error}; free space there or set TMPDIR to "
+                         "another folder") from None
+    with holder as tmp:
+        return _serve_versions(request, Path(tmp))
+
+
+def _serve_versions(request: ServeRequest, tmp: Path) -> int:
+    """Deploy what is not yet deployed (built under `tmp`), then serve the versioned site, or
+    the draft when there is no release."""
     paths = request.paths
     draft = False
     if not deployed_versions(paths.pages_repo):
         draft = not release_names(paths.results_dir)
         if not draft:
-            deploy_command(DeployRequest(paths=paths))
-    with tempfile.TemporaryDirectory(prefix="dlbench-site-") as tmp:
-        root = (_draft_site(paths.config, Path(tmp)) if draft
-                else export_site(paths.pages_repo, Path(tmp)))
-        return _serve(request, root, "the draft site (no release yet)" if draft
-                      else "the versioned site")
+            deploy_command(DeployRequest(paths=replace(paths, out=tmp / "docs")))
+    root = (_draft_site(paths.config, tmp / "site") if draft
+            else export_site(paths.pages_repo, tmp / "site"))
+    return _serve(request, root, "the draft site (no release yet)" if draft
+                  else "the versioned site")
 
 
 def _serve(request: ServeRequest, root: Path, what: str) -> int:

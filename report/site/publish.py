@@ -12,10 +12,16 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import yaml
+
+from dlbench.core.atomic import free_space, new_dir, save_error, saving
+from dlbench.core.errors import SaveError
+from report.site.cache import swap_in
+from report.site.outputs import check_output, mark_output
 
 BRANCH = "gh-pages"
 LATEST = "latest"
@@ -24,6 +30,10 @@ GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "dlbench", "GIT_AUTHOR_EMAIL": "dlbench@localhost",
     "GIT_COMMITTER_NAME": "dlbench", "GIT_COMMITTER_EMAIL": "dlbench@localhost",
 }
+
+
+#: Below this much free space a failed git or mkdocs is taken to have run out of it.
+LOW_SPACE_BYTES = 16 << 20
 
 
 class PublishError(RuntimeError):
@@ -40,8 +50,18 @@ def _run(command: list[str], cwd: Path) -> str:
                           check=False)
     if done.returncode != 0:
         raise PublishError(f"{' '.join(command[:3])} failed: "
-                           f"{_reason(done.stderr or done.stdout)}")
+                           f"{_reason(done.stderr or done.stdout)}{_low_space(cwd)}")
     return done.stdout
+
+
+def _low_space(folder: Path) -> str:
+    """'; no space left ...' when the disk of `folder` is (nearly) full: git then blames
+    'disk corruption'."""
+    try:
+        full = shutil.disk_usage(folder).free < LOW_SPACE_BYTES
+    except OSError:
+        return ""
+    return f"; the disk is full ({free_space(folder)} free in {folder})" if full else ""
 
 
 def _reason(output: str) -> str:
@@ -57,18 +77,25 @@ def ensure_repo(pages_repo: Path) -> None:
     """Create the git repository the versioned site is committed to, if missing."""
     if not (pages_repo / ".git").exists():
         pages_repo.mkdir(parents=True, exist_ok=True)
-        _run(["git", "init", "--quiet", "--initial-branch=main"], pages_repo)
-        _run(["git", "commit", "--quiet", "--allow-empty", "-m",
-              "dlbench versioned site: one version per release, on branch " + BRANCH], pages_repo)
+        try:
+            _run(["git", "init", "--quiet", "--initial-branch=main"], pages_repo)
+            _run(["git", "commit", "--quiet", "--allow-empty", "-m",
+                  "dlbench versioned site: one version per release, on branch " + BRANCH],
+                 pages_repo)
+        except PublishError:
+            shutil.rmtree(pages_repo / ".git", ignore_errors=True)  # no half a repository
+            raise
 
 
 def mike_deploy(config: Path, pages_repo: Path, release: str, title: str,
-                site_url: str = "") -> None:
-    """Commit the built site_src/ as version `release` and point `latest` at it; `site_url`
-    (the address the release recorded) replaces the config's in its canonical links."""
+                site_url: str = "", docs: Path | None = None) -> None:
+    """Commit the built tree `docs` (default: the config's docs_dir) as version `release` and
+    point `latest` at it; `site_url` (the address the release recorded) replaces the config's
+    in its canonical links. mkdocs builds into a temporary folder, never the config's site_dir
+    (the reader's own `make site`)."""
     ensure_repo(pages_repo)
     mike = [sys.executable, "-c", "import sys; from mike.driver import main; sys.exit(main())"]
-    with config_at(config, site_url) as used:
+    with config_at(config, site_url, docs) as used:
         common = ["--config-file", str(used.resolve()), "--branch", BRANCH]
         _run(mike + ["deploy", *common, "--update-aliases", "--title", title, release, LATEST],
              pages_repo)
@@ -76,19 +103,20 @@ def mike_deploy(config: Path, pages_repo: Path, release: str, title: str,
 
 
 @contextlib.contextmanager
-def config_at(config: Path, site_url: str) -> Iterator[Path]:
-    """`config`, or a copy of it beside it (its relative paths still resolve) whose site_url
-    is `site_url`, removed afterwards."""
+def config_at(config: Path, site_url: str = "", docs: Path | None = None) -> Iterator[Path]:
+    """A copy of `config` beside it (its relative paths still resolve), removed afterwards,
+    that builds `docs` (default: its docs_dir) into a new temporary folder, with `site_url`
+    (default: its own)."""
     settings = yaml.safe_load(config.read_text()) or {}
-    if not site_url or settings.get("site_url") == site_url:
-        yield config
-        return
-    copy = config.with_name(f".{config.stem}-{os.getpid()}{config.suffix}")
-    copy.write_text(yaml.safe_dump(settings | {"site_url": site_url}, sort_keys=False))
-    try:
-        yield copy
-    finally:
-        copy.unlink(missing_ok=True)
+    with tempfile.TemporaryDirectory(prefix="dlbench-mkdocs-") as site_dir:
+        changes = {"site_dir": site_dir} | ({"site_url": site_url} if site_url else {}) | (
+            {"docs_dir": str(docs.resolve())} if docs is not None else {})
+        copy = config.with_name(f".{config.stem}-{os.getpid()}{config.suffix}")
+        copy.write_text(yaml.safe_dump(settings | changes, sort_keys=False))
+        try:
+            yield copy
+        finally:
+            copy.unlink(missing_ok=True)
 
 
 def build_mkdocs(config: Path, target: Path) -> None:
@@ -110,19 +138,37 @@ def deployed_versions(pages_repo: Path) -> list[dict]:
 
 def export_site(pages_repo: Path, target: Path) -> Path:
     """Write the whole versioned site as plain files under `target`, for any static host;
-    aliases such as `latest` become copies of their version."""
+    aliases such as `latest` become copies of their version. The tree is staged beside
+    `target` and swapped in whole: a failure leaves `target` as it was and nothing else."""
+    check_output(target, "", "export")
     if not deployed_versions(pages_repo):
         raise PublishError(f"nothing deployed in {pages_repo}: run `dlbench deploy` first")
     archive = subprocess.run(["git", "archive", "--format=tar", BRANCH], cwd=pages_repo,
                              capture_output=True, check=True).stdout
-    target.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(target, filter="data")
-    for alias in [p for p in target.iterdir() if p.is_symlink()]:
-        version = alias.resolve()
-        alias.unlink()
-        shutil.copytree(version, alias)  # a plain copy: not every static host follows links
+    staging = new_dir(target.parent, f".{target.name}.new-")
+    try:
+        with saving("the exported site", f"{target} is left as it was"):
+            _unpack(archive, staging)
+            mark_output(staging, "export")
+        swap_in(target, staging)
+    except SaveError as error:
+        raise error.at(target) from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+def _unpack(archive: bytes, staging: Path) -> None:
+    """Extract the site's tar into `staging`, its alias links replaced by copies."""
+    try:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(staging, filter="data")
+        for alias in [p for p in staging.iterdir() if p.is_symlink()]:
+            version = alias.resolve()
+            alias.unlink()
+            shutil.copytree(version, alias)  # a plain copy: not every static host follows links
+    except OSError as error:
+        raise save_error(staging, error) from None
 
 
 def make_server(root: Path, port: int, host: str = "127.0.0.1") -> http.server.HTTPServer:
@@ -142,7 +188,18 @@ def not_found_page(root: Path, url_path: str) -> Path | None:
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    """Static files; an unknown path gets the site's own 404 page, with status 404."""
+    """Static files of its folder only (a link leading outside is not followed); an unknown
+    path gets the site's own 404 page, with status 404."""
+
+    def translate_path(self, path: str) -> str:
+        """The file for `path`, its links resolved; outside the folder: a name that is not
+        there (so a 404)."""
+        local = super().translate_path(path)
+        root = os.path.realpath(str(self.directory))
+        real = os.path.realpath(local)
+        if real == root or real.startswith(root + os.sep):
+            return local
+        return os.path.join(root, ".dlbench-outside-the-site")
 
     def send_error(self, code: int, message: str | None = None,
                    explain: str | None = None) -> None:

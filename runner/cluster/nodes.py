@@ -8,6 +8,8 @@ and one unit of `dlbench_kind_<KIND>` (which machine kind it is).
 
 from __future__ import annotations
 
+import socket
+
 import ray
 
 from dlbench.core.errors import UsageError
@@ -21,8 +23,15 @@ START_HINT = ("start each node with ray start --resources "
               "'{\"dlbench_slot\": 1, \"dlbench_kind_KIND\": 1}'")
 
 
+#: Seconds a given cluster address has to accept a connection before the run is refused.
+CONNECT_TIMEOUT_S = 10.0
+
+
 def connect(address: str | None) -> None:
-    """Join the Ray cluster at `address` (default: RAY_ADDRESS or the one running here)."""
+    """Join the Ray cluster at `address` (default: RAY_ADDRESS or the one running here); an
+    address that does not answer within CONNECT_TIMEOUT_S is a UsageError."""
+    if address:
+        check_answers(address)
     try:
         ray.init(address=address or "auto", log_to_driver=False, logging_level="ERROR",
                  configure_logging=False)
@@ -31,6 +40,21 @@ def connect(address: str | None) -> None:
         raise UsageError(f"no Ray cluster at {address or 'auto'} ({first_line}); "
                          f"{START_HINT}") from None
     stop_on_signals()  # ray.init installs its own SIGTERM handler; a stop must stay a stop
+
+
+def check_answers(address: str) -> None:
+    """UsageError unless HOST:PORT (ray:// addresses too) accepts a TCP connection within
+    CONNECT_TIMEOUT_S: ray.init would otherwise wait minutes on an address that is not up."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UsageError(f"--address {address!r} is not HOST:PORT (the Ray head's GCS "
+                         "address, e.g. 10.0.0.5:6379)")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), CONNECT_TIMEOUT_S).close()
+    except OSError as error:
+        reason = "timed out" if isinstance(error, TimeoutError) else error.strerror or error
+        raise UsageError(f"no Ray cluster answers at {address} within {CONNECT_TIMEOUT_S:.0f} "
+                         f"s ({reason}); {START_HINT}") from None
 
 
 def kind_resource(kind: str) -> str:

@@ -81,6 +81,7 @@ def existing_run(results_dir: Path, name: str) -> RunStore:
         run_id = layout.resolve_run_id(results_dir, name)
     except LayoutError as error:
         raise UsageError(str(error)) from error
+    layout.read_environment(layout.run_dir(results_dir, run_id))  # an empty one is named now
     return RunStore(layout.run_dir(results_dir, run_id))
 
 

@@ -29,7 +29,11 @@ def validate_run(run_root: Path, origin: str) -> str:
                                f"archive holds {run_root.name!r}")
     _check_records(run_root, origin)
     for stem in TABLES:
-        read_table(run_root / f"{stem}.parquet", stem)
+        named = set(read_table(run_root / f"{stem}.parquet", stem).get("run_id", []))
+        if named - {info["run_id"]}:
+            raise ResultsFileError(f"{origin}: {stem}.parquet names run(s) "
+                                   f"{', '.join(map(repr, sorted(map(str, named))))} but "
+                                   f"run.json names {info['run_id']!r}")
     _check_code(run_root, origin)
     return info["run_id"]
 
