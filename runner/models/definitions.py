@@ -116,12 +116,19 @@ def block_convs(block: ResidualBlock, kind: str) -> list[tuple[str, int, int, in
             ("conv2", 1, block.width, block.outputs, 1)]
 
 
+#: Fewest input channels any definition gives a strided 1x1 conv (a projection shortcut):
+#: torch 2.13.0+cpu's oneDNN (v3.12) AVX2 1x1 backward-weights kernel corrupts the heap
+#: (glibc abort or segfault) on a channels-last input with fewer channels than its 8-wide
+#: block at stride 2, which is how Keras on torch runs an NHWC model.
+MIN_STRIDED_1X1_INPUTS = 8
+
 #: The named sizes: CPU profile, GPU profile, and tiny ones for the parity tests.
 RESNET20 = ResNetDefinition("resnet-20", 32, ((3, 16, 1), (3, 32, 2), (3, 64, 2)))
 RESNET50 = ResNetDefinition("resnet-50", 224, ((3, 64, 1), (4, 128, 2), (6, 256, 2), (3, 512, 2)),
                             block="bottleneck", stem_kernel=7, stem_stride=2, stem_width=64,
                             stem_pool=True, classes=1000)
-RESNET_TINY = ResNetDefinition("resnet-tiny", 8, ((1, 4, 1), (1, 8, 2)), stem_width=4)
+#: No strided 1x1 conv with fewer than 8 input channels (see MIN_STRIDED_1X1_INPUTS).
+RESNET_TINY = ResNetDefinition("resnet-tiny", 8, ((1, 8, 1), (1, 16, 2)), stem_width=8)
 RESNET_BOTTLENECK_TINY = ResNetDefinition("resnet-bottleneck-tiny", 16, ((1, 2, 1), (1, 4, 2)),
                                           block="bottleneck", stem_kernel=7, stem_stride=2,
                                           stem_width=4, stem_pool=True)
