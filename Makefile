@@ -21,7 +21,7 @@ env: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[jax,test,cluster]'
+	$(BIN)/python -m pip install --quiet -e '.[jax,openvino,test,cluster]'
 	touch $(STAMP)
 
 run: $(STAMP)
