@@ -42,6 +42,17 @@ ENVIRONMENT_LABELS = {
     "git": "git", "packages": "packages", "processes_policy": "processes per cell",
     "remeasured": "re-measured", "request": "what the run was asked for",
 }
+#: Workloads in a reader's words with their size, per kind of device (a workload's model
+#: size follows the device it runs on: runner/workloads/catalog.py's size profiles).
+WORKLOAD_LABELS = {
+    "mlp-digits": {"": "MLP, 8x8 digits"}, "cnn-digits": {"": "CNN, 8x8 digits"},
+    "cnn-synthetic": {"": "CNN, 32 px"}, "mlp-mnist": {"": "MLP, MNIST"},
+    "cnn-cifar10": {"": "CNN, CIFAR-10"},
+    "resnet-synthetic": {"": "ResNet-20, 32 px", "cuda": "ResNet-50, 224 px"},
+    "resnet-cifar10": {"": "ResNet-20, CIFAR-10"},
+    "transformer-tokens": {"": "BERT-mini, seq 128", "cuda": "BERT-base, seq 128"},
+    "lstm-tokens": {"": "LSTM 1x256, seq 64", "cuda": "LSTM 2x256, seq 128"},
+}
 #: Groups whose keys are names in their own right (variables, packages): kept as they are.
 VERBATIM_GROUPS = ("environment_variables", "packages")
 #: Values of a number of FLOP/s shown in GFLOP/s.
@@ -54,6 +65,15 @@ CRASH = re.compile(r"\b(AttributeError|TypeError|NameError|KeyError|IndexError|"
 def mode_label(mode: str) -> str:
     """An execution mode in words, e.g. 'inference_mode' -> 'inference mode'."""
     return MODE_LABELS.get(mode, mode.replace("_", " "))
+
+
+def workload_label(workload: str, device: str = "") -> str:
+    """A workload in words with its size on `device`, e.g. 'ResNet-20, 32 px'; an unknown
+    workload by its name's words."""
+    sizes = WORKLOAD_LABELS.get(workload)
+    if sizes is None:
+        return workload.replace("-", " ").replace("_", " ")
+    return sizes.get(device, sizes[""])
 
 
 def format_label(export_format: str) -> str:
