@@ -27,15 +27,18 @@ PAGES = ["", "experiments/training/", "experiments/inference/", "experiments/pre
          "experiments/execution-mode/", "experiments/data-parallel/", "experiments/export/",
          "experiments/parity/", "environment/", "methodology/", "compare/", "cite/", "claims/"]
 
-#: Per page: charts wider than their column, tables wider than their container (and on a
+#: Per page: charts wider than their column or whose drawing is wider than the chart (its
+#: title, legend or labels cut off), tables wider than their container (and on a
 #: phone: tables whose last column starts off screen), truncated axis labels.
 LAYOUT = """() => {
   const article = document.querySelector('article');
   const width = article.clientWidth, right = article.getBoundingClientRect().right;
   const charts = [...document.querySelectorAll('div.dlbench-chart')];
-  const clipped = charts.filter(c => { const s = c.querySelector('svg, canvas');
-    return s && (s.getBoundingClientRect().width > c.clientWidth + 1
-                 || s.getBoundingClientRect().right > right + 1); }).length;
+  const clipped = charts.filter(c => { const s = c.querySelector('svg');
+    if (!s) return false;
+    const box = s.getBoundingClientRect(), content = s.querySelector('g').getBBox();
+    return box.width > c.clientWidth + 1 || box.right > right + 1
+      || content.width > box.width + 1; }).length;
   const tables = [...article.querySelectorAll('table')].filter(t => t.offsetParent !== null);
   const wide = tables.filter(t => t.scrollWidth > width + 1).length;
   const hidden = tables.filter(t => { const cells = t.querySelectorAll('tr:first-child > *');
@@ -45,6 +48,8 @@ LAYOUT = """() => {
     .filter(t => /…|\\.\\.\\.$/.test(t.textContent)).length;
   return {charts: charts.length, clipped, tables: tables.length, wide, hidden, truncated};
 }"""
+DRAWN = """() => [...document.querySelectorAll('div.dlbench-chart')]
+  .every(d => d.dataset.state === 'drawn' || d.dataset.state === 'failed')"""
 VISIBLE = """() => { const a = document.querySelector('article').cloneNode(true);
   a.querySelectorAll('pre, code, .tabbed-set, details:not([open])').forEach(n => n.remove());
   return a.innerText; }"""
@@ -100,7 +105,7 @@ def count(url: str, release: str, raw: re.Pattern[str], shots: Path | None) -> d
             for path in PAGES:
                 page.goto(f"{url}{release}/{path}")
                 page.wait_for_load_state("networkidle")
-                page.wait_for_timeout(300)
+                page.wait_for_function(DRAWN, timeout=30000)
                 for key, value in page.evaluate(LAYOUT).items():
                     totals[f"{kind}_{key}"] = totals.get(f"{kind}_{key}", 0) + value
                 if kind == "desktop":

@@ -84,6 +84,22 @@ def _outcome_words(outcome: str, winner: str) -> str:
     return f"{system_label(winner)} leads" if winner else outcome
 
 
+#: "What it would take" is said only within this many times the processes measured.
+WITHIN_REACH = 10
+
+
+def what_it_would_take(needed: object, measured: int) -> str:
+    """The processes per cell that would decide an undecided answer, when within reach of
+    what was measured; else that this noise cannot decide it."""
+    try:
+        count = int(float(needed))
+    except (TypeError, ValueError):
+        count = 0
+    if count <= 0 or measured <= 0 or count > WITHIN_REACH * measured:
+        return "not decidable at this noise"
+    return f"about {plural(count, 'process')} per cell would decide it"
+
+
 def _row(answer: Mapping, pairs: pd.DataFrame, columns: list[str], direction: Direction,
          contest: str, machines: Mapping[tuple[str, str], str], apart: Mapping) -> dict:
     best = str(answer["contender_a"])
@@ -94,7 +110,11 @@ def _row(answer: Mapping, pairs: pd.DataFrame, columns: list[str], direction: Di
         or str(answer["group"])
     machine = machines.get((str(answer["run_id"]), str(answer["device"])))
     changed = apart.get(answer_key(answer))
+    measured = max([int(v) for c in ("processes_a", "processes_b")
+                    for v in pd.to_numeric(pairs[c], errors="coerce").dropna()] or [0])
     return {"label": label + (f" ({machine})" if machine else ""),
+            "take": what_it_would_take(answer.get("processes_needed"), measured)
+            if answer["outcome"] == "inconclusive" else "",
             "cells": [cells.get(c, "–") for c in columns], "outcome": str(answer["outcome"]),
             "winner": str(answer["winner"] or ""),
             "changed": None if changed is None else {
@@ -125,7 +145,9 @@ def _sentence(rows: list[dict], derived: bool) -> str:
              for w, n in sorted(leads.items(), key=lambda item: -item[1])]
     parts.append(f"{tied} {'shows' if tied == 1 else 'show'} no meaningful difference"
                  if tied else "")
-    parts.append(f"{rest} {'is' if rest == 1 else 'are'} not decided" if rest else "")
+    takes = sorted({r["take"] for r in rows if r["take"]})
+    parts.append(f"{rest} {'is' if rest == 1 else 'are'} not decided"
+                 + (f" ({'; '.join(takes)})" if takes else "") if rest else "")
     words = "; ".join(p for p in parts if p) or "nothing is decided"
     head = "" if leads else "No row names a winner: "
     tail = (" It repeats the training-time test (throughput is derived from epoch time), "
@@ -177,7 +199,7 @@ def answer_tables(frame: pd.DataFrame, machines: Mapping[tuple[str, str], str],
     return tables
 
 
-def tested_counts(frame: pd.DataFrame) -> dict:
+def answer_counts(frame: pd.DataFrame) -> dict:
     """Answers that test something of their own (a derived metric's repeat not counted)."""
     compared = compared_answers(frame)
     compared = compared[compared["derived_from"].fillna("").astype(str) == ""]

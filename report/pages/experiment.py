@@ -12,10 +12,11 @@ import pandas as pd
 
 from dlbench.core.metrics import Direction, get_metric
 from dlbench.core.modes import FASTEST, mode_class
-from dlbench.core.schema import CellStatus
+from dlbench.core.schema import CellStatus, system_label
 from dlbench.core.systems import system_name
 from report.render.charts import curve_chart, empty_reason, is_accuracy, result_chart
-from report.render.labels import format_label, metric_ids_in_words, status_label
+from report.render.labels import (format_label, metric_ids_in_words, reason_line,
+                                  status_label, workload_label)
 from report.render.jinja import ChartBlock, chart_block
 from report.inputs.source import Source
 from report.inputs.summary import format_number, machine_label, variant_label
@@ -50,7 +51,8 @@ def _rows(rows: pd.DataFrame, missed: Set[tuple[str, str]]) -> list[dict]:
         out.append({  # values without unit: the unit stands in the column header
             "result_id": row.result_id, "anchor": result_anchor(row.result_id),
             "cell_anchor": "" if stable in seen else stable,
-            "machine": row.machine, "workload": row.workload, "system": row.system,
+            "machine": row.machine, "workload": workload_label(row.workload, row.device),
+            "system": system_label(row.system),
             "variant": row.variant, "median": format_number(row.median),
             "ci": f"{format_number(row.ci_low)}–{format_number(row.ci_high)}",
             "spread": f"{format_number(row.low)}–{format_number(row.high)}",
@@ -128,9 +130,10 @@ def _charts(rows: pd.DataFrame, metric_name: str, experiment: str,
     metric = get_metric(metric_name)
     charts, notes = [], []
     for (machine, workload), group in rows.groupby(["machine", "workload"], sort=True):
-        title = f"{workload}: {metric.words} on {machine}"
+        words = workload_label(str(workload), str(group["device"].iloc[0]))
+        title = f"{words}: {metric.words} on {machine}"
         if reason := empty_reason(group, metric_name):
-            notes.append(f"{workload} on {machine}: {reason}")
+            notes.append(f"{words} on {machine}: {reason}")
             continue
         chart = result_chart(group, metric_name, title,
                              marks.get(str(workload)) if is_accuracy(metric_name) else None)
@@ -188,7 +191,10 @@ def curve_blocks(source: Source, experiment: str) -> list[ChartBlock]:
     keys = ["metric", "workload", "machine"]
     for (metric_name, workload, machine), group in stepped.groupby(keys, sort=True):
         unit = "epoch" if str(metric_name).startswith("epoch_") else "step"
-        title = f"{workload}: {get_metric(str(metric_name)).words} per {unit} on {machine}"
+        words = get_metric(str(metric_name)).words
+        words += "" if words.endswith(f"per {unit}") else f" per {unit}"
+        title = (f"{workload_label(str(workload), str(group['device'].iloc[0]))}: {words} "
+                 f"on {machine}")
         chart_id = f"{experiment}-{metric_name}-{workload}-{short_hash(machine)}-curve"
         blocks.append(chart_block(chart_id, curve_chart(group, str(metric_name), title)))
     return blocks
@@ -202,11 +208,11 @@ def not_ok_rows(source: Source, experiment: str) -> list[dict]:
     for _, cell in cells.sort_values(["workload", "framework", "backend"]).iterrows():
         rows.append({
             "machine": machine_label(source.run(cell["run_id"]).environment, cell["device"]),
-            "workload": cell["workload"], "system": system_name(cell["framework"],
-                                                                cell["backend"]),
+            "workload": workload_label(cell["workload"], cell["device"]),
+            "system": system_label(system_name(cell["framework"], cell["backend"])),
             "variant": variant_label(cell),
             "status": status_label(cell["status"], cell["reason"] or ""),
-            "reason": cell["reason"] or "(none recorded)",
+            "reason": reason_line(cell["reason"] or ""),
         })
     return rows
 
@@ -245,7 +251,8 @@ def history_rows(summary: pd.DataFrame, past: pd.DataFrame) -> tuple[list[str], 
         by_release = {r.release: f"{r.result_id}: {format_number(r.median)}"
                       for r in group.itertuples(index=False)}
         rows.append({
-            "what": (f"{here['workload']} · {here['system']} · {here['variant']}"
+            "what": (f"{workload_label(here['workload'], here['device'])} · "
+                     f"{system_label(here['system'])} · {here['variant']}"
                      if here is not None else cell_id),
             "metric": get_metric(str(metric)).label if metric in summary["metric"].values
             else str(metric).replace("_", " "),

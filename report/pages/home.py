@@ -21,7 +21,7 @@ from report.pages.registry import Page, PageInputs, page
 from report.render.jinja import render
 from report.inputs.source import Source, source_designs, source_processes
 from report.inputs.summary import format_number, machine_label
-from report.pages.answer_tables import answer_tables, group_label, tested_counts
+from report.pages.answer_tables import answer_tables, group_label, answer_counts
 from report.verdicts.data import controls_summary, verdicts_frame
 from report.verdicts.stored import judged_apart, stored_verdicts
 from report.verdicts.answers import (QUESTIONS, Pairing, Verdict, VerdictOutcome, Verdicts,
@@ -190,7 +190,8 @@ def question_blocks(source: Source, summary: pd.DataFrame,
     that measured one contender only are left to one_sided_groups."""
     ids = result_ids(summary)
     variants = {(r, c): v for r, c, v in zip(summary["run_id"], summary["cell_id"],
-                                             summary["variant"], strict=True)}
+                                             summary["variant"], strict=True)} \
+        if "variant" in summary else {}
     found = source_verdicts(source) if found is None else found
     blocks = []
     for question in QUESTIONS:
@@ -316,7 +317,7 @@ def home_page(inputs: PageInputs) -> Page:
                 for block in question_blocks(source, inputs.summary, found)}
     text = render(inputs.env, "index.md.j2", tables=tables, evidence=evidence,
                   caption=caption(source), stored=stored is not None, apart=len(apart),
-                  counts=tested_counts(frame),
+                  counts=answer_counts(frame),
                   experiments=experiment_links(inputs.summary, inputs.questions),
                   one_sided=one_sided_groups(found), tally=tally(found),
                   thresholds=threshold_words(found),

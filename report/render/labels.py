@@ -114,6 +114,18 @@ def status_label(status: str, reason: str) -> str:
     return status
 
 
+def reason_line(reason: str) -> str:
+    """A cell's recorded reason in one line for a reader: a Python error becomes 'crashed'
+    (the record and the downloads keep the error itself)."""
+    text = (reason or "").strip()
+    if not text:
+        return "none recorded"
+    if CRASH.search(text) or "Traceback" in text or re.search(r"\b\w+Error\b:", text):
+        return "crashed in the measurement code (the error is in the run's record)"
+    first = text.splitlines()[0].strip()
+    return first if len(first) <= 200 else first[:199] + "…"
+
+
 def metric_ids_in_words(text: str) -> str:
     """`text` with every registered metric's identifier replaced by its words."""
     names = sorted(METRICS, key=len, reverse=True)

@@ -142,7 +142,11 @@ def not_found_page(root: Path, url_path: str) -> Path | None:
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    """Static files; an unknown path gets the site's own 404 page, with status 404."""
+    """Static files; an unknown path gets the site's own 404 page, with status 404. Citation
+    files are UTF-8 text (names such as Zürich and the '·' of labels read right)."""
+
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
+                      ".bib": "text/plain; charset=utf-8", ".cff": "text/plain; charset=utf-8"}
 
     def send_error(self, code: int, message: str | None = None,
                    explain: str | None = None) -> None:
