@@ -160,3 +160,39 @@ def test_a_failed_cell_s_reason_is_one_line_without_a_python_error():
                                   "run's record)")
     assert reason_line("fp16 needs a GPU\nsecond line") == "fp16 needs a GPU"
     assert reason_line("") == "none recorded"
+
+
+def test_a_release_page_renders_its_stored_verdicts_unchanged_after_a_rule_change():
+    """2027.02's home page, with today's rule replaced by one that decides no winner: every
+    stored winner stays bold, and its row says what today's rule judges, after it."""
+    import dataclasses
+
+    from report.inputs.summary import summarize
+    from report.pages.cite import release_citation
+    from report.pages.home import home_page, load_questions, source_judgement
+    from report.pages.registry import PageInputs
+    from report.render.jinja import environment
+    from report.inputs.source import load_release
+    from report.verdicts.answers import VerdictOutcome, Verdicts
+    from report.verdicts.data import Calibration
+    from tests.site_fixtures import ROOT, TEMPLATES
+
+    source = load_release(ROOT / "results", "2027.02")
+    judged = source_judgement(source)
+    stricter = Verdicts([dataclasses.replace(v, outcome=VerdictOutcome.INCONCLUSIVE, winner=None)
+                         if v.outcome is VerdictOutcome.WINNER else v for v in judged.answers],
+                        judged.controls)
+    inputs = PageInputs(source, summarize(source), environment(TEMPLATES), load_questions(),
+                        stricter, Calibration([], None),
+                        release_citation(source.root, source.name, source.date, "http://x/"),
+                        None)
+    page = home_page(inputs).text
+    stored = read_verdicts((source.root / "verdicts.csv").read_bytes())
+    winners = stored[(stored["row"] == "answer") & (stored["outcome"] == "winner")]
+    changed = [line for line in page.splitlines() if "(published: " in line]
+    assert len(changed) == len(winners) > 0
+    for line in changed:
+        assert "**1.00**" in line  # the stored verdict, as published
+        assert re.search(r"\(published: [\w ]+ leads; today's rule: inconclusive\)", line), line
+    assert "12 with a decided winner (as published with this release)" in page
+    assert f"Today's rule judges {len(winners)} answers of this release differently" in page

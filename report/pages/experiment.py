@@ -20,6 +20,7 @@ from report.render.labels import (format_label, metric_ids_in_words, reason_line
 from report.render.jinja import ChartBlock, chart_block
 from report.inputs.source import Source
 from report.inputs.summary import format_number, machine_label, variant_label
+from report.verdicts.answers import QUESTIONS
 from report.verdicts.targets import MISSED_NOTE, recorded_target
 
 
@@ -142,13 +143,23 @@ def _charts(rows: pd.DataFrame, metric_name: str, experiment: str,
     return charts, notes
 
 
+def main_metrics(experiment: str) -> list[str]:
+    """The metrics an experiment's questions are judged on (their stand-ins after them), in
+    question order: its page opens with these."""
+    asked = [q for q in QUESTIONS if q.experiment == experiment]
+    return list(dict.fromkeys([q.metric for q in asked] + [q.stand_in for q in asked
+                                                           if q.stand_in]))
+
+
 def metric_sections(summary: pd.DataFrame, experiment: str,
                     marks: dict[str, pd.DataFrame] | None = None,
                     missed: Set[tuple[str, str]] = frozenset()) -> list[dict]:
     """One section per scalar metric: a chart per machine and workload, then a table whose
     rows of a cell in `missed` (run_id, cell_id) say it did not reach its target."""
     sections = []
-    for metric_name in sorted(summary["metric"].unique()):
+    main = main_metrics(experiment)
+    for metric_name in sorted(summary["metric"].unique(),
+                              key=lambda m: (main.index(m) if m in main else len(main), m)):
         metric = get_metric(metric_name)
         best_first = metric.direction is not Direction.HIGHER
         rows = summary[summary["metric"] == metric_name].sort_values(
@@ -167,6 +178,7 @@ def metric_sections(summary: pd.DataFrame, experiment: str,
             "heading": metric.heading, "anchor": f"metric-{metric.name}",
             "description": metric_ids_in_words(metric.description), "charts": charts, "rows": table,
             "columns": columns, "common": common, "notes": notes + empty,
+            "main": metric_name in main,
         })
     return sections
 
