@@ -108,8 +108,9 @@ def test_every_chart_is_labelled_with_unit_and_direction(files: dict[str, bytes]
     assert len(specs) >= 10
     for spec in specs:
         layers = [spec, *spec.get("layer", [])]  # a layer may inherit the chart's encoding
-        titles = [enc["title"] for layer in layers for enc in layer.get("encoding", {}).values()
-                  if isinstance(enc, dict) and "title" in enc and enc["title"]]
+        titles = [" ".join(t) if isinstance(t, list) else t  # a title wrapped into lines
+                  for layer in layers for enc in layer.get("encoding", {}).values()
+                  if isinstance(enc, dict) and (t := enc.get("title"))]
         assert any(re.search(r"\(.+, (lower|higher) is better\)", t) for t in titles), titles
         assert "lower is better" in str(spec["title"]) or "higher is better" in str(
             spec["title"])

@@ -115,7 +115,7 @@ def result_chart(rows: pd.DataFrame, metric_name: str, title: str,
     scale = _scale(metric_name, pd.concat([data["low"], data["high"], data["median"]]))
     log = scale.type == "log"
     axis_title = metric.label + (" · log scale" if log else "")
-    axis_x = alt.X("median:Q", title=axis_title, scale=scale,
+    axis_x = alt.X("median:Q", title=lines(axis_title, 34), scale=scale,
                    axis=alt.Axis(tickCount=6, labelOverlap=True))
     two_lines = data["series"].str.contains(SERIES_BREAK, regex=False).any()
     y = alt.Y("series:N", sort=order, title=None, axis=alt.Axis(
@@ -133,7 +133,7 @@ def result_chart(rows: pd.DataFrame, metric_name: str, title: str,
     centre = base.mark_point(filled=True, size=70) if log else base.mark_bar()
     bars = centre.encode(x=axis_x, y=y, color=_colour(list(data["system"])), tooltip=tooltip)
     spread = base.mark_rule(color="black", strokeWidth=1.5).encode(
-        x=alt.X("low:Q", title=axis_title, scale=scale), x2="high:Q", y=y
+        x=alt.X("low:Q", title=lines(axis_title, 34), scale=scale), x2="high:Q", y=y
     )
     layers = [bars, spread]
     if marks is not None and len(marks):
@@ -141,7 +141,8 @@ def result_chart(rows: pd.DataFrame, metric_name: str, title: str,
     shape = "point" if log else "bar"
     return alt.layer(*layers).properties(
         title=alt.TitleParams(lines(title), subtitle=[
-            f"{shape}: median; line: min–max of processes", metric.direction.phrase]),
+            f"{shape}: median; line: min–max of processes", metric.direction.phrase],
+            anchor="start", frame="bounds"),
         width="container", height=max(60, (40 if two_lines else 26) * len(data)),
     )
 
@@ -179,7 +180,8 @@ def curve_chart(observations: pd.DataFrame, metric_name: str, title: str) -> alt
         tooltip=[alt.Tooltip("series:N", title="framework"),
                  alt.Tooltip("step:Q", title=unit),
                  alt.Tooltip("median:Q", title=f"median ({metric.unit})", format=".4~g")],
-    ).properties(title=alt.TitleParams(lines(title), subtitle=lines(subtitle, 50)),
+    ).properties(title=alt.TitleParams(lines(title), subtitle=lines(subtitle, 50),
+                                       anchor="start", frame="bounds"),
                  width="container", height=240)
 
 
