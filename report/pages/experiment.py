@@ -6,7 +6,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Set
+from collections.abc import Mapping, Set
 
 import pandas as pd
 
@@ -44,7 +44,8 @@ def experiment_title(name: str) -> str:
     return name.replace("-", " ").capitalize()
 
 
-def _rows(rows: pd.DataFrame, missed: Set[tuple[str, str]]) -> list[dict]:
+def _rows(rows: pd.DataFrame, missed: Set[tuple[str, str]],
+          configs: Mapping[tuple[str, str], str]) -> list[dict]:
     out, seen = [], set()
     for row in rows.itertuples(index=False):
         note = MISSED_NOTE if (str(row.run_id), str(row.cell_id)) in missed else ""
@@ -52,6 +53,7 @@ def _rows(rows: pd.DataFrame, missed: Set[tuple[str, str]]) -> list[dict]:
         out.append({  # values without unit: the unit stands in the column header
             "result_id": row.result_id, "anchor": result_anchor(row.result_id),
             "cell_anchor": "" if stable in seen else stable,
+            "config": configs.get((str(row.run_id), str(row.cell_id)), ""),
             "machine": row.machine, "workload": workload_label(row.workload, row.device),
             "system": system_label(row.system),
             "variant": row.variant, "median": format_number(row.median),
@@ -153,9 +155,11 @@ def main_metrics(experiment: str) -> list[str]:
 
 def metric_sections(summary: pd.DataFrame, experiment: str,
                     marks: dict[str, pd.DataFrame] | None = None,
-                    missed: Set[tuple[str, str]] = frozenset()) -> list[dict]:
+                    missed: Set[tuple[str, str]] = frozenset(),
+                    configs: Mapping[tuple[str, str], str] | None = None) -> list[dict]:
     """One section per scalar metric: a chart per machine and workload, then a table whose
-    rows of a cell in `missed` (run_id, cell_id) say it did not reach its target."""
+    rows of a cell in `missed` (run_id, cell_id) say it did not reach its target; `configs`
+    ((run_id, cell_id) -> config ID) lets the version selector tell another configuration."""
     sections = []
     main = main_metrics(experiment)
     for metric_name in sorted(summary["metric"].unique(),
@@ -172,7 +176,7 @@ def metric_sections(summary: pd.DataFrame, experiment: str,
         if rows.empty:
             continue
         charts, empty = _charts(rows, metric_name, experiment, marks or {})
-        table = _rows(rows, missed)
+        table = _rows(rows, missed, configs or {})
         columns, common = table_columns(table, metric.unit)
         sections.append({
             "heading": metric.heading, "anchor": f"metric-{metric.name}",

@@ -106,6 +106,15 @@ def _tables(source: Source, summary: pd.DataFrame) -> dict[str, bytes]:
     return files
 
 
+def cell_configs(source: Source) -> dict[tuple[str, str], str]:
+    """(run_id, cell_id) -> the cell's configuration ID."""
+    cells = source.cells
+    if "config_id" not in cells:
+        return {}
+    return {(str(r), str(c)): str(i) for r, c, i in zip(cells["run_id"], cells["cell_id"],
+                                                         cells["config_id"], strict=True)}
+
+
 def experiment_files(source: Source, summary: pd.DataFrame, env: jinja2.Environment,
                      experiment: str, question: str, past: pd.DataFrame | None = None
                      ) -> tuple[dict[str, bytes], dict[str, ChartBlock]]:
@@ -113,7 +122,7 @@ def experiment_files(source: Source, summary: pd.DataFrame, env: jinja2.Environm
     (every release's results) adds the same cells in other releases."""
     sections = ep.metric_sections(summary[summary["experiment"] == experiment], experiment,
                                   ep.accuracy_marks(source.cells),
-                                  missed_target(source.observations))
+                                  missed_target(source.observations), cell_configs(source))
     curves = ep.curve_blocks(source, experiment)
     machines = sorted(set(summary.loc[summary["experiment"] == experiment, "machine"]))
     not_ok = ep.not_ok_rows(source, experiment)
