@@ -196,3 +196,14 @@ def test_a_release_page_renders_its_stored_verdicts_unchanged_after_a_rule_chang
         assert re.search(r"\(published: [\w ]+ leads; today's rule: inconclusive\)", line), line
     assert "12 with a decided winner (as published with this release)" in page
     assert f"Today's rule judges {len(winners)} answers of this release differently" in page
+
+
+def test_generated_sentences_name_workloads_systems_and_metrics_in_words():
+    from report.render.labels import short_sentences
+
+    text = ("workload mlp-digits, batch size 32, system keras-jax: under 10x; "
+            "lstm-tokens, batch 32, tensorflow: steady_epoch_time 1.2x")
+    assert short_sentences(text) == ["MLP, 8x8 digits, batch 32, Keras on JAX: under 10x",
+                                     "LSTM 1x256, seq 64, batch 32, TensorFlow: time per epoch "
+                                     "1.2x"]
+    assert not RAW.search(" ".join(short_sentences(text)))

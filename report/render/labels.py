@@ -126,6 +126,28 @@ def reason_line(reason: str) -> str:
     return first if len(first) <= 200 else first[:199] + "…"
 
 
+def ids_in_words(text: str) -> str:
+    """Generated text with its identifiers in words: 'workload mlp-digits' -> 'MLP, 8x8
+    digits', 'system keras-jax' -> 'Keras on JAX', 'batch size 32' -> 'batch 32', metric keys
+    by their words."""
+    from dlbench.core.schema import system_label
+    from dlbench.core.systems import SYSTEMS
+
+    text = re.sub(r"\bworkload ([a-z0-9][\w-]*)", lambda m: workload_label(m.group(1)), text)
+    text = re.sub(r"\bsystem ([a-z][\w-]*)", lambda m: system_label(m.group(1)), text)
+    bare = sorted([*WORKLOAD_LABELS, *(s.name for s in SYSTEMS)], key=len, reverse=True)
+    text = re.sub(r"(?<![\w./#-])(" + "|".join(map(re.escape, bare)) + r")(?![\w/-])",
+                  lambda m: (workload_label(m.group(1)) if m.group(1) in WORKLOAD_LABELS
+                             else system_label(m.group(1))), text)
+    return metric_ids_in_words(re.sub(r"\bbatch size (\d+)", r"batch \1", text))
+
+
+def short_sentences(text: str) -> list[str]:
+    """A generated explanation of several groups ('a; b; c') as one line per group, each
+    in words."""
+    return [ids_in_words(part.strip()) for part in text.split("; ") if part.strip()]
+
+
 def metric_ids_in_words(text: str) -> str:
     """`text` with every registered metric's identifier replaced by its words."""
     names = sorted(METRICS, key=len, reverse=True)
