@@ -45,7 +45,7 @@ def experiment_title(name: str) -> str:
 
 
 def _rows(rows: pd.DataFrame, missed: Set[tuple[str, str]],
-          configs: Mapping[tuple[str, str], str]) -> list[dict]:
+          configs: Mapping[tuple[str, str], str] | None = None) -> list[dict]:
     out, seen = [], set()
     for row in rows.itertuples(index=False):
         note = MISSED_NOTE if (str(row.run_id), str(row.cell_id)) in missed else ""
@@ -53,8 +53,9 @@ def _rows(rows: pd.DataFrame, missed: Set[tuple[str, str]],
         out.append({  # values without unit: the unit stands in the column header
             "result_id": row.result_id, "anchor": result_anchor(row.result_id),
             "cell_anchor": "" if stable in seen else stable,
-            "config": configs.get((str(row.run_id), str(row.cell_id)), ""),
-            "machine": row.machine, "workload": workload_label(row.workload, row.device),
+            "config": (configs or {}).get((str(row.run_id), str(row.cell_id)), ""),
+            "machine": row.machine,
+            "workload": workload_label(row.workload, str(getattr(row, "device", ""))),
             "system": system_label(row.system),
             "variant": row.variant, "median": format_number(row.median),
             "ci": f"{format_number(row.ci_low)}–{format_number(row.ci_high)}",
