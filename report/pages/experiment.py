@@ -69,10 +69,11 @@ def _rows(rows: pd.DataFrame, missed: Set[tuple[str, str]],
     return out
 
 
-#: Columns of a result table: header, row key, right-aligned?
-RESULT_COLUMNS = [("Machine", "machine", False), ("Workload", "workload", False),
-                  ("Framework", "system", False), ("Variant", "variant", False),
-                  ("Median", "median", True), ("95% CI", "ci", False),
+#: Columns of a result table: header, row key, right-aligned? The value comes right after
+#: the framework, so a phone shows it without scrolling the table.
+RESULT_COLUMNS = [("Framework", "system", False), ("Median", "median", True),
+                  ("95% CI", "ci", False), ("Workload", "workload", False),
+                  ("Variant", "variant", False), ("Machine", "machine", False),
                   ("Min–max", "spread", False), ("Processes", "n", True), ("CV", "cv", True),
                   ("Detects", "detects", True), ("Note", "note", False)]
 #: Columns that are left out when every row has the same value (said once above the table).
