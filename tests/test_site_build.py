@@ -200,7 +200,7 @@ def test_code_tabs_show_the_recorded_snapshot_exactly(files: dict[str, bytes]) -
 
 def test_cells_without_results_are_listed_with_their_reason(files: dict[str, bytes]) -> None:
     page = files["experiments/training.md"].decode()
-    assert "| cnn-digits | keras-torch |" in page and "fixture: not supported" in page
+    assert "| CNN, 8x8 digits | Keras on torch |" in page and "fixture: not supported" in page
 
 
 def test_data_dictionary_covers_every_metric_and_column(files: dict[str, bytes]) -> None:
