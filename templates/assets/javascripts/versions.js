@@ -32,15 +32,22 @@
     // by the cell's anchor when this page has the cell, and leave the page alone otherwise.
     var current = decodeURIComponent(window.location.hash.slice(1));
     if ((!current || !document.getElementById(current)) && document.getElementById(anchor)) {
+      pending = {anchor: anchor, path: window.location.pathname,
+                 from: JSON.parse(window.sessionStorage.getItem(FROM) || "null")};
+      window.sessionStorage.removeItem(FROM);
       window.location.replace("#" + anchor);
-      sayWhenUnlike(document.getElementById(anchor));
     }
+  }
+  // Said once the page is in place: the hash change may redraw the content after this.
+  var pending = null;
+  function showPending() {
+    if (!pending || pending.path !== window.location.pathname) return;
+    var cell = document.getElementById(pending.anchor);
+    if (cell && !document.querySelector(".dlbench-unlike")) sayWhenUnlike(cell, pending.from);
   }
   // A cell of the same name measured on another machine or with another configuration is
   // not the same measurement: say so above its table, in words.
-  function sayWhenUnlike(cell) {
-    var from = JSON.parse(window.sessionStorage.getItem(FROM) || "null");
-    window.sessionStorage.removeItem(FROM);
+  function sayWhenUnlike(cell, from) {
     if (!from || !cell.dataset) return;
     var machine = from.machine && cell.dataset.machine && from.machine !== cell.dataset.machine;
     var config = from.config && cell.dataset.config && from.config !== cell.dataset.config;
@@ -55,6 +62,11 @@
     var place = (table && table.closest(".md-typeset__scrollwrap")) || table;
     if (place) place.parentNode.insertBefore(note, place);
   }
-  if (window.document$) { window.document$.subscribe(restore); }
-  else { document.addEventListener("DOMContentLoaded", restore); }
+  function onPage() {
+    restore();
+    showPending();
+    window.setTimeout(showPending, 1000);
+  }
+  if (window.document$) { window.document$.subscribe(onPage); }
+  else { document.addEventListener("DOMContentLoaded", onPage); }
 })();
