@@ -168,7 +168,7 @@ def test_release_2027_01_says_its_undecided_answers_first_read_no_meaningful_dif
     changes = changed_answers("2027.01", source_verdicts(source))
     erratum = [c for c in changes if c["before"] == "no meaningful difference"]
     after = {c["after"] for c in erratum}
-    assert "inconclusive" in after and {"pytorch", "keras-jax"} <= after  # winners named now
+    assert "inconclusive" in after and {"PyTorch", "Keras on JAX"} <= after  # winners named now, in words
     assert any("mode" in c["group"] for c in erratum)  # matched within mode classes
     # issue 22's mode classes: Keras' model(x) no longer stands for its plain inference, so
     # those groups change beyond the erratum

@@ -246,6 +246,8 @@ def changed_answers(release: str, found: list[Verdict]) -> list[dict] | None:
             continue
         before = old["winner"] or old["outcome"].replace("significant", "meaningful")
         after = verdict.winner or verdict.outcome.value
+        before, after = (system_label(w) if w == old["winner"] or w == verdict.winner else w
+                         for w in (before, after))
         if before != after:
             changes.append({"title": verdict.title,
                             "group": group_label(json.dumps(dict(verdict.group)),

@@ -174,7 +174,7 @@ def curve_chart(observations: pd.DataFrame, metric_name: str, title: str) -> alt
         y=alt.Y("median:Q", title=metric.label),
         color=_colour(list(data["system"])),
         strokeDash=alt.StrokeDash("variant:N", legend=alt.Legend(title="variant",
-                                                                 orient="bottom"))
+                                                                 orient="top", columns=1))
         if data["series"].ne(data["system"]).any() else alt.Undefined,
         detail="series:N",
         tooltip=[alt.Tooltip("series:N", title="framework"),
