@@ -297,12 +297,12 @@ def caption(source: Source) -> list[str]:
 
 
 def machines(frame: pd.DataFrame, source: Source) -> dict[tuple[str, str], str]:
-    """(run, device) -> its hardware, when the verdicts come from more than one."""
+    """(run, device) -> its hardware, when the verdicts come from more than one machine."""
     pairs = set(zip(frame["run_id"].astype(str), frame["device"].astype(str), strict=True))
-    if len(pairs) < 2:
-        return {}
-    return {(r, d): hardware_words(source.run(r).environment, d) for r, d in pairs
-            if any(run.run_id == r for run in source.runs)}
+    known = {run.run_id for run in source.runs}
+    words = {(r, d): hardware_words(source.run(r).environment, d) for r, d in pairs
+             if r in known}
+    return words if len(set(words.values())) > 1 else {}
 
 
 @page("index.md")
