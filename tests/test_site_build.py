@@ -108,8 +108,9 @@ def test_every_chart_is_labelled_with_unit_and_direction(files: dict[str, bytes]
     assert len(specs) >= 10
     for spec in specs:
         layers = [spec, *spec.get("layer", [])]  # a layer may inherit the chart's encoding
-        titles = [enc["title"] for layer in layers for enc in layer.get("encoding", {}).values()
-                  if isinstance(enc, dict) and "title" in enc and enc["title"]]
+        titles = [" ".join(t) if isinstance(t, list) else t  # a title wrapped into lines
+                  for layer in layers for enc in layer.get("encoding", {}).values()
+                  if isinstance(enc, dict) and (t := enc.get("title"))]
         assert any(re.search(r"\(.+, (lower|higher) is better\)", t) for t in titles), titles
         assert "lower is better" in str(spec["title"]) or "higher is better" in str(
             spec["title"])
@@ -183,7 +184,7 @@ def test_every_number_states_spread_and_machine(files: dict[str, bytes]) -> None
             assert re.fullmatch(r"\d+", row["Processes"])
     assert units == {"s", "MiB", "fraction", "samples/s"}
     home = files["index.md"].decode()
-    assert "95% CI" in home and "cpu: Fixture CPU" in home
+    assert "95% CI" in home and "Measured on Fixture CPU" in home
 
 
 def test_code_tabs_show_the_recorded_snapshot_exactly(files: dict[str, bytes]) -> None:
@@ -199,7 +200,7 @@ def test_code_tabs_show_the_recorded_snapshot_exactly(files: dict[str, bytes]) -
 
 def test_cells_without_results_are_listed_with_their_reason(files: dict[str, bytes]) -> None:
     page = files["experiments/training.md"].decode()
-    assert "| cnn-digits | keras-torch |" in page and "fixture: not supported" in page
+    assert "| CNN, 8x8 digits | Keras on torch |" in page and "fixture: not supported" in page
 
 
 def test_data_dictionary_covers_every_metric_and_column(files: dict[str, bytes]) -> None:
@@ -300,21 +301,24 @@ def test_compare_page_sets_a_release_against_the_previous_one(tmp_path: Path) ->
     assert f"## Run {RUN_A} → run {RUN_B} of this release" in page
 
 
-def test_home_page_opens_with_answers_whose_winners_lie_beyond_the_threshold(
+def test_home_page_opens_with_one_table_per_question_in_words(
         files: dict[str, bytes]) -> None:
     page = files["index.md"].decode()
-    answers = [line for line in page.splitlines() if line.startswith("- workload ")]
-    winners = [a for a in answers if re.search(r": \*\*(PyTorch|TensorFlow|Keras on \w+)\*\*: ", a)]
-    assert answers and winners
-    for line in winners:  # a winner's adjusted interval is wholly beyond 5%
-        low = float(re.search(r"interval ([\d.,]+)x–", line).group(1).replace(",", ""))
-        assert low > 1.05, line
-    assert all("steady_epoch_time" not in a for a in answers)  # human words, not metric ids
-    first_answer = page.index("\n- workload ")
-    assert first_answer < page.index('id="chart-home-summary"')  # the answers first
-    assert first_answer < page.index("## How sure these answers are")
+    caption = page.index("Measured on Fixture CPU")
+    first_table = page.index("| Workload |")
+    assert caption < first_table < page.index("## How sure these answers are")
+    rows = [line for line in page.splitlines() if line.startswith(("| MLP, 8x8 digits",
+                                                                   "| CNN, 8x8 digits"))]
+    assert rows and all(" | " in row for row in rows)
+    bold = [row for row in rows if "**1.00**" in row]
+    assert bold  # a decided best
+    for row in bold:  # every other measured cell of a decided row lies beyond 5%
+        lows = re.findall(r"<small>([\d.,]+)–", row)
+        assert lows and all(float(low.replace(",", "")) > 1.05 for low in lows), row
+    assert "steady_epoch_time" not in page.split("??? info")[0]  # words, not metric ids
+    assert "pytorch" not in "\n".join(rows) and "mlp-digits" not in "\n".join(rows)
     assert "false winners to expect" in page
-    assert "charts/home-summary.svg" in files
+    assert "One interval level on this page, 95% per row" in page
 
 
 def test_every_build_writes_its_verdicts_as_data(files: dict[str, bytes]) -> None:

@@ -128,4 +128,6 @@ def test_release_2026_12_lists_the_problems_found_in_review() -> None:
                     "claim rules that could only go one way", "per-call overhead",
                     "quick and standard runs compared"):
         assert problem in titles
-    assert all("2027.01" in e.correction for e in errata)
+    review = [e for e in errata if e.title != "Verdicts stored after publication"]
+    assert len(review) == len(errata) - 1  # the one erratum not found in review
+    assert all("2027.01" in e.correction for e in review)

@@ -91,6 +91,21 @@ def verify_manifest(root: Path) -> None:
         )
 
 
+def add_release_file(root: Path, relative: str, data: bytes) -> Path:
+    """Store a file a release lacks (its verdicts, once) and list it in the manifest, so the
+    tamper check covers it; ReleaseError if the release fails its check or has the file."""
+    verify_manifest(root)
+    target = root / relative
+    if target.exists() or relative in (MANIFEST, ERRATA):
+        raise ReleaseError(f"{target} exists; a release's files are written once")
+    atomic_write_bytes(target, data)
+    manifest = read_json(root / MANIFEST)
+    manifest["files"] = dict(sorted((manifest["files"] | {
+        relative: hashlib.sha256(data).hexdigest()}).items()))
+    atomic_write_json(root / MANIFEST, manifest)
+    return target
+
+
 def _check_new(results_dir: Path, name: str, ids: list[str]) -> Path:
     if not RELEASE_NAME.match(name):
         raise ReleaseError(

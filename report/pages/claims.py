@@ -14,6 +14,7 @@ from report.pages.experiment import result_anchor
 from report.verdicts.first_published import first_published, rules_changed
 from report.pages.registry import Page, PageInputs, page
 from report.render.jinja import ChartBlock, chart_block, render
+from report.render.labels import ids_in_words, short_sentences
 from report.inputs.source import Source
 
 MAX_LINKS = 12  # evidence links per verdict; the rest are counted
@@ -133,8 +134,8 @@ def claim_blocks(source: Source, summary: pd.DataFrame) -> tuple[list[dict], lis
             before = (original or {}).get((claim.id, v.machine, v.device))
             rows.append({
                 "machine": v.machine, "device": v.device, "verdict": v.verdict.value,
-                "explanation": v.explanation, "regime": _regime_words(v.regimes),
-                "reason": reason_sentence(v),
+                "explanation": short_sentences(v.explanation),
+                "regime": _regime_words(v.regimes), "reason": ids_in_words(reason_sentence(v)),
                 "why": "; ".join(v.why),
                 "evidence": _evidence(v, metrics, summary), "chart": chart,
                 "before": before if before and before != v.verdict.value else "",

@@ -6,21 +6,23 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Set
+from collections.abc import Mapping, Set
 
 import pandas as pd
 
 from dlbench.core.experiments import Experiment, by_name, title
 from dlbench.core.metrics import Direction, get_metric
 from dlbench.core.modes import FASTEST, mode_class
-from dlbench.core.schema import CellStatus
+from dlbench.core.schema import CellStatus, system_label
 from dlbench.core.systems import system_of, systems_of
 from report.render.charts import curve_chart, empty_reason, is_accuracy, result_chart
-from report.render.labels import format_label, metric_ids_in_words, reason_label, status_label
+from report.render.labels import (format_label, metric_ids_in_words, reason_label,
+                                  status_label, workload_label)
 from report.pages.registry import Page, SourceInputs, pages_before_verdicts
 from report.render.jinja import ChartBlock, chart_block, render
 from report.inputs.source import Source
 from report.inputs.summary import format_number, machine_label, variant_label
+from dlbench.core.verdict_engine import QUESTIONS
 from report.verdicts.targets import MISSED_NOTE, missed_target, recorded_target
 
 
@@ -62,7 +64,8 @@ def _declared(experiment: str) -> Experiment | None:
         return None
 
 
-def _rows(rows: pd.DataFrame, missed: Set[tuple[str, str]]) -> list[dict]:
+def _rows(rows: pd.DataFrame, missed: Set[tuple[str, str]],
+          configs: Mapping[tuple[str, str], str] | None = None) -> list[dict]:
     out, seen = [], set()
     for row in rows.itertuples(index=False):
         note = MISSED_NOTE if (str(row.run_id), str(row.cell_id)) in missed else ""
@@ -70,7 +73,10 @@ def _rows(rows: pd.DataFrame, missed: Set[tuple[str, str]]) -> list[dict]:
         out.append({  # values without unit: the unit stands in the column header
             "result_id": row.result_id, "anchor": result_anchor(row.result_id),
             "cell_anchor": "" if stable in seen else stable,
-            "machine": row.machine, "workload": row.workload, "system": row.system,
+            "config": (configs or {}).get((str(row.run_id), str(row.cell_id)), ""),
+            "machine": row.machine,
+            "workload": workload_label(row.workload, str(getattr(row, "device", ""))),
+            "system": system_label(row.system),
             "variant": row.variant, "median": format_number(row.median),
             "ci": f"{format_number(row.ci_low)}–{format_number(row.ci_high)}",
             "spread": f"{format_number(row.low)}–{format_number(row.high)}",
@@ -83,10 +89,11 @@ def _rows(rows: pd.DataFrame, missed: Set[tuple[str, str]]) -> list[dict]:
     return out
 
 
-#: Columns of a result table: header, row key, right-aligned?
-RESULT_COLUMNS = [("Machine", "machine", False), ("Workload", "workload", False),
-                  ("Framework", "system", False), ("Variant", "variant", False),
-                  ("Median", "median", True), ("95% CI", "ci", False),
+#: Columns of a result table: header, row key, right-aligned? The value comes right after
+#: the framework, so a phone shows it without scrolling the table.
+RESULT_COLUMNS = [("Framework", "system", False), ("Median", "median", True),
+                  ("95% CI", "ci", False), ("Workload", "workload", False),
+                  ("Variant", "variant", False), ("Machine", "machine", False),
                   ("Min–max", "spread", False), ("Processes", "n", True), ("CV", "cv", True),
                   ("Detects", "detects", True), ("Note", "note", False)]
 #: Columns that are left out when every row has the same value (said once above the table).
@@ -148,9 +155,10 @@ def _charts(rows: pd.DataFrame, metric_name: str, experiment: str,
     metric = get_metric(metric_name)
     charts, notes = [], []
     for (machine, workload), group in rows.groupby(["machine", "workload"], sort=True):
-        title = f"{workload}: {metric.words} on {machine}"
+        words = workload_label(str(workload), str(group["device"].iloc[0]))
+        title = f"{words}: {metric.words} on {machine}"
         if reason := empty_reason(group, metric_name):
-            notes.append(f"{workload} on {machine}: {reason}")
+            notes.append(f"{words} on {machine}: {reason}")
             continue
         chart = result_chart(group, metric_name, title,
                              marks.get(str(workload)) if is_accuracy(metric_name) else None)
@@ -159,13 +167,25 @@ def _charts(rows: pd.DataFrame, metric_name: str, experiment: str,
     return charts, notes
 
 
+def main_metrics(experiment: str) -> list[str]:
+    """The metrics an experiment's questions are judged on (their stand-ins after them), in
+    question order: its page opens with these."""
+    asked = [q for q in QUESTIONS if q.experiment == experiment]
+    return list(dict.fromkeys([q.metric for q in asked] + [q.stand_in for q in asked
+                                                           if q.stand_in]))
+
+
 def metric_sections(summary: pd.DataFrame, experiment: str,
                     marks: dict[str, pd.DataFrame] | None = None,
-                    missed: Set[tuple[str, str]] = frozenset()) -> list[dict]:
+                    missed: Set[tuple[str, str]] = frozenset(),
+                    configs: Mapping[tuple[str, str], str] | None = None) -> list[dict]:
     """One section per scalar metric: a chart per machine and workload, then a table whose
-    rows of a cell in `missed` (run_id, cell_id) say it did not reach its target."""
+    rows of a cell in `missed` (run_id, cell_id) say it did not reach its target; `configs`
+    ((run_id, cell_id) -> config ID) lets the version selector tell another configuration."""
     sections = []
-    for metric_name in sorted(summary["metric"].unique()):
+    main = main_metrics(experiment)
+    for metric_name in sorted(summary["metric"].unique(),
+                              key=lambda m: (main.index(m) if m in main else len(main), m)):
         metric = get_metric(metric_name)
         best_first = metric.direction is not Direction.HIGHER
         rows = summary[summary["metric"] == metric_name].sort_values(
@@ -178,12 +198,13 @@ def metric_sections(summary: pd.DataFrame, experiment: str,
         if rows.empty:
             continue
         charts, empty = _charts(rows, metric_name, experiment, marks or {})
-        table = _rows(rows, missed)
+        table = _rows(rows, missed, configs or {})
         columns, common = table_columns(table, metric.unit)
         sections.append({
             "heading": metric.heading, "anchor": f"metric-{metric.name}",
             "description": metric_ids_in_words(metric.description), "charts": charts, "rows": table,
             "columns": columns, "common": common, "notes": notes + empty,
+            "main": metric_name in main,
         })
     return sections
 
@@ -207,7 +228,10 @@ def curve_blocks(source: Source, experiment: str) -> list[ChartBlock]:
     keys = ["metric", "workload", "machine"]
     for (metric_name, workload, machine), group in stepped.groupby(keys, sort=True):
         unit = "epoch" if str(metric_name).startswith("epoch_") else "step"
-        title = f"{workload}: {get_metric(str(metric_name)).words} per {unit} on {machine}"
+        words = get_metric(str(metric_name)).words
+        words += "" if words.endswith(f"per {unit}") else f" per {unit}"
+        title = (f"{workload_label(str(workload), str(group['device'].iloc[0]))}: {words} "
+                 f"on {machine}")
         chart_id = f"{experiment}-{metric_name}-{workload}-{short_hash(machine)}-curve"
         blocks.append(chart_block(chart_id, curve_chart(group, str(metric_name), title)))
     return blocks
@@ -221,7 +245,8 @@ def not_ok_rows(source: Source, experiment: str) -> list[dict]:
     for _, cell in cells.sort_values(["workload", "framework", "backend"]).iterrows():
         rows.append({
             "machine": machine_label(source.run(cell["run_id"]).environment, cell["device"]),
-            "workload": cell["workload"], "system": system_of(cell),
+            "workload": workload_label(cell["workload"], cell["device"]),
+            "system": system_label(system_of(cell)),
             "variant": variant_label(cell),
             "status": status_label(cell["status"], cell["reason"] or ""),
             "reason": reason_label(cell["status"], cell["reason"] or ""),
@@ -263,7 +288,8 @@ def history_rows(summary: pd.DataFrame, past: pd.DataFrame) -> tuple[list[str], 
         by_release = {r.release: f"{r.result_id}: {format_number(r.median)}"
                       for r in group.itertuples(index=False)}
         rows.append({
-            "what": (f"{here['workload']} · {here['system']} · {here['variant']}"
+            "what": (f"{workload_label(here['workload'], here['device'])} · "
+                     f"{system_label(here['system'])} · {here['variant']}"
                      if here is not None else cell_id),
             "metric": get_metric(str(metric)).label if metric in summary["metric"].values
             else str(metric).replace("_", " "),
@@ -314,13 +340,22 @@ def experiment_pages(inputs: SourceInputs) -> dict[str, Page]:
             for name in sorted(set(inputs.source.cells["experiment"]))}
 
 
+def cell_configs(source: Source) -> dict[tuple[str, str], str]:
+    """(run_id, cell_id) -> the cell's configuration ID."""
+    cells = source.cells
+    if "config_id" not in cells:
+        return {}
+    return {(str(r), str(c)): str(i) for r, c, i in zip(cells["run_id"], cells["cell_id"],
+                                                         cells["config_id"], strict=True)}
+
+
 def experiment_page(inputs: SourceInputs, experiment: str) -> Page:
     """One experiment's page and its charts; `inputs.past` (every release's results) adds
     the same cells in other releases."""
     source, summary, past = inputs.source, inputs.summary, inputs.past
     mine = summary[summary["experiment"] == experiment]
     sections = metric_sections(mine, experiment, accuracy_marks(source.cells),
-                               missed_target(source.observations))
+                               missed_target(source.observations), cell_configs(source))
     curves = curve_blocks(source, experiment)
     not_ok = not_ok_rows(source, experiment)
     index = [(s["heading"], s["anchor"]) for s in sections]

@@ -3,24 +3,26 @@ machine, with their evidence; the words are in templates/index.md.j2."""
 
 from __future__ import annotations
 
+import json
 import math
+import re
 
 import pandas as pd
 
 from dlbench.core.judging import PRACTICAL_THRESHOLD, Decision, Regime
 from dlbench.core.metrics import Direction, is_timing_unit, reader_label
-from dlbench.core.modes import comparison_words, group_words
 from dlbench.core.schema import system_label
 from dlbench.core.verdict_engine import busy_processes
 from dlbench.core.words import counts, plural
-from report.render.charts import summary_chart
 from report.pages.experiment import experiment_title, result_anchor
 from report.verdicts.first_published import first_published, rules_changed
 from report.pages.registry import Page, PageInputs, page
-from report.render.jinja import ChartBlock, chart_block, render
+from report.render.jinja import render
 from report.inputs.source import Source, source_designs, source_processes
 from report.inputs.summary import format_number, machine_label
-from report.verdicts.data import controls_summary
+from report.pages.answer_tables import answer_tables, group_label, answer_counts
+from report.verdicts.data import controls_summary, verdicts_frame
+from report.verdicts.stored import judged_apart, stored_verdicts
 from dlbench.core.verdict_engine import QUESTIONS, Pairing
 from report.verdicts.answers import Verdict, VerdictOutcome, Verdicts, judge_page
 
@@ -38,13 +40,14 @@ def source_verdicts(source: Source) -> list[Verdict]:
     return source_judgement(source).answers
 
 
-def _evidence(verdict: Verdict, experiment: str, ids: dict[tuple, str]) -> str:
+def _evidence(verdict: Verdict, experiment: str, ids: dict[tuple, str],
+              variants: dict[tuple, str]) -> str:
     unit = "" if verdict.unit == "fraction" else f" {verdict.unit}"
     parts = []
     for standing in verdict.standings:
         s = standing.summary
-        variant = standing.cell_id.split(":")[3] if standing.cell_id.count(":") >= 4 else ""
-        text = (f"{standing.contender}" + (f" ({variant})" if variant else "")
+        variant = variants.get((verdict.run_id, standing.cell_id), "")
+        text = (f"{system_label(standing.contender)}" + (f" ({variant})" if variant else "")
                 + f": {format_number(s.median)}{unit} (95% CI "
                 f"{format_number(s.ci_low)}–{format_number(s.ci_high)}, n={s.n})")
         result_id = ids.get((verdict.run_id, standing.cell_id, verdict.metric))
@@ -112,13 +115,19 @@ def _answer(verdict: Verdict) -> dict:
     }
 
 
-def _row(verdict: Verdict, source: Source, experiment: str, ids: dict[tuple, str]) -> dict:
+def _row(verdict: Verdict, source: Source, experiment: str, ids: dict[tuple, str],
+         variants: dict[tuple, str]) -> dict:
     return {
         "machine": machine_label(source.run(verdict.run_id).environment, verdict.device),
-        "group": group_words(verdict.group),
+        "group": group_label(json.dumps(dict(verdict.group)), verdict.device,
+                             _contest(verdict.question)),
         "answer": _answer(verdict),
-        "evidence": _evidence(verdict, experiment, ids),
+        "evidence": _evidence(verdict, experiment, ids, variants),
     }
+
+
+def _contest(question: str) -> str:
+    return next((q.contest for q in QUESTIONS if q.key == question), "system")
 
 
 def result_ids(summary: pd.DataFrame) -> dict[tuple, str]:
@@ -164,7 +173,8 @@ def one_sided_groups(found: list[Verdict]) -> dict | None:
     kinds = [word for contest, word in CONTEST_WORDS.items() if contest in used] or ["contender"]
     return {"line": f"{plural(len(lonely), 'question group')} measured one "
                     f"{' or '.join(kinds)} only",
-            "rows": [{"title": v.title, "group": group_words(v.group),
+            "rows": [{"title": v.title, "group": group_label(json.dumps(dict(v.group)), v.device,
+                                                             _contest(v.question)),
                       "only": system_label(v.standings[0].contender)} for v in lonely]}
 
 
@@ -173,6 +183,9 @@ def question_blocks(source: Source, summary: pd.DataFrame,
     """One block per question that has answers in the release, one row per verdict; groups
     that measured one contender only are left to one_sided_groups."""
     ids = result_ids(summary)
+    variants = {(r, c): v for r, c, v in zip(summary["run_id"], summary["cell_id"],
+                                             summary["variant"], strict=True)} \
+        if "variant" in summary else {}
     found = source_verdicts(source) if found is None else found
     blocks = []
     for question in QUESTIONS:
@@ -182,15 +195,17 @@ def question_blocks(source: Source, summary: pd.DataFrame,
                 "title": question.title, "metric_label": reader_label(question.metric),
                 "experiment": experiment_title(question.experiment),
                 "page": f"experiments/{question.experiment}.md",
-                "rows": [_row(v, source, question.experiment, ids) for v in mine],
+                "key": question.key,
+                "rows": [_row(v, source, question.experiment, ids, variants) for v in mine],
             })
     return blocks
 
 
 def tally(found: list[Verdict]) -> dict | None:
-    """How the answers that compare measured contenders came out, and the processes per cell
-    behind them ("3", or "2-5" when cells differ); None when no answer compares any."""
-    compared = [v for v in found if v.pairings]
+    """How the tested answers came out (a derived metric's repeat of another answer's test is
+    not counted twice), and the processes per cell behind them ("3", or "2-5" when cells
+    differ); None when no answer compares any."""
+    compared = [v for v in found if v.tested]
     if not compared:
         return None
     count = {o: sum(v.outcome is o for v in compared) for o in VerdictOutcome}
@@ -200,38 +215,6 @@ def tally(found: list[Verdict]) -> dict | None:
             "inconclusive": count[VerdictOutcome.INCONCLUSIVE],
             "processes": (plural(processes[0], "process") if len(processes) == 1
                           else f"{processes[0]}-{processes[-1]} processes")}
-
-
-def summary_frame(found: list[Verdict]) -> pd.DataFrame:
-    """Each framework's distance from the best, per question and group (framework contests)."""
-    frameworks = {q.key for q in QUESTIONS if q.contest == "system"}
-    rows = []
-    for verdict in found:
-        if len(verdict.standings) < 2 or verdict.question not in frameworks:
-            continue
-        best = verdict.standings[0].summary.median
-        group = dict(verdict.group)
-        label = f"{reader_label(verdict.metric)} · {group.get('workload', '')}"
-        if "mode_class" in group:
-            label += f" · {comparison_words(str(group['mode_class']))}"
-        for standing in verdict.standings:
-            s = standing.summary
-            if best <= 0 or s.median <= 0 or s.ci_low <= 0:
-                continue
-            lower = verdict.direction is Direction.LOWER
-            scale = (lambda x: x / best) if lower else (lambda x: best / x)
-            low, high = sorted((scale(s.ci_low), scale(s.ci_high)))
-            rows.append({"question": label, "system": standing.contender,
-                         "relative": scale(s.median), "low": low, "high": high,
-                         "outcome": verdict.outcome.value})
-    return pd.DataFrame(rows, columns=["question", "system", "relative", "low", "high",
-                                       "outcome"])
-
-
-def summary_block(found: list[Verdict]) -> ChartBlock | None:
-    """The home page's opening chart, or None when no framework contest has data."""
-    frame = summary_frame(found)
-    return chart_block("home-summary", summary_chart(frame)) if len(frame) else None
 
 
 def _group_key(group: dict | tuple, with_mode_class: bool) -> tuple:
@@ -257,9 +240,12 @@ def changed_answers(release: str, found: list[Verdict]) -> list[dict] | None:
             continue
         before = old["winner"] or old["outcome"].replace("significant", "meaningful")
         after = verdict.winner or verdict.outcome.value
+        before, after = (system_label(w) if w == old["winner"] or w == verdict.winner else w
+                         for w in (before, after))
         if before != after:
             changes.append({"title": verdict.title,
-                            "group": group_words(verdict.group),
+                            "group": group_label(json.dumps(dict(verdict.group)),
+                                                 verdict.device, _contest(verdict.question)),
                             "before": before, "after": after})
     return changes
 
@@ -271,18 +257,68 @@ def experiment_links(summary: pd.DataFrame, questions: dict[str, dict]) -> list[
             for e in sorted(set(summary["experiment"]))]
 
 
+def hardware_words(environment: dict, device: str) -> str:
+    """The machine a device of a run is, for a caption: 'AMD EPYC CPU, 2 cores'."""
+    if device == "cuda":
+        gpus = environment.get("gpus") or [{}]
+        return f"{gpus[0].get('model') or 'unknown'} GPU" + (
+            f" (x{len(gpus)})" if len(gpus) > 1 else "")
+    cpu = environment.get("cpu") or {}
+    cores = cpu.get("usable_cores") or cpu.get("logical_cores")
+    model = re.sub(r"\((R|TM)\)", "", str(cpu.get("model") or "unknown")).strip()
+    model += "" if re.search(r"\b(CPU|Processor)\b", model) else " CPU"
+    return model + (f", {plural(cores, 'core')}" if cores else "")
+
+
+#: The framework packages a caption names, in its order, with their words.
+FRAMEWORK_PACKAGES = (("torch", "PyTorch"), ("tensorflow", "TensorFlow"), ("keras", "Keras"),
+                      ("jax", "JAX"))
+
+
+def caption(source: Source) -> list[str]:
+    """One line per machine of the release: its hardware and framework versions."""
+    lines = []
+    for run in source.runs:
+        devices = sorted(set(source.cells.loc[source.cells["run_id"] == run.run_id, "device"]
+                             .astype(str))) or ["cpu"]
+        packages = run.environment.get("packages") or {}
+        versions = ", ".join(f"{words} {str(packages[name]).split('+')[0]}"
+                             for name, words in FRAMEWORK_PACKAGES if packages.get(name))
+        for device in devices:
+            line = hardware_words(run.environment, device)
+            lines.append(line + (f"; {versions}" if versions else ""))
+    return list(dict.fromkeys(lines))
+
+
+def machines(frame: pd.DataFrame, source: Source) -> dict[tuple[str, str], str]:
+    """(run, device) -> its hardware, when the verdicts come from more than one machine."""
+    pairs = set(zip(frame["run_id"].astype(str), frame["device"].astype(str), strict=True))
+    known = {run.run_id for run in source.runs}
+    words = {(r, d): hardware_words(source.run(r).environment, d) for r, d in pairs
+             if r in known}
+    return words if len(set(words.values())) > 1 else {}
+
+
 @page("index.md")
 def home_page(inputs: PageInputs) -> Page:
-    """The home page, and its summary chart."""
+    """The home page: one table per question, from the release's stored verdicts when it
+    has them (today's rule's different judgements beside them), else from this build's."""
     source, found = inputs.source, inputs.judged.answers
-    chart = summary_block(found)
-    text = render(inputs.env, "index.md.j2",
-                  questions=question_blocks(source, inputs.summary, found),
+    today = verdicts_frame(found, inputs.judged.controls, result_ids(inputs.summary))
+    stored = stored_verdicts(source)
+    frame = today if stored is None else stored
+    apart = judged_apart(stored, today) if stored is not None else {}
+    tables = answer_tables(frame, machines(frame, source), apart)
+    evidence = {block["key"]: block
+                for block in question_blocks(source, inputs.summary, found)}
+    text = render(inputs.env, "index.md.j2", tables=tables, evidence=evidence,
+                  caption=caption(source), stored=stored is not None, apart=len(apart),
+                  counts=answer_counts(frame),
                   experiments=experiment_links(inputs.summary, inputs.questions),
-                  one_sided=one_sided_groups(found), summary_chart=chart, tally=tally(found),
+                  one_sided=one_sided_groups(found), tally=tally(found),
                   thresholds=threshold_words(found),
                   risk=inputs.calibration.risk, controls=controls_summary(inputs.judged.controls),
                   busy_left_out=busy_left_out(source), multiple_machines=len(source.runs) > 1,
                   changes=changed_answers(source.name, found),
                   rules_changed=rules_changed(source.name), **inputs.common)
-    return Page(text, (chart,) if chart is not None else ())
+    return Page(text)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import textwrap
+
 import altair as alt
 import pandas as pd
 
 from dlbench.core.metrics import get_metric
+from dlbench.core.schema import system_label
 from dlbench.core.systems import SYSTEMS
 
 #: A fixed colour per system (its declaration's, dlbench.core.systems), so a system looks the
@@ -16,17 +20,34 @@ MAX_CURVE_POINTS = 100  # per series: keeps pages small for per-call latencies
 
 
 def _colour(systems: list[str]) -> alt.Color:
+    """Each system's fixed colour; the legend names systems in words, two to a row so it
+    fits a phone's width."""
     domain = sorted(set(systems), key=lambda s: (s not in SYSTEM_COLOURS, s))
     palette = [SYSTEM_COLOURS.get(s, "#7f8c8d") for s in domain]
+    words = " : ".join(f"datum.label === {json.dumps(s)} ? {json.dumps(system_label(s))}"
+                       for s in domain)
     return alt.Color("system:N", scale=alt.Scale(domain=domain, range=palette),
-                     legend=alt.Legend(title="framework", orient="bottom"))
+                     legend=alt.Legend(title="framework", orient="bottom", columns=2,
+                                       labelExpr=f"{words} : datum.label"))
+
+
+#: Between a series' system and its variant: an axis label breaks its line there.
+SERIES_BREAK = ": "
 
 
 def series_labels(rows: pd.DataFrame) -> list[str]:
-    """Framework names; with the variant added to all when a framework has several."""
+    """Framework names in words; with the variant added to all when a framework has
+    several."""
+    names = [system_label(str(s)) for s in rows["system"]]
     if rows.groupby("system")["variant"].nunique().max() <= 1:
-        return list(rows["system"])
-    return [f"{s} · {v}" for s, v in zip(rows["system"], rows["variant"], strict=True)]
+        return names
+    return [f"{s}{SERIES_BREAK}{v}" for s, v in zip(names, rows["variant"], strict=True)]
+
+
+def lines(title: str, width: int = 40) -> list[str]:
+    """A chart title as lines of at most about `width` characters (so a phone shows it
+    whole), broken at spaces."""
+    return textwrap.wrap(title, width) or [title]
 
 
 #: Values spanning this factor or more are drawn on a log axis, so one bar cannot flatten
@@ -94,9 +115,12 @@ def result_chart(rows: pd.DataFrame, metric_name: str, title: str,
     scale = _scale(metric_name, pd.concat([data["low"], data["high"], data["median"]]))
     log = scale.type == "log"
     axis_title = metric.label + (" · log scale" if log else "")
-    axis_x = alt.X("median:Q", title=axis_title, scale=scale,
+    axis_x = alt.X("median:Q", title=lines(axis_title, 34), scale=scale,
                    axis=alt.Axis(tickCount=6, labelOverlap=True))
-    y = alt.Y("series:N", sort=order, title=None, axis=alt.Axis(labelLimit=260))
+    two_lines = data["series"].str.contains(SERIES_BREAK, regex=False).any()
+    y = alt.Y("series:N", sort=order, title=None, axis=alt.Axis(
+        labelLimit=200, labelExpr=f"split(datum.label, {json.dumps(SERIES_BREAK)})"
+        if two_lines else "datum.label"))
     tooltip = [
         alt.Tooltip("series:N", title="framework"),
         alt.Tooltip("median:Q", title=f"median ({metric.unit})", format=".4~g"),
@@ -109,16 +133,17 @@ def result_chart(rows: pd.DataFrame, metric_name: str, title: str,
     centre = base.mark_point(filled=True, size=70) if log else base.mark_bar()
     bars = centre.encode(x=axis_x, y=y, color=_colour(list(data["system"])), tooltip=tooltip)
     spread = base.mark_rule(color="black", strokeWidth=1.5).encode(
-        x=alt.X("low:Q", title=axis_title, scale=scale), x2="high:Q", y=y
+        x=alt.X("low:Q", title=lines(axis_title, 34), scale=scale), x2="high:Q", y=y
     )
     layers = [bars, spread]
     if marks is not None and len(marks):
         layers.append(reference_rules(marks))
     shape = "point" if log else "bar"
     return alt.layer(*layers).properties(
-        title=alt.TitleParams(title, subtitle=f"{shape}: median; line: min–max of "
-                              f"processes · {metric.direction.phrase}"),
-        width="container", height=max(60, 26 * len(data)),
+        title=alt.TitleParams(lines(title), subtitle=[
+            f"{shape}: median; line: min–max of processes", metric.direction.phrase],
+            anchor="start", frame="bounds"),
+        width="container", height=max(60, (40 if two_lines else 26) * len(data)),
     )
 
 
@@ -149,13 +174,15 @@ def curve_chart(observations: pd.DataFrame, metric_name: str, title: str) -> alt
         y=alt.Y("median:Q", title=metric.label),
         color=_colour(list(data["system"])),
         strokeDash=alt.StrokeDash("variant:N", legend=alt.Legend(title="variant",
-                                                                 orient="bottom"))
+                                                                 orient="top", columns=1))
         if data["series"].ne(data["system"]).any() else alt.Undefined,
         detail="series:N",
         tooltip=[alt.Tooltip("series:N", title="framework"),
                  alt.Tooltip("step:Q", title=unit),
                  alt.Tooltip("median:Q", title=f"median ({metric.unit})", format=".4~g")],
-    ).properties(title=alt.TitleParams(title, subtitle=subtitle), width="container", height=240)
+    ).properties(title=alt.TitleParams(lines(title), subtitle=lines(subtitle, 50),
+                                       anchor="start", frame="bounds"),
+                 width="container", height=240)
 
 
 def static_spec(spec: dict) -> dict:
@@ -163,35 +190,6 @@ def static_spec(spec: dict) -> dict:
     fixed = dict(spec)
     fixed["width"] = CHART_WIDTH
     return fixed
-
-
-def summary_chart(frame: pd.DataFrame) -> alt.LayerChart:
-    """Each framework's distance from the best per question (1 = the best), with intervals.
-
-    `frame`: question, system, relative, low, high (relative >= 1: times worse than the best).
-    """
-    questions = list(dict.fromkeys(frame["question"]))
-    x = alt.X("relative:Q", title="times the best (1 = best; lower is closer)",
-              scale=alt.Scale(type="log", zero=False), axis=alt.Axis(tickCount=6))
-    y = alt.Y("question:N", sort=questions, title=None, axis=alt.Axis(labelLimit=260))
-    offset = alt.YOffset("system:N")
-    base = alt.Chart(frame)
-    points = base.mark_point(filled=True, size=50).encode(
-        x=x, y=y, yOffset=offset, color=_colour(list(frame["system"])),
-        tooltip=[alt.Tooltip("question:N"), alt.Tooltip("system:N", title="framework"),
-                 alt.Tooltip("relative:Q", title="times the best", format=".3~g"),
-                 alt.Tooltip("low:Q", title="95% CI low", format=".3~g"),
-                 alt.Tooltip("high:Q", title="95% CI high", format=".3~g"),
-                 alt.Tooltip("outcome:N", title="verdict")])
-    intervals = base.mark_rule(strokeWidth=1.5).encode(
-        x=alt.X("low:Q", title="times the best (1 = best; lower is closer)"), x2="high:Q", y=y,
-        yOffset=offset,
-        color=_colour(list(frame["system"])))
-    return (intervals + points).properties(
-        title=alt.TitleParams("Every framework against the best, per question",
-                              subtitle=["point: median relative to the best framework",
-                                        "line: its 95% interval"]),
-        width="container", height=34 * len(questions))
 
 
 def ratio_chart(frame: pd.DataFrame, title: str) -> alt.LayerChart:

@@ -42,6 +42,17 @@ ENVIRONMENT_LABELS = {
     "git": "git", "packages": "packages", "processes_policy": "processes per cell",
     "remeasured": "re-measured", "request": "what the run was asked for",
 }
+#: Workloads in a reader's words with their size, per kind of device (a workload's model
+#: size follows the device it runs on: runner/workloads/catalog.py's size profiles).
+WORKLOAD_LABELS = {
+    "mlp-digits": {"": "MLP, 8x8 digits"}, "cnn-digits": {"": "CNN, 8x8 digits"},
+    "cnn-synthetic": {"": "CNN, 32 px"}, "mlp-mnist": {"": "MLP, MNIST"},
+    "cnn-cifar10": {"": "CNN, CIFAR-10"},
+    "resnet-synthetic": {"": "ResNet-20, 32 px", "cuda": "ResNet-50, 224 px"},
+    "resnet-cifar10": {"": "ResNet-20, CIFAR-10"},
+    "transformer-tokens": {"": "BERT-mini, seq 128", "cuda": "BERT-base, seq 128"},
+    "lstm-tokens": {"": "LSTM 1x256, seq 64", "cuda": "LSTM 2x256, seq 128"},
+}
 #: Groups whose keys are names in their own right (variables, packages): kept as they are.
 VERBATIM_GROUPS = ("environment_variables", "packages")
 #: Values of a number of FLOP/s shown in GFLOP/s.
@@ -54,6 +65,15 @@ CRASH = re.compile(r"\b(AttributeError|TypeError|NameError|KeyError|IndexError|"
 def mode_label(mode: str) -> str:
     """An execution mode in words, e.g. 'inference_mode' -> 'inference mode'."""
     return MODE_LABELS.get(mode, mode.replace("_", " "))
+
+
+def workload_label(workload: str, device: str = "") -> str:
+    """A workload in words with its size on `device`, e.g. 'ResNet-20, 32 px'; an unknown
+    workload by its name's words."""
+    sizes = WORKLOAD_LABELS.get(workload)
+    if sizes is None:
+        return workload.replace("-", " ").replace("_", " ")
+    return sizes.get(device, sizes[""])
 
 
 def format_label(export_format: str) -> str:
@@ -94,21 +114,46 @@ def status_label(status: str, reason: str) -> str:
     return status
 
 
-#: A Python exception's name with its message, or a traceback: what a crash leaves in a reason.
-PYTHON_ERROR = re.compile(r"\b([A-Z]\w*(?:Error|Exception|Exit))\b:|Traceback \(most recent")
+#: A Python exception's name followed by its message: what a crash leaves in a reason.
+EXCEPTION_NAME = re.compile(r"\b([A-Z]\w*(?:Error|Exception|Exit))\b:")
 
 
 def reason_label(status: str, reason: str) -> str:
-    """A cell's recorded reason as a page shows it: a crash's raw Python error becomes a
-    sentence naming the exception (the full message stays in the downloads' cells table)."""
-    if not reason:
+    """A cell's recorded reason as a page shows it, in one line: a crash's raw Python error
+    becomes a sentence naming the exception (the full message stays in the downloads' cells
+    table)."""
+    text = (reason or "").strip()
+    if not text:
         return "(none recorded)"
-    found = PYTHON_ERROR.search(reason)
-    if status not in ("failed", "unsupported") or not found:
-        return reason
-    name = found.group(1) or "a Python error"
-    return (f"the worker process crashed ({name}); the full error is in the cells table "
-            f"of the downloads")
+    names = EXCEPTION_NAME.findall(text)
+    if status in ("failed", "unsupported") and (names or "Traceback (most recent" in text):
+        name = names[-1] if names else "a Python error"
+        return (f"the worker process crashed ({name}); the full error is in the cells table "
+                f"of the downloads")
+    first = text.splitlines()[0].strip()  # one line for a reader; the record keeps it all
+    return first if len(first) <= 200 else first[:199] + "…"
+
+
+def ids_in_words(text: str) -> str:
+    """Generated text with its identifiers in words: 'workload mlp-digits' -> 'MLP, 8x8
+    digits', 'system keras-jax' -> 'Keras on JAX', 'batch size 32' -> 'batch 32', metric keys
+    by their words."""
+    from dlbench.core.schema import system_label
+    from dlbench.core.systems import SYSTEMS
+
+    text = re.sub(r"\bworkload ([a-z0-9][\w-]*)", lambda m: workload_label(m.group(1)), text)
+    text = re.sub(r"\bsystem ([a-z][\w-]*)", lambda m: system_label(m.group(1)), text)
+    bare = sorted([*WORKLOAD_LABELS, *(s.name for s in SYSTEMS)], key=len, reverse=True)
+    text = re.sub(r"(?<![\w./#-])(" + "|".join(map(re.escape, bare)) + r")(?![\w/-])",
+                  lambda m: (workload_label(m.group(1)) if m.group(1) in WORKLOAD_LABELS
+                             else system_label(m.group(1))), text)
+    return metric_ids_in_words(re.sub(r"\bbatch size (\d+)", r"batch \1", text))
+
+
+def short_sentences(text: str) -> list[str]:
+    """A generated explanation of several groups ('a; b; c') as one line per group, each
+    in words."""
+    return [ids_in_words(part.strip()) for part in text.split("; ") if part.strip()]
 
 
 def metric_ids_in_words(text: str) -> str:

@@ -34,6 +34,7 @@ from report.render.jinja import ChartBlock, environment, render
 from report.site.cache import BuildReport, SiteCache, site_key, write_tree
 from report.inputs.source import Source, source_designs
 from report.verdicts.data import calibrate, verdict_files, verdicts_frame
+from report.verdicts.stored import PUBLISHED_VERDICTS, STORED, stored_verdicts
 from report.inputs.summary import summarize
 
 VEGA_BUNDLE = "assets/javascripts/vega-bundle.js"
@@ -162,6 +163,8 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
     files |= experiment_svgs.result()
     files |= _tables(source, summary)
     files |= verdict_files(verdicts_frame(judged.answers, judged.controls, result_ids(summary)))
+    if stored_verdicts(source) is not None:  # the verdicts as published, as stored
+        files[PUBLISHED_VERDICTS] = (source.root / STORED).read_bytes()
     if not source.draft:
         files["downloads/CITATION.cff"] = cite.cff().encode()
         files |= result_citation_files(summary, cite)

@@ -20,6 +20,7 @@ from report.pages.cite import (
 )
 from report.site.outputs import check_output, check_pages_repo, mark_output
 from report.site.errata import Erratum, ErrataError, append_erratum
+from report.site.verdict_store import store_release_verdicts
 from report.site.publish import (
     PublishError, build_mkdocs, deployed_versions, export_site, make_server, mike_deploy,
 )
@@ -175,6 +176,7 @@ def publish_command(request: PublishRequest) -> int:
     except ReleaseError as error:
         raise UsageError(str(error)) from None
     print(f"froze {len(runs)} run(s) into {path}")
+    print(f"stored its verdicts in {store_release_verdicts(paths.results_dir, release)}")
     try:
         _deploy(paths, release)
     except UsageError as error:

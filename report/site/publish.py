@@ -201,6 +201,9 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
             return local
         return os.path.join(root, ".dlbench-outside-the-site")
 
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
+                      ".bib": "text/plain; charset=utf-8", ".cff": "text/plain; charset=utf-8"}
+
     def send_error(self, code: int, message: str | None = None,
                    explain: str | None = None) -> None:
         page = not_found_page(Path(self.directory), self.path.split("?", 1)[0]) \

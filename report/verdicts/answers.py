@@ -9,7 +9,6 @@ this module adds what a page needs around them: what the device cannot show
 from __future__ import annotations
 
 import enum
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -33,7 +32,6 @@ from dlbench.core.verdict_engine import (
     noise_floors,
     repeat_rows,
     select,
-    standings,
     threshold_for,
 )
 from report.verdicts.conditions import (

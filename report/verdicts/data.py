@@ -5,6 +5,7 @@ own spreads (dlbench/core/calibration.py)."""
 from __future__ import annotations
 
 import io
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ VERDICT_COLUMNS = [
     "ratio", "ci_low", "ci_high", "confidence", "p_value", "p_adjusted", "family_size",
     "look", "threshold", "decision", "outcome", "winner", "aa_control", "derived_from",
     "processes_needed",
+    "group_key",  # the group as JSON ({"workload": ..., "batch_size": ...}): pages word it
 ]
 
 
@@ -43,6 +45,7 @@ def _pair_row(judgement: PairDecision) -> dict:
 def _answer_rows(verdict: Verdict, ids: Mapping[tuple, str]) -> list[dict]:
     common = {"question": verdict.question, "title": verdict.title, "run_id": verdict.run_id,
               "device": verdict.device, "group": group_words(verdict.group),
+              "group_key": json.dumps(dict(verdict.group), sort_keys=True),
               "metric": verdict.metric, "aa_control": False,
               "derived_from": verdict.derived_from, "threshold": verdict.threshold}
     best = verdict.standings[0] if verdict.standings else None

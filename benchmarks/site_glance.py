@@ -1,0 +1,157 @@
+"""Count what makes the site of the committed releases hard to read, in headless Chromium at
+390x844 (phone) and 1280x800 (desktop): clipped charts, tables whose numbers are off screen,
+raw identifiers in visible text, and the claims page's longest paragraph (issue 34).
+
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/site_glance.py [--shots DIR] [--release R...]
+
+Builds every committed release with the checked-out code, deploys them with mike into a
+temporary folder, serves them on localhost and prints one line per figure (and JSON with
+--json). Takes a few minutes: one site build per release.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import tempfile
+import threading
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+RELEASES = ("2026.12", "2027.01", "2027.02")
+WIDTHS = {"phone": (390, 844), "desktop": (1280, 800)}
+PAGES = ["", "experiments/training/", "experiments/inference/", "experiments/precision/",
+         "experiments/execution-mode/", "experiments/data-parallel/", "experiments/export/",
+         "experiments/parity/", "environment/", "methodology/", "compare/", "cite/", "claims/"]
+
+#: Per page: charts wider than their column or whose drawing is wider than the chart (its
+#: title, legend or labels cut off), tables wider than their container (and on a
+#: phone: tables whose last column starts off screen), truncated axis labels.
+LAYOUT = """() => {
+  const article = document.querySelector('article');
+  const width = article.clientWidth, right = article.getBoundingClientRect().right;
+  const charts = [...document.querySelectorAll('div.dlbench-chart')];
+  const clipped = charts.filter(c => { const s = c.querySelector('svg');
+    if (!s) return false;
+    const box = s.getBoundingClientRect(), content = s.querySelector('g').getBBox();
+    return box.width > c.clientWidth + 1 || box.right > right + 1
+      || content.width > box.width + 1; }).length;
+  const tables = [...article.querySelectorAll('table')].filter(t => t.offsetParent !== null);
+  const wide = tables.filter(t => t.scrollWidth > width + 1).length;
+  const hidden = tables.filter(t => { const cells = t.querySelectorAll('tr:first-child > *');
+    const last = cells[cells.length - 1];
+    return last && last.getBoundingClientRect().left > window.innerWidth; }).length;
+  const truncated = [...document.querySelectorAll('div.dlbench-chart svg text')]
+    .filter(t => /…|\\.\\.\\.$/.test(t.textContent)).length;
+  return {charts: charts.length, clipped, tables: tables.length, wide, hidden, truncated};
+}"""
+DRAWN = """() => [...document.querySelectorAll('div.dlbench-chart')]
+  .every(d => d.dataset.state === 'drawn' || d.dataset.state === 'failed')"""
+VISIBLE = """() => { const a = document.querySelector('article').cloneNode(true);
+  a.querySelectorAll('pre, code, .tabbed-set, details:not([open])').forEach(n => n.remove());
+  return a.innerText; }"""
+PARAGRAPHS = """() => Math.max(0, ...[...document.querySelectorAll('article p, article li')]
+  .map(p => p.innerText.length))"""
+
+
+def identifiers(releases_dir: Path) -> re.Pattern[str]:
+    """Raw identifiers a reader should never see: system keys, workload IDs, metric keys
+    with an underscore, and cell IDs, from the releases' own tables."""
+    import pandas as pd
+
+    from dlbench.core.metrics import METRICS
+
+    words: set[str] = {m for m in METRICS if "_" in m}
+    for release in releases_dir.iterdir():
+        cells = pd.read_csv(release / "cells.csv", dtype=str, keep_default_na=False)
+        words |= set(cells["workload"]) | set(cells["cell_id"])
+        words |= {f"keras-{b}" for b in set(cells["backend"]) if b}
+    pattern = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    return re.compile(r"(?<![\w./-])(" + pattern + r")(?![\w/-])")
+
+
+def deploy(tmp: Path) -> Path:
+    """The committed releases built with this code, deployed with mike and exported."""
+    from report.inputs.source import load_release
+    from report.site.build import build_site
+    from report.site.publish import export_site, mike_deploy
+
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    config |= {"site_url": "http://127.0.0.1/", "docs_dir": str(tmp / "site_src"),
+               "site_dir": str(tmp / "site"),
+               "hooks": [str(ROOT / h) for h in config.get("hooks", [])]}
+    config["theme"]["custom_dir"] = str(ROOT / config["theme"]["custom_dir"])
+    (tmp / "mkdocs.yml").write_text(yaml.safe_dump(config, sort_keys=False))
+    for name in RELEASES:
+        build_site(load_release(ROOT / "results", name), tmp / "site_src", ROOT / "templates",
+                   "http://127.0.0.1/", ROOT / "results")
+        mike_deploy(tmp / "mkdocs.yml", tmp / "pages", name, name)
+    return export_site(tmp / "pages", tmp / "export")
+
+
+def count(url: str, release: str, raw: re.Pattern[str], shots: Path | None) -> dict:
+    """Every figure of one release's pages at both widths."""
+    from playwright.sync_api import sync_playwright
+
+    totals: dict = {"raw_identifiers": 0, "raw_examples": set(), "claims_longest": 0}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium",
+                                             args=["--no-sandbox"])
+        for kind, (width, height) in WIDTHS.items():
+            page = browser.new_context(viewport={"width": width, "height": height}).new_page()
+            for path in PAGES:
+                page.goto(f"{url}{release}/{path}")
+                page.wait_for_load_state("networkidle")
+                page.wait_for_function(DRAWN, timeout=30000)
+                for key, value in page.evaluate(LAYOUT).items():
+                    totals[f"{kind}_{key}"] = totals.get(f"{kind}_{key}", 0) + value
+                if kind == "desktop":
+                    found = raw.findall(page.evaluate(VISIBLE))
+                    totals["raw_identifiers"] += len(found)
+                    totals["raw_examples"] |= set(found[:5])
+                if path == "claims/" and kind == "desktop":
+                    totals["claims_longest"] = page.evaluate(PARAGRAPHS)
+                if path == "" and shots is not None:
+                    shots.mkdir(parents=True, exist_ok=True)
+                    page.screenshot(path=str(shots / f"home-{release}-{width}.png"))
+            page.context.close()
+        browser.close()
+    totals["raw_examples"] = sorted(totals["raw_examples"])[:12]
+    return totals
+
+
+def main() -> None:
+    """Build, serve and count; print one line per release."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shots", type=Path, help="folder for home-page screenshots")
+    parser.add_argument("--release", action="append", help="count only these releases")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    args = parser.parse_args()
+    from report.site.publish import make_server
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = deploy(Path(tmp))
+        server = make_server(root, 0)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        figures = {r: count(url, r, identifiers(ROOT / "results" / "releases"), args.shots)
+                   for r in (args.release or RELEASES)}
+        server.shutdown()
+    if args.json:
+        print(json.dumps(figures, indent=1))
+        return
+    for release, f in figures.items():
+        print(f"{release}: phone: {f['phone_clipped']}/{f['phone_charts']} charts clipped, "
+              f"{f['phone_wide']}/{f['phone_tables']} tables wider than the screen "
+              f"({f['phone_hidden']} with their last column off screen); desktop: "
+              f"{f['desktop_clipped']} charts clipped, {f['desktop_wide']} tables too wide, "
+              f"{f['desktop_truncated']} truncated axis labels; {f['raw_identifiers']} raw "
+              f"identifiers in visible text (e.g. {', '.join(f['raw_examples'][:5])}); "
+              f"longest claims paragraph {f['claims_longest']} characters")
+
+
+if __name__ == "__main__":
+    main()

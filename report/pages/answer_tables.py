@@ -1,0 +1,206 @@
+"""The home page's answers at a glance: one compact table per question, rendered from a
+verdicts table (stored with the release, or judged at this build): rows are workloads in
+words with size and batch, columns are the contenders, a cell is how many times worse than
+the row's best it is, with its adjusted interval; the decided best in bold, undecided cells
+marked. The words are in templates/index.md.j2."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+
+import pandas as pd
+
+from dlbench.core.metrics import METRICS, Direction, is_timing_unit, reader_label
+from dlbench.core.modes import CLASS_WORDS
+from dlbench.core.schema import system_label
+from dlbench.core.verdict_engine import QUESTIONS, metric_direction
+from dlbench.core.words import plural
+from report.inputs.summary import format_number
+from report.render.labels import workload_label
+from report.verdicts.stored import answer_key
+
+#: The mark of a cell whose pair the processes could not decide.
+UNDECIDED = "?"
+#: The mark of a cell within the practical threshold of the best.
+TIED = "≈"
+#: Precisions in the order a reader compares them.
+PRECISION_ORDER = ("fp32", "bf16", "fp16")
+
+
+def _advantage(row: Mapping, direction: Direction) -> tuple[float, float, float]:
+    """How many times better the row's best is than the other, and its interval."""
+    ratio, low, high = (float(row[k]) if row[k] not in ("", None) else math.nan
+                        for k in ("ratio", "ci_low", "ci_high"))
+    if direction is Direction.LOWER:
+        return (1 / ratio if ratio else math.nan, 1 / high if high else math.nan,
+                1 / low if low else math.nan)
+    return ratio, low, high
+
+
+def _times(value: float) -> str:
+    return "n/a" if math.isnan(value) else format_number(value)
+
+
+def _cell(pair: Mapping, direction: Direction) -> str:
+    """'2.16 <small>1.57–2.97</small>': ≈ before it when within the threshold, ? after the
+    value when undecided."""
+    value, low, high = _advantage(pair, direction)
+    interval = "" if math.isnan(low) else f" <small>{_times(low)}–{_times(high)}</small>"
+    decision = str(pair["decision"])
+    if decision == "no meaningful difference":
+        return f"{TIED} {_times(value)}{interval}"
+    if decision in ("undecided", "inconclusive"):
+        return f"{_times(value)} {UNDECIDED}{interval}"
+    return f"{_times(value)}{interval}"
+
+
+def group_label(group_key: str, device: str, contest: str) -> str:
+    """A row's group in words: 'ResNet-20, 32 px, batch 32, plain mode'."""
+    group = json.loads(group_key) if group_key else {}
+    parts = []
+    if "workload" in group:
+        parts.append(workload_label(str(group["workload"]), device))
+    if "batch_size" in group:
+        parts.append(f"batch {group['batch_size']}")
+    if "workers" in group:
+        parts.append(plural(int(group["workers"]), "worker"))
+    if "mode_class" in group:
+        parts.append(f"{CLASS_WORDS.get(str(group['mode_class']), group['mode_class'])} mode")
+    if "system" in group and contest != "system":
+        parts.append(system_label(str(group["system"])))
+    return ", ".join(parts)
+
+
+def _columns(contenders: set[str], contest: str) -> list[str]:
+    if contest == "precision":
+        return sorted(contenders, key=lambda c: (PRECISION_ORDER.index(c)
+                                                 if c in PRECISION_ORDER else 9, c))
+    return sorted(contenders, key=lambda c: system_label(c).lower())
+
+
+def _outcome_words(outcome: str, winner: str) -> str:
+    return f"{system_label(winner)} leads" if winner else outcome
+
+
+#: "What it would take" is said only within this many times the processes measured.
+WITHIN_REACH = 10
+
+
+def what_it_would_take(needed: object, measured: int) -> str:
+    """The processes per cell that would decide an undecided answer, when within reach of
+    what was measured; else that this noise cannot decide it."""
+    try:
+        count = int(float(needed))
+    except (TypeError, ValueError):
+        count = 0
+    if count <= 0 or measured <= 0 or count > WITHIN_REACH * measured:
+        return "not decidable at this noise"
+    return f"about {plural(count, 'process')} per cell would decide it"
+
+
+def _row(answer: Mapping, pairs: pd.DataFrame, columns: list[str], direction: Direction,
+         contest: str, machines: Mapping[tuple[str, str], str], apart: Mapping) -> dict:
+    best = str(answer["contender_a"])
+    cells = {best: f"**{_times(1.0)}**" if answer["outcome"] == "winner" else _times(1.0)}
+    for pair in pairs.to_dict("records"):
+        cells[str(pair["contender_b"])] = _cell(pair, direction)
+    label = group_label(str(answer.get("group_key") or ""), str(answer["device"]), contest) \
+        or str(answer["group"])
+    machine = machines.get((str(answer["run_id"]), str(answer["device"])))
+    changed = apart.get(answer_key(answer))
+    measured = max([int(v) for c in ("processes_a", "processes_b")
+                    for v in pd.to_numeric(pairs[c], errors="coerce").dropna()] or [0])
+    return {"label": label + (f" ({machine})" if machine else ""),
+            "take": what_it_would_take(answer.get("processes_needed"), measured)
+            if answer["outcome"] == "inconclusive" else "",
+            "cells": [cells.get(c, "–") for c in columns], "outcome": str(answer["outcome"]),
+            "winner": str(answer["winner"] or ""),
+            "changed": None if changed is None else {
+                "stored": _outcome_words(*changed["stored"]),
+                "today": _outcome_words(*changed["today"])}}
+
+
+def _legend(metric: str) -> str:
+    """What a cell's number means for the question's metric."""
+    known = METRICS.get(metric)
+    if metric_direction(metric) is Direction.LOWER:
+        what = ("time" if known and is_timing_unit(known.unit)
+                else reader_label(metric).split(" (")[0])
+        return f"{what} relative to the row's best (1.5 = 1.5 times the best's)"
+    return (f"the row's best {reader_label(metric).split(' (')[0]} divided by this one "
+            "(1.5 = the best has 1.5 times as much)")
+
+
+def _sentence(rows: list[dict], derived: bool) -> str:
+    """One sentence saying how the question's rows came out."""
+    leads: dict[str, int] = {}
+    for row in rows:
+        if row["winner"]:
+            leads[row["winner"]] = leads.get(row["winner"], 0) + 1
+    tied = sum(r["outcome"] == "no meaningful difference" for r in rows)
+    rest = len(rows) - sum(leads.values()) - tied
+    parts = [f"{system_label(w)} wins {n} of {len(rows)} {'row' if len(rows) == 1 else 'rows'}"
+             for w, n in sorted(leads.items(), key=lambda item: -item[1])]
+    parts.append(f"{tied} {'shows' if tied == 1 else 'show'} no meaningful difference"
+                 if tied else "")
+    takes = sorted({r["take"] for r in rows if r["take"]})
+    parts.append(f"{rest} {'is' if rest == 1 else 'are'} not decided"
+                 + (f" ({'; '.join(takes)})" if takes else "") if rest else "")
+    words = "; ".join(p for p in parts if p) or "nothing is decided"
+    head = "" if leads else "No row names a winner: "
+    tail = (" It repeats the training-time test (throughput is derived from epoch time), "
+            "so it is not counted as an answer of its own." if derived else "")
+    return f"{head}{words}.{tail}"
+
+
+#: The columns that tie a verdicts table's pair rows to their answer row.
+ANSWER_KEY = ("question", "run_id", "device", "group")
+
+
+def _key(row: Mapping) -> tuple[str, ...]:
+    return tuple(str(row[c]) for c in ANSWER_KEY)
+
+
+def compared_answers(frame: pd.DataFrame) -> pd.DataFrame:
+    """The answer rows that have judged pairs (more than one contender measured)."""
+    with_pairs = {_key(r) for r in frame[frame["row"] == "pair"].to_dict("records")}
+    answers = frame[frame["row"] == "answer"]
+    return answers[[_key(r) in with_pairs for r in answers.to_dict("records")]]
+
+
+def answer_tables(frame: pd.DataFrame, machines: Mapping[tuple[str, str], str],
+                  apart: Mapping[tuple, dict] | None = None) -> list[dict]:
+    """One table per question with compared answers, in question order."""
+    answers = frame[frame["row"] == "answer"]
+    pairs = frame[frame["row"] == "pair"]
+    tables = []
+    for question in QUESTIONS:
+        mine = answers[answers["question"] == question.key]
+        mine_pairs = pairs[pairs["question"] == question.key]
+        by_answer = {key: group for key, group in mine_pairs.groupby(
+            [mine_pairs[c].astype(str) for c in ANSWER_KEY])}
+        compared = [a for a in mine.to_dict("records") if _key(a) in by_answer]
+        if not compared:
+            continue
+        contenders = set(mine_pairs["contender_a"].astype(str)) | set(
+            mine_pairs["contender_b"].astype(str))
+        columns = _columns(contenders, question.contest)
+        direction = metric_direction(question.metric)
+        rows = [_row(a, by_answer[_key(a)], columns, direction, question.contest, machines,
+                     apart or {}) for a in compared]
+        tables.append({"key": question.key, "title": question.title,
+                       "experiment": question.experiment,
+                       "columns": [system_label(c) for c in columns], "rows": rows,
+                       "legend": _legend(question.metric),
+                       "sentence": _sentence(rows, bool(question.derived_from)),
+                       "unmeasured": len(mine) - len(compared)})
+    return tables
+
+
+def answer_counts(frame: pd.DataFrame) -> dict:
+    """Answers that test something of their own (a derived metric's repeat not counted)."""
+    compared = compared_answers(frame)
+    compared = compared[compared["derived_from"].fillna("").astype(str) == ""]
+    return {"tested": len(compared), "winners": int((compared["outcome"] == "winner").sum())}

@@ -1,0 +1,43 @@
+"""Storing a release's verdicts inside it: at `dlbench publish`, and once for a release
+published before releases stored them (with an erratum naming the code that judged them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from dlbench.core.layout import release_dir
+from report.inputs.source import Source, load_release
+from report.inputs.summary import summarize
+from report.pages.home import result_ids, source_judgement
+from report.site.errata import Erratum, append_erratum
+from report.verdicts.data import verdicts_frame
+from report.verdicts.stored import STORED, store_verdicts
+
+
+def release_verdicts(source: Source) -> pd.DataFrame:
+    """The verdicts table of `source` as this code judges it (answers, pairs, controls)."""
+    judged = source_judgement(source)
+    return verdicts_frame(judged.answers, judged.controls, result_ids(summarize(source)))
+
+
+def store_release_verdicts(results_dir: Path, name: str) -> Path:
+    """Judge release `name` and store its verdicts in it (ReleaseError if it has them)."""
+    return store_verdicts(release_dir(results_dir, name),
+                          release_verdicts(load_release(results_dir, name)))
+
+
+def backfill_verdicts(results_dir: Path, name: str, code: str, date: str) -> Path:
+    """Store the verdicts of a release published before releases stored them, judged by
+    this checkout (`code`: its commit), and say so in an erratum."""
+    path = store_release_verdicts(results_dir, name)
+    append_erratum(results_dir, name, Erratum(
+        date, "Verdicts stored after publication",
+        "This release was published before a release stored its verdicts: its pages judged "
+        "its data again at every build, with whatever rule the site was built with, so a "
+        "verdict a reader cited could change without notice.",
+        f"Its verdicts, judged by the verdict engine of dlbench commit {code}, are now stored "
+        f"in {STORED} (listed in MANIFEST.json); its pages show these, and a later rule's "
+        "different judgement beside them. No measurement changed."))
+    return path

@@ -1,0 +1,69 @@
+"""A release's verdicts as published, stored inside the release (verdicts.csv, listed in its
+manifest), so its pages render the verdicts a reader cited; a later rule's different
+judgement is shown beside them, never instead.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from dlbench.core.releases import add_release_file
+from report.inputs.source import Source
+from report.verdicts.data import VERDICT_COLUMNS
+
+#: The file in a release's folder that holds its verdicts as published.
+STORED = "verdicts.csv"
+#: Where the site serves a release's stored verdicts.
+PUBLISHED_VERDICTS = "downloads/verdicts-published.csv"
+
+
+def stored_verdicts(source: Source) -> pd.DataFrame | None:
+    """The verdicts stored with a release when it was published; None for a draft or a
+    release that stores none."""
+    if source.draft or source.root is None or not (source.root / STORED).is_file():
+        return None
+    return read_verdicts((source.root / STORED).read_bytes())
+
+
+def read_verdicts(data: bytes) -> pd.DataFrame:
+    """A verdicts table from its CSV bytes, with the columns a page reads."""
+    frame = pd.read_csv(io.BytesIO(data), dtype={"winner": str, "group_key": str},
+                        keep_default_na=False, na_values={"ratio": [""], "ci_low": [""],
+                                                          "ci_high": [""]})
+    for column in VERDICT_COLUMNS:
+        if column not in frame:
+            frame[column] = ""
+    return frame
+
+
+def store_verdicts(root: Path, frame: pd.DataFrame) -> Path:
+    """Write a release's verdicts into it once and list them in its manifest."""
+    return add_release_file(root, STORED, frame.to_csv(index=False).encode())
+
+
+def answer_key(row: pd.Series | dict) -> tuple[str, str, str, str]:
+    """What identifies one answer across rules: question, run, device and group."""
+    group = row.get("group_key") or ""
+    if group:
+        group = json.dumps(json.loads(group), sort_keys=True)
+    return (str(row["question"]), str(row["run_id"]), str(row["device"]),
+            group or str(row["group"]))
+
+
+def judged_apart(stored: pd.DataFrame, today: pd.DataFrame) -> dict[tuple, dict]:
+    """Answers today's rule judges differently from the stored ones, by answer_key: the
+    stored and today's outcome and winner."""
+    now = {answer_key(r): r for r in today[today["row"] == "answer"].to_dict("records")}
+    apart = {}
+    for row in stored[stored["row"] == "answer"].to_dict("records"):
+        other = now.get(answer_key(row))
+        if other is None:
+            continue
+        if (row["outcome"], row["winner"] or "") != (other["outcome"], other["winner"] or ""):
+            apart[answer_key(row)] = {"stored": (row["outcome"], row["winner"] or ""),
+                                      "today": (other["outcome"], other["winner"] or "")}
+    return apart
