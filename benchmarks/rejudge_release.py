@@ -21,8 +21,8 @@ import collections
 from pathlib import Path
 
 from dlbench.core.steal import steal_column
-from report.inputs.source import load_release, source_designs, source_processes
-from report.verdicts.answers import judge_page
+from dlbench.report.inputs.source import load_release, source_designs, source_processes
+from dlbench.report.verdicts.answers import judge_page
 
 ROOT = Path(__file__).resolve().parent.parent
 ACCURACY_QUESTIONS = {"accuracy"}

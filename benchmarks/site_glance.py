@@ -75,9 +75,9 @@ def identifiers(releases_dir: Path) -> re.Pattern[str]:
 
 def deploy(tmp: Path) -> Path:
     """The committed releases built with this code, deployed with mike and exported."""
-    from report.inputs.source import load_release
-    from report.site.build import build_site
-    from report.site.publish import export_site, mike_deploy
+    from dlbench.report.inputs.source import load_release
+    from dlbench.report.site.build import build_site
+    from dlbench.report.site.publish import export_site, mike_deploy
 
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
     config |= {"site_url": "http://127.0.0.1/", "docs_dir": str(tmp / "site_src"),
@@ -130,7 +130,7 @@ def main() -> None:
     parser.add_argument("--release", action="append", help="count only these releases")
     parser.add_argument("--json", action="store_true", help="print JSON")
     args = parser.parse_args()
-    from report.site.publish import make_server
+    from dlbench.report.site.publish import make_server
 
     with tempfile.TemporaryDirectory() as tmp:
         root = deploy(Path(tmp))

@@ -1,6 +1,6 @@
 """Steal calibration: how much slower a timed process runs per bin of CPU steal, from a
 release's own tables, and the limit on timed-window steal that data suggests
-(runner.machine.load.MAX_TIMED_STEAL_SHARE: above it a process is measured again and, if it
+(dlbench.runner.machine.load.MAX_TIMED_STEAL_SHARE: above it a process is measured again and, if it
 stays busy, left out). Computation on committed data, not a measurement.
 
 Releases before the timed window was recorded have steal over the whole process only; the
@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 
 from dlbench.core.steal import by_bin, explained_share, slowdowns, steal_column, suggested_limit
-from report.inputs.source import load_release, source_processes
+from dlbench.report.inputs.source import load_release, source_processes
 
 ROOT = Path(__file__).resolve().parent.parent
 

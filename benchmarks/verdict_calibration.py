@@ -28,9 +28,9 @@ import numpy as np
 
 from dlbench.core.calibration import POWER_RATIOS, false_winner_rate, simulate
 from dlbench.core.sequential import SUITE_DESIGNS, Design
-from report.pages.home import source_judgement
-from report.inputs.source import load_release, source_designs
-from report.verdicts.data import calibrate, log_spreads, simulated
+from dlbench.report.pages.home import source_judgement
+from dlbench.report.inputs.source import load_release, source_designs
+from dlbench.report.verdicts.data import calibrate, log_spreads, simulated
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from runner.harness import Cell
-from runner.harness.data import cell_data
-from runner.harness.sampling import Sampler
-from runner.cell.spec import CellSpec
+from dlbench.runner.harness import Cell
+from dlbench.runner.harness.data import cell_data
+from dlbench.runner.harness.sampling import Sampler
+from dlbench.runner.cell.spec import CellSpec
 
 
 class NoDevice:

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import yaml
 
-from report.site.build import build_site
-from report.pages.cite import Citation
-from report.site.errata import Erratum, append_erratum
-from report.site.publish import mike_deploy
+from dlbench.report.site.build import build_site
+from dlbench.report.pages.cite import Citation
+from dlbench.report.site.errata import Erratum, append_erratum
+from dlbench.report.site.publish import mike_deploy
 from dlbench.core.releases import freeze_release
-from report.inputs.source import load_release
+from dlbench.report.inputs.source import load_release
 
 ROOT = Path(__file__).parent.parent
 GOLDEN = Path(__file__).parent / "data" / "golden"

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 
 from dlbench.core.schema import CellStatus
-from runner.cell.outcome import CellOutcome, Fairness, Observation
-from runner.cell.spec import CellSpec
-from runner.store.run_store import CellRecord, RunStore
+from dlbench.runner.cell.outcome import CellOutcome, Fairness, Observation
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.store.run_store import CellRecord, RunStore
 
 FRAMEWORKS = [("pytorch", "pytorch"), ("tensorflow", "tensorflow"), ("keras", "tensorflow"),
               ("keras", "torch")]

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runner.harness.code_record import imported_project_files
-from runner.harness.data import cell_data
-from runner.cell.spec import CellSpec
+from dlbench.runner.harness.code_record import imported_project_files
+from dlbench.runner.harness.data import cell_data
+from dlbench.runner.cell.spec import CellSpec
 
 EXPERIMENTS = Path(__file__).resolve().parent.parent / "runner" / "experiments"
 
@@ -24,17 +24,17 @@ def _spec(framework: str = "pytorch", backend: str = "", device: str = "cpu") ->
 
 def test_no_experiment_imports_another_experiments_code():
     for path in EXPERIMENTS.glob("*/*.py"):
-        own = f"runner.experiments.{path.parent.name}"
+        own = f"dlbench.runner.experiments.{path.parent.name}"
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module:
                 module = node.module
-                assert (not module.startswith("runner.experiments.")
+                assert (not module.startswith("dlbench.runner.experiments.")
                         or module == own or module.startswith(own + ".")), (path, module)
 
 
 def test_a_missing_package_is_a_skip_reason_naming_it(monkeypatch):
-    from runner.plan import frameworks
-    from runner.adapters import adapter_for
+    from dlbench.runner.plan import frameworks
+    from dlbench.runner.adapters import adapter_for
 
     monkeypatch.setitem(frameworks.REQUIRED_MODULES, "pytorch", ("torch", "no_such_module"))
     assert adapter_for(_spec()).skip_reason() == "not installed: no_such_module"
@@ -44,7 +44,7 @@ def test_a_missing_package_is_a_skip_reason_naming_it(monkeypatch):
 def test_a_cuda_cell_without_a_gpu_is_skipped_with_the_reason():
     import torch
 
-    from runner.adapters import adapter_for
+    from dlbench.runner.adapters import adapter_for
 
     if torch.cuda.is_available():
         pytest.skip("this machine has a CUDA device")
@@ -57,8 +57,8 @@ def test_a_cuda_cell_without_a_gpu_is_skipped_with_the_reason():
 def test_the_adapter_builds_the_workload_model_from_the_shared_weights():
     import torch
 
-    from runner.adapters import adapter_for
-    from runner.experiments.parity import reference
+    from dlbench.runner.adapters import adapter_for
+    from dlbench.runner.experiments.parity import reference
 
     spec = _spec()
     data = cell_data(spec)
@@ -71,7 +71,7 @@ def test_the_adapter_builds_the_workload_model_from_the_shared_weights():
 
 
 def test_the_code_record_hashes_imported_project_files_only():
-    import runner.harness.sampling  # noqa: F401 - imported to be recorded
+    import dlbench.runner.harness.sampling  # noqa: F401 - imported to be recorded
 
     files = imported_project_files()
     assert len(files["runner/harness/sampling.py"]) == 64
@@ -82,8 +82,8 @@ def test_the_code_record_hashes_imported_project_files_only():
 CONFIGURE_AND_REPORT = """
 import sys
 import numpy as np
-from runner.adapters import adapter_for
-from runner.cell.spec import CellSpec
+from dlbench.runner.adapters import adapter_for
+from dlbench.runner.cell.spec import CellSpec
 spec = CellSpec(experiment="training", workload="mlp-digits", framework="keras",
                 backend=sys.argv[1], device="cpu", batch_size=32, repeats=3,
                 params={"epochs": 1})

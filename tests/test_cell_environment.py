@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from runner.process.cellenv import affinity_cores, cell_environment, recorded_settings
-from runner.machine.environment import git_state
-from runner.experiments import PlanRequest, suite_grid
-from runner.cell.spec import CellSpec
+from dlbench.runner.process.cellenv import affinity_cores, cell_environment, recorded_settings
+from dlbench.runner.machine.environment import git_state
+from dlbench.runner.experiments import PlanRequest, suite_grid
+from dlbench.runner.cell.spec import CellSpec
 
 
 def _spec(**changes) -> CellSpec:

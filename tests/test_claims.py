@@ -10,7 +10,7 @@ import yaml
 from tests.judging_fixtures import CPU_ENV, noisy, tables
 
 from dlbench.core.judging import Regime
-from report.claims.check import (
+from dlbench.report.claims.check import (
     ClaimOutcome,
     ClaimsFileError,
     check_claims,

@@ -10,9 +10,9 @@ import pytest
 from dlbench.cli import build_parser
 from dlbench.cli.run_flags import run_arguments
 from dlbench.cli.site_flags import SITE_REQUESTS
-from report.site.requests import (BuildRequest, DeployRequest, ErratumRequest, ExportRequest,
+from dlbench.report.site.requests import (BuildRequest, DeployRequest, ErratumRequest, ExportRequest,
                                   PublishRequest, ServeRequest, SitePaths)
-from runner.commands.run_arguments import RunArguments
+from dlbench.runner.commands.run_arguments import RunArguments
 
 
 def parsed(*argv: str):

@@ -9,9 +9,9 @@ import pytest
 from tests.stats_fixtures import training_cells, write_run
 
 from dlbench.core.releases import freeze_release
-from report.pages.compare import compare_blocks
-from report.render.jinja import environment, render
-from report.inputs.source import load_draft, load_release
+from dlbench.report.pages.compare import compare_blocks
+from dlbench.report.render.jinja import environment, render
+from dlbench.report.inputs.source import load_draft, load_release
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 TIMES = {"pytorch": 1.0, "tensorflow": 1.2}
@@ -43,7 +43,7 @@ def test_a_release_against_itself_compares_every_cell(tmp_path):
 
 
 def test_a_draft_of_two_runs_measuring_one_cell_two_ways_is_refused(tmp_path):
-    from report.inputs.source import SourceError
+    from dlbench.report.inputs.source import SourceError
 
     rng = np.random.default_rng(2)
     write_run(tmp_path, "20261201T000000Z-cpu", training_cells(rng, TIMES, params={"epochs": 8}))

@@ -8,13 +8,13 @@ import pytest
 
 from dlbench.core.metrics import get_metric
 from dlbench.core.schema import CellStatus
-from runner.process.execute import execute_cell
-from runner.experiments import PlanRequest, get_experiment
-from runner.experiments.data_parallel import STRATEGIES, global_batch, worker_counts
-from runner.experiments.data_parallel.protocol import (ACCURACY_TOLERANCE, TrainingRun,
+from dlbench.runner.process.execute import execute_cell
+from dlbench.runner.experiments import PlanRequest, get_experiment
+from dlbench.runner.experiments.data_parallel import STRATEGIES, global_batch, worker_counts
+from dlbench.runner.experiments.data_parallel.protocol import (ACCURACY_TOLERANCE, TrainingRun,
                                                        epoch_plan, run_observations, shard)
-from runner.plan.frameworks import FRAMEWORKS
-from runner.cell.spec import CellSpec
+from dlbench.runner.plan.frameworks import FRAMEWORKS
+from dlbench.runner.cell.spec import CellSpec
 
 
 def test_epoch_plan_keeps_whole_global_batches_in_the_shared_order():
@@ -95,7 +95,7 @@ def test_two_workers_reach_the_one_worker_accuracy(framework, backend, mode):
 
 
 def test_a_crash_setting_up_the_strategy_is_a_failure_not_unsupported() -> None:
-    from runner.experiments.data_parallel import protocol
+    from dlbench.runner.experiments.data_parallel import protocol
     from dlbench.core.schema import CellStatus
 
     class Spec:
@@ -123,7 +123,7 @@ def test_a_strategy_a_framework_does_not_implement_is_unsupported_at_planning() 
     """Keras' distribution API has no torch implementation: the declaration says so, the
     plan carries the reason, and the cell is recorded as unsupported without a worker."""
     from dlbench.core.systems import by_name
-    from runner.cell.spec import UNSUPPORTED
+    from dlbench.runner.cell.spec import UNSUPPORTED
 
     request = PlanRequest("quick", [], list(FRAMEWORKS), "cpu", None, 2, None, "")
     cells = get_experiment("data-parallel").plan(request)

@@ -7,9 +7,9 @@ import pickle
 import numpy as np
 import pytest
 
-from runner.workloads.datasets import (MARKERS_PER_CLASS, DatasetError, held_out_count, load_cifar10,
+from dlbench.runner.workloads.datasets import (MARKERS_PER_CLASS, DatasetError, held_out_count, load_cifar10,
                              load_digits, load_mnist_npz, synthetic_images, synthetic_tokens)
-from runner.workloads.catalog import (WORKLOADS, epoch_order, get_workload, initial_layers, profile_data,
+from dlbench.runner.workloads.catalog import (WORKLOADS, epoch_order, get_workload, initial_layers, profile_data,
                               size_profile)
 
 
@@ -132,8 +132,8 @@ def test_synthetic_images_take_the_profile_size():
 
 
 def test_local_cifar10_feeds_the_resnet_through_data_dir(tmp_path):
-    from runner.experiments.parity.model_reference import forward
-    from runner.models.weights import initial_weights
+    from dlbench.runner.experiments.parity.model_reference import forward
+    from dlbench.runner.models.weights import initial_weights
 
     write_cifar(tmp_path / "cifar-10-batches-py")
     workload = get_workload("resnet-cifar10")
@@ -150,7 +150,7 @@ def test_local_cifar10_feeds_the_resnet_through_data_dir(tmp_path):
 
 
 def test_model_workload_data_takes_the_device_profiles_input_size():
-    from runner.workloads.catalog import load_workload_data
+    from dlbench.runner.workloads.catalog import load_workload_data
 
     tokens = load_workload_data(get_workload("transformer-tokens"), device="cpu")
     assert tokens.x_train.shape == (2048, 128) and tokens.classes == 10
@@ -159,7 +159,7 @@ def test_model_workload_data_takes_the_device_profiles_input_size():
 
 
 def test_the_small_data_size_is_each_cpu_profiles_own():
-    from runner.workloads.catalog import load_workload_data
+    from dlbench.runner.workloads.catalog import load_workload_data
 
     def small(name: str) -> int:
         return len(load_workload_data(get_workload(name), device="cpu", size="small").y_train)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 
 from dlbench.core.tables import write_table
-from runner.plan.estimate import DEFAULT_PROCESS_S, estimate, recorded_process_seconds
-from runner.cell.spec import CellSpec
+from dlbench.runner.plan.estimate import DEFAULT_PROCESS_S, estimate, recorded_process_seconds
+from dlbench.runner.cell.spec import CellSpec
 
 
 def spec(framework: str, backend: str = "", epochs: int = 2) -> CellSpec:
@@ -59,7 +59,7 @@ def test_without_history_every_process_takes_its_frameworks_default(tmp_path):
 
 
 def test_cells_sharing_a_process_pay_their_frameworks_import_once(tmp_path):
-    from runner.plan.estimate import IMPORT_S
+    from dlbench.runner.plan.estimate import IMPORT_S
 
     cells = [spec("keras", "jax"), spec("keras", "jax", epochs=3)]
     alone = estimate([[c] for c in cells], recorded_process_seconds(tmp_path))

@@ -14,7 +14,7 @@ import pytest
 
 from dlbench.core import experiments
 from dlbench.core.metrics import METRICS
-from runner.experiments import get_experiment
+from dlbench.runner.experiments import get_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "data" / "golden"
@@ -37,7 +37,7 @@ def test_an_unknown_experiment_is_refused_naming_the_valid_ones():
 #: A package of its own for the new experiment: its grid and plan (no framework code is
 #: needed to plan it or to page its results).
 PACKAGE = textwrap.dedent("""
-    from runner.experiments import Experiment, PlanRequest
+    from dlbench.runner.experiments import Experiment, PlanRequest
 
     BATCHES = {"quick": (1, 64), "standard": (1, 64, 256), "full": (1, 64, 256, 1024)}
 
@@ -61,18 +61,18 @@ NEW_EXPERIMENT = textwrap.dedent("""
         ("working_memory", "import_footprint"), estimate_s=42.0,
         cpu_caveat="**Host memory.** On a CPU this is the process's resident memory."))
 
-    from runner.experiments import framework_code_path
-    from runner.plan.cells import RunRequest, plan_cells
-    from runner.plan.estimate import default_process_s
+    from dlbench.runner.experiments import framework_code_path
+    from dlbench.runner.plan.cells import RunRequest, plan_cells
+    from dlbench.runner.plan.estimate import default_process_s
     request = RunRequest(suite="quick", experiments=["memory-at-batch"], workloads=[],
                          frameworks=["pytorch"], device="cpu", repeats=None, threads=1,
                          timeout_s=None, data_dir="")
     cells = plan_cells(request, "cpu")
 
-    from report.inputs.source import load_draft
-    from report.inputs.summary import summarize
-    from report.render.jinja import environment
-    from report.pages.registry import SourceInputs, render_pages_before_verdicts
+    from dlbench.report.inputs.source import load_draft
+    from dlbench.report.inputs.summary import summarize
+    from dlbench.report.render.jinja import environment
+    from dlbench.report.pages.registry import SourceInputs, render_pages_before_verdicts
     source = load_draft(Path(sys.argv[2]), ["20261201T100000Z-fixture"])
     def moved(frame):
         return frame.assign(experiment=frame["experiment"].replace("training",

@@ -11,14 +11,14 @@ import pytest
 
 from dlbench.core.metrics import get_metric
 from dlbench.core.schema import CellStatus
-from runner.process.execute import execute_cell
-from runner.experiments import PlanRequest, get_experiment
-from runner.experiments.export import FORMATS, QUICK_FORMATS
-from runner.experiments.export.protocol import (PARITY_TOLERANCE, ExportPath, export_fairness,
+from dlbench.runner.process.execute import execute_cell
+from dlbench.runner.experiments import PlanRequest, get_experiment
+from dlbench.runner.experiments.export import FORMATS, QUICK_FORMATS
+from dlbench.runner.experiments.export.protocol import (PARITY_TOLERANCE, ExportPath, export_fairness,
                                                 measure_export)
-from runner.experiments.export.runtimes import artifact_size_mib
-from runner.plan.frameworks import FRAMEWORKS
-from runner.cell.spec import CellSpec
+from dlbench.runner.experiments.export.runtimes import artifact_size_mib
+from dlbench.runner.plan.frameworks import FRAMEWORKS
+from dlbench.runner.cell.spec import CellSpec
 from tests.harness_fixtures import numpy_cell
 
 SPEC = CellSpec(experiment="export", workload="mlp-digits", framework="pytorch", backend="",

@@ -9,9 +9,9 @@ import importlib.util
 import pytest
 
 from dlbench.core.schema import CellStatus
-from runner.cell.spec import CellSpec
-from runner.experiments.export.protocol import PERTURB_PARAM
-from runner.process.execute import execute_cell
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.experiments.export.protocol import PERTURB_PARAM
+from dlbench.runner.process.execute import execute_cell
 
 #: One export path into each runtime: ONNX Runtime, OpenVINO from ONNX, TensorFlow's
 #: SavedModel runtime, LiteRT, and Keras' OpenVINO export.

@@ -1,4 +1,4 @@
-"""One declaration per model family (runner.models.families): a new family needs nothing but
+"""One declaration per model family (dlbench.runner.models.families): a new family needs nothing but
 its declaration and its own parts to be sized, counted, built in each framework, checked
 against the float64 reference and described."""
 
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from runner.models import definitions as models
-from runner.models.families import FAMILIES, family_of
-from runner.plan.frameworks import FRAMEWORKS, missing_modules
+from dlbench.runner.models import definitions as models
+from dlbench.runner.models.families import FAMILIES, family_of
+from dlbench.runner.plan.frameworks import FRAMEWORKS, missing_modules
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTALLED = sorted({f.framework for f in FRAMEWORKS if not missing_modules(f)})
@@ -69,7 +69,7 @@ PARTS = textwrap.dedent('''
     def torch_model(d, conventions):
         import torch
         from torch import nn
-        from runner.models.pytorch import _dense
+        from dlbench.runner.models.pytorch import _dense
 
         class TwoLayer(nn.Module):
             def __init__(self):
@@ -85,7 +85,7 @@ PARTS = textwrap.dedent('''
 
     def tf_model(d, weights, conventions):
         import tensorflow as tf
-        from runner.models.tensorflow import CanonicalModule
+        from dlbench.runner.models.tensorflow import CanonicalModule
 
         class TwoLayer(CanonicalModule):
             def __call__(self, x, training=False):
@@ -107,17 +107,17 @@ NEW_FAMILY = textwrap.dedent('''
     import json, sys
     import numpy as np
     sys.path.insert(0, sys.argv[1])
-    from runner.models import families
+    from dlbench.runner.models import families
     from two_layer import TwoLayerDefinition
     families.FAMILIES.append(families.Family(
         TwoLayerDefinition, "two_layer:shapes", "two_layer:macs", "two_layer:reference",
         "two_layer:notes", {"pytorch": "two_layer:torch_model",
                             "tensorflow": "two_layer:tf_model", "keras": "two_layer:keras_model"}))
 
-    from runner.experiments.parity.model_reference import forward
-    from runner.models.conventions import fairness_note
-    from runner.models.flops import forward_flops
-    from runner.models.weights import initial_weights, parameter_count
+    from dlbench.runner.experiments.parity.model_reference import forward
+    from dlbench.runner.models.conventions import fairness_note
+    from dlbench.runner.models.flops import forward_flops
+    from dlbench.runner.models.weights import initial_weights, parameter_count
     d = TwoLayerDefinition()
     weights = initial_weights(d)
     x = np.random.default_rng(3).uniform(-1, 1, size=(4, d.inputs)).astype(np.float32)
@@ -126,16 +126,16 @@ NEW_FAMILY = textwrap.dedent('''
     def built(framework):
         if framework == "pytorch":
             import torch
-            from runner.models import pytorch
+            from dlbench.runner.models import pytorch
             model = pytorch.build(d, weights)
             return model(torch.from_numpy(x)).detach().numpy(), pytorch.read_weights(model)
         if framework == "tensorflow":
             import tensorflow as tf
-            from runner.models import tensorflow
+            from dlbench.runner.models import tensorflow
             model = tensorflow.build(d, weights)
             return model(tf.constant(x)).numpy(), tensorflow.read_weights(model)
         import keras
-        from runner.models import keras as keras_models
+        from dlbench.runner.models import keras as keras_models
         model = keras_models.build(d, weights)
         return (keras.ops.convert_to_numpy(model(x)), keras_models.read_weights(model, d))
 

@@ -14,16 +14,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "gpu_run.py"
 #: What the GPU machine lacks or the run must not load.
-FORBIDDEN = ("tensorflow", "jinja2", "altair", "mkdocs", "report")
+FORBIDDEN = ("tensorflow", "jinja2", "altair", "mkdocs", "dlbench.report")
 #: The site's packages alone: what even a run on this machine (with TensorFlow) must not load.
-SITE = ("jinja2", "altair", "mkdocs", "report")
+SITE = ("jinja2", "altair", "mkdocs", "dlbench.report")
 #: argv: script, forbidden top-level modules, modules to import first, then the script's own.
 BLOCKER = """
 import importlib.abc, runpy, sys
 FORBIDDEN = set(sys.argv[2].split(","))
 class Forbidden(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in FORBIDDEN:
+        if any(name == f or name.startswith(f + ".") for f in FORBIDDEN):
             raise ImportError(f"forbidden on the GPU machine: {name}")
         return None
 sys.meta_path.insert(0, Forbidden())
@@ -33,7 +33,7 @@ sys.argv = [sys.argv[1], *sys.argv[4:]]
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
 #: Modules of the run path that must import without the forbidden ones.
-RUN_PATH = "dlbench.cli,runner.commands.run,runner.process.execute,runner.process.worker,dlbench.core.run_archive"
+RUN_PATH = "dlbench.cli,dlbench.runner.commands.run,dlbench.runner.process.execute,dlbench.runner.process.worker,dlbench.core.run_archive"
 
 
 def blocked(*args: str, forbidden: tuple[str, ...] = FORBIDDEN,

@@ -8,9 +8,9 @@ import mmap
 import numpy as np
 import pytest
 
-from runner.experiments.parity import reference
-from runner.harness.training import EpochClock, loop_epochs, train_once
-from runner.cell.spec import CellSpec
+from dlbench.runner.experiments.parity import reference
+from dlbench.runner.harness.training import EpochClock, loop_epochs, train_once
+from dlbench.runner.cell.spec import CellSpec
 from tests.harness_fixtures import numpy_cell
 
 SPEC = CellSpec(experiment="training", workload="mlp-digits", framework="pytorch", backend="",

@@ -12,7 +12,7 @@ import pytest
 from dlbench.core.identity import config_differences, config_id, differences_text
 from dlbench.core.layout import load_run
 from dlbench.core.tables import read_table
-from runner.cell.spec import CellSpec
+from dlbench.runner.cell.spec import CellSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN_RUN = ROOT / "tests/data/golden/runs/20261201T100000Z-fixture"

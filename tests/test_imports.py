@@ -16,24 +16,27 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("dlbench", "runner", "report")
+#: The checkout's package folders, and the names runner/ and report/ install as.
+FOLDERS = ("dlbench", "runner", "report")
+INSTALLED_AS = {"runner": "dlbench.runner", "report": "dlbench.report"}
 CLI = "dlbench.cli"
 CORE = "dlbench.core"
 #: report/'s packages, lowest first: each imports only those before it (and report itself).
-LAYERS = ("report.render", "report.inputs", "report.verdicts", "report.claims", "report.pages",
-          "report.site")
+LAYERS = ("dlbench.report.render", "dlbench.report.inputs", "dlbench.report.verdicts", "dlbench.report.claims", "dlbench.report.pages",
+          "dlbench.report.site")
 #: The code that runs inside a worker process to measure a cell.
-MEASURED = ("runner.experiments", "runner.harness", "runner.adapters", "runner.models",
-            "runner.workloads", "runner.cell")
+MEASURED = ("dlbench.runner.experiments", "dlbench.runner.harness", "dlbench.runner.adapters", "dlbench.runner.models",
+            "dlbench.runner.workloads", "dlbench.runner.cell")
 
 
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    parts[:1] = INSTALLED_AS.get(parts[0], parts[0]).split(".")
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def _modules() -> dict[str, Path]:
-    return {_module_name(p): p for package in PACKAGES for p in (ROOT / package).rglob("*.py")}
+    return {_module_name(p): p for package in FOLDERS for p in (ROOT / package).rglob("*.py")}
 
 
 def _imported(tree: ast.AST, module: str, is_package: bool, known: set[str]) -> set[str]:
@@ -107,12 +110,12 @@ def test_the_model_imports_only_itself():
 
 def test_the_model_packages_hold_no_module_outside_core_and_cli():
     graph = import_graph()
-    assert {m for m in graph if _in(m, "dlbench") and not _in(m, CORE) and not _in(m, CLI)} \
-        == {"dlbench"}
+    assert {m for m in graph if _in(m, "dlbench") and not _in(m, CORE) and not _in(m, CLI)
+            and not any(_in(m, name) for name in INSTALLED_AS.values())} == {"dlbench"}
 
 
 @pytest.mark.parametrize(("importer", "imported"), [
-    ("runner", "report"), ("runner", CLI), ("report", "runner"), ("report", CLI),
+    ("dlbench.runner", "dlbench.report"), ("dlbench.runner", CLI), ("dlbench.report", "dlbench.runner"), ("dlbench.report", CLI),
 ])
 def test_runner_and_report_never_import_each_other_nor_the_cli(importer, imported):
     assert not _imports(importer, imported)
@@ -126,31 +129,31 @@ def test_each_report_package_imports_only_those_below_it(layer):
 
 def test_every_report_module_is_in_a_layer():
     graph = import_graph()
-    assert {m for m in graph if _in(m, "report") and not any(_in(m, p) for p in LAYERS)} \
-        == {"report"}
+    assert {m for m in graph if _in(m, "dlbench.report") and not any(_in(m, p) for p in LAYERS)} \
+        == {"dlbench.report"}
 
 
 def test_the_cell_is_the_runners_ground():
-    assert {t for _, t in _imports("runner.cell", "runner")} <= {
-        m for m in import_graph() if _in(m, "runner.cell")}
+    assert {t for _, t in _imports("dlbench.runner.cell", "dlbench.runner")} <= {
+        m for m in import_graph() if _in(m, "dlbench.runner.cell")}
 
 
-@pytest.mark.parametrize("imported", ["runner.process", "runner.store", "runner.commands",
-                                      "runner.cluster"])
+@pytest.mark.parametrize("imported", ["dlbench.runner.process", "dlbench.runner.store", "dlbench.runner.commands",
+                                      "dlbench.runner.cluster"])
 def test_planning_measures_and_stores_nothing(imported):
-    assert not _imports("runner.plan", imported)
+    assert not _imports("dlbench.runner.plan", imported)
 
 
 @pytest.mark.parametrize("measured", MEASURED)
-@pytest.mark.parametrize("imported", ["runner.store", "runner.commands", "runner.cluster"])
+@pytest.mark.parametrize("imported", ["dlbench.runner.store", "dlbench.runner.commands", "dlbench.runner.cluster"])
 def test_the_measured_code_neither_stores_nor_runs_commands(measured, imported):
     assert not _imports(measured, imported)
 
 
 def test_only_the_cli_and_the_cluster_executor_import_the_runners_commands():
-    importers = {m for m, targets in import_graph().items() if not _in(m, "runner.commands")
-                 for t in targets if _in(t, "runner.commands")}
-    assert importers and all(_in(m, "runner.cluster") or _in(m, CLI) for m in importers)
+    importers = {m for m, targets in import_graph().items() if not _in(m, "dlbench.runner.commands")
+                 for t in targets if _in(t, "dlbench.runner.commands")}
+    assert importers and all(_in(m, "dlbench.runner.cluster") or _in(m, CLI) for m in importers)
 
 
 def test_nothing_imports_the_cli():
@@ -173,7 +176,7 @@ def test_cycle_finder_finds_cycles(graph, expected):
 
 def test_the_graph_sees_imports_inside_functions():
     graph = import_graph()
-    assert "runner.commands.run" in graph[CLI]
+    assert "dlbench.runner.commands.run" in graph[CLI]
 
 
 #: A quoted annotation naming a Namespace, e.g. "argparse.Namespace".
@@ -229,3 +232,31 @@ def test_argparse_stops_at_the_cli():
 ])
 def test_the_argparse_finder_finds_argparse(source, leaks):
     assert mentions_argparse(ast.parse(source)) is leaks
+
+
+def test_every_package_folder_installs_under_dlbench():
+    """pyproject's package list names every package folder by its installed name."""
+    import tomllib
+
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {".".join(INSTALLED_AS.get(p.parent.relative_to(ROOT).parts[0],
+                                         p.parent.relative_to(ROOT).parts[0]).split(".")
+                        + list(p.parent.relative_to(ROOT).parts[1:]))
+               for package in FOLDERS for p in (ROOT / package).rglob("__init__.py")}
+    assert set(setuptools["packages"]) == folders
+    assert setuptools["package-dir"] == {name: folder for folder, name in INSTALLED_AS.items()}
+    assert not any(name.split(".")[0] in INSTALLED_AS for name in setuptools["packages"])
+
+
+def test_no_code_imports_the_folders_by_their_bare_names():
+    """`import runner` works only from a checkout's root (the folder is on sys.path there);
+    installed, the packages are dlbench.runner and dlbench.report, so no code may name the
+    bare folders (frozen copies under results/ and tests/data/golden/ excepted)."""
+    bare = re.compile(r"^\s*(?:from|import) (?:runner|report)\b", re.MULTILINE)
+    frozen = {"results", "build", "site", "site_src", "node_modules"}
+    tops = [top for top in ROOT.iterdir()
+            if top.is_dir() and top.name not in frozen and not top.name.startswith(".")]
+    offenders = [str(path.relative_to(ROOT)) for top in tops for path in top.rglob("*.py")
+                 if "golden" not in path.relative_to(ROOT).parts
+                 and bare.search(path.read_text())]
+    assert offenders == []

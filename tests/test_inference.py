@@ -5,16 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runner.experiments import PlanRequest
+from dlbench.runner.experiments import PlanRequest
 from dlbench.core.modes import mode_of_class, modes, same_as
-from runner.experiments.inference import EXPERIMENT
-from runner.experiments.inference.protocol import measure_inference
-from runner.experiments.parity import reference
-from runner.plan.frameworks import FRAMEWORKS
-from runner.harness.inference import large_batch
-from runner.cell.outcome import Fairness
-from runner.cell.spec import CellSpec
-from runner.workloads.catalog import flops_per_sample
+from dlbench.runner.experiments.inference import EXPERIMENT
+from dlbench.runner.experiments.inference.protocol import measure_inference
+from dlbench.runner.experiments.parity import reference
+from dlbench.runner.plan.frameworks import FRAMEWORKS
+from dlbench.runner.harness.inference import large_batch
+from dlbench.runner.cell.outcome import Fairness
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads.catalog import flops_per_sample
 from tests.harness_fixtures import numpy_cell
 
 
@@ -128,7 +128,7 @@ def test_protocol_counts_compilation_as_compile_memory_not_working_memory():
 
 
 def test_latency_calls_stop_at_the_budget_but_never_below_the_minimum():
-    from runner.harness.inference import MIN_LATENCY_CALLS
+    from dlbench.runner.harness.inference import MIN_LATENCY_CALLS
 
     spent = _measure(_spec(latency_budget_s=0.0))  # a budget spent before the first call
     calls = [o for o in spent.observations if o.metric == "inference_latency"]
@@ -157,7 +157,7 @@ def test_large_batch_repeats_the_inputs():
 
 @pytest.mark.slow
 def test_real_pytorch_compiled_cell_separates_first_call_from_latency():
-    from runner.process.execute import execute_cell
+    from dlbench.runner.process.execute import execute_cell
 
     spec = CellSpec(experiment="inference", workload="mlp-digits", framework="pytorch",
                     backend="", device="cpu", mode="compiled", batch_size=1, repeats=1,
@@ -175,7 +175,7 @@ def test_real_pytorch_compiled_cell_separates_first_call_from_latency():
 
 
 def _keras_cell(backend: str, mode: str):
-    from runner.process.execute import execute_cell
+    from dlbench.runner.process.execute import execute_cell
 
     spec = CellSpec(experiment="inference", workload="mlp-digits", framework="keras",
                     backend=backend, device="cpu", mode=mode, batch_size=1, repeats=1,

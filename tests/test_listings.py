@@ -7,8 +7,8 @@ import importlib
 import numpy as np
 import pytest
 
-from report.claims.counts import code_lines
-from report.claims.check import load_listings
+from dlbench.report.claims.counts import code_lines
+from dlbench.report.claims.check import load_listings
 
 
 @pytest.mark.parametrize("framework", ["pytorch", "tensorflow", "keras"])

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from runner.plan.device import load_plan
-from runner.experiments import MODEL_WORKLOADS, PlanRequest, get_experiment
-from runner.plan.frameworks import FRAMEWORKS
-from runner.workloads.catalog import device_profile, get_workload
+from dlbench.runner.plan.device import load_plan
+from dlbench.runner.experiments import MODEL_WORKLOADS, PlanRequest, get_experiment
+from dlbench.runner.plan.frameworks import FRAMEWORKS
+from dlbench.runner.workloads.catalog import device_profile, get_workload
 from tests.test_gpu_plan import PLAN_FILE
 
 EXPERIMENTS = ("precision", "execution-mode", "export")

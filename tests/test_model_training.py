@@ -1,4 +1,4 @@
-"""training on the runner.models families: each model trains one epoch at its tiny size in
+"""training on the dlbench.runner.models families: each model trains one epoch at its tiny size in
 PyTorch and TensorFlow, from the shared weights, fed in each framework's layout."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ import math
 
 import pytest
 
-from runner.process.execute import execute_cell
-from runner.experiments import PlanRequest, inference, training
-from runner.plan.frameworks import FRAMEWORKS
-from runner.cell.spec import CellSpec
-from runner.workloads.catalog import WORKLOADS, flops_per_sample
+from dlbench.runner.process.execute import execute_cell
+from dlbench.runner.experiments import PlanRequest, inference, training
+from dlbench.runner.plan.frameworks import FRAMEWORKS
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads.catalog import WORKLOADS, flops_per_sample
 
 MODEL_WORKLOADS = ["resnet-synthetic", "transformer-tokens", "lstm-tokens"]
 
@@ -85,7 +85,7 @@ def test_standard_cpu_training_uses_the_small_data_size_for_the_models_only():
 
 
 def test_an_unknown_model_data_size_is_refused_naming_the_valid_ones():
-    from runner.workloads.catalog import get_workload, load_workload_data
+    from dlbench.runner.workloads.catalog import get_workload, load_workload_data
 
     with pytest.raises(ValueError, match="unknown data size 'huge'; valid: '', 'small', 'large'"):
         load_workload_data(get_workload("lstm-tokens"), size="huge")

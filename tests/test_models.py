@@ -1,16 +1,16 @@
-"""runner.models: definitions, canonical weights, equalised conventions and FLOPs counts."""
+"""dlbench.runner.models: definitions, canonical weights, equalised conventions and FLOPs counts."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from runner.models import definitions as models
-from runner.models.conventions import (CONVENTIONS, check_perturbation, fairness_note, perturbed,
+from dlbench.runner.models import definitions as models
+from dlbench.runner.models.conventions import (CONVENTIONS, check_perturbation, fairness_note, perturbed,
                                        perturbed_weights)
-from runner.models.flops import forward_flops
-from runner.models.weights import initial_weights, parameter_count, parameter_shapes
-from runner.workloads.catalog import WORKLOADS, flops_per_sample, get_workload, size_profile
+from dlbench.runner.models.flops import forward_flops
+from dlbench.runner.models.weights import initial_weights, parameter_count, parameter_shapes
+from dlbench.runner.workloads.catalog import WORKLOADS, flops_per_sample, get_workload, size_profile
 
 
 def test_flops_match_a_hand_count_of_the_tiny_resnet():
@@ -104,12 +104,12 @@ def test_size_profiles_name_the_valid_ones():
     assert size_profile(get_workload("resnet-synthetic"), "gpu").batch_size >= 128
     with pytest.raises(ValueError, match="valid: cpu, gpu, tiny"):
         size_profile(workload, "tpu")
-    with pytest.raises(ValueError, match="not a runner.models workload"):
+    with pytest.raises(ValueError, match="not a dlbench.runner.models workload"):
         size_profile(get_workload("mlp-digits"), "cpu")
 
 
 def test_peak_probe_measures_fp32_matmul_and_says_how():
-    from runner.machine.environment import compute_peak
+    from dlbench.runner.machine.environment import compute_peak
 
     peak = compute_peak()
     assert set(peak) == {"fp32_flops", "bf16_flops", "probe"}
@@ -139,8 +139,8 @@ def test_list_shows_each_workloads_profiles_parameters_and_flops():
 def test_pytorch_builds_the_cpu_sizes_with_the_canonical_parameters_and_function(definition):
     import torch
 
-    from runner.experiments.parity.model_reference import forward
-    from runner.models import pytorch as builder
+    from dlbench.runner.experiments.parity.model_reference import forward
+    from dlbench.runner.models import pytorch as builder
 
     weights = initial_weights(definition)
     model = builder.build(definition, weights).eval()
@@ -160,7 +160,7 @@ def test_pytorch_builds_the_cpu_sizes_with_the_canonical_parameters_and_function
 
 
 def test_pytorch_refuses_a_padding_it_cannot_apply():
-    from runner.models import pytorch as builder
+    from dlbench.runner.models import pytorch as builder
 
     with pytest.raises(ValueError, match="pad symmetrically"):
         builder.build(models.RESNET_TINY, initial_weights(models.RESNET_TINY),

@@ -13,14 +13,14 @@ from tests.judging_fixtures import CPU_ENV, noisy, tables
 
 from dlbench.core.modes import (DEFAULT, FASTEST, MODES, OTHER, by_class, group_words, mode_class,
                            mode_classes, same_as)
-from report.claims.check import check_claims, load_claims
+from dlbench.report.claims.check import check_claims, load_claims
 from dlbench.core.verdict_engine import QUESTIONS
-from report.verdicts.answers import answer, verdicts
-from runner.experiments import PlanRequest, get_experiment
-from runner.cell.spec import NOT_MEASURED
-from runner.plan.frameworks import FRAMEWORKS, missing_modules
-from runner.plan.cells import RunRequest, plan_cells
-from runner.workloads.real_size import REAL_SIZE_WORKLOADS
+from dlbench.report.verdicts.answers import answer, verdicts
+from dlbench.runner.experiments import PlanRequest, get_experiment
+from dlbench.runner.cell.spec import NOT_MEASURED
+from dlbench.runner.plan.frameworks import FRAMEWORKS, missing_modules
+from dlbench.runner.plan.cells import RunRequest, plan_cells
+from dlbench.runner.workloads.real_size import REAL_SIZE_WORKLOADS
 
 INSTALLED = [f for f in FRAMEWORKS if not missing_modules(f)]
 MODE_EXPERIMENTS = ("training", "inference", "execution-mode")
@@ -244,9 +244,9 @@ def test_no_home_page_question_compares_a_mode_with_itself_over_the_standard_pla
 
 
 def test_a_cell_planned_as_not_measured_is_recorded_skipped_without_a_worker():
-    from runner.plan.estimate import estimate
-    from runner.process.execute import execute_cell
-    from runner.plan.sharing import may_share
+    from dlbench.runner.plan.estimate import estimate
+    from dlbench.runner.process.execute import execute_cell
+    from dlbench.runner.plan.sharing import may_share
 
     [spec] = [c for c in _plan("execution-mode", "quick") if c.params.get(NOT_MEASURED)]
     record = execute_cell(spec)

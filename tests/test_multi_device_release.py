@@ -11,8 +11,8 @@ import re
 import subprocess
 import sys
 
-from report.site.build import build_site
-from report.inputs.source import load_release
+from dlbench.report.site.build import build_site
+from dlbench.report.inputs.source import load_release
 from tests.site_fixtures import RUN_A, SITE_URL, TEMPLATES, freeze, golden_results
 from tests.test_gpu_run import ROOT, tiny_gpu_run
 

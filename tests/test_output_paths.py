@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from dlbench.cli import main
-from report.site.outputs import MARKER
+from dlbench.report.site.outputs import MARKER
 from tests.site_fixtures import ROOT, RUN_A, freeze, golden_results, site_config
 
 STALE = "A stale draft that must not be published"
@@ -172,7 +172,7 @@ def test_serve_never_serves_a_file_outside_its_folder(tmp_path: Path) -> None:
     import urllib.error
     import urllib.request
 
-    from report.site.publish import make_server
+    from dlbench.report.site.publish import make_server
 
     site = tmp_path / "site"
     site.mkdir()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from report.pages.registry import PAGES, declared_pages, page
+from dlbench.report.pages.registry import PAGES, declared_pages, page
 
 
 def test_every_single_page_of_the_site_is_declared_once():

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from dlbench.core.parity import pair_results
-from runner.experiments.parity import reference
-from runner.experiments.parity.protocol import TOLERANCE, inject_fault
-from runner.workloads.catalog import Layer
+from dlbench.runner.experiments.parity import reference
+from dlbench.runner.experiments.parity.protocol import TOLERANCE, inject_fault
+from dlbench.runner.workloads.catalog import Layer
 
 
 def _tiny_cnn() -> tuple[list[Layer], np.ndarray, np.ndarray]:
@@ -92,10 +92,10 @@ def test_pair_fails_when_a_cell_missed_the_reference_and_ignores_other_cells():
 
 @pytest.mark.slow
 def test_every_framework_pair_agrees_and_a_mis_transferred_weight_fails():
-    from runner.process.execute import execute_cell
-    from runner.plan.frameworks import FRAMEWORKS, missing_modules
-    from runner.cell.spec import CellSpec
-    from runner.store.run_store import cells_frame
+    from dlbench.runner.process.execute import execute_cell
+    from dlbench.runner.plan.frameworks import FRAMEWORKS, missing_modules
+    from dlbench.runner.cell.spec import CellSpec
+    from dlbench.runner.store.run_store import cells_frame
 
     installed = [f for f in FRAMEWORKS if not missing_modules(f)]
     assert len(installed) >= 3
@@ -158,7 +158,7 @@ def _model_cells(framework: str, backend: str, cells: list[tuple[str, str]]) -> 
 
 @pytest.mark.slow
 def test_model_families_agree_in_every_framework_pair_and_a_changed_convention_fails():
-    from runner.plan.frameworks import FRAMEWORKS, missing_modules
+    from dlbench.runner.plan.frameworks import FRAMEWORKS, missing_modules
 
     installed = [f for f in FRAMEWORKS if not missing_modules(f)]
     assert len(installed) >= 3
@@ -191,9 +191,9 @@ def test_model_families_agree_in_every_framework_pair_and_a_changed_convention_f
 
 
 def test_model_reference_updates_running_statistics_in_each_frameworks_convention():
-    from runner.experiments.parity.model_reference import forward
-    from runner.models.definitions import RESNET_TINY
-    from runner.models.weights import initial_weights
+    from dlbench.runner.experiments.parity.model_reference import forward
+    from dlbench.runner.models.definitions import RESNET_TINY
+    from dlbench.runner.models.weights import initial_weights
 
     weights = initial_weights(RESNET_TINY)
     x = np.random.default_rng(0).uniform(size=(3, 8, 8, 3))

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runner.experiments import PlanRequest
-from runner.experiments.precision import EXPERIMENT, PRECISIONS
-from runner.experiments.precision.protocol import measure_precision
-from runner.plan.frameworks import FRAMEWORKS
-from runner.cell.outcome import Fairness
-from runner.cell.spec import CellSpec
+from dlbench.runner.experiments import PlanRequest
+from dlbench.runner.experiments.precision import EXPERIMENT, PRECISIONS
+from dlbench.runner.experiments.precision.protocol import measure_precision
+from dlbench.runner.plan.frameworks import FRAMEWORKS
+from dlbench.runner.cell.outcome import Fairness
+from dlbench.runner.cell.spec import CellSpec
 from tests.harness_fixtures import numpy_cell
 
 
@@ -66,7 +66,7 @@ def test_an_error_that_is_not_a_refusal_still_raises():
 
 @pytest.mark.slow
 def test_real_pytorch_fp16_cell_compares_with_fp32_from_the_same_weights():
-    from runner.process.execute import execute_cell
+    from dlbench.runner.process.execute import execute_cell
 
     spec = CellSpec(experiment="precision", workload="mlp-digits", framework="pytorch",
                     backend="", device="cpu", precision="fp16", mode="mixed", batch_size=32,

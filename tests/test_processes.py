@@ -16,14 +16,14 @@ import pytest
 from dlbench.cli import main
 from dlbench.core.schema import CellStatus
 from dlbench.core.tables import read_table
-from runner.machine.lock import MachineLockedError, lock_file, measurement_lock
-from runner.machine.load import LoadReading, assess, gpu_utilization, read_load
-from runner.cell.outcome import CellOutcome, Observation
-from runner.plan.repeats import SUITE_PROCESSES, policy_record, process_count
-from runner.plan.schedule import process_order
-from runner.cell.spec import CellSpec
-from runner.store.persist import persist_all
-from runner.store.run_store import CellRecord, RunStore
+from dlbench.runner.machine.lock import MachineLockedError, lock_file, measurement_lock
+from dlbench.runner.machine.load import LoadReading, assess, gpu_utilization, read_load
+from dlbench.runner.cell.outcome import CellOutcome, Observation
+from dlbench.runner.plan.repeats import SUITE_PROCESSES, policy_record, process_count
+from dlbench.runner.plan.schedule import process_order
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.store.persist import persist_all
+from dlbench.runner.store.run_store import CellRecord, RunStore
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The `dlbench` console script (`python -m dlbench.cli` would load the CLI module twice).
@@ -86,7 +86,7 @@ def test_a_process_is_saved_the_moment_it_ends_and_the_tables_are_left_to_the_lo
     persist_all(store, [record(cell(32), index) for index in range(3)],
                 lambda: saved.append(len(store.finished_processes())))
     assert saved == [1, 2, 3]  # each record is on disk before the next process is saved
-    assert not list(store.root.glob("*.parquet"))  # runner.commands.run rebuilds them per look
+    assert not list(store.root.glob("*.parquet"))  # dlbench.runner.commands.run rebuilds them per look
 
 
 def test_tables_have_one_row_per_cell_and_per_process(tmp_path):
@@ -211,7 +211,7 @@ def test_gpu_utilization_is_read_through_nvml():
 
 def hold_lock(path: Path) -> subprocess.Popen:
     """Another process holding the machine lock at `path` until it is killed."""
-    code = ("import time; from runner.machine.lock import measurement_lock\n"
+    code = ("import time; from dlbench.runner.machine.lock import measurement_lock\n"
             "with measurement_lock(['dlbench', 'run', '--suite', 'standard']):\n"
             "    print('held', flush=True); time.sleep(120)\n")
     holder = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE,
@@ -256,7 +256,7 @@ def test_a_second_measurement_is_refused_naming_the_holder(tmp_path, monkeypatch
 def test_every_imported_project_file_is_kept_once_and_listed_by_its_process(tmp_path):
     import hashlib
 
-    from runner.store.persist import persist
+    from dlbench.runner.store.persist import persist
 
     def sha(relative: str) -> str:
         return hashlib.sha256((ROOT / relative).read_bytes()).hexdigest()
@@ -279,8 +279,8 @@ def test_every_imported_project_file_is_kept_once_and_listed_by_its_process(tmp_
 
 
 def test_a_refused_cell_starts_no_more_processes(tmp_path):
-    from runner.plan.cells import RunRequest
-    from runner.commands.run import run_cells
+    from dlbench.runner.plan.cells import RunRequest
+    from dlbench.runner.commands.run import run_cells
 
     request = RunRequest("quick", ["training"], [], ["pytorch"], "cpu", None, 1, None, "")
     store = RunStore(tmp_path / "run")

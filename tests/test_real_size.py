@@ -10,17 +10,17 @@ from tests.judging_fixtures import CPU_ENV, noisy, tables
 
 from dlbench.core.modes import FASTEST, mode_class
 from dlbench.core.schema import CellStatus
-from runner.cell.outcome import CellOutcome, Observation
-from runner.cell.spec import NOT_MEASURED, CellSpec
-from runner.experiments import PlanRequest, get_experiment
-from runner.plan.estimate import default_process_s
-from runner.plan.frameworks import FRAMEWORKS
-from runner.store.record import CellRecord
-from runner.store.tables import observations_frame
-from runner.workloads.catalog import get_workload, size_profile
-from runner.workloads.real_size import (MIN_SERVING_CALL_S, REAL_SIZE_WORKLOADS, SERVING_BATCH,
+from dlbench.runner.cell.outcome import CellOutcome, Observation
+from dlbench.runner.cell.spec import NOT_MEASURED, CellSpec
+from dlbench.runner.experiments import PlanRequest, get_experiment
+from dlbench.runner.plan.estimate import default_process_s
+from dlbench.runner.plan.frameworks import FRAMEWORKS
+from dlbench.runner.store.record import CellRecord
+from dlbench.runner.store.tables import observations_frame
+from dlbench.runner.workloads.catalog import get_workload, size_profile
+from dlbench.runner.workloads.real_size import (MIN_SERVING_CALL_S, REAL_SIZE_WORKLOADS, SERVING_BATCH,
                                         serving_call_s)
-from report.verdicts.answers import QUESTIONS, answer
+from dlbench.report.verdicts.answers import QUESTIONS, answer
 
 SYSTEMS = {f.name for f in FRAMEWORKS}
 
@@ -153,7 +153,7 @@ def test_the_full_suite_times_real_size_training_steps_and_bf16_memory_on_a_cpu(
 
 
 def test_a_real_size_cell_evaluates_only_its_few_test_samples():
-    from runner.harness.data import cell_data
+    from dlbench.runner.harness.data import cell_data
 
     spec = CellSpec(experiment="training", workload="resnet50-synthetic", framework="pytorch",
                     backend="pytorch", device="cpu", batch_size=4, repeats=1,

@@ -12,9 +12,9 @@ import pandas as pd
 
 from dlbench.core.schema import CellStatus
 from dlbench.core.tables import read_table
-from runner.cell.outcome import CellOutcome, Fairness, Observation, SharedProcess
-from runner.cell.spec import CellSpec
-from runner.store.run_store import CellRecord, RunStore
+from dlbench.runner.cell.outcome import CellOutcome, Fairness, Observation, SharedProcess
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.store.run_store import CellRecord, RunStore
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The latest committed release whose run kept its process records.

@@ -12,10 +12,10 @@ from dlbench.cli import main
 from dlbench.core.schema import CellStatus
 from dlbench.core.tables import read_json
 from dlbench.core.releases import freeze_release
-from runner.cell.outcome import CellOutcome, Observation
-from runner.commands.reproduce import ReproduceError, explain, load_published, reproduce
-from runner.cell.spec import CellSpec
-from runner.store.run_store import CellRecord
+from dlbench.runner.cell.outcome import CellOutcome, Observation
+from dlbench.runner.commands.reproduce import ReproduceError, explain, load_published, reproduce
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.store.run_store import CellRecord
 from tests.stats_fixtures import FakeCell, spec, write_run
 
 PUBLISHED_ENV = {"python": "3.12.1", "frameworks": {"torch": "2.13.0"}}
@@ -120,9 +120,9 @@ def test_each_rerun_is_kept_as_its_own_run(release):
 
 @pytest.mark.slow
 def test_a_real_cell_published_here_is_reproduced_or_explained(tmp_path):
-    from runner.machine.environment import capture_environment
-    from runner.process.execute import PROJECT_ROOT, execute_cell
-    from runner.store.run_store import RunStore
+    from dlbench.runner.machine.environment import capture_environment
+    from dlbench.runner.process.execute import PROJECT_ROOT, execute_cell
+    from dlbench.runner.store.run_store import RunStore
 
     cell = CellSpec("training", "mlp-digits", "pytorch", "", "cpu", batch_size=32, repeats=2,
                     threads=1, params={"epochs": 2, "max_repeats": 2, "target_ci": 0.05})

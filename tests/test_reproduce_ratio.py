@@ -9,12 +9,12 @@ import pytest
 
 from dlbench.cli import main
 from dlbench.core.releases import freeze_release
-from runner.cell.outcome import CellOutcome, Observation
-from runner.commands.reproduce import ReproduceError
-from runner.commands.reproduce_ratio import (explain_ratio, interleaved, machine_differences,
+from dlbench.runner.cell.outcome import CellOutcome, Observation
+from dlbench.runner.commands.reproduce import ReproduceError
+from dlbench.runner.commands.reproduce_ratio import (explain_ratio, interleaved, machine_differences,
                                     reproduce_ratio)
-from runner.cell.spec import CellSpec
-from runner.store.run_store import CellRecord
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.store.run_store import CellRecord
 from dlbench.core.schema import CellStatus
 from tests.stats_fixtures import FakeCell, spec, write_run
 

@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from report.site.publish import export_site, make_server
+from dlbench.report.site.publish import export_site, make_server
 from tests.site_fixtures import publish_golden
 
 pytestmark = pytest.mark.browser

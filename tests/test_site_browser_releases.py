@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from dlbench.core.metrics import METRICS
-from report.site.build import build_site
-from report.site.publish import build_mkdocs, export_site, make_server, mike_deploy
-from report.inputs.source import load_draft, load_release
+from dlbench.report.site.build import build_site
+from dlbench.report.site.publish import build_mkdocs, export_site, make_server, mike_deploy
+from dlbench.report.inputs.source import load_draft, load_release
 from tests.site_fixtures import ROOT, TEMPLATES, golden_results, site_config, RUN_A
 
 pytestmark = pytest.mark.browser

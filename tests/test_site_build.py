@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 from dlbench.core.metrics import METRICS
-from report.site.build import build_site, renderer_version, site_files
-from report.site.cache import SiteCache
-from report.inputs.source import load_draft, load_release
+from dlbench.report.site.build import build_site, renderer_version, site_files
+from dlbench.report.site.cache import SiteCache
+from dlbench.report.inputs.source import load_draft, load_release
 from tests.site_fixtures import (
     GOLDEN, RUN_A, RUN_B, SITE_URL, TEMPLATES, freeze, golden_results, site_config,
 )
@@ -265,7 +265,7 @@ def test_committed_releases_verify_and_build_strictly(tmp_path: Path) -> None:
 
 
 def test_numbers_show_three_significant_digits() -> None:
-    from report.inputs.summary import format_number
+    from dlbench.report.inputs.summary import format_number
 
     assert [format_number(v) for v in (0.012345, 4.567, 123.4, 1234.6, 0.0, -0.5)] == [
         "0.0123", "4.57", "123", "1,235", "0", "-0.500"]
@@ -273,7 +273,7 @@ def test_numbers_show_three_significant_digits() -> None:
 
 
 def test_claims_page_gives_each_claim_a_verdict_with_evidence(files: dict[str, bytes]) -> None:
-    from report.claims.check import load_claims
+    from dlbench.report.claims.check import load_claims
 
     page = files["claims.md"].decode()
     for claim in load_claims():
@@ -336,9 +336,10 @@ def test_every_build_writes_its_verdicts_as_data(files: dict[str, bytes]) -> Non
 
 
 def test_the_build_step_imports_no_measurement_code() -> None:
-    code = ("import sys, report.site.build, report.site.commands; "
+    code = ("import sys, dlbench.report.site.build, dlbench.report.site.commands; "
             "print(sorted({m.split('.')[0] for m in sys.modules} & "
-            "{'runner', 'torch', 'tensorflow', 'keras', 'jax'}))")
+            "{'torch', 'tensorflow', 'keras', 'jax'} | {m for m in sys.modules "
+            "if m.startswith('dlbench.runner')}))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "[]"

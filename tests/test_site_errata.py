@@ -12,9 +12,9 @@ import pytest
 
 from dlbench.cli import main
 from dlbench.core.releases import ERRATA
-from report.site.build import build_site
-from report.site.errata import Erratum, ErrataError, append_erratum, read_errata
-from report.inputs.source import SourceError, load_release
+from dlbench.report.site.build import build_site
+from dlbench.report.site.errata import Erratum, ErrataError, append_erratum, read_errata
+from dlbench.report.inputs.source import SourceError, load_release
 from tests.site_fixtures import (
     ROOT, RUN_A, RUN_B, SITE_URL, TEMPLATES, freeze, golden_results, site_config,
 )

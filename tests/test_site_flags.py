@@ -44,7 +44,7 @@ def test_history_names_a_missing_results_folder(tmp_path: Path,
 
 
 def test_git_failing_on_a_full_disk_says_the_disk_is_full(tmp_path: Path) -> None:
-    from report.site.publish import PublishError, ensure_repo
+    from dlbench.report.site.publish import PublishError, ensure_repo
     from tests.small_disk import SmallDisk
 
     disk = SmallDisk(tmp_path / "disk", "1m")

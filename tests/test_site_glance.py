@@ -13,10 +13,10 @@ from tests.site_fixtures import RUN_A, freeze, golden_results
 
 from dlbench.core.errors import ResultsFileError
 from dlbench.core.releases import ReleaseError, verify_manifest
-from report.pages.answer_tables import answer_tables, group_label, answer_counts
-from report.verdicts.answers import QUESTIONS, verdicts
-from report.verdicts.data import verdicts_frame
-from report.verdicts.stored import judged_apart, read_verdicts, store_verdicts
+from dlbench.report.pages.answer_tables import answer_tables, group_label, answer_counts
+from dlbench.report.verdicts.answers import QUESTIONS, verdicts
+from dlbench.report.verdicts.data import verdicts_frame
+from dlbench.report.verdicts.stored import judged_apart, read_verdicts, store_verdicts
 
 RAW = re.compile(r"\b(keras-\w+|pytorch|tensorflow|mlp-digits|resnet-synthetic|"
                  r"steady_epoch_time|train_throughput)\b")
@@ -123,7 +123,7 @@ def test_the_committed_releases_store_their_verdicts():
 
 
 def test_what_it_would_take_is_said_only_within_ten_times_the_processes_measured():
-    from report.pages.answer_tables import what_it_would_take
+    from dlbench.report.pages.answer_tables import what_it_would_take
 
     assert what_it_would_take(30, 3) == "about 30 processes per cell would decide it"
     assert what_it_would_take(31, 3) == "not decidable at this noise"
@@ -135,7 +135,7 @@ def test_citation_files_are_served_as_utf8_text(tmp_path):
     import threading
     import urllib.request
 
-    from report.site.publish import make_server
+    from dlbench.report.site.publish import make_server
 
     (tmp_path / "r.bib").write_text("@misc{x, note = {fp32 · default mode}}\n", encoding="utf-8")
     (tmp_path / "CITATION.cff").write_text("title: dlbench · Zürich\n", encoding="utf-8")
@@ -153,7 +153,7 @@ def test_citation_files_are_served_as_utf8_text(tmp_path):
 
 
 def test_a_failed_cell_s_reason_is_one_line_without_a_python_error():
-    from report.render.labels import reason_label
+    from dlbench.report.render.labels import reason_label
 
     crash = "Traceback (most recent call last):\n  ...\nAttributeError: 'X' has no attribute 'y'"
     assert reason_label("failed", crash) == ("the worker process crashed (AttributeError); the "
@@ -167,15 +167,15 @@ def test_a_release_page_renders_its_stored_verdicts_unchanged_after_a_rule_chang
     stored winner stays bold, and its row says what today's rule judges, after it."""
     import dataclasses
 
-    from report.inputs.summary import summarize
-    from report.pages.cite import release_citation
+    from dlbench.report.inputs.summary import summarize
+    from dlbench.report.pages.cite import release_citation
     from dlbench.core.experiments import EXPERIMENTS
-    from report.pages.home import home_page, source_judgement
-    from report.pages.registry import PageInputs
-    from report.render.jinja import environment
-    from report.inputs.source import load_release
-    from report.verdicts.answers import VerdictOutcome, Verdicts
-    from report.verdicts.data import Calibration
+    from dlbench.report.pages.home import home_page, source_judgement
+    from dlbench.report.pages.registry import PageInputs
+    from dlbench.report.render.jinja import environment
+    from dlbench.report.inputs.source import load_release
+    from dlbench.report.verdicts.answers import VerdictOutcome, Verdicts
+    from dlbench.report.verdicts.data import Calibration
     from tests.site_fixtures import ROOT, TEMPLATES
 
     source = load_release(ROOT / "results", "2027.02")
@@ -203,7 +203,7 @@ def test_a_release_page_renders_its_stored_verdicts_unchanged_after_a_rule_chang
 
 
 def test_generated_sentences_name_workloads_systems_and_metrics_in_words():
-    from report.render.labels import short_sentences
+    from dlbench.report.render.labels import short_sentences
 
     text = ("workload mlp-digits, batch size 32, system keras-jax: under 10x; "
             "lstm-tokens, batch 32, tensorflow: steady_epoch_time 1.2x")

@@ -13,8 +13,8 @@ import pytest
 
 from dlbench.cli import main
 from dlbench.core.releases import freeze_release
-from report.pages.cite import Citation
-from report.site.publish import build_mkdocs
+from dlbench.report.pages.cite import Citation
+from dlbench.report.site.publish import build_mkdocs
 from tests.site_fixtures import ROOT, RUN_A, SITE_URL, golden_results, site_config
 
 #: Each payload calls alert(N): its N says which field it came through.
@@ -93,7 +93,7 @@ def test_no_typed_field_becomes_live_code_in_the_built_site(built: Path) -> None
 
 
 def test_release_notes_keep_their_safe_markdown(tmp_path: Path) -> None:
-    from report.render.user_text import plain_text, safe_markdown
+    from dlbench.report.render.user_text import plain_text, safe_markdown
 
     html = safe_markdown("- a **bold** [link](https://example.org/)\n\n[bad](javascript:x)")
     assert "<strong>bold</strong>" in html and 'href="https://example.org/"' in html

@@ -9,12 +9,12 @@ import pandas as pd
 
 from dlbench.core.history import history
 from dlbench.core.layout import release_names
-from report.render.charts import empty_reason, result_chart
-from report.pages.cite import Citation, ResultCitation
-from report.pages.claims import interval_words, short_title
-from report.render.labels import (environment_key, environment_value, metric_ids_in_words,
+from dlbench.report.render.charts import empty_reason, result_chart
+from dlbench.report.pages.cite import Citation, ResultCitation
+from dlbench.report.pages.claims import interval_words, short_title
+from dlbench.report.render.labels import (environment_key, environment_value, metric_ids_in_words,
                                   reason_label, status_label)
-from report.site.publish import not_found_page
+from dlbench.report.site.publish import not_found_page
 
 ROOT = Path(__file__).parent.parent
 

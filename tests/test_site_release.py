@@ -12,7 +12,7 @@ import yaml
 from dlbench.cli import main
 from dlbench.core.releases import ReleaseError, freeze_release
 from dlbench.core.releases import release_names
-from report.inputs.source import SourceError, load_release
+from dlbench.report.inputs.source import SourceError, load_release
 from tests.site_fixtures import (
     ROOT, RUN_A, RUN_B, SITE_URL, freeze, golden_results, site_config,
 )
@@ -134,8 +134,8 @@ def test_before_the_first_release_serve_shows_the_draft(tmp_path: Path) -> None:
     import sys
     import urllib.request
 
-    from report.site.build import build_site
-    from report.inputs.source import load_draft
+    from dlbench.report.site.build import build_site
+    from dlbench.report.inputs.source import load_draft
     from tests.site_fixtures import GOLDEN, SITE_URL, TEMPLATES, site_config
 
     docs = tmp_path / "site_src"
@@ -239,7 +239,7 @@ def test_publish_records_the_address_given_by_site_url(tmp_path: Path) -> None:
 
 
 def test_the_root_citation_names_the_configured_address() -> None:
-    from report.pages.cite import configured_site_url
+    from dlbench.report.pages.cite import configured_site_url
 
     document = yaml.safe_load((ROOT / "CITATION.cff").read_text())
     assert document["url"] == configured_site_url(ROOT / "mkdocs.yml")
@@ -263,5 +263,5 @@ def test_release_notes_are_frozen_and_shown_on_the_release_home_page(
     assert load_release(results, "2026.12").notes.startswith("- Each repeat")
     home = (tmp_path / "site_src" / "index.md").read_text()
     assert "## What changed since the previous release" in home
-    # Markdown rendered to sanitised HTML (report.render.user_text)
+    # Markdown rendered to sanitised HTML (dlbench.report.render.user_text)
     assert "<li>Each repeat is its own <strong>worker process</strong>.</li>" in home

@@ -14,10 +14,10 @@ import pytest
 
 from dlbench.core import systems
 from dlbench.core.modes import FASTEST, MODES, SAME_AS
-from runner.plan import frameworks
-from runner.experiments import PlanRequest, code_module, experiment_names, get_experiment
-from runner.experiments.export import FORMATS, QUICK_FORMATS, STANDARD_CPU_FORMATS
-from runner.plan.frameworks import missing_modules
+from dlbench.runner.plan import frameworks
+from dlbench.runner.experiments import PlanRequest, code_module, experiment_names, get_experiment
+from dlbench.runner.experiments.export import FORMATS, QUICK_FORMATS, STANDARD_CPU_FORMATS
+from dlbench.runner.plan.frameworks import missing_modules
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTALLED = [f for f in frameworks.FRAMEWORKS if not missing_modules(f)]
@@ -79,7 +79,7 @@ def test_every_entry_point_the_declarations_promise_imports_and_offers_run(frame
     for experiment in experiment_names():
         module = importlib.import_module(code_module(experiment, framework))
         assert callable(getattr(module, "run", None)), (experiment, framework)
-    adapter = importlib.import_module(f"runner.adapters.{framework}")
+    adapter = importlib.import_module(f"dlbench.runner.adapters.{framework}")
     assert hasattr(adapter, "ADAPTER")
 
 
@@ -106,10 +106,10 @@ SIXTH_SYSTEM = textwrap.dedent("""
         export=systems.ExportPaths(every=("orbax",), quick=("orbax",), standard_cpu=("orbax",)),
         data_parallel=("pmap",)))
 
-    from report.render.charts import SYSTEM_COLOURS
+    from dlbench.report.render.charts import SYSTEM_COLOURS
     from dlbench.core.schema import system_label
-    from runner.plan.estimate import DEFAULT_PROCESS_S, IMPORT_S
-    from runner.plan.cells import RunRequest, plan_cells
+    from dlbench.runner.plan.estimate import DEFAULT_PROCESS_S, IMPORT_S
+    from dlbench.runner.plan.cells import RunRequest, plan_cells
     cells = {}
     for suite in ("quick", "standard", "full"):
         request = RunRequest(suite=suite, experiments=[], workloads=[], frameworks=["flax"],

@@ -7,12 +7,12 @@ import pytest
 from tests.harness_fixtures import numpy_cell
 from tests.judging_fixtures import CPU_ENV, noisy, tables
 
-from report.pages.experiment import _rows, table_columns
-from report.verdicts.targets import MISSED_NOTE, missed_target, reached_target_only
+from dlbench.report.pages.experiment import _rows, table_columns
+from dlbench.report.verdicts.targets import MISSED_NOTE, missed_target, reached_target_only
 from dlbench.core.verdict_engine import QUESTIONS
-from report.verdicts.answers import VerdictOutcome, answer
-from runner.harness.training import EpochClock, target_observations
-from runner.cell.spec import CellSpec
+from dlbench.report.verdicts.answers import VerdictOutcome, answer
+from dlbench.runner.harness.training import EpochClock, target_observations
+from dlbench.runner.cell.spec import CellSpec
 
 SPEC = CellSpec(experiment="training", workload="mlp-digits", framework="pytorch", backend="",
                 device="cpu", batch_size=32, repeats=3, params={"epochs": 3})
@@ -104,9 +104,9 @@ def test_the_note_column_is_left_out_when_every_cell_reached_its_target():
 
 
 def test_the_unrecorded_classes_are_the_ones_the_datasets_draw():
-    from report.verdicts.targets import UNRECORDED_CLASSES
-    from runner.workloads.datasets import load_dataset, synthetic_images
-    from runner.workloads.catalog import WORKLOADS
+    from dlbench.report.verdicts.targets import UNRECORDED_CLASSES
+    from dlbench.runner.workloads.datasets import load_dataset, synthetic_images
+    from dlbench.runner.workloads.catalog import WORKLOADS
 
     drawn = {"digits": load_dataset("digits").classes,
              "synthetic-images": synthetic_images(16, 4).classes,
@@ -119,7 +119,7 @@ def test_the_unrecorded_classes_are_the_ones_the_datasets_draw():
 
 
 def test_a_recorded_target_wins_and_an_unrecorded_one_is_not_drawn():
-    from report.verdicts.targets import recorded_target
+    from dlbench.report.verdicts.targets import recorded_target
 
     note = "SGD lr=0.1; target: final test accuracy >= 0.9; one training per worker process"
     assert recorded_target("lstm-tokens", [], []) == {"classes": 10}
@@ -133,9 +133,9 @@ def _accuracy_charts(release: str):
     import json
     from pathlib import Path
 
-    from report.pages.experiment import accuracy_marks, metric_sections
-    from report.inputs.source import load_release
-    from report.inputs.summary import summarize
+    from dlbench.report.pages.experiment import accuracy_marks, metric_sections
+    from dlbench.report.inputs.source import load_release
+    from dlbench.report.inputs.summary import summarize
 
     source = load_release(Path(__file__).parents[1] / "results", release)
     training = source.cells[source.cells["experiment"] == "training"]
@@ -151,7 +151,7 @@ def _accuracy_charts(release: str):
 
 def test_every_training_workload_s_accuracy_chart_draws_chance_and_its_recorded_target():
     """2027.02's cells state their target in their fairness notes; chance is 1/10."""
-    from runner.workloads.catalog import WORKLOADS
+    from dlbench.runner.workloads.catalog import WORKLOADS
 
     workloads, marks, drawn = _accuracy_charts("2027.02")
     assert len(drawn) >= len(workloads) == 4

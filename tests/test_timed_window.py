@@ -1,5 +1,5 @@
 """Steal over the timed window (runner/harness/timed_window.py) and the runner's rule on it
-(runner.machine.load.with_timed_steal); the latency loop's own cost, subtracted."""
+(dlbench.runner.machine.load.with_timed_steal); the latency loop's own cost, subtracted."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from runner.harness.inference import loop_overhead_ms, timed_calls
-from runner.harness.timed_window import TimedWindow, cpu_ticks
-from runner.machine.load import MAX_TIMED_STEAL_SHARE, timed_steal_share, with_timed_steal
+from dlbench.runner.harness.inference import loop_overhead_ms, timed_calls
+from dlbench.runner.harness.timed_window import TimedWindow, cpu_ticks
+from dlbench.runner.machine.load import MAX_TIMED_STEAL_SHARE, timed_steal_share, with_timed_steal
 
 
 def write_stat(path: Path, steal: int, idle: int) -> None:

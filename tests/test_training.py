@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from dlbench.core.tables import read_table
-from runner.plan.cells import RunRequest, plan_cells
-from runner.commands.run import run_cells
-from runner.store.run_store import RunStore
-from runner.workloads.catalog import flops_per_sample
+from dlbench.runner.plan.cells import RunRequest, plan_cells
+from dlbench.runner.commands.run import run_cells
+from dlbench.runner.store.run_store import RunStore
+from dlbench.runner.workloads.catalog import flops_per_sample
 
 pytestmark = pytest.mark.slow
 
@@ -58,7 +58,7 @@ def test_cells_carry_fairness_manifest_settings_and_code(mlp_run):
         assert (mlp_run.root / "code" / row.code_path).is_file()
         details = json.loads(row.details_json)
         assert details["sampling"]["measurements"]["epoch_time"]["samples"] == 10
-        # the regime of the report's verdicts (report.verdicts.conditions) reads this key
+        # the regime of the report's verdicts (dlbench.report.verdicts.conditions) reads this key
         assert details["flops_per_sample"] == flops_per_sample("mlp-digits", "cpu") > 0
 
 
@@ -74,8 +74,8 @@ def test_epoch_rows_and_summaries_are_consistent(mlp_run):
 
 
 def test_one_process_measures_one_repeat_its_working_memory_and_its_code(tmp_path):
-    from runner.process.execute import execute_cell
-    from runner.cell.spec import CellSpec
+    from dlbench.runner.process.execute import execute_cell
+    from dlbench.runner.cell.spec import CellSpec
 
     spec = CellSpec(experiment="training", workload="mlp-digits", framework="pytorch",
                     backend="", device="cpu", batch_size=32, repeats=4, repeat_index=3,
@@ -96,7 +96,7 @@ def test_one_process_measures_one_repeat_its_working_memory_and_its_code(tmp_pat
 
 
 def test_a_training_cell_records_the_flops_its_regime_reads(tmp_path):
-    from report.verdicts.conditions import cell_fractions
+    from dlbench.report.verdicts.conditions import cell_fractions
 
     store = training_run(tmp_path, ["cnn-digits"], ["pytorch"])
     cells = read_table(store.root / "cells.parquet", "cells")
@@ -123,7 +123,7 @@ def test_local_mnist_file_trains_through_data_dir(tmp_path):
 
 
 def test_a_missing_framework_is_skipped_and_the_run_goes_on(tmp_path, monkeypatch):
-    from runner.plan import frameworks
+    from dlbench.runner.plan import frameworks
 
     monkeypatch.setitem(frameworks.REQUIRED_MODULES, "keras-jax", ("keras", "no_such_module_jax"))
     store = training_run(tmp_path, ["mlp-digits"], ["keras-jax", "pytorch"])
@@ -134,8 +134,8 @@ def test_a_missing_framework_is_skipped_and_the_run_goes_on(tmp_path, monkeypatc
 
 
 def test_keras_trains_every_epoch_in_one_fit_timed_by_a_callback(tmp_path):
-    from runner.process.execute import execute_cell
-    from runner.cell.spec import CellSpec
+    from dlbench.runner.process.execute import execute_cell
+    from dlbench.runner.cell.spec import CellSpec
 
     spec = CellSpec(experiment="training", workload="mlp-digits", framework="keras",
                     backend="tensorflow", device="cpu", batch_size=32, repeats=1, threads=1,

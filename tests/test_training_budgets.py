@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from runner.experiments import PlanRequest, precision, training
-from runner.plan.frameworks import FRAMEWORKS
-from runner.harness.data import cell_data, cell_workload
-from runner.cell.spec import CellSpec
-from runner.workloads.catalog import get_workload
+from dlbench.runner.experiments import PlanRequest, precision, training
+from dlbench.runner.plan.frameworks import FRAMEWORKS
+from dlbench.runner.harness.data import cell_data, cell_workload
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads.catalog import get_workload
 
 
 def _plan(experiment, device: str = "cpu") -> list[CellSpec]:

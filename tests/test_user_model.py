@@ -15,10 +15,10 @@ from dlbench.cli import main
 from dlbench.core.model_answers import model_answers, parity_table
 from dlbench.core.sequential import single_look
 from dlbench.core.verdict_engine import Decision
-from runner.cell.spec import NOT_MEASURED, CellSpec
-from runner.experiments import PlanRequest
-from runner.process.execute import execute_cells
-from runner.user_model.plan import INFERENCE, PARITY, TRAINING, model_cells
+from dlbench.runner.cell.spec import NOT_MEASURED, CellSpec
+from dlbench.runner.experiments import PlanRequest
+from dlbench.runner.process.execute import execute_cells
+from dlbench.runner.user_model.plan import INFERENCE, PARITY, TRAINING, model_cells
 
 KERAS_MODEL = textwrap.dedent('''
     import keras
@@ -272,8 +272,8 @@ def test_a_torch_module_and_the_example_are_prepared_and_agree_in_onnx_runtime(m
     """The module is built once (weights, inputs and reference saved); its eager and ONNX
     Runtime parity processes load those weights and agree with the reference. The example
     model of the README builds, takes its input shape and trains."""
-    from runner.user_model.preparation import prepare_model
-    from runner.user_model.source import model_request
+    from dlbench.runner.user_model.preparation import prepare_model
+    from dlbench.runner.user_model.source import model_request
 
     request = model_request(f"{model_files}/tmodel.py:build", "6", "float32", "", 4)
     prepared = prepare_model(request, 1)
@@ -297,8 +297,8 @@ def test_a_torch_module_and_the_example_are_prepared_and_agree_in_onnx_runtime(m
 
 
 def test_user_arrays_from_npz_are_the_inputs_repeated_to_the_samples_needed(model_files):
-    from runner.user_model.loading import load_inputs
-    from runner.user_model.source import model_request
+    from dlbench.runner.user_model.loading import load_inputs
+    from dlbench.runner.user_model.source import model_request
 
     x = np.arange(12, dtype="float32").reshape(3, 4)
     np.savez(model_files / "data.npz", x=x, y=np.array([0, 1, 2]))

@@ -7,7 +7,7 @@ from tests.judging_fixtures import CPU_ENV, noisy, tables
 
 from dlbench.core.judging import Regime
 from dlbench.core.verdict_engine import QUESTIONS
-from report.verdicts.answers import VerdictOutcome, answer
+from dlbench.report.verdicts.answers import VerdictOutcome, answer
 
 Q = {q.key: q for q in QUESTIONS}
 
@@ -129,9 +129,9 @@ def test_a_lone_contender_is_insufficient_data():
 def test_release_2026_12_says_which_of_its_first_published_answers_changed():
     from pathlib import Path
 
-    from report.pages.claims import changed_claims
-    from report.pages.home import changed_answers, source_verdicts
-    from report.inputs.source import load_release
+    from dlbench.report.pages.claims import changed_claims
+    from dlbench.report.pages.home import changed_answers, source_verdicts
+    from dlbench.report.inputs.source import load_release
 
     source = load_release(Path(__file__).parents[1] / "results", "2026.12")
     changes = changed_answers("2026.12", source_verdicts(source))
@@ -152,7 +152,7 @@ def test_release_2026_12_says_which_of_its_first_published_answers_changed():
 def test_chart_builders_take_a_frame_and_return_a_chart():
     import pandas as pd
 
-    from report.render.charts import ratio_chart
+    from dlbench.report.render.charts import ratio_chart
 
     ratios = pd.DataFrame({"label": ["a/b"], "ratio": [0.8], "low": [0.7], "high": [0.9]})
     assert len(ratio_chart(ratios, "claim").to_dict()["layer"]) == 3
@@ -161,9 +161,9 @@ def test_chart_builders_take_a_frame_and_return_a_chart():
 def test_release_2027_01_says_its_undecided_answers_first_read_no_meaningful_difference():
     from pathlib import Path
 
-    from report.verdicts.first_published import rules_changed
-    from report.pages.home import changed_answers, source_verdicts
-    from report.inputs.source import load_release
+    from dlbench.report.verdicts.first_published import rules_changed
+    from dlbench.report.pages.home import changed_answers, source_verdicts
+    from dlbench.report.inputs.source import load_release
 
     source = load_release(Path(__file__).parents[1] / "results", "2027.01")
     changes = changed_answers("2027.01", source_verdicts(source))
@@ -184,7 +184,7 @@ def test_one_a_a_twin_far_off_is_one_estimate_of_many_not_the_threshold():
     cells = speed({"pytorch": 1.0, "tensorflow": 1.15})
     twin = {"system": "pytorch", "control": "aa",
             "values": {"steady_epoch_time": noisy(1.25, 9)}}  # its A/A twin came out 25% off
-    from report.verdicts.answers import judge_page
+    from dlbench.report.verdicts.answers import judge_page
 
     judged = judge_page(*tables([*cells, twin]), (Q["training-speed"],),
                         environments={"r1": CPU_ENV})
@@ -213,7 +213,7 @@ def test_an_a_a_pair_of_one_configuration_names_no_winner():
     cells = [*speed({"pytorch": 1.0, "tensorflow": 1.6}),
              {"system": "pytorch", "control": "aa",
               "values": {"steady_epoch_time": noisy(1.0, 5)}}]
-    from report.verdicts.answers import judge_page
+    from dlbench.report.verdicts.answers import judge_page
 
     judged = judge_page(*tables(cells), (Q["training-speed"],), environments={"r1": CPU_ENV})
     [control] = judged.controls
@@ -224,8 +224,8 @@ def test_an_a_a_pair_of_one_configuration_names_no_winner():
 def test_groups_that_measured_one_system_are_counted_in_one_line_below_the_answers():
     from pathlib import Path
 
-    from report.pages.home import one_sided_groups, question_blocks
-    from report.render.jinja import environment
+    from dlbench.report.pages.home import one_sided_groups, question_blocks
+    from dlbench.report.render.jinja import environment
 
     cells = [*speed({"pytorch": 1.0, "tensorflow": 1.3}),
              *speed({"pytorch": 1.0}, workload="cnn-digits")]

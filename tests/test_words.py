@@ -6,7 +6,7 @@ from pathlib import Path
 
 from dlbench.core.decisions import pair_test
 from dlbench.core.words import counts, noun, plural
-from report.render.jinja import environment
+from dlbench.report.render.jinja import environment
 
 
 def test_one_is_singular_and_every_other_count_plural() -> None:

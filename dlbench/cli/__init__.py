@@ -19,20 +19,20 @@ from dlbench.core.errors import LayoutError, ResultsFileError, SaveError, UsageE
 
 def _run(args: argparse.Namespace) -> int:
     from dlbench.cli.run_flags import check_run_paths, run_arguments
-    from runner.commands.run import executor_of, run_command
+    from dlbench.runner.commands.run import executor_of, run_command
 
     arguments = run_arguments(args)
     check_run_paths(args)
     if arguments.model:
-        from runner.commands.run_model import run_model_command
+        from dlbench.runner.commands.run_model import run_model_command
 
         return run_model_command(arguments)
     if executor_of(arguments) != "ray":
         return run_command(arguments)
-    from runner.cluster import require_ray
+    from dlbench.runner.cluster import require_ray
 
     require_ray()
-    from runner.cluster.executor import measure_on_cluster
+    from dlbench.runner.cluster.executor import measure_on_cluster
 
     return run_command(arguments, measure_on_cluster)
 
@@ -50,7 +50,7 @@ def _site(name: str) -> Callable[[argparse.Namespace], int]:
     the typed request made of the parsed flags."""
     def handler(args: argparse.Namespace) -> int:
         from dlbench.cli.site_flags import SITE_REQUESTS
-        from report.site import commands
+        from dlbench.report.site import commands
 
         return getattr(commands, f"{name}_command")(SITE_REQUESTS[name](args))
 

@@ -18,7 +18,7 @@ from dlbench.core import layout
 from dlbench.core.atomic import save_error
 from dlbench.core.errors import ResultsFileError, UsageError
 from dlbench.core.run_archive import extract_run
-from runner.store.validate import validate_run
+from dlbench.runner.store.validate import validate_run
 
 
 def import_command(args: argparse.Namespace) -> int:

@@ -8,9 +8,9 @@ from rich.console import Console
 from rich.table import Table
 
 from dlbench.core.experiments import EXPERIMENTS
-from runner.experiments import SUITES
-from runner.plan.frameworks import FRAMEWORKS, missing_modules
-from runner.workloads.catalog import LOCAL_DATA_WORKLOADS, WORKLOADS, workload_sizes
+from dlbench.runner.experiments import SUITES
+from dlbench.runner.plan.frameworks import FRAMEWORKS, missing_modules
+from dlbench.runner.workloads.catalog import LOCAL_DATA_WORKLOADS, WORKLOADS, workload_sizes
 
 
 def list_command(args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""`dlbench reproduce RESULT_ID` on the console: the report lines of runner.commands.reproduce."""
+"""`dlbench reproduce RESULT_ID` on the console: the report lines of dlbench.runner.commands.reproduce."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 from dlbench.cli.bounds import MAX_PROCESSES, bounded_int
 from dlbench.core.errors import UsageError
-from runner.commands.reproduce import ReproduceError, explain, reproduce
-from runner.commands.reproduce_ratio import explain_ratio, reproduce_ratio
+from dlbench.runner.commands.reproduce import ReproduceError, explain, reproduce
+from dlbench.runner.commands.reproduce_ratio import explain_ratio, reproduce_ratio
 
 
 def reproduce_command(args: argparse.Namespace) -> int:

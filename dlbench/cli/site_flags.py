@@ -1,4 +1,4 @@
-"""The site commands' parsed flags as the typed requests report/ takes (report.site.requests).
+"""The site commands' parsed flags as the typed requests report/ takes (dlbench.report.site.requests).
 
 Only a site command imports this: the run path (and the GPU machine, which has no report/)
 never does.
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from dlbench.cli.bounds import MAX_PORT, bounded_int
 from dlbench.core.errors import UsageError
-from report.site.requests import (BuildRequest, DeployRequest, ErratumRequest, ExportRequest,
+from dlbench.report.site.requests import (BuildRequest, DeployRequest, ErratumRequest, ExportRequest,
                                   PublishRequest, ServeRequest, SitePaths)
 
 

@@ -44,7 +44,7 @@ PRACTICAL_THRESHOLD = 0.05
 #: The overall two-sided significance level of one family of pairs.
 ALPHA = 0.05
 #: Metrics whose process k of every system starts from the same seed and so are tested
-#: paired by process index (runner.workloads.catalog.process_seed).
+#: paired by process index (dlbench.runner.workloads.catalog.process_seed).
 PAIRED_BY_SEED = frozenset({"test_accuracy", "epoch_accuracy", "reached_target"})
 
 T = TypeVar("T")

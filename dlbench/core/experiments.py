@@ -3,7 +3,7 @@
 A declaration holds everything outside its package that the runner and the site need to know
 of an experiment: its name, the package that plans and measures it, the question it answers,
 its metrics (each defined in dlbench.core.metrics), the seconds one quick-suite process
-takes where a system declares no figure of its own (runner.plan.estimate), and what its page
+takes where a system declares no figure of its own (dlbench.runner.plan.estimate), and what its page
 adds to every experiment page's sections. The runner's plan, estimates and code files, the
 command line's listing, and the site's titles, questions, navigation and page sections read
 it here.
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: Page sections an experiment may add (report.pages.experiment renders each).
+#: Page sections an experiment may add (dlbench.report.pages.experiment renders each).
 SECTIONS = ("formats",)  # the works/fails matrix of export formats
 
 
@@ -50,20 +50,20 @@ _IMPORT = "import_footprint"
 #: Every experiment, in the order suites run them and the site lists them.
 EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
-        "training", "runner.experiments.training",
+        "training", "dlbench.runner.experiments.training",
         "Which framework trains the same model fastest, and do they reach the same accuracy?",
         ("first_epoch_time", "steady_epoch_time", "train_throughput", "time_to_target",
          "test_accuracy", "reached_target", "epoch_loss", "epoch_accuracy", "epoch_time",
          "working_memory", _IMPORT)),
     Experiment(
-        "inference", "runner.experiments.inference",
+        "inference", "dlbench.runner.experiments.inference",
         "Which framework predicts fastest, per sample and in bulk, on its plain and its fast "
         "path?",
         ("latency_p50", "latency_p90", "latency_p99", "inference_latency",
          "inference_throughput", "first_call_time", "working_memory", "compile_memory",
          "user_memory", _IMPORT)),
     Experiment(
-        "precision", "runner.experiments.precision",
+        "precision", "dlbench.runner.experiments.precision",
         "Does mixed precision (bf16, fp16) make training and inference faster or leaner, what "
         "does it cost in accuracy, and does each framework support it?",
         ("steady_epoch_time", "first_epoch_time", "train_throughput", "working_memory",
@@ -71,19 +71,19 @@ EXPERIMENTS: tuple[Experiment, ...] = (
          "inference_throughput", "latency_p50", "latency_p90", "latency_p99", "user_memory",
          "model_memory", _IMPORT)),
     Experiment(
-        "execution-mode", "runner.experiments.execution_mode",
+        "execution-mode", "dlbench.runner.experiments.execution_mode",
         "Do graph and compiled modes train faster than eager execution, and after how many "
         "steps has compilation paid for itself?",
         ("steady_step_time", "compile_time_cold", "compile_time_warm", "eager_step_time",
          "break_even_steps", "step_time", "compile_memory", _IMPORT)),
     Experiment(
-        "parity", "runner.experiments.parity",
+        "parity", "dlbench.runner.experiments.parity",
         "Do the frameworks compute the same function from the same weights, before and after "
         "one optimizer step?",
         ("parity_forward_max_abs", "parity_forward_max_rel", "parity_step_max_abs",
          "parity_step_max_rel", "parity_tolerance", "parity_pass", _IMPORT)),
     Experiment(
-        "data-parallel", "runner.experiments.data_parallel",
+        "data-parallel", "dlbench.runner.experiments.data_parallel",
         "How well does each framework's data parallelism scale across workers, and does it "
         "reach the 1-worker accuracy?",
         ("train_throughput", "scaling_efficiency", "dp_setup_time", "dp_launch_time",
@@ -93,7 +93,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
                    "efficiency and time per epoch show each strategy's overhead, not a "
                    "speed-up."),
     Experiment(
-        "export", "runner.experiments.export",
+        "export", "dlbench.runner.experiments.export",
         "Which export formats work in each framework, do the artifacts compute the same "
         "function, and how fast do they run in their own runtimes?",
         ("export_time", "artifact_size", "artifact_load_time", "artifact_max_abs_diff",

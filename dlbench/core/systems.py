@@ -5,14 +5,14 @@ and JAX. Its declaration holds everything the runner and the report need to know
 its label and colour, the packages it needs, its modes per experiment and which of them is
 its production path, its export paths, its data-parallel strategies and the defaults that
 estimate its processes. Every table keyed by a system or a framework reads these
-declarations: dlbench.core.modes, dlbench.core.schema's labels, runner.plan.frameworks,
-runner.plan.estimate,
-runner.machine.environment, runner.models.conventions, the export and data-parallel grids, and the
+declarations: dlbench.core.modes, dlbench.core.schema's labels, dlbench.runner.plan.frameworks,
+dlbench.runner.plan.estimate,
+dlbench.runner.machine.environment, dlbench.runner.models.conventions, the export and data-parallel grids, and the
 charts' colours.
 
 A framework's code lives where its name points: `runner/adapters/<framework>.py` and
 `runner/experiments/<experiment>/<framework>.py`, each experiment module honouring
-`runner.experiments.FrameworkCode`. Adding a system is a declaration here (appended to
+`dlbench.runner.experiments.FrameworkCode`. Adding a system is a declaration here (appended to
 `SYSTEMS`, with a `Framework` of its own if its code is new) and those files; README
 "Adding a system" lists them.
 """
@@ -75,7 +75,7 @@ class ProcessSeconds:
     """Defaults that estimate a worker process before any earlier run recorded one."""
 
     #: seconds one quick-suite process took on 2 cores, by experiment name
-    #: (runner.plan.estimate); an experiment left out is estimated from its declaration's
+    #: (dlbench.runner.plan.estimate); an experiment left out is estimated from its declaration's
     #: estimate_s (dlbench.core.experiments)
     per_experiment: Mapping[str, float]
     compile_extra: float  # seconds a cold compile adds to a process in a production mode

@@ -15,11 +15,11 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-import report
+from dlbench import report
 from dlbench.core.decisions import Family, judge_together
 from dlbench.core.judging import Regime
-from report.claims.rules import Context, evaluate
-from report.claims.vocabulary import (
+from dlbench.report.claims.rules import Context, evaluate
+from dlbench.report.claims.vocabulary import (
     Claim,
     ClaimOutcome,
     Combine,
@@ -30,7 +30,7 @@ from report.claims.vocabulary import (
     StatusCondition,
     combine_findings,
 )
-from report.verdicts.conditions import Need
+from dlbench.report.verdicts.conditions import Need
 
 CLAIMS_FILE = Path(__file__).with_name("claims.yaml")
 LISTINGS_DIR = Path(report.__file__).resolve().parent.parent / "listings"
@@ -234,7 +234,7 @@ def _metric_text(rule: Rule) -> str:
 
 def machines_of(runs: Sequence[object]) -> dict[str, str]:
     """A machine label per run (CPU and GPUs); runs from one host share it."""
-    from report.inputs.summary import machine_label
+    from dlbench.report.inputs.summary import machine_label
 
     labels, hosts = {}, {}
     for run in runs:
@@ -252,7 +252,7 @@ def machines_of(runs: Sequence[object]) -> dict[str, str]:
 
 
 def check_source_claims(source: object, claims: list[Claim] | None = None) -> list[ClaimVerdict]:
-    """check_claims for a loaded release (report.inputs.source.Source): its machines and
+    """check_claims for a loaded release (dlbench.report.inputs.source.Source): its machines and
     environments."""
     return check_claims(source.observations, source.cells, claims, machines_of(source.runs),
                         environments={run.run_id: run.environment for run in source.runs})

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from dlbench.core.judging import Regime
-from report.claims.vocabulary import Rule
-from report.verdicts.conditions import cell_fractions, regime_of_cells
+from dlbench.report.claims.vocabulary import Rule
+from dlbench.report.verdicts.conditions import cell_fractions, regime_of_cells
 from dlbench.core.verdict_engine import repeat_rows
 
 

@@ -18,10 +18,10 @@ from dlbench.core.decisions import (IDENTICAL_REPEATS, Decision, Family, PairDec
 from dlbench.core.judging import Regime
 from dlbench.core.metrics import METRICS, Direction, reader_label
 from dlbench.core.modes import group_words, stands_for
-from report.claims.context import Context, of_system, select
-from report.claims.counts import code_size, count_ok, status
-from report.claims.vocabulary import ClaimOutcome, Expect, Finding, Rule, RuleKind, combine_findings
-from report.verdicts.conditions import (
+from dlbench.report.claims.context import Context, of_system, select
+from dlbench.report.claims.counts import code_size, count_ok, status
+from dlbench.report.claims.vocabulary import ClaimOutcome, Expect, Finding, Rule, RuleKind, combine_findings
+from dlbench.report.verdicts.conditions import (
     Need,
     half_precision_reason,
     overhead_memory_reason,
@@ -86,7 +86,7 @@ def why_undecided(judgement: PairDecision) -> tuple[str, ...]:
 
 
 def _memory_gated(rule: Rule, rows: pd.DataFrame, columns: tuple[str, ...]) -> dict:
-    """Group key -> why a memory rule cannot decide that group (report.verdicts.conditions)."""
+    """Group key -> why a memory rule cannot decide that group (dlbench.report.verdicts.conditions)."""
     if Need.WORKING_MEMORY not in rule.needs:
         return {}
     reasons = {key: overhead_memory_reason(group)

@@ -9,8 +9,8 @@ import pandas as pd
 from dlbench.core.schema import VARIANT_COLUMNS
 from dlbench.core.systems import systems_of
 from dlbench.core.summaries import result_stats
-from report.render.labels import format_label, mode_label
-from report.inputs.source import Source
+from dlbench.report.render.labels import format_label, mode_label
+from dlbench.report.inputs.source import Source
 
 __all__ = ["SUMMARY_COLUMNS", "format_number", "machine_label", "summarize",
            "variant_label"]

@@ -17,9 +17,9 @@ from dlbench.core.modes import CLASS_WORDS
 from dlbench.core.schema import system_label
 from dlbench.core.verdict_engine import QUESTIONS, metric_direction
 from dlbench.core.words import plural
-from report.inputs.summary import format_number
-from report.render.labels import workload_label
-from report.verdicts.stored import answer_key
+from dlbench.report.inputs.summary import format_number
+from dlbench.report.render.labels import workload_label
+from dlbench.report.verdicts.stored import answer_key
 
 #: The mark of a cell whose pair the processes could not decide.
 UNDECIDED = "?"

@@ -11,7 +11,7 @@ import pandas as pd
 
 from dlbench.core.metrics import METRICS
 from dlbench.core.tables import read_json
-from report.render.user_text import plain_text
+from dlbench.report.render.user_text import plain_text
 
 AUTHOR = "dlbench contributors"
 PROJECT_TITLE = "dlbench: PyTorch, TensorFlow and Keras compared by measurement"

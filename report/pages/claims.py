@@ -8,14 +8,14 @@ import math
 import pandas as pd
 
 from dlbench.core.judging import Regime
-from report.render.charts import ratio_chart
-from report.claims.check import ClaimVerdict, check_source_claims, load_claims, load_listings
-from report.pages.experiment import result_anchor
-from report.verdicts.first_published import first_published, rules_changed
-from report.pages.registry import Page, PageInputs, page
-from report.render.jinja import ChartBlock, chart_block, render
-from report.render.labels import ids_in_words, short_sentences
-from report.inputs.source import Source
+from dlbench.report.render.charts import ratio_chart
+from dlbench.report.claims.check import ClaimVerdict, check_source_claims, load_claims, load_listings
+from dlbench.report.pages.experiment import result_anchor
+from dlbench.report.verdicts.first_published import first_published, rules_changed
+from dlbench.report.pages.registry import Page, PageInputs, page
+from dlbench.report.render.jinja import ChartBlock, chart_block, render
+from dlbench.report.render.labels import ids_in_words, short_sentences
+from dlbench.report.inputs.source import Source
 
 MAX_LINKS = 12  # evidence links per verdict; the rest are counted
 

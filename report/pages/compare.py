@@ -12,10 +12,10 @@ from dlbench.core.compare import Change, compare
 from dlbench.core.errors import CompareError
 from dlbench.core.metrics import reader_label
 from dlbench.core.layout import release_names
-from report.pages.registry import Page, PageInputs, page
-from report.render.jinja import render
-from report.inputs.source import Source
-from report.inputs.summary import format_number
+from dlbench.report.pages.registry import Page, PageInputs, page
+from dlbench.report.render.jinja import render
+from dlbench.report.inputs.source import Source
+from dlbench.report.inputs.summary import format_number
 
 MAX_ROWS = 40  # significant changes listed per comparison; the downloads hold them all
 SIGNIFICANT = {Change.FASTER.value, Change.SLOWER.value, Change.BETTER.value,

@@ -15,15 +15,15 @@ from dlbench.core.metrics import Direction, get_metric
 from dlbench.core.modes import FASTEST, mode_class
 from dlbench.core.schema import CellStatus, system_label
 from dlbench.core.systems import system_of, systems_of
-from report.render.charts import curve_chart, empty_reason, is_accuracy, result_chart
-from report.render.labels import (format_label, metric_ids_in_words, reason_label,
+from dlbench.report.render.charts import curve_chart, empty_reason, is_accuracy, result_chart
+from dlbench.report.render.labels import (format_label, metric_ids_in_words, reason_label,
                                   status_label, workload_label)
-from report.pages.registry import Page, SourceInputs, pages_before_verdicts
-from report.render.jinja import ChartBlock, chart_block, render
-from report.inputs.source import Source
-from report.inputs.summary import format_number, machine_label, variant_label
+from dlbench.report.pages.registry import Page, SourceInputs, pages_before_verdicts
+from dlbench.report.render.jinja import ChartBlock, chart_block, render
+from dlbench.report.inputs.source import Source
+from dlbench.report.inputs.summary import format_number, machine_label, variant_label
 from dlbench.core.verdict_engine import QUESTIONS
-from report.verdicts.targets import MISSED_NOTE, missed_target, recorded_target
+from dlbench.report.verdicts.targets import MISSED_NOTE, missed_target, recorded_target
 
 
 def result_anchor(result_id: str) -> str:

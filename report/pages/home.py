@@ -14,17 +14,17 @@ from dlbench.core.metrics import Direction, is_timing_unit, reader_label
 from dlbench.core.schema import system_label
 from dlbench.core.verdict_engine import busy_processes
 from dlbench.core.words import counts, plural
-from report.pages.experiment import experiment_title, result_anchor
-from report.verdicts.first_published import first_published, rules_changed
-from report.pages.registry import Page, PageInputs, page
-from report.render.jinja import render
-from report.inputs.source import Source, source_designs, source_processes
-from report.inputs.summary import format_number, machine_label
-from report.pages.answer_tables import answer_tables, group_label, answer_counts
-from report.verdicts.data import controls_summary, verdicts_frame
-from report.verdicts.stored import judged_apart, stored_verdicts
+from dlbench.report.pages.experiment import experiment_title, result_anchor
+from dlbench.report.verdicts.first_published import first_published, rules_changed
+from dlbench.report.pages.registry import Page, PageInputs, page
+from dlbench.report.render.jinja import render
+from dlbench.report.inputs.source import Source, source_designs, source_processes
+from dlbench.report.inputs.summary import format_number, machine_label
+from dlbench.report.pages.answer_tables import answer_tables, group_label, answer_counts
+from dlbench.report.verdicts.data import controls_summary, verdicts_frame
+from dlbench.report.verdicts.stored import judged_apart, stored_verdicts
 from dlbench.core.verdict_engine import QUESTIONS, Pairing
-from report.verdicts.answers import Verdict, VerdictOutcome, Verdicts, judge_page
+from dlbench.report.verdicts.answers import Verdict, VerdictOutcome, Verdicts, judge_page
 
 
 def source_judgement(source: Source) -> Verdicts:

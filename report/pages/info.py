@@ -8,15 +8,15 @@ from dlbench.core.calibration import POWER_RATIOS
 from dlbench.core.metrics import METRICS
 from dlbench.core.schema import CELL_COLUMNS, OBSERVATION_COLUMNS
 from dlbench.core.systems import frameworks, keras_backends, system_of
-from report.pages.cite import result_citation
-from report.pages.experiment import experiment_title
-from report.render.labels import (environment_key, environment_value, metric_ids_in_words,
+from dlbench.report.pages.cite import result_citation
+from dlbench.report.pages.experiment import experiment_title
+from dlbench.report.render.labels import (environment_key, environment_value, metric_ids_in_words,
                                   status_label)
-from report.pages.registry import Page, PageInputs, page
-from report.render.jinja import render
-from report.inputs.source import Source
-from report.inputs.summary import SUMMARY_COLUMNS, machine_label, variant_label
-from report.verdicts.data import control_rows
+from dlbench.report.pages.registry import Page, PageInputs, page
+from dlbench.report.render.jinja import render
+from dlbench.report.inputs.source import Source
+from dlbench.report.inputs.summary import SUMMARY_COLUMNS, machine_label, variant_label
+from dlbench.report.verdicts.data import control_rows
 
 #: What each column of the downloadable tables means (the data dictionary).
 COLUMN_DESCRIPTIONS = {
@@ -95,7 +95,7 @@ def _flatten(value: object, prefix: str = "") -> list[tuple[str, str]]:
 
 
 def _labelled(rows: list[tuple[str, str]], group: str) -> list[tuple[str, str]]:
-    """Setting/value rows in a reader's words (report.render.labels)."""
+    """Setting/value rows in a reader's words (dlbench.report.render.labels)."""
     return [(environment_key(key, group), environment_value(key, value, group))
             for key, value in rows]
 

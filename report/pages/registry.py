@@ -18,11 +18,11 @@ from pathlib import Path
 import jinja2
 import pandas as pd
 
-from report.pages.cite import Citation
-from report.render.jinja import ChartBlock
-from report.inputs.source import Source
-from report.verdicts.data import Calibration
-from report.verdicts.answers import Verdicts
+from dlbench.report.pages.cite import Citation
+from dlbench.report.render.jinja import ChartBlock
+from dlbench.report.inputs.source import Source
+from dlbench.report.verdicts.data import Calibration
+from dlbench.report.verdicts.answers import Verdicts
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,11 @@ from dlbench.core.model_answers import (INFERENCE, TRAINING, model_answers, no_a
                                         parity_table, path_words, system_words)
 from dlbench.core.sequential import design_from_policy
 from dlbench.core.stats import summarize
-from report.inputs.source import RunData, source_processes
-from report.inputs.summary import format_number
-from report.pages.registry import Page, PageInputs, page
-from report.render.charts import result_chart
-from report.render.jinja import ChartBlock, chart_block, render
+from dlbench.report.inputs.source import RunData, source_processes
+from dlbench.report.inputs.summary import format_number
+from dlbench.report.pages.registry import Page, PageInputs, page
+from dlbench.report.render.charts import result_chart
+from dlbench.report.render.jinja import ChartBlock, chart_block, render
 
 MODEL_FILE = "model.json"
 #: The table's columns: metric -> heading.

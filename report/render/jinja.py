@@ -12,7 +12,7 @@ import altair as alt
 import jinja2
 
 from dlbench.core.words import plural
-from report.render.user_text import plain_text, safe_markdown
+from dlbench.report.render.user_text import plain_text, safe_markdown
 
 
 @dataclass(frozen=True)

@@ -19,23 +19,23 @@ import yaml
 from dlbench.core import experiments as declared_experiments
 from dlbench.core.releases import ERRATA
 from dlbench.core.tables import write_table
-from report.render.charts import static_spec
-from report.render.svg import BackgroundBundle, render_svg, svg_pool
+from dlbench.report.render.charts import static_spec
+from dlbench.report.render.svg import BackgroundBundle, render_svg, svg_pool
 from dlbench.core.history import history
-from report.pages.cite import Citation, release_citation, result_citation
-from report.site.errata import read_errata, superseded_by
-from report.pages.home import result_ids, source_judgement
-from report.site.mkdocs_draft import DRAFT_FILE
-from report.site.mkdocs_errata import BANNER_FILE
-from report.site.mkdocs_nav import NAV_FILE
-from report.pages.registry import (PageInputs, SourceInputs, render_pages,
+from dlbench.report.pages.cite import Citation, release_citation, result_citation
+from dlbench.report.site.errata import read_errata, superseded_by
+from dlbench.report.pages.home import result_ids, source_judgement
+from dlbench.report.site.mkdocs_draft import DRAFT_FILE
+from dlbench.report.site.mkdocs_errata import BANNER_FILE
+from dlbench.report.site.mkdocs_nav import NAV_FILE
+from dlbench.report.pages.registry import (PageInputs, SourceInputs, render_pages,
                                    render_pages_before_verdicts)
-from report.render.jinja import ChartBlock, environment, render
-from report.site.cache import BuildReport, SiteCache, site_key, write_tree
-from report.inputs.source import Source, source_designs
-from report.verdicts.data import calibrate, verdict_files, verdicts_frame
-from report.verdicts.stored import PUBLISHED_VERDICTS, STORED, stored_verdicts
-from report.inputs.summary import summarize
+from dlbench.report.render.jinja import ChartBlock, environment, render
+from dlbench.report.site.cache import BuildReport, SiteCache, site_key, write_tree
+from dlbench.report.inputs.source import Source, source_designs
+from dlbench.report.verdicts.data import calibrate, verdict_files, verdicts_frame
+from dlbench.report.verdicts.stored import PUBLISHED_VERDICTS, STORED, stored_verdicts
+from dlbench.report.inputs.summary import summarize
 
 VEGA_BUNDLE = "assets/javascripts/vega-bundle.js"
 

@@ -26,7 +26,7 @@ from importlib import metadata
 from pathlib import Path
 
 import dlbench
-import report
+from dlbench import report
 from dlbench.core.atomic import atomic_write_bytes, new_dir, save_error, saving
 from dlbench.core.errors import SaveError
 
@@ -36,7 +36,7 @@ LIBRARIES = ("altair", "vl-convert-python", "pandas", "numpy", "scipy", "jinja2"
              "pyyaml")
 KEEP_SITES = 4  # site versions kept in the cache; older ones are removed
 #: Files of out_dir that are not the site's and stay: git keeps the empty folder with the
-#: first; the second says dlbench build wrote the folder (report.site.outputs).
+#: first; the second says dlbench build wrote the folder (dlbench.report.site.outputs).
 KEEP_FILES = (".gitkeep", ".dlbench-output")
 
 

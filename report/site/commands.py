@@ -13,21 +13,21 @@ from dlbench.core import layout
 from dlbench.core.errors import UsageError
 from dlbench.core.layout import LATEST, release_names, run_ids
 from dlbench.core.releases import RELEASE_NAME, ReleaseError, freeze_release
-from report.site.build import build_site
-from report.pages.cite import (
+from dlbench.report.site.build import build_site
+from dlbench.report.pages.cite import (
     PLACEHOLDER_SITE_URL, Citation, SiteUrlError, configured_site_url, release_citation,
     site_root,
 )
-from report.site.outputs import check_output, check_pages_repo, mark_output
-from report.site.errata import Erratum, ErrataError, append_erratum
-from report.site.verdict_store import store_release_verdicts
-from report.site.publish import (
+from dlbench.report.site.outputs import check_output, check_pages_repo, mark_output
+from dlbench.report.site.errata import Erratum, ErrataError, append_erratum
+from dlbench.report.site.verdict_store import store_release_verdicts
+from dlbench.report.site.publish import (
     PublishError, build_mkdocs, deployed_versions, export_site, make_server, mike_deploy,
 )
-from report.site.cache import BuildReport
-from report.site.requests import (BuildRequest, DeployRequest, ErratumRequest, ExportRequest,
+from dlbench.report.site.cache import BuildReport
+from dlbench.report.site.requests import (BuildRequest, DeployRequest, ErratumRequest, ExportRequest,
                                   PublishRequest, ServeRequest, SitePaths)
-from report.inputs.source import Source, SourceError, load_draft, load_release
+from dlbench.report.inputs.source import Source, SourceError, load_draft, load_release
 
 
 def site_url(config: Path) -> str:

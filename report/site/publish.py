@@ -20,8 +20,8 @@ import yaml
 
 from dlbench.core.atomic import free_space, new_dir, save_error, saving
 from dlbench.core.errors import SaveError
-from report.site.cache import swap_in
-from report.site.outputs import check_output, mark_output
+from dlbench.report.site.cache import swap_in
+from dlbench.report.site.outputs import check_output, mark_output
 
 BRANCH = "gh-pages"
 LATEST = "latest"

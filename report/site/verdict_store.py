@@ -8,12 +8,12 @@ from pathlib import Path
 import pandas as pd
 
 from dlbench.core.layout import release_dir
-from report.inputs.source import Source, load_release
-from report.inputs.summary import summarize
-from report.pages.home import result_ids, source_judgement
-from report.site.errata import Erratum, append_erratum
-from report.verdicts.data import verdicts_frame
-from report.verdicts.stored import STORED, store_verdicts
+from dlbench.report.inputs.source import Source, load_release
+from dlbench.report.inputs.summary import summarize
+from dlbench.report.pages.home import result_ids, source_judgement
+from dlbench.report.site.errata import Erratum, append_erratum
+from dlbench.report.verdicts.data import verdicts_frame
+from dlbench.report.verdicts.stored import STORED, store_verdicts
 
 
 def release_verdicts(source: Source) -> pd.DataFrame:

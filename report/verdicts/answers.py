@@ -34,7 +34,7 @@ from dlbench.core.verdict_engine import (
     select,
     threshold_for,
 )
-from report.verdicts.conditions import (
+from dlbench.report.verdicts.conditions import (
     Need,
     cell_fractions,
     half_precision_reason,
@@ -42,7 +42,7 @@ from report.verdicts.conditions import (
     two_devices_reason,
     working_memory_reason,
 )
-from report.verdicts.targets import reached_target_only
+from dlbench.report.verdicts.targets import reached_target_only
 
 class VerdictOutcome(enum.Enum):
     """What a verdict can say."""

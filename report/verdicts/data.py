@@ -19,7 +19,7 @@ from dlbench.core.metrics import reader_label
 from dlbench.core.modes import group_words
 from dlbench.core.sequential import Design, design_from_policy
 from dlbench.core.verdict_engine import Control
-from report.verdicts.answers import Verdict, VerdictOutcome
+from dlbench.report.verdicts.answers import Verdict, VerdictOutcome
 
 #: The columns of downloads/verdicts.csv, in order.
 VERDICT_COLUMNS = [

@@ -12,8 +12,8 @@ from pathlib import Path
 import pandas as pd
 
 from dlbench.core.releases import add_release_file
-from report.inputs.source import Source
-from report.verdicts.data import VERDICT_COLUMNS
+from dlbench.report.inputs.source import Source
+from dlbench.report.verdicts.data import VERDICT_COLUMNS
 
 #: The file in a release's folder that holds its verdicts as published.
 STORED = "verdicts.csv"

@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from runner.process.cellenv import recorded_settings
-from runner.plan.frameworks import missing_modules
-from runner.cell.spec import CellSpec
-from runner.workloads.catalog import Layer, Workload
+from dlbench.runner.process.cellenv import recorded_settings
+from dlbench.runner.plan.frameworks import missing_modules
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads.catalog import Layer, Workload
 
 
 class Adapter:
@@ -64,7 +64,7 @@ class Adapter:
                     input_shape: tuple[int, ...]) -> Any:
         """The workload's model holding exactly `layers`: the runner's one route from a
         workload to a framework's model (parity's float64 reference forward is
-        runner.experiments.parity.model_reference)."""
+        dlbench.runner.experiments.parity.model_reference)."""
         raise NotImplementedError
 
     def to_device(self, x: np.ndarray) -> Any:
@@ -91,9 +91,9 @@ class Adapter:
 
 
 def adapter_for(spec: CellSpec) -> Adapter:
-    """The adapter of `spec`'s framework, in runner.adapters.<framework> (imports that
+    """The adapter of `spec`'s framework, in dlbench.runner.adapters.<framework> (imports that
     framework)."""
-    module = importlib.import_module(f"runner.adapters.{spec.framework}")
+    module = importlib.import_module(f"dlbench.runner.adapters.{spec.framework}")
     return module.ADAPTER(spec)
 
 

@@ -10,22 +10,22 @@ from contextlib import AbstractContextManager
 
 import numpy as np
 
-from runner.adapters import Adapter
-from runner.harness.training import EpochClock, EpochData
-from runner.models.conventions import CONVENTIONS
-from runner.cell.spec import CellSpec
-from runner.workloads.catalog import Layer, ModelStart, Workload
+from dlbench.runner.adapters import Adapter
+from dlbench.runner.harness.training import EpochClock, EpochData
+from dlbench.runner.models.conventions import CONVENTIONS
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads.catalog import Layer, ModelStart, Workload
 
 
 def backend_adapter(spec: CellSpec) -> Adapter | None:
     """The adapter of the framework under Keras (TensorFlow, PyTorch), or None for JAX,
     which this module handles itself."""
     if spec.backend == "tensorflow":
-        from runner.adapters.tensorflow import TfAdapter
+        from dlbench.runner.adapters.tensorflow import TfAdapter
 
         return TfAdapter(spec)
     if spec.backend == "torch":
-        from runner.adapters.pytorch import TorchAdapter
+        from dlbench.runner.adapters.pytorch import TorchAdapter
 
         return TorchAdapter(spec)
     return None
@@ -65,8 +65,8 @@ def sequential_model(layers: list[Layer], input_shape: tuple[int, ...]):
 
 
 def family_model(workload: Workload, start: ModelStart, input_shape: tuple[int, ...]):
-    """The builder of the runner.models families: the definition with the shared weights."""
-    from runner.models import keras as models
+    """The builder of the dlbench.runner.models families: the definition with the shared weights."""
+    from dlbench.runner.models import keras as models
 
     return models.build(start.definition, start.weights, CONVENTIONS)
 
@@ -77,7 +77,7 @@ def layered_model(workload: Workload, layers: list[Layer], input_shape: tuple[in
 
 
 #: Workload model kind -> builder(workload, layers, input_shape): the same signature in every
-#: adapter; every other kind is a runner.models family (runner.models.families), built by
+#: adapter; every other kind is a dlbench.runner.models family (dlbench.runner.models.families), built by
 #: family_model from its ModelStart in place of layers.
 BUILDERS: dict[str, Callable] = {
     "mlp": layered_model, "cnn": layered_model}

@@ -10,11 +10,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from runner.adapters import Adapter, cache_files, fresh_cache_dir
-from runner.harness.training import EpochClock, EpochData, loop_epochs
-from runner.models.conventions import CONVENTIONS
-from runner.cell.spec import CellSpec
-from runner.workloads.catalog import Layer, ModelStart, Workload
+from dlbench.runner.adapters import Adapter, cache_files, fresh_cache_dir
+from dlbench.runner.harness.training import EpochClock, EpochData, loop_epochs
+from dlbench.runner.models.conventions import CONVENTIONS
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads.catalog import Layer, ModelStart, Workload
 
 
 def configure_torch(spec: CellSpec) -> dict[str, str]:
@@ -81,14 +81,14 @@ def layered_model(workload: Workload, layers: list[Layer],
 
 def family_model(workload: Workload, start: ModelStart,
                  input_shape: tuple[int, ...]) -> nn.Module:
-    """The builder of the runner.models families: the definition with the shared weights."""
-    from runner.models import pytorch as models
+    """The builder of the dlbench.runner.models families: the definition with the shared weights."""
+    from dlbench.runner.models import pytorch as models
 
     return models.build(start.definition, start.weights, CONVENTIONS)
 
 
 #: Workload model kind -> builder(workload, layers, input_shape): the same signature in every
-#: adapter; every other kind is a runner.models family (runner.models.families), built by
+#: adapter; every other kind is a dlbench.runner.models family (dlbench.runner.models.families), built by
 #: family_model from its ModelStart in place of layers.
 BUILDERS: dict[str, Callable[..., nn.Module]] = {
     "mlp": layered_model, "cnn": layered_model}

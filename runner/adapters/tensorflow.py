@@ -9,11 +9,11 @@ from collections.abc import Callable
 import numpy as np
 import tensorflow as tf
 
-from runner.adapters import Adapter
-from runner.harness.training import EpochClock, EpochData, loop_epochs
-from runner.models.conventions import CONVENTIONS
-from runner.cell.spec import CellSpec
-from runner.workloads.catalog import Layer, ModelStart, Workload
+from dlbench.runner.adapters import Adapter
+from dlbench.runner.harness.training import EpochClock, EpochData, loop_epochs
+from dlbench.runner.models.conventions import CONVENTIONS
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads.catalog import Layer, ModelStart, Workload
 
 
 def configure_tensorflow(spec: CellSpec) -> dict[str, str]:
@@ -74,9 +74,9 @@ def layered_model(workload: Workload, layers: list[Layer], input_shape: tuple[in
 
 def family_model(workload: Workload, start: ModelStart, input_shape: tuple[int, ...],
                  compute_dtype: tf.DType = tf.float32) -> tf.Module:
-    """The builder of the runner.models families: the definition with the shared weights
+    """The builder of the dlbench.runner.models families: the definition with the shared weights
     (float32 only)."""
-    from runner.models import tensorflow as models
+    from dlbench.runner.models import tensorflow as models
 
     if compute_dtype != tf.float32:
         raise ValueError(f"{workload.name} is built in float32 only, not {compute_dtype.name}")
@@ -84,7 +84,7 @@ def family_model(workload: Workload, start: ModelStart, input_shape: tuple[int, 
 
 
 #: Workload model kind -> builder(workload, layers, input_shape, compute_dtype): the same
-#: signature in every adapter (plus the compute dtype of mixed precision; a runner.models
+#: signature in every adapter (plus the compute dtype of mixed precision; a dlbench.runner.models
 #: family, built by family_model, takes its ModelStart in place of layers).
 BUILDERS: dict[str, Callable[..., tf.Module]] = {
     "mlp": layered_model, "cnn": layered_model}

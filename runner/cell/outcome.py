@@ -39,7 +39,7 @@ class Fairness:
 
 @dataclass(frozen=True)
 class SharedProcess:
-    """The worker process a cell shared with other cells of its framework (runner.plan.sharing):
+    """The worker process a cell shared with other cells of its framework (dlbench.runner.plan.sharing):
     which process, the cell's place in it, and the cell's own slice of its time."""
 
     pid: int

@@ -10,11 +10,11 @@ from dlbench.core.identity import config_id
 from dlbench.core.systems import system_name
 
 
-#: The CellSpec parameter holding why a planned cell is not measured (runner.process.execute records
+#: The CellSpec parameter holding why a planned cell is not measured (dlbench.runner.process.execute records
 #: it as skipped without starting a worker).
 NOT_MEASURED = "not_measured"
 #: The CellSpec parameter holding why the framework does not implement a planned cell
-#: (dlbench.core.systems declares it; runner.process.execute records it as unsupported
+#: (dlbench.core.systems declares it; dlbench.runner.process.execute records it as unsupported
 #: without starting a worker).
 UNSUPPORTED = "unsupported"
 #: Parameters that mean no worker process starts for the cell.
@@ -48,7 +48,7 @@ class CellSpec:
     batch_size: int = 0
     workers: int = 1
     export_format: str = ""
-    #: how many independent worker processes measure this cell (runner.plan.repeats decides)
+    #: how many independent worker processes measure this cell (dlbench.runner.plan.repeats decides)
     repeats: int = field(kw_only=True)
     repeat_index: int = 0  # which of those processes this spec is for (not part of cell_id)
     threads: int = 1

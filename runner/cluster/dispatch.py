@@ -18,17 +18,17 @@ import ray
 from ray.exceptions import RayError, RayTaskError
 
 from dlbench.core.errors import SaveError, UsageError
-from runner.cluster.nodes import alive_slots, placement
-from runner.cluster.tasks import measure_on_node
-from runner.process.execute import STOP_POLL_S, code_of
-from runner.process.measure import utc_timestamp
-from runner.cell.outcome import failed
-from runner.store.persist import persist
-from runner.commands.run import console, labelled, not_started_record
-from runner.plan.schedule import process_label
-from runner.cell.spec import CellSpec
-from runner.process.stop import raise_if_stop_requested
-from runner.store.run_store import CellRecord, RunStore
+from dlbench.runner.cluster.nodes import alive_slots, placement
+from dlbench.runner.cluster.tasks import measure_on_node
+from dlbench.runner.process.execute import STOP_POLL_S, code_of
+from dlbench.runner.process.measure import utc_timestamp
+from dlbench.runner.cell.outcome import failed
+from dlbench.runner.store.persist import persist
+from dlbench.runner.commands.run import console, labelled, not_started_record
+from dlbench.runner.plan.schedule import process_label
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.process.stop import raise_if_stop_requested
+from dlbench.runner.store.run_store import CellRecord, RunStore
 
 #: How many times a process whose worker or node died is measured again.
 MAX_NODE_RETRIES = 2

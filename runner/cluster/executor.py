@@ -19,18 +19,18 @@ import ray
 from dlbench.core import layout
 from dlbench.core.atomic import make_dir
 from dlbench.core.errors import SaveError, UsageError
-from runner.cluster.dispatch import Job, run_jobs
-from runner.cluster.node_identity import node_identity
-from runner.cluster.nodes import chosen_kinds, connect, placement
-from runner.cluster.tasks import capture_on_node
-from runner.plan.cells import PlanError, RunRequest, plan_cells
-from runner.store.persist import kept_for_resume
-from runner.commands.run import (busy_flagged, busy_retries_of, existing_run,
+from dlbench.runner.cluster.dispatch import Job, run_jobs
+from dlbench.runner.cluster.node_identity import node_identity
+from dlbench.runner.cluster.nodes import chosen_kinds, connect, placement
+from dlbench.runner.cluster.tasks import capture_on_node
+from dlbench.runner.plan.cells import PlanError, RunRequest, plan_cells
+from dlbench.runner.store.persist import kept_for_resume
+from dlbench.runner.commands.run import (busy_flagged, busy_retries_of, existing_run,
                         mark_complete, mark_interrupted, new_run_id, print_summary,
                         request_of, start_info)
-from runner.commands.run_arguments import RunArguments
-from runner.plan.schedule import process_order
-from runner.store.run_store import RunStore
+from dlbench.runner.commands.run_arguments import RunArguments
+from dlbench.runner.plan.schedule import process_order
+from dlbench.runner.store.run_store import RunStore
 
 KIND_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 

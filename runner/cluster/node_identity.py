@@ -7,8 +7,8 @@ import hashlib
 import platform
 from pathlib import Path
 
-from runner.machine.environment import MEASUREMENT_CODE, git_state
-from runner.harness.code_record import PROJECT_ROOT
+from dlbench.runner.machine.environment import MEASUREMENT_CODE, git_state
+from dlbench.runner.harness.code_record import PROJECT_ROOT
 
 
 def code_hash(project_root: Path = PROJECT_ROOT) -> str:

@@ -13,7 +13,7 @@ import socket
 import ray
 
 from dlbench.core.errors import UsageError
-from runner.process.stop import stop_on_signals
+from dlbench.runner.process.stop import stop_on_signals
 
 #: One unit per node: a measurement holds it, so no two measurements share a machine.
 SLOT_RESOURCE = "dlbench_slot"

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import ray
 
-from runner.cluster.node_identity import mismatch, node_identity
-from runner.machine.environment import capture_environment
-from runner.harness.code_record import PROJECT_ROOT
-from runner.process.execute import execute_cell
-from runner.cell.spec import CellSpec
+from dlbench.runner.cluster.node_identity import mismatch, node_identity
+from dlbench.runner.machine.environment import capture_environment
+from dlbench.runner.harness.code_record import PROJECT_ROOT
+from dlbench.runner.process.execute import execute_cell
+from dlbench.runner.cell.spec import CellSpec
 
 
 @ray.remote
@@ -24,7 +24,7 @@ def capture_on_node(driver: dict[str, str], kind: str) -> dict:
 @ray.remote
 def measure_on_node(spec_json: str, driver: dict[str, str], kind: str) -> dict:
     """{"record": the process's record as a dict} or {"refused": why}; the process runs in
-    a fresh worker process exactly as a local run's does (runner.process.execute)."""
+    a fresh worker process exactly as a local run's does (dlbench.runner.process.execute)."""
     identity = node_identity()
     refused = mismatch(identity, driver, kind)
     if refused:

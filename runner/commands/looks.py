@@ -9,10 +9,10 @@ from dataclasses import replace
 
 from dlbench.core.sequential import Design
 from dlbench.core.verdict_engine import QUESTIONS, Question, undecided_cells
-from runner.plan.repeats import SINGLE_PROCESS_EXPERIMENTS
-from runner.cell.spec import CellSpec
-from runner.store.run_store import RunStore
-from runner.store.tables import cells_frame, observations_frame, processes_frame
+from dlbench.runner.plan.repeats import SINGLE_PROCESS_EXPERIMENTS
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.store.run_store import RunStore
+from dlbench.runner.store.tables import cells_frame, observations_frame, processes_frame
 
 
 def recorded_looks(info: dict) -> list[dict]:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from runner.store.run_store import CellRecord
+from dlbench.runner.store.run_store import CellRecord
 
 #: The least time between two lines, in seconds.
 MIN_INTERVAL_S = 5.0

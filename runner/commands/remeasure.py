@@ -9,8 +9,8 @@ from dataclasses import replace
 from datetime import datetime, timezone
 
 from dlbench.core.errors import UsageError
-from runner.cell.spec import CellSpec
-from runner.store.run_store import CellRecord, RunStore
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.store.run_store import CellRecord, RunStore
 
 
 def records_of(store: RunStore, cell_ids: list[str]) -> dict[str, list[CellRecord]]:

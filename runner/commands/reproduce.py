@@ -29,8 +29,8 @@ from dlbench.core.errors import LayoutError, ResultsFileError
 from dlbench.core.identity import config_differences, config_id, differences_text
 from dlbench.core.layout import load_run, release_dir, release_names, release_run_dir, run_dir
 from dlbench.core.releases import RESULT_IDS, read_result_ids
-from runner.cell.spec import CellSpec
-from runner.store.run_store import CellRecord, RunStore
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.store.run_store import CellRecord, RunStore
 
 RESULT_ID = re.compile(r"^(?P<release>.+)-(?P<number>\d{4,})$")
 
@@ -118,7 +118,7 @@ def load_published(result_id: str, results_dir: Path) -> PublishedResult:
 def store_records(results_dir: Path, published: PublishedResult, records: list[CellRecord],
                   environment: dict, reproduces: str) -> str:
     """Keep a reproduction's records as a run of its own under results/runs/; its ID."""
-    from runner.process.execute import code_of
+    from dlbench.runner.process.execute import code_of
 
     stamp = datetime.now(timezone.utc)
     run_id, number = f"{stamp:%Y%m%dT%H%M%SZ}-reproduce", 1
@@ -175,12 +175,12 @@ def reproduce(result_id: str, results_dir: Path = Path("results"),
     `measure` (default: the runner's execute_cell) and `environment` (default: captured
     now) can be given, so the judging can be tested without training a model.
     """
-    from runner.machine.environment import capture_environment
-    from runner.process.execute import PROJECT_ROOT, execute_cell
+    from dlbench.runner.machine.environment import capture_environment
+    from dlbench.runner.process.execute import PROJECT_ROOT, execute_cell
 
     published = load_published(result_id, results_dir)
     if published.spec.device == "cuda":
-        from runner.plan.cells import resolve_device
+        from dlbench.runner.plan.cells import resolve_device
 
         if resolve_device("auto") != "cuda":
             raise ReproduceError(f"{result_id} was measured on cuda; this machine has no "

@@ -22,9 +22,9 @@ import numpy as np
 from dlbench.core.decisions import PairTest, pair_test
 from dlbench.core.layout import load_run, release_dir, release_run_dir
 from dlbench.core.schema import CellStatus
-from runner.commands.reproduce import PublishedResult, ReproduceError, load_published, store_records
-from runner.cell.spec import CellSpec
-from runner.store.run_store import CellRecord
+from dlbench.runner.commands.reproduce import PublishedResult, ReproduceError, load_published, store_records
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.store.run_store import CellRecord
 
 #: Worker processes per cell in a reproduction of a ratio.
 DEFAULT_PROCESSES = 3
@@ -127,8 +127,8 @@ def reproduce_ratio(a_id: str, b_id: str | None, results_dir: Path = Path("resul
                     environment: dict | None = None) -> RatioReproduction:
     """Rerun A and B (B: the reference cell when None) interleaved, and judge the new ratio
     against the published one's 95% interval."""
-    from runner.machine.environment import capture_environment
-    from runner.process.execute import PROJECT_ROOT, execute_cell
+    from dlbench.runner.machine.environment import capture_environment
+    from dlbench.runner.process.execute import PROJECT_ROOT, execute_cell
 
     a = load_published(a_id, results_dir)
     b = load_published(b_id, results_dir) if b_id else reference_for(a, results_dir)

@@ -21,26 +21,26 @@ from dlbench.core.schema import CellStatus
 from dlbench.core.sequential import Design, design_from_policy
 from dlbench.core.verdict_engine import QUESTIONS, Question
 from dlbench.core.tables import ResultsFileError
-from runner.machine.environment import capture_environment
-from runner.plan.estimate import estimate, recorded_process_seconds
-from runner.harness.code_record import PROJECT_ROOT
-from runner.process.execute import execute_cells
-from runner.machine.lock import MachineLockedError, measurement_lock
-from runner.process.measure import utc_timestamp
-from runner.store.persist import kept_for_resume, persist_all
-from runner.plan.cells import PlanError, RunRequest, plan_cells, resolve_device, validate
-from runner.commands.remeasure import cells_to_remeasure
-from runner.commands.progress_lines import ProgressLines, lines_wanted
-from runner.commands.run_arguments import RunArguments
-from runner.commands.looks import (cells_to_top_up, look_record, most_processes_added, next_look,
+from dlbench.runner.machine.environment import capture_environment
+from dlbench.runner.plan.estimate import estimate, recorded_process_seconds
+from dlbench.runner.harness.code_record import PROJECT_ROOT
+from dlbench.runner.process.execute import execute_cells
+from dlbench.runner.machine.lock import MachineLockedError, measurement_lock
+from dlbench.runner.process.measure import utc_timestamp
+from dlbench.runner.store.persist import kept_for_resume, persist_all
+from dlbench.runner.plan.cells import PlanError, RunRequest, plan_cells, resolve_device, validate
+from dlbench.runner.commands.remeasure import cells_to_remeasure
+from dlbench.runner.commands.progress_lines import ProgressLines, lines_wanted
+from dlbench.runner.commands.run_arguments import RunArguments
+from dlbench.runner.commands.looks import (cells_to_top_up, look_record, most_processes_added, next_look,
                           recorded_looks, with_recorded_looks)
-from runner.plan.repeats import policy_record, run_design
-from runner.plan.schedule import new_seed, process_label, process_order
-from runner.plan.sharing import batch_label, worker_batches
-from runner.cell.spec import CellSpec
-from runner.process.stop import raise_if_stop_requested, stop_on_signals
-from runner.store.run_store import CellRecord, RunStore
-from runner.store.tables import by_cell, cell_status
+from dlbench.runner.plan.repeats import policy_record, run_design
+from dlbench.runner.plan.schedule import new_seed, process_label, process_order
+from dlbench.runner.plan.sharing import batch_label, worker_batches
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.process.stop import raise_if_stop_requested, stop_on_signals
+from dlbench.runner.store.run_store import CellRecord, RunStore
+from dlbench.runner.store.tables import by_cell, cell_status
 
 console = Console(stderr=True)
 
@@ -67,7 +67,7 @@ def _plan_steps(path: Path | None) -> list[dict]:
     """The steps of the device plan file `path` (--plan), or none."""
     if path is None:
         return []
-    from runner.plan.device import PlanFileError, load_plan, plan_selections
+    from dlbench.runner.plan.device import PlanFileError, load_plan, plan_selections
 
     try:
         return plan_selections(load_plan(path))
@@ -312,7 +312,7 @@ def mark_complete(store: RunStore, started: float) -> None:
 
 def _measure_processes(store: RunStore, batch: list[CellSpec],
                        attempt: int = 0) -> list[CellRecord]:
-    """Measure the processes of `batch` in one worker process (runner.plan.sharing), each record
+    """Measure the processes of `batch` in one worker process (dlbench.runner.plan.sharing), each record
     labelled with its place in the run's order; a process whose cell was refused earlier is
     recorded as not started instead."""
     first_index = store.next_order_index()

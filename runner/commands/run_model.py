@@ -1,6 +1,6 @@
 """`dlbench run --model PATH.py:NAME`: a user's model measured with the built-ins' protocol.
 
-Everything the user gave is checked, and the model built once (runner.user_model.preparation),
+Everything the user gave is checked, and the model built once (dlbench.runner.user_model.preparation),
 before the run folder exists: a bad path, NAME, model or shape writes nothing. Then the run
 measures, through the runner's one cell machinery (interleaved processes, busy checks and
 re-runs, looks, an A/A control): first the parity cells, then the timed cells of every
@@ -21,19 +21,19 @@ from dlbench.core.errors import UsageError
 from dlbench.core.model_answers import (MODEL_QUESTIONS, model_answers, no_answer_reason,
                                         parity_table)
 from dlbench.core.sequential import design_from_policy
-from runner.cell.spec import NOT_MEASURED, CellSpec
-from runner.commands.run import busy_retries_of, new_run_id, print_summary, run_cells
-from runner.commands.run_arguments import RunArguments
-from runner.process.stop import stop_on_signals
-from runner.experiments import PlanRequest
-from runner.machine.lock import MachineLockedError, measurement_lock
-from runner.plan import frameworks
-from runner.plan.cells import PlanError, RunRequest, resolve_device, validate
-from runner.store.run_store import CellRecord, RunStore
-from runner.store.tables import cells_frame, observations_frame, processes_frame
-from runner.user_model.plan import INFERENCE, PARITY, TRAINING, model_cells, system_names
-from runner.user_model.preparation import MODEL_DIR, Prepared, prepare_model
-from runner.user_model.source import ModelRequest, model_request
+from dlbench.runner.cell.spec import NOT_MEASURED, CellSpec
+from dlbench.runner.commands.run import busy_retries_of, new_run_id, print_summary, run_cells
+from dlbench.runner.commands.run_arguments import RunArguments
+from dlbench.runner.process.stop import stop_on_signals
+from dlbench.runner.experiments import PlanRequest
+from dlbench.runner.machine.lock import MachineLockedError, measurement_lock
+from dlbench.runner.plan import frameworks
+from dlbench.runner.plan.cells import PlanError, RunRequest, resolve_device, validate
+from dlbench.runner.store.run_store import CellRecord, RunStore
+from dlbench.runner.store.tables import cells_frame, observations_frame, processes_frame
+from dlbench.runner.user_model.plan import INFERENCE, PARITY, TRAINING, model_cells, system_names
+from dlbench.runner.user_model.preparation import MODEL_DIR, Prepared, prepare_model
+from dlbench.runner.user_model.source import ModelRequest, model_request
 
 console = Console(stderr=True)
 #: The file of a model run holding the model's request, facts and parity verdict.

@@ -2,8 +2,8 @@
 metrics, estimate and page sections) and is a package whose __init__ holds its grid and plan, a
 protocol.py with what every framework shares, and one small sibling module per framework
 (pytorch.py, tensorflow.py, keras.py) holding the code that framework runs. Framework
-modules reach their framework through runner.adapters and the process through
-runner.harness; no experiment imports another experiment's code. Only the worker imports a
+modules reach their framework through dlbench.runner.adapters and the process through
+dlbench.runner.harness; no experiment imports another experiment's code. Only the worker imports a
 framework module, so a process only ever imports the framework it measures."""
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import Any, Protocol
 from dlbench.core import experiments as declared
 from dlbench.core.modes import FASTEST, mode_class
 from dlbench.core.systems import SYSTEMS, unsupported_reason
-from runner.cell.outcome import CellOutcome
-from runner.plan.repeats import process_count
-from runner.cell.spec import NOT_MEASURED, UNSUPPORTED, CellSpec, FrameworkId
+from dlbench.runner.cell.outcome import CellOutcome
+from dlbench.runner.plan.repeats import process_count
+from dlbench.runner.cell.spec import NOT_MEASURED, UNSUPPORTED, CellSpec, FrameworkId
 
 SUITES = ("quick", "standard", "full")
 
@@ -41,12 +41,12 @@ def suite_experiments(suite: str) -> list[str]:
 #: Experiments no suite plans, only a request that names them (a user's own model,
 #: runner/user_model/plan.py): experiment name -> package, for the worker to find its code.
 REQUESTED_ONLY_PACKAGES: dict[str, str] = {
-    "model-parity": "runner.experiments.user_model",
-    "model-inference": "runner.experiments.user_model",
-    "model-training": "runner.experiments.user_model",
+    "model-parity": "dlbench.runner.experiments.user_model",
+    "model-inference": "dlbench.runner.experiments.user_model",
+    "model-training": "dlbench.runner.experiments.user_model",
 }
 
-#: The experiment each requested-only one is estimated as (runner.plan.estimate).
+#: The experiment each requested-only one is estimated as (dlbench.runner.plan.estimate).
 ESTIMATED_AS: dict[str, str] = {"model-parity": "parity", "model-inference": "inference",
                                 "model-training": "training"}
 
@@ -59,7 +59,7 @@ class PlanRequest:
     workloads: list[str]  # empty: the experiment's own choice for the suite
     frameworks: list[FrameworkId]
     device: str
-    repeats: int | None  # --repeats N; None: the suite's processes (runner.plan.repeats)
+    repeats: int | None  # --repeats N; None: the suite's processes (dlbench.runner.plan.repeats)
     threads: int
     timeout_s: float | None
     data_dir: str
@@ -67,7 +67,7 @@ class PlanRequest:
     def cell(self, experiment: str, workload: str, framework: FrameworkId, *,
              timeout_s: float, device: str = "", **variant: Any) -> CellSpec:
         """A cell of this request: the settings every experiment shares, the processes its
-        suite gives `experiment` (runner.plan.repeats.process_count decides it), and the
+        suite gives `experiment` (dlbench.runner.plan.repeats.process_count decides it), and the
         user's timeout, else the experiment's own `timeout_s`. `device` overrides the
         request's (export measures its artifacts on the CPU)."""
         return CellSpec(experiment=experiment, workload=workload, framework=framework.framework,
@@ -100,7 +100,7 @@ class Experiment:
         return declared.by_name(self.name).metrics
 
 
-#: The model families of runner.models that the precision, execution-mode and export grids
+#: The model families of dlbench.runner.models that the precision, execution-mode and export grids
 #: add in full and in standard on a GPU (standard on 2 CPU cores has no time for them there;
 #: training and inference measure them on the CPU).
 MODEL_WORKLOADS = ("resnet-synthetic", "transformer-tokens", "lstm-tokens")

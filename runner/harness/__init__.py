@@ -11,13 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dlbench.core.schema import CellStatus
-from runner.adapters import Adapter, adapter_for
-from runner.harness.data import CellData, cell_data
-from runner.harness.sampling import Sampler
-from runner.process.measure import process_memory_kib
-from runner.cell.outcome import CellOutcome, Fairness, Observation
-from runner.cell.spec import CellSpec
-from runner.workloads.catalog import flops_per_sample
+from dlbench.runner.adapters import Adapter, adapter_for
+from dlbench.runner.harness.data import CellData, cell_data
+from dlbench.runner.harness.sampling import Sampler
+from dlbench.runner.process.measure import process_memory_kib
+from dlbench.runner.cell.outcome import CellOutcome, Fairness, Observation
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads.catalog import flops_per_sample
 
 
 #: Arrays of the parameters' size a training step holds: weights, gradients, momentum.

@@ -6,7 +6,7 @@ import hashlib
 import sys
 from pathlib import Path
 
-import runner
+from dlbench import runner
 
 #: The project's root, the one owner of it: found from the runner package, not this module,
 #: so it holds wherever the module lives.

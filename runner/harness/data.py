@@ -6,10 +6,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from runner.workloads.datasets import Dataset
-from runner.cell.spec import CellSpec
-from runner.models.weights import parameter_count
-from runner.workloads.catalog import (Layer, ModelStart, SizeProfile, Workload, device_profile,
+from dlbench.runner.workloads.datasets import Dataset
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.models.weights import parameter_count
+from dlbench.runner.workloads.catalog import (Layer, ModelStart, SizeProfile, Workload, device_profile,
                               get_workload, initial_layers, load_workload_data, model_input,
                               model_start, process_seed, size_profile)
 
@@ -27,13 +27,13 @@ class CellData:
     def input_shape(self) -> tuple[int, ...]:
         return tuple(self.x_train.shape[1:])
 
-    profile: str = ""  # the size profile of a runner.models workload ("" for mlp/cnn)
-    #: this process's seed of weights and epoch order (runner.workloads.catalog.process_seed)
+    profile: str = ""  # the size profile of a dlbench.runner.models workload ("" for mlp/cnn)
+    #: this process's seed of weights and epoch order (dlbench.runner.workloads.catalog.process_seed)
     seed: int = 0
 
     def initial_layers(self) -> list[Layer] | ModelStart:
         """The initial weights of the workload's model drawn from this process's seed (a
-        runner.models workload's definition and weights at the cell's size profile)."""
+        dlbench.runner.models workload's definition and weights at the cell's size profile)."""
         if self.workload.profiles:
             return model_start(self.workload, self.model_profile(), self.seed)
         return initial_layers(self.workload, self.dataset, self.seed)
@@ -46,7 +46,7 @@ class CellData:
         return sum(int(layer.kernel.size + layer.bias.size) for layer in start)
 
     def model_profile(self) -> SizeProfile:
-        """The size profile of a runner.models workload."""
+        """The size profile of a dlbench.runner.models workload."""
         return size_profile(self.workload, self.profile)
 
 

@@ -1,5 +1,5 @@
 """Forward-call timing shared by inference and precision: batch-1 latency call by call,
-and large-batch throughput over calibrated windows (runner.harness.sampling)."""
+and large-batch throughput over calibrated windows (dlbench.runner.harness.sampling)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Protocol
 
 import numpy as np
 
-from runner.harness import Cell
-from runner.process.measure import NS_PER_MS, NS_PER_S, clock_ns
-from runner.cell.outcome import Observation
-from runner.cell.spec import CellSpec
+from dlbench.runner.harness import Cell
+from dlbench.runner.process.measure import NS_PER_MS, NS_PER_S, clock_ns
+from dlbench.runner.cell.outcome import Observation
+from dlbench.runner.cell.spec import CellSpec
 
 
 class Predictor(Protocol):

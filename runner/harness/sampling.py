@@ -14,9 +14,9 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from runner.process.measure import NS_PER_S, clock_ns
-from runner.cell.spec import CellSpec
-from runner.harness.timed_window import TimedWindow
+from dlbench.runner.process.measure import NS_PER_S, clock_ns
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.harness.timed_window import TimedWindow
 
 #: The shortest window a timed sub-sample may last, by device (pyperf's default is 100 ms).
 MIN_WINDOW_S = {"cpu": 0.1, "cuda": 0.1}

@@ -1,7 +1,7 @@
 """CPU steal over a process's timed window: /proc/stat read just outside each timed region
 (an epoch, the latency calls, the throughput windows), never inside it.
 
-The runner (runner.machine.load.timed_steal_reason) flags a process whose timed regions saw
+The runner (dlbench.runner.machine.load.timed_steal_reason) flags a process whose timed regions saw
 more steal than MAX_TIMED_STEAL_SHARE: it is measured again and, if it stays busy, left out
 of the answers. Steal over the whole process (the runner's before/after readings) also counts
 imports, data loading and evaluation, which no timing holds.

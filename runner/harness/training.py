@@ -9,12 +9,12 @@ from typing import Protocol
 
 import numpy as np
 
-from runner.harness import Cell
-from runner.harness.data import CellData
-from runner.harness.timed_window import TimedWindow
-from runner.process.measure import SteadyTrainingMemory, clock_ns, seconds_since
-from runner.cell.outcome import Observation
-from runner.workloads.catalog import Layer, epoch_order
+from dlbench.runner.harness import Cell
+from dlbench.runner.harness.data import CellData
+from dlbench.runner.harness.timed_window import TimedWindow
+from dlbench.runner.process.measure import SteadyTrainingMemory, clock_ns, seconds_since
+from dlbench.runner.cell.outcome import Observation
+from dlbench.runner.workloads.catalog import Layer, epoch_order
 
 
 class EpochClock:

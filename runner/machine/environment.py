@@ -14,7 +14,7 @@ from pathlib import Path
 import psutil
 
 from dlbench.core.systems import SYSTEMS
-from runner.process.cellenv import PINNED_VARIABLES
+from dlbench.runner.process.cellenv import PINNED_VARIABLES
 
 #: The packages whose versions a run records: every system's required modules
 #: (dlbench.core.systems), then the libraries the experiments share.

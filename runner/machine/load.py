@@ -15,7 +15,7 @@ A process is flagged busy, with the reason, when (C = cores, T = the cell's thre
 - other runnable tasks before or after exceed C - T (no core left for them), or
 - other_cpu_cores exceeds C - T + 0.25 (others took more than a quarter core from the cell), or
 - steal_share exceeds 2% (the hypervisor took the CPU), or
-- the steal over the timed window (runner.harness.timed_window: read by the worker around
+- the steal over the timed window (dlbench.runner.harness.timed_window: read by the worker around
   each timed region) exceeds MAX_TIMED_STEAL_SHARE, or
 - on a GPU, utilisation before the process started exceeds 10% (someone else's kernels).
 """

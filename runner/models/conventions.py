@@ -9,8 +9,8 @@ import numpy as np
 
 from dlbench.core.systems import frameworks
 
-from runner.models.definitions import ModelDefinition
-from runner.models.weights import Weights
+from dlbench.runner.models.definitions import ModelDefinition
+from dlbench.runner.models.weights import Weights
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def check_perturbation(perturbation: str) -> None:
 
 def fairness_note(definition: ModelDefinition, conventions: Conventions = CONVENTIONS) -> str:
     """What was equalised for this model, in words, for the fairness manifest."""
-    from runner.models.families import family_of  # here: the families name this module's notes
+    from dlbench.runner.models.families import family_of  # here: the families name this module's notes
 
     common = ("same canonical initial weights transferred into every framework (NHWC images, "
               "HWIO conv kernels, (in, out) dense kernels, converted on load)")

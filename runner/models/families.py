@@ -1,9 +1,9 @@
 """The model families, each declared once: its definition type and where each of its parts
 lives (weight shapes, forward multiply-adds, the float64 reference forward parity checks
 against, the conventions it is held to in words, and one builder per framework). Every
-dispatch on a family reads its declaration here: runner.models.weights, runner.models.flops,
-runner.models.conventions.fairness_note, each runner.models.<framework>.build and
-runner.experiments.parity.model_reference.
+dispatch on a family reads its declaration here: dlbench.runner.models.weights, dlbench.runner.models.flops,
+dlbench.runner.models.conventions.fairness_note, each dlbench.runner.models.<framework>.build and
+dlbench.runner.experiments.parity.model_reference.
 
 Parts are named "module:function" and imported when first used, so declaring a family
 imports no framework. A framework's builder takes what that framework's `build` gives it:
@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from runner.models.definitions import LstmDefinition, ResNetDefinition, TransformerDefinition
+from dlbench.runner.models.definitions import LstmDefinition, ResNetDefinition, TransformerDefinition
 
 
 @dataclass(frozen=True)
@@ -51,29 +51,29 @@ def load(target: str) -> Callable[..., Any]:
     return getattr(importlib.import_module(module), name)
 
 
-#: Every model family, the ones runner.models defines.
+#: Every model family, the ones dlbench.runner.models defines.
 FAMILIES: list[Family] = [
-    Family(ResNetDefinition, "runner.models.weights:_resnet_shapes",
-           "runner.models.flops:_resnet_macs",
-           "runner.experiments.parity.model_reference:_resnet",
-           "runner.models.conventions:_resnet_notes",
-           {"pytorch": "runner.models.pytorch:ResNet",
-            "tensorflow": "runner.models.tensorflow:ResNet",
-            "keras": "runner.models.keras:_resnet"}),
-    Family(TransformerDefinition, "runner.models.weights:_transformer_shapes",
-           "runner.models.flops:_transformer_macs",
-           "runner.experiments.parity.model_reference:_transformer",
-           "runner.models.conventions:_transformer_notes",
-           {"pytorch": "runner.models.pytorch:TransformerClassifier",
-            "tensorflow": "runner.models.tensorflow:TransformerClassifier",
-            "keras": "runner.models.keras:_transformer"}),
-    Family(LstmDefinition, "runner.models.weights:_lstm_shapes",
-           "runner.models.flops:_lstm_macs",
-           "runner.experiments.parity.model_reference:_lstm",
-           "runner.models.conventions:_lstm_notes",
-           {"pytorch": "runner.models.pytorch:LstmClassifier",
-            "tensorflow": "runner.models.tensorflow:LstmClassifier",
-            "keras": "runner.models.keras:_lstm"}),
+    Family(ResNetDefinition, "dlbench.runner.models.weights:_resnet_shapes",
+           "dlbench.runner.models.flops:_resnet_macs",
+           "dlbench.runner.experiments.parity.model_reference:_resnet",
+           "dlbench.runner.models.conventions:_resnet_notes",
+           {"pytorch": "dlbench.runner.models.pytorch:ResNet",
+            "tensorflow": "dlbench.runner.models.tensorflow:ResNet",
+            "keras": "dlbench.runner.models.keras:_resnet"}),
+    Family(TransformerDefinition, "dlbench.runner.models.weights:_transformer_shapes",
+           "dlbench.runner.models.flops:_transformer_macs",
+           "dlbench.runner.experiments.parity.model_reference:_transformer",
+           "dlbench.runner.models.conventions:_transformer_notes",
+           {"pytorch": "dlbench.runner.models.pytorch:TransformerClassifier",
+            "tensorflow": "dlbench.runner.models.tensorflow:TransformerClassifier",
+            "keras": "dlbench.runner.models.keras:_transformer"}),
+    Family(LstmDefinition, "dlbench.runner.models.weights:_lstm_shapes",
+           "dlbench.runner.models.flops:_lstm_macs",
+           "dlbench.runner.experiments.parity.model_reference:_lstm",
+           "dlbench.runner.models.conventions:_lstm_notes",
+           {"pytorch": "dlbench.runner.models.pytorch:LstmClassifier",
+            "tensorflow": "dlbench.runner.models.tensorflow:LstmClassifier",
+            "keras": "dlbench.runner.models.keras:_lstm"}),
 ]
 
 

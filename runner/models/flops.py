@@ -11,7 +11,7 @@ step costs about 3x the forward FLOPs (forward, and two products per layer backw
 
 from __future__ import annotations
 
-from runner.models.definitions import (LstmDefinition, ModelDefinition, ResNetDefinition,
+from dlbench.runner.models.definitions import (LstmDefinition, ModelDefinition, ResNetDefinition,
                                        TransformerDefinition, block_convs, final_channels,
                                        residual_blocks)
 
@@ -55,7 +55,7 @@ def _lstm_macs(d: LstmDefinition) -> int:
 
 def forward_flops(definition: ModelDefinition) -> int:
     """Forward FLOPs of one sample (2 x MACs of the matrix products, its family's macs)."""
-    from runner.models.families import family_of  # here: the families name this module's parts
+    from dlbench.runner.models.families import family_of  # here: the families name this module's parts
 
     return 2 * family_of(definition).part("macs")(definition)
 

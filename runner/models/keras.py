@@ -14,11 +14,11 @@ import keras
 import numpy as np
 from keras import layers
 
-from runner.models.conventions import CONVENTIONS, Conventions
-from runner.models.families import family_of
-from runner.models.definitions import (LstmDefinition, ModelDefinition, ResNetDefinition,
+from dlbench.runner.models.conventions import CONVENTIONS, Conventions
+from dlbench.runner.models.families import family_of
+from dlbench.runner.models.definitions import (LstmDefinition, ModelDefinition, ResNetDefinition,
                                        TransformerDefinition, block_convs, residual_blocks)
-from runner.models.weights import Weights, parameter_shapes
+from dlbench.runner.models.weights import Weights, parameter_shapes
 
 #: Canonical weight suffix -> Keras variable attribute.
 _ATTRIBUTES = {"mean": "moving_mean", "variance": "moving_variance"}

@@ -14,12 +14,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from runner.models.conventions import CONVENTIONS, Conventions
-from runner.models.families import family_of
-from runner.models.definitions import (LstmDefinition, ModelDefinition, ResNetDefinition,
+from dlbench.runner.models.conventions import CONVENTIONS, Conventions
+from dlbench.runner.models.families import family_of
+from dlbench.runner.models.definitions import (LstmDefinition, ModelDefinition, ResNetDefinition,
                                        TransformerDefinition, block_convs, final_channels,
                                        residual_blocks)
-from runner.models.weights import Weights
+from dlbench.runner.models.weights import Weights
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,10 @@ import math
 import numpy as np
 import tensorflow as tf
 
-from runner.models.conventions import CONVENTIONS, Conventions
-from runner.models.families import family_of
-from runner.models.definitions import ModelDefinition, block_convs, residual_blocks
-from runner.models.weights import Weights, trainable
+from dlbench.runner.models.conventions import CONVENTIONS, Conventions
+from dlbench.runner.models.families import family_of
+from dlbench.runner.models.definitions import ModelDefinition, block_convs, residual_blocks
+from dlbench.runner.models.weights import Weights, trainable
 
 
 class CanonicalModule(tf.Module):

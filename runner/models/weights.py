@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runner.models.definitions import (LstmDefinition, ModelDefinition, ResNetDefinition,
+from dlbench.runner.models.definitions import (LstmDefinition, ModelDefinition, ResNetDefinition,
                                        TransformerDefinition, block_convs, final_channels,
                                        residual_blocks)
 
@@ -24,7 +24,7 @@ RUNNING_STATISTICS = (".mean", ".variance")
 
 def parameter_shapes(definition: ModelDefinition) -> dict[str, tuple[int, ...]]:
     """Every canonical weight name and its shape, in a fixed order (its family's shapes)."""
-    from runner.models.families import family_of  # here: the families name this module's parts
+    from dlbench.runner.models.families import family_of  # here: the families name this module's parts
 
     return family_of(definition).part("shapes")(definition)
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 
-from runner.plan import frameworks
-from runner.plan.controls import with_controls
-from runner.experiments import (SUITES, PlanRequest, experiment_names, suite_experiments,
+from dlbench.runner.plan import frameworks
+from dlbench.runner.plan.controls import with_controls
+from dlbench.runner.experiments import (SUITES, PlanRequest, experiment_names, suite_experiments,
                                 get_experiment)
-from runner.plan.repeats import process_count
-from runner.cell.spec import CellSpec
-from runner.workloads.catalog import LOCAL_DATA_WORKLOADS, WORKLOADS
+from dlbench.runner.plan.repeats import process_count
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads.catalog import LOCAL_DATA_WORKLOADS, WORKLOADS
 
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -80,7 +80,7 @@ def resolve_device(device: str) -> str:
     """'auto' becomes cuda where an NVIDIA GPU is visible, else cpu."""
     if device != "auto":
         return device
-    from runner.machine.environment import gpu_facts
+    from dlbench.runner.machine.environment import gpu_facts
 
     return "cuda" if gpu_facts() else "cpu"
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from dlbench.core.modes import DEFAULT, mode_class
 from dlbench.core.verdict_engine import CONTROL_SUFFIX, QUESTIONS
-from runner.cell.spec import CellSpec
+from dlbench.runner.cell.spec import CellSpec
 
 #: Experiments whose verdicts cannot be decided on a CPU: no control is spent there.
 NOT_ON_CPU = frozenset({"data-parallel"})

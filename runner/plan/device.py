@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner.cell.spec import CellSpec
+from dlbench.runner.cell.spec import CellSpec
 
 #: The selection fields of a step: what `dlbench run` options would give.
 STEP_FIELDS = ("suite", "experiments", "workloads", "frameworks", "repeats")

@@ -20,10 +20,10 @@ from dlbench.core.modes import FASTEST, mode_class
 from dlbench.core.errors import ResultsFileError
 from dlbench.core.systems import SYSTEMS
 from dlbench.core.tables import read_table
-from runner.cell.spec import CellSpec
-from runner.experiments import ESTIMATED_AS
-from runner.plan.real_size_estimate import real_size_process_s
-from runner.workloads.real_size import is_real_size
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.experiments import ESTIMATED_AS
+from dlbench.runner.plan.real_size_estimate import real_size_process_s
+from dlbench.runner.workloads.real_size import is_real_size
 
 #: Each system declares its defaults (dlbench.core.systems, `System.seconds`):
 #: - per experiment, the seconds one worker process took on 2 cores. Training, inference and
@@ -38,7 +38,7 @@ from runner.workloads.real_size import is_real_size
 #:   against 15-31 s, Keras jit_compile on torch 172 s against 15 s; the quick suite's
 #:   compiled execution-mode cell of PyTorch took 46 s).
 #: - the seconds a worker process spends starting Python and importing its framework and
-#:   the harness, which the cells after the first of a shared process (runner.plan.sharing) do
+#:   the harness, which the cells after the first of a shared process (dlbench.runner.plan.sharing) do
 #:   not pay: fitted from the same release as the smallest of the three medians less 1 s,
 #:   the least work a process does (benchmarks/fit_estimate.py).
 DEFAULT_PROCESS_S: dict[str, dict[str, float]] = {
@@ -104,7 +104,7 @@ def default_process_s(spec: CellSpec) -> float:
 
 def estimate(batches: list[list[CellSpec]], history: dict[str, float]) -> Estimate:
     """The expected duration of `batches`: the cells each worker process measures (one,
-    or several sharing it: runner.plan.sharing). A recorded wall time is taken as it is; a
+    or several sharing it: dlbench.runner.plan.sharing). A recorded wall time is taken as it is; a
     default is a process of its own, so in a shared process every cell after the first
     leaves out its framework's import."""
     known = [history[p.cell_id] for batch in batches for p in batch if p.cell_id in history]

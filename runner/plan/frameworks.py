@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib.util
 
 from dlbench.core.systems import SYSTEMS, by_name
-from runner.cell.spec import FrameworkId
+from dlbench.runner.cell.spec import FrameworkId
 
 #: Every declared system, as a cell names it.
 FRAMEWORKS: list[FrameworkId] = [FrameworkId(s.framework.name, s.backend) for s in SYSTEMS]

@@ -3,7 +3,7 @@ before any run recorded one: the framework's import, building the model and tran
 its weights, the cold compiles of its mode, and its forward FLOPs at an assumed fraction
 of the peak.
 
-The quick suite's per-framework defaults (runner.plan.estimate) describe small models, whose
+The quick suite's per-framework defaults (dlbench.runner.plan.estimate) describe small models, whose
 processes are import and first use; a real-size process is arithmetic and compilation.
 The compile and export seconds below are guesses scaled from the small models' measured
 compiles (dlbench.core.systems, ProcessSeconds.compile_extra) by the models' depth; the
@@ -15,10 +15,10 @@ directory with history uses the recorded wall times instead.
 from __future__ import annotations
 
 from dlbench.core.modes import FASTEST, mode_class
-from runner.cell.spec import CellSpec
-from runner.models.weights import parameter_count
-from runner.workloads.catalog import device_profile, flops_per_sample, get_workload
-from runner.workloads.real_size import PEAK_GFLOPS
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.models.weights import parameter_count
+from dlbench.runner.workloads.catalog import device_profile, flops_per_sample, get_workload
+from dlbench.runner.workloads.real_size import PEAK_GFLOPS
 
 #: The fraction of the peak a real-size forward pass is assumed to reach (eager paths reach
 #: a third to a half on 2 cores; the estimate is kept on the slow side).
@@ -53,7 +53,7 @@ def forward_seconds(workload: str, samples: float) -> float:
 
 
 def inference_samples(params: dict) -> int:
-    """Forward samples one inference process computes (runner.harness.inference): the first
+    """Forward samples one inference process computes (dlbench.runner.harness.inference): the first
     calls, warm-up, latency calls at batch 1, throughput warm-up, calibration and windows."""
     batch = int(params.get("throughput_batch", 1))
     warmup = int(params.get("warmup_calls", 0))

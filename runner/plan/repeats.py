@@ -1,10 +1,10 @@
 """Repeats: how many independent worker processes measure a cell (the harness's policy,
 one per suite). Inside a process there is one repeat; its timed samples are sub-samples
-(runner.harness.sampling).
+(dlbench.runner.harness.sampling).
 
 Processes per cell at the first look: quick 3 (a preview of a few cells that fits minutes on 2
 cores, not to cite; worker k of a framework measures process k of its cells:
-runner.plan.sharing), standard 3, full 5. The suite's verdict design (dlbench/core/sequential.py) then tops up the
+dlbench.runner.plan.sharing), standard 3, full 5. The suite's verdict design (dlbench/core/sequential.py) then tops up the
 cells of undecided pairs to 6 (standard) or 10 (full) processes (runner/commands/looks.py).
 `--repeats N` sets N for every cell, in one look. Parity is measured by one process whatever
 the suite: whether two frameworks compute the same function does not vary between processes.
@@ -15,7 +15,7 @@ suite's number of processes; run.json records the policy and whether the run is 
 from __future__ import annotations
 
 from dlbench.core.sequential import SUITE_DESIGNS, Design, design_for, single_look
-from runner.plan.sharing import suite_shares
+from dlbench.runner.plan.sharing import suite_shares
 
 #: Worker processes per cell at each suite's first look.
 SUITE_PROCESSES: dict[str, int] = {suite: d.first for suite, d in SUITE_DESIGNS.items()}

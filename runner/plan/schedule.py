@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from runner.cell.spec import CellSpec
+from dlbench.runner.cell.spec import CellSpec
 
 
 def new_seed() -> int:

@@ -26,8 +26,8 @@ warm-up, so a quick run is a preview, not a result.
 from __future__ import annotations
 
 from dlbench.core.modes import FASTEST, mode_class
-from runner.plan.schedule import process_label
-from runner.cell.spec import CellSpec
+from dlbench.runner.plan.schedule import process_label
+from dlbench.runner.cell.spec import CellSpec
 
 #: The cell param saying its mode compiles, for cells whose mode no system declares.
 COMPILES = "compiles"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from runner.cell.spec import CellSpec
+from dlbench.runner.cell.spec import CellSpec
 
 #: Variables dlbench pins for every cell, whatever the caller's shell had.
 PINNED_VARIABLES = (

@@ -1,6 +1,6 @@
 """Run one process of a cell in its own worker process, with a timeout, and turn whatever
 happens into a CellRecord: a process that raises, crashes or hangs becomes a failed record,
-never a lost run. The machine is read before and after (runner.machine.load), and the worker
+never a lost run. The machine is read before and after (dlbench.runner.machine.load), and the worker
 is started so that it dies with its parent (PR_SET_PDEATHSIG on Linux).
 """
 
@@ -18,16 +18,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from runner.process.cellenv import cell_environment
-from runner.experiments import framework_code_path
-from runner.plan.frameworks import missing_modules
-from runner.machine.load import assess, read_load, with_timed_steal
-from runner.process.measure import utc_timestamp
-from runner.cell.outcome import CellOutcome, failed, skipped, unsupported
-from runner.cell.spec import NOT_MEASURED, UNSUPPORTED, CellSpec
-from runner.harness.code_record import PROJECT_ROOT
-from runner.process.stop import raise_if_stop_requested
-from runner.store.run_store import CellRecord
+from dlbench.runner.process.cellenv import cell_environment
+from dlbench.runner.experiments import framework_code_path
+from dlbench.runner.plan.frameworks import missing_modules
+from dlbench.runner.machine.load import assess, read_load, with_timed_steal
+from dlbench.runner.process.measure import utc_timestamp
+from dlbench.runner.cell.outcome import CellOutcome, failed, skipped, unsupported
+from dlbench.runner.cell.spec import NOT_MEASURED, UNSUPPORTED, CellSpec
+from dlbench.runner.harness.code_record import PROJECT_ROOT
+from dlbench.runner.process.stop import raise_if_stop_requested
+from dlbench.runner.store.run_store import CellRecord
 
 STDERR_TAIL_CHARS = 2000
 #: How often a waiting runner checks whether a stop was requested, in seconds.
@@ -61,7 +61,7 @@ def execute_cell(spec: CellSpec, launch: Launch = DEFAULT_LAUNCH) -> CellRecord:
 
 
 def execute_cells(specs: list[CellSpec], launch: Launch = DEFAULT_LAUNCH) -> list[CellRecord]:
-    """Measure `specs` (cells of one framework that may share a process: runner.plan.sharing) in
+    """Measure `specs` (cells of one framework that may share a process: dlbench.runner.plan.sharing) in
     one worker process, one record each (none is started for a cell planned as not
     measured on this device or as unsupported by its framework); the machine's readings before and after the process
     are every record's. A cell the process did not report on (it crashed or timed out
@@ -127,7 +127,7 @@ def _run_worker(specs: list[CellSpec], launch: Launch = DEFAULT_LAUNCH
         for spec, (spec_path, _) in zip(specs, paths, strict=True):
             spec_path.write_text(spec.to_json())
         stderr_path = Path(scratch, "stderr.txt")
-        command = [*launch.prefix, sys.executable, "-m", "runner.process.worker",
+        command = [*launch.prefix, sys.executable, "-m", "dlbench.runner.process.worker",
                    *(str(path) for pair in paths for path in pair)]
         environment = cell_environment(specs[0])
         if launch.environment is not None:

@@ -1,7 +1,7 @@
 """The worker: one OS process measures one cell (or, in the quick suite, several cells of
-one framework: runner.plan.sharing) and writes each outcome as JSON.
+one framework: dlbench.runner.plan.sharing) and writes each outcome as JSON.
 
-Usage: python -m runner.process.worker SPEC.json OUTCOME.json [SPEC.json OUTCOME.json ...]
+Usage: python -m dlbench.runner.process.worker SPEC.json OUTCOME.json [SPEC.json OUTCOME.json ...]
 The parent has already set the environment (threads, backend, pinned flags); the worker
 pins CPU affinity, imports only the framework module each cell needs, and runs the cells in
 the order given, writing each outcome as soon as its cell ends.
@@ -17,12 +17,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from dlbench.core.atomic import atomic_write_bytes
-from runner.experiments import framework_code
-from runner.harness import CellSkipped
-from runner.harness.code_record import imported_project_files
-from runner.process.measure import utc_timestamp
-from runner.cell.outcome import CellOutcome, SharedProcess, failed, skipped
-from runner.cell.spec import CellSpec
+from dlbench.runner.experiments import framework_code
+from dlbench.runner.harness import CellSkipped
+from dlbench.runner.harness.code_record import imported_project_files
+from dlbench.runner.process.measure import utc_timestamp
+from dlbench.runner.cell.outcome import CellOutcome, SharedProcess, failed, skipped
+from dlbench.runner.cell.spec import CellSpec
 
 
 def pin_affinity() -> None:
@@ -55,7 +55,7 @@ def shared_process(position: int, cells: int, started_at: str, wall_s: float) ->
 
 def main(argv: list[str]) -> int:
     if not argv or len(argv) % 2:
-        raise SystemExit("usage: python -m runner.process.worker SPEC.json OUTCOME.json "
+        raise SystemExit("usage: python -m dlbench.runner.process.worker SPEC.json OUTCOME.json "
                          "[SPEC.json OUTCOME.json ...]")
     pairs = [(Path(a), Path(b)) for a, b in zip(argv[0::2], argv[1::2], strict=True)]
     pin_affinity()

@@ -1,6 +1,6 @@
 """Saving a measured process the moment it ends: the code files it imported, then its record
 (the run's tables are rebuilt from the records once per look, and when a run stops or ends:
-runner.commands.run); and what a run does when the filesystem refuses (runner.commands.run
+dlbench.runner.commands.run); and what a run does when the filesystem refuses (dlbench.runner.commands.run
 and the cluster dispatcher)."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from collections.abc import Callable
 
 from dlbench.core.atomic import saving
 from dlbench.core.errors import SaveError
-from runner.harness.code_record import PROJECT_ROOT
-from runner.plan.schedule import process_label
-from runner.store.run_store import CellRecord, RunStore
+from dlbench.runner.harness.code_record import PROJECT_ROOT
+from dlbench.runner.plan.schedule import process_label
+from dlbench.runner.store.run_store import CellRecord, RunStore
 
 
 def persist(store: RunStore, record: CellRecord) -> None:

@@ -21,9 +21,9 @@ from pathlib import Path
 from dlbench.core import layout
 from dlbench.core.atomic import atomic_write_bytes, atomic_write_json
 from dlbench.core.tables import ResultsFileError, read_json, read_table, write_table
-from runner.store.record import CellRecord
-from runner.cell.spec import CellSpec
-from runner.store.tables import cells_frame, observations_frame, processes_frame
+from dlbench.runner.store.record import CellRecord
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.store.tables import cells_frame, observations_frame, processes_frame
 
 __all__ = ["CellRecord", "RunStore", "cells_frame", "observations_frame", "processes_frame"]
 

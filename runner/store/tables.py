@@ -22,8 +22,8 @@ import pandas as pd
 from dlbench.core.schema import CellStatus
 
 if TYPE_CHECKING:
-    from runner.cell.spec import CellSpec
-    from runner.store.record import CellRecord
+    from dlbench.runner.cell.spec import CellSpec
+    from dlbench.runner.store.record import CellRecord
 
 #: When a cell's processes end differently, the cell takes the first of these present.
 STATUS_PRECEDENCE = (CellStatus.FAILED, CellStatus.UNSUPPORTED, CellStatus.SKIPPED,

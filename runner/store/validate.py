@@ -10,7 +10,7 @@ from pathlib import Path
 from dlbench.core import layout
 from dlbench.core.errors import ResultsFileError
 from dlbench.core.tables import read_table
-from runner.store.run_store import RunStore
+from dlbench.runner.store.run_store import RunStore
 
 TABLES = ("cells", "observations", "processes")
 
@@ -39,7 +39,7 @@ def validate_run(run_root: Path, origin: str) -> str:
 
 
 def _check_records(run_root: Path, origin: str) -> None:
-    """Every process record parses as one (runner.store.run_store reads them)."""
+    """Every process record parses as one (dlbench.runner.store.run_store reads them)."""
     store = RunStore(run_root)
     if not list(store.processes_dir.glob("*.json")):
         raise ResultsFileError(f"{origin}: no process records in {run_root.name}/processes/")

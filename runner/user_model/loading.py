@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from runner.user_model.source import ACCEPTED, ModelRequest
+from dlbench.runner.user_model.source import ACCEPTED, ModelRequest
 
 #: Generated inputs: this many samples, drawn from this seed (the same in every process).
 GENERATED_SAMPLES = 64

@@ -1,7 +1,7 @@
 """What every backend's worker does with a user's model: open the cell (the harness's adapter,
 settings, sampler and memory baseline; the model's own saved inputs in place of a dataset),
 check parity against the reference outputs, and time inference and training steps with the
-harness's forward-call protocol (runner.harness.inference) and sampling policy."""
+harness's forward-call protocol (dlbench.runner.harness.inference) and sampling policy."""
 
 from __future__ import annotations
 
@@ -12,18 +12,18 @@ from pathlib import Path
 
 import numpy as np
 
-from runner.cell.outcome import CellOutcome, Fairness, failed
-from runner.cell.spec import CellSpec
-from runner.adapters import Adapter, adapter_for
-from runner.harness import Cell, CellSkipped, cell_manifest, configured_adapter
-from runner.harness.inference import (InferencePlan, Predictor, first_call_seconds,
+from dlbench.runner.cell.outcome import CellOutcome, Fairness, failed
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.adapters import Adapter, adapter_for
+from dlbench.runner.harness import Cell, CellSkipped, cell_manifest, configured_adapter
+from dlbench.runner.harness.inference import (InferencePlan, Predictor, first_call_seconds,
                                       first_large_call, latencies_ms, latency_summary,
                                       throughput)
-from runner.harness.sampling import Sampler
-from runner.process.measure import (NS_PER_S, RetainedMemory, WorkingMemory, clock_ns,
+from dlbench.runner.harness.sampling import Sampler
+from dlbench.runner.process.measure import (NS_PER_S, RetainedMemory, WorkingMemory, clock_ns,
                                     process_memory_kib)
-from runner.user_model.loading import error_line
-from runner.user_model.source import ModelRequest
+from dlbench.runner.user_model.loading import error_line
+from dlbench.runner.user_model.source import ModelRequest
 
 #: Largest max|output - reference| / max|reference| parity accepts: the built-in parity
 #: experiment's tolerance (float32 sums reordered or fused, nothing more).

@@ -19,9 +19,9 @@ from dataclasses import replace
 
 from dlbench.core.modes import same_as
 from dlbench.core.verdict_engine import CONTROL_SUFFIX
-from runner.cell.spec import NOT_MEASURED, CellSpec, FrameworkId
-from runner.experiments import PlanRequest, not_measured_params
-from runner.plan.sharing import COMPILES
+from dlbench.runner.cell.spec import NOT_MEASURED, CellSpec, FrameworkId
+from dlbench.runner.experiments import PlanRequest, not_measured_params
+from dlbench.runner.plan.sharing import COMPILES
 
 PARITY, INFERENCE, TRAINING = "model-parity", "model-inference", "model-training"
 #: Keras backends and the experiments they run (OpenVINO's Keras backend only predicts).

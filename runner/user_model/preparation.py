@@ -1,4 +1,4 @@
-"""The parent's side of preparing a user's model: run runner.user_model.prepare in a process
+"""The parent's side of preparing a user's model: run dlbench.runner.user_model.prepare in a process
 of its own (the runner never imports a framework), into a scratch folder that becomes the
 run's `model/` folder only once the model is known to build and take its inputs."""
 
@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dlbench.core.errors import UsageError
-from runner.plan.frameworks import missing_modules
-from runner.cell.spec import FrameworkId
-from runner.user_model.source import ModelRequest
+from dlbench.runner.plan.frameworks import missing_modules
+from dlbench.runner.cell.spec import FrameworkId
+from dlbench.runner.user_model.source import ModelRequest
 
 PREPARE_TIMEOUT_S = 600.0
 #: The folder of a run that holds the model's weights, inputs and facts.
@@ -52,9 +52,9 @@ def prepare_backend() -> str:
 
 def prepare_model(request: ModelRequest, threads: int) -> Prepared:
     """Build the model once; UsageError (nothing kept) when it cannot be measured as given."""
-    from runner.cell.spec import CellSpec
-    from runner.process.cellenv import cell_environment
-    from runner.process.execute import PROJECT_ROOT
+    from dlbench.runner.cell.spec import CellSpec
+    from dlbench.runner.process.cellenv import cell_environment
+    from dlbench.runner.process.execute import PROJECT_ROOT
 
     folder = Path(tempfile.mkdtemp(prefix="dlbench-model-"))
     (folder / "request.json").write_text(json.dumps(request.to_dict()))
@@ -62,7 +62,7 @@ def prepare_model(request: ModelRequest, threads: int) -> Prepared:
                     repeats=1, threads=threads)
     try:
         completed = subprocess.run(
-            [sys.executable, "-m", "runner.user_model.prepare", str(folder / "request.json"),
+            [sys.executable, "-m", "dlbench.runner.user_model.prepare", str(folder / "request.json"),
              str(folder)], cwd=PROJECT_ROOT, env=cell_environment(spec), capture_output=True,
             text=True, timeout=PREPARE_TIMEOUT_S)
         result_file = folder / "prepared.json"

@@ -1,9 +1,9 @@
 """Build the user's model once, in a process of its own, and keep what every backend's
 worker loads: its weights, the inputs, and the reference outputs parity compares with.
 
-Usage: python -m runner.user_model.prepare REQUEST.json OUT_DIR
+Usage: python -m dlbench.runner.user_model.prepare REQUEST.json OUT_DIR
 Writes OUT_DIR/prepared.json: {"facts": {...}} or {"error": "one line"} (exit status 3).
-The parent (runner.user_model.preparation) turns an error into a usage error, so a model that
+The parent (dlbench.runner.user_model.preparation) turns an error into a usage error, so a model that
 cannot be built, is not a model, or does not take the given shape writes no run at all.
 """
 
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from runner.user_model.loading import (ModelError, build_user_model, count_flops, error_line,
+from dlbench.runner.user_model.loading import (ModelError, build_user_model, count_flops, error_line,
                                        forward, load_inputs, model_kind, save_weights)
-from runner.user_model.source import ModelRequest
+from dlbench.runner.user_model.source import ModelRequest
 
 #: Samples parity compares, and the seed of generated inputs.
 PARITY_SAMPLES = 8

@@ -1,7 +1,7 @@
 """A user's model, as `dlbench run --model` names it: PATH.py:NAME (NAME builds and returns a
 Keras 3 model or a PyTorch nn.Module) or PATH.keras (a saved Keras model), with the inputs it
 is measured on. Everything here is checked without importing a framework, before anything is
-written; runner.user_model.prepare then builds the model once in a process of its own."""
+written; dlbench.runner.user_model.prepare then builds the model once in a process of its own."""
 
 from __future__ import annotations
 

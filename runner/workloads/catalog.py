@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runner.workloads.datasets import Dataset, load_dataset, synthetic_images, synthetic_tokens
-from runner.models import definitions as models
-from runner.models.definitions import ModelDefinition
-from runner.models.flops import dense_flops, forward_flops, same_conv_pool_flops
-from runner.models.weights import Weights, initial_weights, parameter_count
+from dlbench.runner.workloads.datasets import Dataset, load_dataset, synthetic_images, synthetic_tokens
+from dlbench.runner.models import definitions as models
+from dlbench.runner.models.definitions import ModelDefinition
+from dlbench.runner.models.flops import dense_flops, forward_flops, same_conv_pool_flops
+from dlbench.runner.models.weights import Weights, initial_weights, parameter_count
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class Workload:
     hidden: tuple[int, ...] = ()  # dense widths (mlp)
     channels: tuple[int, ...] = ()  # conv widths (cnn), each followed by 2x2 max-pool
     seed: int = 0
-    profiles: tuple[SizeProfile, ...] = ()  # the model families of runner.models
+    profiles: tuple[SizeProfile, ...] = ()  # the model families of dlbench.runner.models
 
 
 def _family(name: str, dataset: str, learning_rate: float, target: float, description: str,
@@ -94,7 +94,7 @@ WORKLOADS: dict[str, Workload] = {
         # The real-size models people deploy, on the CPU too: the GPU sizes above (same
         # definitions, same weight transfer), beside the small models that train to a target
         # and measure per-call overhead. Their suites time inference, export and training
-        # steps on a few samples (runner.workloads.real_size); their tiny size is the tests'.
+        # steps on a few samples (dlbench.runner.workloads.real_size); their tiny size is the tests'.
         _family("resnet50-synthetic", "synthetic-images", 0.05, 0.9,
                 "ResNet-50 (25.6M parameters) on synthetic 224x224x3 images: the "
                 "resnet-synthetic family at its real size, on CPU and GPU",
@@ -139,8 +139,8 @@ def process_seed(workload: Workload, repeat_index: int) -> int:
 def initial_layers(workload: Workload, dataset: Dataset, seed: int | None = None) -> list[Layer]:
     """Glorot-uniform weights and zero biases, drawn from `seed` (the workload's own if None)."""
     if workload.profiles:
-        raise ValueError(f"workload {workload.name!r} is a {workload.model} of runner.models: "
-                         "its weights come from runner.models.weights.initial_weights")
+        raise ValueError(f"workload {workload.name!r} is a {workload.model} of dlbench.runner.models: "
+                         "its weights come from dlbench.runner.models.weights.initial_weights")
     rng = np.random.default_rng((workload.seed if seed is None else seed) + 1000)
     layers: list[Layer] = []
     if workload.model == "mlp":
@@ -180,7 +180,7 @@ def get_workload(name: str) -> Workload:
         ) from None
 
 
-#: Training samples a runner.models workload generates, by data size ("small": the size
+#: Training samples a dlbench.runner.models workload generates, by data size ("small": the size
 #: profile's own small_samples, a CPU suite's few dozen steps an epoch).
 MODEL_TRAIN_SAMPLES = {"": 2048, "small": 0, "large": 8192}
 
@@ -188,7 +188,7 @@ MODEL_TRAIN_SAMPLES = {"": 2048, "small": 0, "large": 8192}
 def load_workload_data(workload: Workload, data_dir: str = "", *, size: str = "",
                        device: str = "cpu", profile: str = "") -> Dataset:
     """The dataset a workload trains on (size selects the synthetic data's sample count; a
-    runner.models workload's data takes the input size of the device's profile, or of
+    dlbench.runner.models workload's data takes the input size of the device's profile, or of
     `profile`, whose tiny size trains on 256 samples)."""
     if workload.profiles:
         if size not in MODEL_TRAIN_SAMPLES:
@@ -202,7 +202,7 @@ def load_workload_data(workload: Workload, data_dir: str = "", *, size: str = ""
 
 @dataclass(frozen=True)
 class ModelStart:
-    """The initial state of a runner.models workload: its definition at one size profile and
+    """The initial state of a dlbench.runner.models workload: its definition at one size profile and
     the shared initial weights (what the adapters' builders take in place of `layers`)."""
 
     definition: ModelDefinition
@@ -221,7 +221,7 @@ def size_profile(workload: Workload, name: str) -> SizeProfile:
     for profile in workload.profiles:
         if profile.name == name:
             return profile
-    valid = ", ".join(p.name for p in workload.profiles) or "none (not a runner.models workload)"
+    valid = ", ".join(p.name for p in workload.profiles) or "none (not a dlbench.runner.models workload)"
     raise ValueError(f"workload {workload.name!r} has no size profile {name!r}; valid: {valid}")
 
 
@@ -232,7 +232,7 @@ def device_profile(workload: Workload, device: str, profile: str = "") -> SizePr
 
 
 def device_batch_size(workload: Workload, device: str) -> int:
-    """The batch a workload trains with on `device`: its size profile's for a runner.models
+    """The batch a workload trains with on `device`: its size profile's for a dlbench.runner.models
     workload (ResNet-50's on a GPU), else the workload's own."""
     return device_profile(workload, device).batch_size if workload.profiles \
         else workload.batch_size
@@ -262,7 +262,7 @@ DATASET_SHAPES = {"digits": (8, 8, 1), "synthetic-images": (32, 32, 3), "mnist":
 
 def flops_per_sample(name: str, device: str = "cpu", profile: str = "") -> int:
     """Forward FLOPs of one sample of workload `name` at the size it runs on `device`
-    (runner.models.flops: 2 x MACs of every matrix product)."""
+    (dlbench.runner.models.flops: 2 x MACs of every matrix product)."""
     workload = get_workload(name)
     if workload.profiles:
         return forward_flops(device_profile(workload, device, profile).definition)

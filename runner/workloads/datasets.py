@@ -51,7 +51,7 @@ def load_dataset(name: str, data_dir: str = "", size: str = "") -> Dataset:
         return load_mnist_npz(Path(data_dir)) if name == "mnist" else load_cifar10(Path(data_dir))
     if name == "synthetic-tokens":
         raise DatasetError("synthetic-tokens are generated at a model's sequence length and "
-                           "vocabulary: use runner.workloads.catalog.profile_data")
+                           "vocabulary: use dlbench.runner.workloads.catalog.profile_data")
     raise DatasetError(f"unknown dataset {name!r}; valid: {', '.join(DATASETS)}")
 
 

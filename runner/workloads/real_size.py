@@ -10,9 +10,9 @@ measured peak (`serving_call_s`): a bulk call, not per-call overhead.
 
 from __future__ import annotations
 
-from runner.workloads.catalog import flops_per_sample
+from dlbench.runner.workloads.catalog import flops_per_sample
 
-#: The real-size workloads (runner.workloads.catalog), each the GPU size of a small model's
+#: The real-size workloads (dlbench.runner.workloads.catalog), each the GPU size of a small model's
 #: family with the same weight transfer.
 REAL_SIZE_WORKLOADS: tuple[str, ...] = ("resnet50-synthetic", "bert-base-tokens")
 
@@ -25,7 +25,7 @@ MIN_SERVING_CALL_S = 0.1
 #: already last 32 ms and 86 ms at the peak.
 SERVING_BATCH: dict[str, int] = {"resnet50-synthetic": 8, "bert-base-tokens": 4}
 
-#: The calls one real-size inference process makes (runner.harness.inference.InferencePlan):
+#: The calls one real-size inference process makes (dlbench.runner.harness.inference.InferencePlan):
 #: every call is long, so a few suffice; the data are the profile's small sample set.
 INFERENCE_CALLS = {"warmup_calls": 2, "latency_calls": 20, "throughput_samples": 3,
                    "latency_budget_s": 10.0}
@@ -38,7 +38,7 @@ TIMEOUT_S = 1200.0
 
 
 #: What the standard suite on 2 CPU cores leaves of the real-size inference cells to the full
-#: suite, to stay within its 150 minutes (runner.plan.real_size_estimate): (workload,
+#: suite, to stay within its 150 minutes (dlbench.runner.plan.real_size_estimate): (workload,
 #: system, mode; "*" for every production mode) -> why. ResNet-50 answers the production
 #: question in every system, Keras' jit_compile on torch included.
 STANDARD_CPU_CUTS: dict[tuple[str, str, str], str] = {

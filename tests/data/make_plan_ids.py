@@ -18,8 +18,8 @@ SNAPSHOT = Path(__file__).with_name("plan_ids.json")
 def suite_plans() -> dict[str, list[list]]:
     """suite:device -> [cell_id, config_id, processes] for every planned cell, in order."""
     from dlbench.core.identity import config_id
-    from runner.experiments import SUITES
-    from runner.plan.cells import RunRequest, plan_cells
+    from dlbench.runner.experiments import SUITES
+    from dlbench.runner.plan.cells import RunRequest, plan_cells
 
     plans = {}
     for suite in SUITES:

@@ -13,14 +13,14 @@ from __future__ import annotations
 import math
 
 from dlbench.core.systems import SYSTEMS
-from runner.experiments import Experiment, PlanRequest, suite_grid, unsupported_params
-from runner.cell.spec import CellSpec
+from dlbench.runner.experiments import Experiment, PlanRequest, suite_grid, unsupported_params
+from dlbench.runner.cell.spec import CellSpec
 
 #: The data-parallel strategies each system offers, as cell modes (dlbench.core.systems).
 STRATEGIES: dict[str, tuple[str, ...]] = {s.name: s.data_parallel for s in SYSTEMS}
 
 #: Per suite: workloads with epochs, and strategies left out (processes per cell:
-#: runner.plan.repeats). Every N-worker cell
+#: dlbench.runner.plan.repeats). Every N-worker cell
 #: measures its own 1-worker baseline, so quick plans only N = 2; quick also leaves out
 #: MultiWorkerMirroredStrategy, whose worker processes each pay TensorFlow's import.
 GRID: dict[str, dict] = {
@@ -37,7 +37,7 @@ MAX_CPU_WORKERS = 8
 def worker_counts(suite: str, device: str) -> list[int]:
     """1 (unless quick), 2, 4, ... up to every GPU on a GPU machine or the cores on a CPU."""
     if device == "cuda":
-        from runner.machine.environment import gpu_facts
+        from dlbench.runner.machine.environment import gpu_facts
 
         most = max(1, len(gpu_facts()))
     else:
@@ -63,7 +63,7 @@ def global_batch(batch_size: int, counts: list[int]) -> int:
 
 def plan(request: PlanRequest) -> list[CellSpec]:
     """One cell per workload, framework, strategy and worker count."""
-    from runner.workloads.catalog import get_workload
+    from dlbench.runner.workloads.catalog import get_workload
 
     grid = suite_grid(GRID, request)
     counts = worker_counts(request.suite, request.device)

@@ -10,14 +10,14 @@ from __future__ import annotations
 import os
 from contextlib import AbstractContextManager
 
-from runner.adapters.keras import compile_model
-from runner.experiments.data_parallel.protocol import (EpochPlan, StrategyUnsupported,
+from dlbench.runner.adapters.keras import compile_model
+from dlbench.runner.experiments.data_parallel.protocol import (EpochPlan, StrategyUnsupported,
                                                        TrainingRun, dp_fairness, epoch_plan,
                                                        measure_data_parallel)
-from runner.harness import Cell, open_cell
-from runner.process.measure import NS_PER_S, clock_ns
-from runner.cell.outcome import CellOutcome
-from runner.cell.spec import CellSpec
+from dlbench.runner.harness import Cell, open_cell
+from dlbench.runner.process.measure import NS_PER_S, clock_ns
+from dlbench.runner.cell.outcome import CellOutcome
+from dlbench.runner.cell.spec import CellSpec
 
 
 def prepare_devices(spec: CellSpec) -> None:

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dlbench.core.schema import CellStatus
-from runner.harness import Cell, cell_manifest
-from runner.cell.outcome import CellOutcome, Fairness, Observation
-from runner.cell.spec import CellSpec
-from runner.workloads.catalog import epoch_order
+from dlbench.runner.harness import Cell, cell_manifest
+from dlbench.runner.cell.outcome import CellOutcome, Fairness, Observation
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads.catalog import epoch_order
 
 #: An N-worker run must reach the 1-worker run's final test accuracy within this
 #: (absolute fraction): both compute the same averaged gradient of the same global batch,
@@ -79,7 +79,7 @@ class EpochPlan:
 
 
 def epoch_plan(n: int, global_batch: int, epochs: int, seed: int) -> EpochPlan:
-    """The shared epoch order (runner.workloads.catalog.epoch_order) cut into whole global
+    """The shared epoch order (dlbench.runner.workloads.catalog.epoch_order) cut into whole global
     batches."""
     steps = n // global_batch
     return EpochPlan(np.stack([

@@ -16,16 +16,16 @@ import torch.multiprocessing as mp
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from runner.adapters.pytorch import TorchAdapter, to_tensor
-from runner.experiments.data_parallel.protocol import (EpochPlan, TrainingRun, dp_fairness,
+from dlbench.runner.adapters.pytorch import TorchAdapter, to_tensor
+from dlbench.runner.experiments.data_parallel.protocol import (EpochPlan, TrainingRun, dp_fairness,
                                                        epoch_plan, free_port,
                                                        measure_data_parallel, replica_threads,
                                                        shard)
-from runner.harness import open_cell
-from runner.harness.data import CellData
-from runner.process.measure import NS_PER_S, clock_ns
-from runner.cell.outcome import CellOutcome
-from runner.cell.spec import CellSpec
+from dlbench.runner.harness import open_cell
+from dlbench.runner.harness.data import CellData
+from dlbench.runner.process.measure import NS_PER_S, clock_ns
+from dlbench.runner.cell.outcome import CellOutcome
+from dlbench.runner.cell.spec import CellSpec
 
 
 def train_replica(rank: int, workers: int, port: int, spec: CellSpec, data: CellData,

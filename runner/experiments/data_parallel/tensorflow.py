@@ -15,15 +15,15 @@ from dataclasses import replace
 import numpy as np
 import tensorflow as tf
 
-from runner.adapters.tensorflow import TfAdapter
-from runner.experiments.data_parallel.protocol import (EpochPlan, TrainingRun, dp_fairness,
+from dlbench.runner.adapters.tensorflow import TfAdapter
+from dlbench.runner.experiments.data_parallel.protocol import (EpochPlan, TrainingRun, dp_fairness,
                                                        epoch_plan, first_report, free_port,
                                                        measure_data_parallel, replica_threads)
-from runner.harness import Cell, open_cell
-from runner.harness.data import CellData
-from runner.process.measure import NS_PER_S, clock_ns
-from runner.cell.outcome import CellOutcome
-from runner.cell.spec import CellSpec
+from dlbench.runner.harness import Cell, open_cell
+from dlbench.runner.harness.data import CellData
+from dlbench.runner.process.measure import NS_PER_S, clock_ns
+from dlbench.runner.cell.outcome import CellOutcome
+from dlbench.runner.cell.spec import CellSpec
 
 
 def _first_replica_updates(next_creator, **kwargs):

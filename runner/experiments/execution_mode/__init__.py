@@ -6,9 +6,9 @@ from __future__ import annotations
 from dlbench.core.modes import MODES as MODE_MATRIX
 from dlbench.core.modes import OTHER, measured, mode_class
 from dlbench.core.systems import frameworks
-from runner.experiments import (MODEL_WORKLOADS, Experiment, PlanRequest, not_measured_params,
+from dlbench.runner.experiments import (MODEL_WORKLOADS, Experiment, PlanRequest, not_measured_params,
                                 suite_grid)
-from runner.cell.spec import CellSpec, FrameworkId
+from dlbench.runner.cell.spec import CellSpec, FrameworkId
 
 #: Each framework's eager mode first, then its graph/compiled modes.
 MODES: dict[str, tuple[str, ...]] = {
@@ -22,7 +22,7 @@ MODES: dict[str, tuple[str, ...]] = {
 #: full, and standard on a GPU, run every other mode as its own cell.
 DUPLICATES = {(name, framework.eager_baseline) for name, framework in frameworks().items()}
 
-#: Per suite (processes per cell: runner.plan.repeats): workloads, and per mode the calibrated
+#: Per suite (processes per cell: dlbench.runner.plan.repeats): workloads, and per mode the calibrated
 #: windows of steady steps and the distinct batches they cycle over. Standard (on a GPU) and
 #: full measure the ResNet, Transformer and LSTM too.
 GRID: dict[str, dict] = {
@@ -54,9 +54,9 @@ def modes(request: PlanRequest, framework: FrameworkId) -> list[str]:
 
 def plan(request: PlanRequest) -> list[CellSpec]:
     """One cell per workload, framework and mode, at the workload's batch size (a
-    runner.models workload's at the device's size profile, as in training). A mode too
+    dlbench.runner.models workload's at the device's size profile, as in training). A mode too
     slow for the suite on this device is a cell that says so (not measured)."""
-    from runner.workloads.catalog import device_batch_size, get_workload
+    from dlbench.runner.workloads.catalog import device_batch_size, get_workload
 
     grid = suite_grid(GRID, request)
     cells = []

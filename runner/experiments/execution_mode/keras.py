@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from runner.adapters.keras import KerasAdapter, KerasTrainer
-from runner.experiments.execution_mode.protocol import execution_fairness, measure_execution_mode
-from runner.harness import open_cell
-from runner.cell.outcome import CellOutcome
-from runner.cell.spec import CellSpec
-from runner.workloads.catalog import Workload
+from dlbench.runner.adapters.keras import KerasAdapter, KerasTrainer
+from dlbench.runner.experiments.execution_mode.protocol import execution_fairness, measure_execution_mode
+from dlbench.runner.harness import open_cell
+from dlbench.runner.cell.outcome import CellOutcome
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads.catalog import Workload
 
 #: Mode name -> the compile() options it stands for.
 COMPILE_OPTIONS: dict[str, dict] = {

@@ -5,7 +5,7 @@ A framework supplies a `Stepper` for the cell's mode and, for graph/compiled mod
 for its eager mode; this module owns the batches, the clock and the metrics, so every
 mode is timed alike. In each mode the first step of a fresh model is timed alone (it
 includes tracing/compilation); steady steps are timed in calibrated windows
-(runner.harness.sampling). The mode then compiles a second fresh model in the same
+(dlbench.runner.harness.sampling). The mode then compiles a second fresh model in the same
 process: its first step gives the warm compile time, the first one the cold time (the
 adapter starts every process with empty compiler caches). In a mode that compiles,
 `compile_memory` is what its cold first step leaves resident beyond what the eager
@@ -23,10 +23,10 @@ from typing import Protocol
 import numpy as np
 
 from dlbench.core.modes import compiles
-from runner.harness import Cell
-from runner.process.measure import NS_PER_MS, RetainedMemory, clock_ns
-from runner.cell.outcome import CellOutcome, Fairness
-from runner.workloads.catalog import Layer, epoch_order
+from dlbench.runner.harness import Cell
+from dlbench.runner.process.measure import NS_PER_MS, RetainedMemory, clock_ns
+from dlbench.runner.cell.outcome import CellOutcome, Fairness
+from dlbench.runner.workloads.catalog import Layer, epoch_order
 
 WARMUP_STEPS = 3
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from runner.adapters.pytorch import TorchTrainer
-from runner.experiments.execution_mode.protocol import execution_fairness, measure_execution_mode
-from runner.harness import open_cell
-from runner.cell.outcome import CellOutcome
-from runner.cell.spec import CellSpec
-from runner.workloads.catalog import Layer
+from dlbench.runner.adapters.pytorch import TorchTrainer
+from dlbench.runner.experiments.execution_mode.protocol import execution_fairness, measure_execution_mode
+from dlbench.runner.harness import open_cell
+from dlbench.runner.cell.outcome import CellOutcome
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads.catalog import Layer
 
 
 class TorchStepper(TorchTrainer):

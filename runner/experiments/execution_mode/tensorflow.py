@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from runner.adapters.tensorflow import TfAdapter, TfTrainer
-from runner.experiments.execution_mode.protocol import execution_fairness, measure_execution_mode
-from runner.harness import open_cell
-from runner.cell.outcome import CellOutcome
-from runner.cell.spec import CellSpec
-from runner.workloads.catalog import Layer, Workload
+from dlbench.runner.adapters.tensorflow import TfAdapter, TfTrainer
+from dlbench.runner.experiments.execution_mode.protocol import execution_fairness, measure_execution_mode
+from dlbench.runner.harness import open_cell
+from dlbench.runner.cell.outcome import CellOutcome
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads.catalog import Layer, Workload
 
 COMPILE_MODES = {
     "eager": "eager (the train step runs op by op)",

@@ -11,9 +11,9 @@ every one of them has.
 from __future__ import annotations
 
 from dlbench.core.systems import SYSTEMS
-from runner.experiments import MODEL_WORKLOADS, Experiment, PlanRequest, suite_grid
-from runner.cell.spec import CellSpec
-from runner.workloads import real_size
+from dlbench.runner.experiments import MODEL_WORKLOADS, Experiment, PlanRequest, suite_grid
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads import real_size
 
 #: Every export path per system, and the smaller suites' subsets, from each system's
 #: declaration (dlbench.core.systems). Keras: the formats model.export offers on that backend
@@ -58,7 +58,7 @@ GRID: dict[str, dict] = {
 
 def plan(request: PlanRequest) -> list[CellSpec]:
     """One CPU cell per workload, framework and export path."""
-    from runner.workloads.catalog import get_workload
+    from dlbench.runner.workloads.catalog import get_workload
 
     grid = suite_grid(GRID, request)
     real = grid.get("real_size", {})

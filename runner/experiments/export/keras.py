@@ -7,14 +7,14 @@ from pathlib import Path
 
 import numpy as np
 
-from runner.experiments.export.protocol import (ExportPath, artifact_shift, export_fairness,
+from dlbench.runner.experiments.export.protocol import (ExportPath, artifact_shift, export_fairness,
                                                 measure_export, missing_package)
-from runner.experiments.export.runtimes import (litert_predict, litert_runtime_name,
+from dlbench.runner.experiments.export.runtimes import (litert_predict, litert_runtime_name,
                                                 onnxruntime_predict, openvino_predict,
                                                 saved_model_predict, torch_program_predict)
-from runner.harness import open_cell
-from runner.cell.outcome import CellOutcome
-from runner.cell.spec import CellSpec
+from dlbench.runner.harness import open_cell
+from dlbench.runner.cell.outcome import CellOutcome
+from dlbench.runner.cell.spec import CellSpec
 
 #: (backend, format) -> the optional package Keras' exporter imports for it.
 NEEDS = {

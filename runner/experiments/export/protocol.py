@@ -2,7 +2,7 @@
 
 A framework supplies an `ExportPath` (how to write the artifact, how to load it back into
 its own runtime) and the eager model's outputs. This module owns the temp directory, the
-clock, the parity check and the runtime timing (calibrated windows, runner.harness.sampling),
+clock, the parity check and the runtime timing (calibrated windows, dlbench.runner.harness.sampling),
 and turns any failure into a recorded "fails: <error>" result instead of stopping the run.
 Each worker process is one repeat.
 """
@@ -19,11 +19,11 @@ from pathlib import Path
 import numpy as np
 
 from dlbench.core.schema import CellStatus
-from runner.experiments.export.runtimes import Predict, artifact_size_mib
-from runner.harness import Cell, CellSkipped
-from runner.harness.data import CellData
-from runner.process.measure import NS_PER_S, clock_ns
-from runner.cell.outcome import CellOutcome, Fairness, Observation
+from dlbench.runner.experiments.export.runtimes import Predict, artifact_size_mib
+from dlbench.runner.harness import Cell, CellSkipped
+from dlbench.runner.harness.data import CellData
+from dlbench.runner.process.measure import NS_PER_S, clock_ns
+from dlbench.runner.cell.outcome import CellOutcome, Fairness, Observation
 
 #: Largest |artifact - eager| accepted on float32 logits of order 1: runtimes may reorder
 #: and fuse float32 sums (observed differences are around 1e-6), nothing more.

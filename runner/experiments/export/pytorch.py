@@ -9,14 +9,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from runner.adapters.pytorch import to_tensor
-from runner.experiments.export.protocol import (ExportPath, artifact_shift, export_fairness,
+from dlbench.runner.adapters.pytorch import to_tensor
+from dlbench.runner.experiments.export.protocol import (ExportPath, artifact_shift, export_fairness,
                                                 measure_export, missing_package)
-from runner.experiments.export.runtimes import (Predict, onnxruntime_predict, openvino_predict,
+from dlbench.runner.experiments.export.runtimes import (Predict, onnxruntime_predict, openvino_predict,
                                                 torch_program_predict)
-from runner.harness import open_cell
-from runner.cell.outcome import CellOutcome
-from runner.cell.spec import CellSpec
+from dlbench.runner.harness import open_cell
+from dlbench.runner.cell.outcome import CellOutcome
+from dlbench.runner.cell.spec import CellSpec
 
 
 def eager_predict(model: torch.nn.Module) -> Predict:

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 from dlbench.core.modes import DEFAULT, FASTEST, OTHER, measured, mode_class, modes
-from runner.experiments import (
+from dlbench.runner.experiments import (
     MODEL_WORKLOADS,
     Experiment,
     PlanRequest,
     not_measured_params,
     suite_grid,
 )
-from runner.cell.spec import NOT_MEASURED, CellSpec, FrameworkId
-from runner.workloads import real_size
-from runner.workloads.real_size import REAL_SIZE_WORKLOADS
+from dlbench.runner.cell.spec import NOT_MEASURED, CellSpec, FrameworkId
+from dlbench.runner.workloads import real_size
+from dlbench.runner.workloads.real_size import REAL_SIZE_WORKLOADS
 
 #: Per suite: workloads and the calls one process makes (processes per cell:
-#: runner.plan.repeats).
+#: dlbench.runner.plan.repeats).
 GRID: dict[str, dict] = {
     "quick": {"workloads": ["mlp-digits"],
               "params": {"warmup_calls": 10, "latency_calls": 200, "throughput_batch": 512,

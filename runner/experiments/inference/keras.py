@@ -11,12 +11,12 @@ from dataclasses import replace
 
 import numpy as np
 
-from runner.adapters.keras import KerasAdapter, compile_model
-from runner.experiments.inference.protocol import inference_fairness, measure_inference
-from runner.harness import open_cell
-from runner.cell.outcome import CellOutcome
-from runner.cell.spec import CellSpec
-from runner.workloads.catalog import Workload
+from dlbench.runner.adapters.keras import KerasAdapter, compile_model
+from dlbench.runner.experiments.inference.protocol import inference_fairness, measure_inference
+from dlbench.runner.harness import open_cell
+from dlbench.runner.cell.outcome import CellOutcome
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads.catalog import Workload
 
 
 class KerasCallPredictor:

@@ -1,6 +1,6 @@
 """The inference protocol, shared by every framework's inference code.
 
-A framework supplies a `Predictor` (runner.harness.inference: its model and one forward
+A framework supplies a `Predictor` (dlbench.runner.harness.inference: its model and one forward
 call in one mode); the harness owns the inputs, the clock, warm-up and the metrics, so every
 framework and mode is timed alike: batch-1 latency over many single calls, and throughput
 at a large batch over calibrated windows. Each worker process is one repeat.
@@ -14,12 +14,12 @@ no compilation; in a mode that compiles, `compile_memory` is what the first call
 from __future__ import annotations
 
 from dlbench.core.modes import compiles
-from runner.harness import Cell
-from runner.harness.inference import (InferencePlan, Predictor, first_call_seconds,
+from dlbench.runner.harness import Cell
+from dlbench.runner.harness.inference import (InferencePlan, Predictor, first_call_seconds,
                                       first_large_call, latencies_ms, latency_summary,
                                       throughput)
-from runner.process.measure import RetainedMemory, WorkingMemory
-from runner.cell.outcome import CellOutcome, Fairness
+from dlbench.runner.process.measure import RetainedMemory, WorkingMemory
+from dlbench.runner.cell.outcome import CellOutcome, Fairness
 
 
 def measure_inference(cell: Cell, predictor: Predictor, fairness: Fairness) -> CellOutcome:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from runner.adapters.pytorch import TorchAdapter
-from runner.experiments.inference.protocol import inference_fairness, measure_inference
-from runner.harness import open_cell
-from runner.cell.outcome import CellOutcome
-from runner.cell.spec import CellSpec
+from dlbench.runner.adapters.pytorch import TorchAdapter
+from dlbench.runner.experiments.inference.protocol import inference_fairness, measure_inference
+from dlbench.runner.harness import open_cell
+from dlbench.runner.cell.outcome import CellOutcome
+from dlbench.runner.cell.spec import CellSpec
 
 
 class TorchPredictor:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from runner.adapters.tensorflow import TfAdapter, TfForwardCalls, TfModel, input_dtype
-from runner.experiments.inference.protocol import inference_fairness, measure_inference
-from runner.harness import open_cell
-from runner.cell.outcome import CellOutcome
-from runner.cell.spec import CellSpec
+from dlbench.runner.adapters.tensorflow import TfAdapter, TfForwardCalls, TfModel, input_dtype
+from dlbench.runner.experiments.inference.protocol import inference_fairness, measure_inference
+from dlbench.runner.harness import open_cell
+from dlbench.runner.cell.outcome import CellOutcome
+from dlbench.runner.cell.spec import CellSpec
 
 
 COMPILE_MODES = {

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from runner.experiments import Experiment, PlanRequest, suite_grid
-from runner.cell.spec import CellSpec
+from dlbench.runner.experiments import Experiment, PlanRequest, suite_grid
+from dlbench.runner.cell.spec import CellSpec
 
-#: The runner.models families (checked at their tiny size, on generated inputs).
+#: The dlbench.runner.models families (checked at their tiny size, on generated inputs).
 MODEL_WORKLOADS = ["resnet-synthetic", "transformer-tokens", "lstm-tokens"]
 #: Per suite: the workloads checked. Parity is deterministic: one repeat per cell.
 GRID: dict[str, dict] = {
@@ -19,8 +19,8 @@ GRID: dict[str, dict] = {
 
 def plan(request: PlanRequest) -> list[CellSpec]:
     """One fp32 cell per workload and framework, the workload's batch size as step batch
-    (a runner.models family: its tiny size profile's)."""
-    from runner.workloads.catalog import get_workload, size_profile
+    (a dlbench.runner.models family: its tiny size profile's)."""
+    from dlbench.runner.workloads.catalog import get_workload, size_profile
 
     cells = []
     for name in request.workloads or suite_grid(GRID, request)["workloads"]:

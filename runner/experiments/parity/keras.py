@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from runner.adapters.keras import KerasTrainer
-from runner.experiments.parity.model_protocol import ModelCase, run_parity_cell
-from runner.models.weights import Weights
-from runner.cell.outcome import CellOutcome
-from runner.cell.spec import CellSpec
-from runner.workloads.catalog import Layer
+from dlbench.runner.adapters.keras import KerasTrainer
+from dlbench.runner.experiments.parity.model_protocol import ModelCase, run_parity_cell
+from dlbench.runner.models.weights import Weights
+from dlbench.runner.cell.outcome import CellOutcome
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads.catalog import Layer
 
 
 class KerasParity:
@@ -34,7 +34,7 @@ class KerasParity:
         return f"Keras defaults on {trainer.adapter.spec.backend}: {trainer.describe()}"
 
     def build_model(self, spec: CellSpec, case: ModelCase):
-        from runner.models import keras as models
+        from dlbench.runner.models import keras as models
 
         return models.build(case.definition, case.framework_weights, case.conventions)
 
@@ -44,7 +44,7 @@ class KerasParity:
         return keras.ops.convert_to_numpy(model(x, training=False))
 
     def model_weights(self, model, case: ModelCase) -> Weights:
-        from runner.models import keras as models
+        from dlbench.runner.models import keras as models
 
         return models.read_weights(model, case.definition)
 

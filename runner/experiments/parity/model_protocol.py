@@ -1,4 +1,4 @@
-"""Parity of the runner.models families: a forward pass and one optimizer step in training
+"""Parity of the dlbench.runner.models families: a forward pass and one optimizer step in training
 mode, at the workload's tiny size, judged against the float64 reference.
 
 Checked per framework: inference-mode logits; the training-mode loss of the step batch;
@@ -17,19 +17,19 @@ from typing import Any, Protocol
 import numpy as np
 
 from dlbench.core.schema import CellStatus
-from runner.workloads.datasets import synthetic_images, synthetic_tokens
-from runner.experiments.parity import model_reference as reference
-from runner.experiments.parity.protocol import (TOLERANCE, ParityFramework, parity_manifest,
+from dlbench.runner.workloads.datasets import synthetic_images, synthetic_tokens
+from dlbench.runner.experiments.parity import model_reference as reference
+from dlbench.runner.experiments.parity.protocol import (TOLERANCE, ParityFramework, parity_manifest,
                                                 run_parity)
-from runner.harness import configured_adapter
-from runner.models.conventions import (CONVENTIONS, RUNNING_VARIANCE, Conventions,
+from dlbench.runner.harness import configured_adapter
+from dlbench.runner.models.conventions import (CONVENTIONS, RUNNING_VARIANCE, Conventions,
                                        check_perturbation, fairness_note, perturbed,
                                        perturbed_weights)
-from runner.models.definitions import ModelDefinition
-from runner.models.weights import Weights, initial_weights, trainable
-from runner.cell.outcome import CellOutcome, Fairness, Observation
-from runner.cell.spec import CellSpec
-from runner.workloads.catalog import Workload, get_workload, size_profile
+from dlbench.runner.models.definitions import ModelDefinition
+from dlbench.runner.models.weights import Weights, initial_weights, trainable
+from dlbench.runner.cell.outcome import CellOutcome, Fairness, Observation
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads.catalog import Workload, get_workload, size_profile
 
 #: Inputs of the inference-mode comparison.
 FORWARD_INPUTS = 8
@@ -40,7 +40,7 @@ SAMPLED_ENTRIES = 64
 
 
 def is_model_workload(name: str) -> bool:
-    """Whether a workload is one of the runner.models families."""
+    """Whether a workload is one of the dlbench.runner.models families."""
     return bool(get_workload(name).profiles)
 
 
@@ -69,7 +69,7 @@ class ModelResult:
 
 
 class ModelParityFramework(Protocol):
-    """What a framework supplies to `run_model_parity` for the runner.models families."""
+    """What a framework supplies to `run_model_parity` for the dlbench.runner.models families."""
 
     def build_model(self, spec: CellSpec, case: ModelCase) -> Any:
         """The definition holding case.framework_weights under case.conventions, on the
@@ -90,11 +90,11 @@ class ModelParityFramework(Protocol):
 
 
 class ParityHooks(ParityFramework, ModelParityFramework, Protocol):
-    """Both sets of a framework's parity hooks: mlp/cnn and the runner.models families."""
+    """Both sets of a framework's parity hooks: mlp/cnn and the dlbench.runner.models families."""
 
 
 def run_parity_cell(spec: CellSpec, framework: ParityHooks) -> CellOutcome:
-    """A framework's parity cell: the runner.models families' sequence or the mlp/cnn one
+    """A framework's parity cell: the dlbench.runner.models families' sequence or the mlp/cnn one
     (chosen here, as this module builds on the mlp/cnn protocol)."""
     if is_model_workload(spec.workload):
         return run_model_parity(spec, framework)
@@ -102,7 +102,7 @@ def run_parity_cell(spec: CellSpec, framework: ParityHooks) -> CellOutcome:
 
 
 def run_model_parity(spec: CellSpec, framework: ModelParityFramework) -> CellOutcome:
-    """The parity sequence of a runner.models family: inference-mode logits, the weights,
+    """The parity sequence of a dlbench.runner.models family: inference-mode logits, the weights,
     one training-mode step, the weights again, judged against the float64 reference."""
     settings = configured_adapter(spec)[1]
     case = model_case(spec)

@@ -1,6 +1,6 @@
-"""A float64 NumPy forward pass of the runner.models families: the parity yardstick.
+"""A float64 NumPy forward pass of the dlbench.runner.models families: the parity yardstick.
 
-It follows the equalised conventions (runner.models.conventions) and the canonical layouts;
+It follows the equalised conventions (dlbench.runner.models.conventions) and the canonical layouts;
 in training mode BatchNorm normalises with the batch statistics and returns the updated
 running statistics, the running variance in the convention the framework under test uses.
 Gradients are not written out: parity checks an optimizer step through directional
@@ -14,11 +14,11 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from runner.models.conventions import CONVENTIONS, Conventions
-from runner.models.families import family_of
-from runner.models.definitions import (LstmDefinition, ModelDefinition, ResNetDefinition,
+from dlbench.runner.models.conventions import CONVENTIONS, Conventions
+from dlbench.runner.models.families import family_of
+from dlbench.runner.models.definitions import (LstmDefinition, ModelDefinition, ResNetDefinition,
                                        TransformerDefinition, block_convs, residual_blocks)
-from runner.models.weights import Weights
+from dlbench.runner.models.weights import Weights
 
 _erf = np.vectorize(math.erf)
 

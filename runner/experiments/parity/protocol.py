@@ -15,13 +15,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from runner.experiments.parity import reference
-from runner.harness import Cell, cell_manifest, open_cell
-from runner.harness.data import CellData
-from runner.harness.training import Trainer
-from runner.cell.outcome import CellOutcome, Fairness
-from runner.cell.spec import CellSpec
-from runner.workloads.catalog import Layer, get_workload
+from dlbench.runner.experiments.parity import reference
+from dlbench.runner.harness import Cell, cell_manifest, open_cell
+from dlbench.runner.harness.data import CellData
+from dlbench.runner.harness.training import Trainer
+from dlbench.runner.cell.outcome import CellOutcome, Fairness
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads.catalog import Layer, get_workload
 
 #: Fixed inputs for the forward comparison: the first test samples.
 FORWARD_INPUTS = 32
@@ -74,7 +74,7 @@ class ParityFramework(Protocol):
 def run_parity(spec: CellSpec, framework: ParityFramework) -> CellOutcome:
     """The parity sequence of every framework on an mlp or cnn workload: the transferred
     weights in, inference-mode logits, the weights, one optimizer step, the weights again
-    (model_protocol.run_parity_cell picks this or the runner.models families' sequence)."""
+    (model_protocol.run_parity_cell picks this or the dlbench.runner.models families' sequence)."""
     cell = open_cell(spec)
     case = parity_case(cell)
     trainer = framework.trainer_class(cell.adapter, cell.data.workload, cell.data.input_shape)

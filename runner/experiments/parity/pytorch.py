@@ -6,12 +6,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from runner.adapters.pytorch import TorchTrainer
-from runner.experiments.parity.model_protocol import ModelCase, run_parity_cell
-from runner.models.weights import Weights
-from runner.cell.outcome import CellOutcome
-from runner.cell.spec import CellSpec
-from runner.workloads.catalog import Layer
+from dlbench.runner.adapters.pytorch import TorchTrainer
+from dlbench.runner.experiments.parity.model_protocol import ModelCase, run_parity_cell
+from dlbench.runner.models.weights import Weights
+from dlbench.runner.cell.outcome import CellOutcome
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads.catalog import Layer
 
 
 class TorchParity:
@@ -41,7 +41,7 @@ class TorchParity:
         return "eager"
 
     def build_model(self, spec: CellSpec, case: ModelCase) -> nn.Module:
-        from runner.models import pytorch as models
+        from dlbench.runner.models import pytorch as models
 
         model = models.build(case.definition, case.framework_weights, case.conventions)
         return model.to(_device(spec))
@@ -52,7 +52,7 @@ class TorchParity:
             return model(_tensor(spec, x)).cpu().numpy()
 
     def model_weights(self, model: nn.Module, case: ModelCase) -> Weights:
-        from runner.models import pytorch as models
+        from dlbench.runner.models import pytorch as models
 
         return models.read_weights(model)
 
@@ -76,8 +76,8 @@ def _device(spec: CellSpec) -> torch.device:
 
 
 def _tensor(spec: CellSpec, x: np.ndarray) -> torch.Tensor:
-    """A runner.models input on the cell's device (images NCHW)."""
-    from runner.models import pytorch as models
+    """A dlbench.runner.models input on the cell's device (images NCHW)."""
+    from dlbench.runner.models import pytorch as models
 
     return torch.from_numpy(models.images_to_nchw(x) if x.ndim == 4 else x).to(_device(spec))
 

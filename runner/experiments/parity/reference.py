@@ -1,6 +1,6 @@
 """A float64 NumPy implementation of the workload models and one SGD step: the yardstick.
 
-Layouts are the canonical ones of runner.workloads.catalog: images NHWC, conv kernels
+Layouts are the canonical ones of dlbench.runner.workloads.catalog: images NHWC, conv kernels
 (height, width, in, out), dense kernels (in, out). A conv layer is a 3x3 'same'
 cross-correlation, ReLU and 2x2 max-pool; dense layers are followed by ReLU except the
 last; conv features are flattened in NHWC order before the first dense layer.
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runner.workloads.catalog import Layer
+from dlbench.runner.workloads.catalog import Layer
 
 
 @dataclass(frozen=True)

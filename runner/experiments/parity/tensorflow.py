@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from runner.adapters.tensorflow import TfTrainer, mean_cross_entropy
-from runner.experiments.parity.model_protocol import ModelCase, run_parity_cell
-from runner.models.weights import Weights
-from runner.cell.outcome import CellOutcome
-from runner.cell.spec import CellSpec
-from runner.workloads.catalog import Layer
+from dlbench.runner.adapters.tensorflow import TfTrainer, mean_cross_entropy
+from dlbench.runner.experiments.parity.model_protocol import ModelCase, run_parity_cell
+from dlbench.runner.models.weights import Weights
+from dlbench.runner.cell.outcome import CellOutcome
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads.catalog import Layer
 
 
 class TfParity:
@@ -34,7 +34,7 @@ class TfParity:
         return "tf.function train step (no XLA); eager forward pass"
 
     def build_model(self, spec: CellSpec, case: ModelCase) -> tf.Module:
-        from runner.models import tensorflow as models
+        from dlbench.runner.models import tensorflow as models
 
         with tf.device(_device(spec)):
             return models.build(case.definition, case.framework_weights, case.conventions)
@@ -44,7 +44,7 @@ class TfParity:
             return model(tf.constant(x), training=False).numpy()
 
     def model_weights(self, model: tf.Module, case: ModelCase) -> Weights:
-        from runner.models import tensorflow as models
+        from dlbench.runner.models import tensorflow as models
 
         return models.read_weights(model)
 

@@ -3,17 +3,17 @@ each framework's own API, and does the framework accept them at all?"""
 
 from __future__ import annotations
 
-from runner.experiments import MODEL_WORKLOADS, Experiment, PlanRequest, suite_grid
-from runner.cell.spec import CellSpec
-from runner.workloads import real_size
-from runner.workloads.real_size import REAL_SIZE_WORKLOADS
+from dlbench.runner.experiments import MODEL_WORKLOADS, Experiment, PlanRequest, suite_grid
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads import real_size
+from dlbench.runner.workloads.real_size import REAL_SIZE_WORKLOADS
 
 PRECISIONS = ("fp32", "bf16", "fp16")
 #: The real-size models (on a CPU) in fp32 and the CPU's own reduced precision: fp16 matmuls
 #: without native units would take a real-size process far past its time.
 REAL_SIZE_PRECISIONS = ("fp32", "bf16")
 
-#: Per suite (processes per cell: runner.plan.repeats): workloads with epochs, and the
+#: Per suite (processes per cell: dlbench.runner.plan.repeats): workloads with epochs, and the
 #: inference calls per process. Standard (on a GPU) and full measure the ResNet, Transformer
 #: and LSTM too. The quick suite is tiny (fp32 against bf16, the half precision these CPUs
 #: have units for): half precision matmuls on a CPU without native support are very slow.
@@ -45,8 +45,8 @@ GRID: dict[str, dict] = {
 
 def plan(request: PlanRequest) -> list[CellSpec]:
     """One cell per workload, framework and precision, at the workload's batch size (a
-    runner.models workload's at the device's size profile, as in training)."""
-    from runner.workloads.catalog import device_batch_size, get_workload
+    dlbench.runner.models workload's at the device's size profile, as in training)."""
+    from dlbench.runner.workloads.catalog import device_batch_size, get_workload
 
     grid = suite_grid(GRID, request)
     cells = []

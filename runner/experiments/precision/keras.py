@@ -7,12 +7,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from runner.adapters.keras import KerasAdapter, KerasTrainer
-from runner.experiments.precision.protocol import PrecisionFramework, run_precision
-from runner.harness import Cell
-from runner.cell.outcome import CellOutcome
-from runner.cell.spec import CellSpec
-from runner.workloads.catalog import Layer, Workload
+from dlbench.runner.adapters.keras import KerasAdapter, KerasTrainer
+from dlbench.runner.experiments.precision.protocol import PrecisionFramework, run_precision
+from dlbench.runner.harness import Cell
+from dlbench.runner.cell.outcome import CellOutcome
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads.catalog import Layer, Workload
 
 POLICIES = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
 

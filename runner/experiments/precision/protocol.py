@@ -17,14 +17,14 @@ from typing import Protocol
 import numpy as np
 
 from dlbench.core.schema import CellStatus
-from runner.harness import Cell, open_cell
-from runner.harness.data import CellData
-from runner.harness.inference import (InferencePlan, Predictor, latencies_ms, latency_summary,
+from dlbench.runner.harness import Cell, open_cell
+from dlbench.runner.harness.data import CellData
+from dlbench.runner.harness.inference import (InferencePlan, Predictor, latencies_ms, latency_summary,
                                       throughput)
-from runner.harness.training import Trainer, train_once
-from runner.cell.outcome import CellOutcome, Fairness
-from runner.cell.spec import CellSpec
-from runner.workloads.catalog import Layer, epoch_order
+from dlbench.runner.harness.training import Trainer, train_once
+from dlbench.runner.cell.outcome import CellOutcome, Fairness
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads.catalog import Layer, epoch_order
 
 PRECISIONS = ("fp32", "bf16", "fp16")
 

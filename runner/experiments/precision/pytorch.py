@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from runner.adapters.pytorch import TorchAdapter, TorchTrainer
-from runner.experiments.precision.protocol import PrecisionFramework, run_precision
-from runner.cell.outcome import CellOutcome
-from runner.cell.spec import CellSpec
-from runner.workloads.catalog import Layer, Workload
+from dlbench.runner.adapters.pytorch import TorchAdapter, TorchTrainer
+from dlbench.runner.experiments.precision.protocol import PrecisionFramework, run_precision
+from dlbench.runner.cell.outcome import CellOutcome
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads.catalog import Layer, Workload
 
 DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
 

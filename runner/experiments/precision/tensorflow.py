@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from runner.adapters.tensorflow import (TfAdapter, TfForwardCalls, TfTrainer,
+from dlbench.runner.adapters.tensorflow import (TfAdapter, TfForwardCalls, TfTrainer,
                                         mean_cross_entropy)
-from runner.experiments.precision.protocol import PrecisionFramework, run_precision
-from runner.cell.outcome import CellOutcome
-from runner.cell.spec import CellSpec
-from runner.workloads.catalog import Layer, Workload
+from dlbench.runner.experiments.precision.protocol import PrecisionFramework, run_precision
+from dlbench.runner.cell.outcome import CellOutcome
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads.catalog import Layer, Workload
 
 DTYPES = {"fp32": tf.float32, "bf16": tf.bfloat16, "fp16": tf.float16}
 INITIAL_LOSS_SCALE = 2.0**15

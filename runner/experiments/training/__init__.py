@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 from dlbench.core.modes import measured, modes
-from runner.experiments import (
+from dlbench.runner.experiments import (
     Experiment,
     PlanRequest,
     not_measured_params,
     outside_fastest_workloads,
     suite_grid,
 )
-from runner.cell.spec import CellSpec, FrameworkId
-from runner.workloads import real_size
-from runner.workloads.real_size import REAL_SIZE_WORKLOADS
+from dlbench.runner.cell.spec import CellSpec, FrameworkId
+from dlbench.runner.workloads import real_size
+from dlbench.runner.workloads.real_size import REAL_SIZE_WORKLOADS
 
-#: Per suite: workloads with their epoch counts (processes per cell: runner.plan.repeats);
+#: Per suite: workloads with their epoch counts (processes per cell: dlbench.runner.plan.repeats);
 #: "learning_rates" names a workload's SGD learning rate where the suite's size differs from
-#: the workload's own (the cells' "learning_rate" parameter; runner.harness.data applies it);
+#: the workload's own (the cells' "learning_rate" parameter; dlbench.runner.harness.data applies it);
 #: "profiles" names a size profile other than the device's (quick on a CPU trains a model
 #: family it is asked for at its tiny size).
 GRID: dict[str, dict] = {
@@ -70,9 +70,9 @@ def training_modes(request: PlanRequest, framework: FrameworkId, workload: str,
 
 def plan(request: PlanRequest) -> list[CellSpec]:
     """One cell per workload, framework and mode, fp32, the workload's batch size (a
-    runner.models workload's at the device's size profile); a mode too slow for the suite
+    dlbench.runner.models workload's at the device's size profile); a mode too slow for the suite
     on this device is a cell that says so (not measured)."""
-    from runner.workloads.catalog import device_profile, get_workload
+    from dlbench.runner.workloads.catalog import device_profile, get_workload
 
     grid = suite_grid(GRID, request)
     names = request.workloads or [*grid.get("workloads", list(grid["epochs"])),
@@ -106,7 +106,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
 def _real_size_cells(request: PlanRequest, name: str, grid: dict) -> list[CellSpec]:
     """A real-size model's training cells: time per step over a few steady steps after
     warm-up, at its CPU profile's batch, in every mode the suite trains in."""
-    from runner.workloads.catalog import device_batch_size, get_workload
+    from dlbench.runner.workloads.catalog import device_batch_size, get_workload
 
     batch_size = device_batch_size(get_workload(name), request.device)
     return [request.cell("training", name, framework, timeout_s=real_size.TIMEOUT_S, mode=mode,

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from runner.adapters.keras import KerasTrainer
-from runner.experiments.training.protocol import measure_training, training_fairness
-from runner.harness import open_cell
-from runner.cell.outcome import CellOutcome
-from runner.cell.spec import CellSpec
+from dlbench.runner.adapters.keras import KerasTrainer
+from dlbench.runner.experiments.training.protocol import measure_training, training_fairness
+from dlbench.runner.harness import open_cell
+from dlbench.runner.cell.outcome import CellOutcome
+from dlbench.runner.cell.spec import CellSpec
 
 #: Mode name -> the compile() options it stands for.
 COMPILE_OPTIONS: dict[str, dict] = {"default": {}, "jit_compile": {"jit_compile": True}}

@@ -1,17 +1,17 @@
 """The training protocol, shared by every framework's training code.
 
-A framework supplies a `Trainer` (runner.harness.training: its own model, loop and
+A framework supplies a `Trainer` (dlbench.runner.harness.training: its own model, loop and
 evaluation); the harness owns the clock, the epoch order and the metrics, so every framework
 is timed alike. Each worker process trains once: repeats are independent processes.
 """
 
 from __future__ import annotations
 
-from runner.harness import Cell
-from runner.harness.training import Trainer, train_once
-from runner.models.conventions import fairness_note
-from runner.cell.outcome import CellOutcome, Fairness
-from runner.workloads.real_size import is_real_size
+from dlbench.runner.harness import Cell
+from dlbench.runner.harness.training import Trainer, train_once
+from dlbench.runner.models.conventions import fairness_note
+from dlbench.runner.cell.outcome import CellOutcome, Fairness
+from dlbench.runner.workloads.real_size import is_real_size
 
 
 def measure_training(cell: Cell, trainer: Trainer, fairness: Fairness) -> CellOutcome:
@@ -22,7 +22,7 @@ def measure_training(cell: Cell, trainer: Trainer, fairness: Fairness) -> CellOu
 
 
 def model_note(cell: Cell) -> str:
-    """A runner.models workload's conventions made equal across frameworks ("" for mlp/cnn)."""
+    """A dlbench.runner.models workload's conventions made equal across frameworks ("" for mlp/cnn)."""
     if not cell.data.workload.profiles:
         return ""
     return f"; {fairness_note(cell.data.model_profile().definition)}"

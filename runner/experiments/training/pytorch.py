@@ -3,11 +3,11 @@ the whole step in torch.compile (compiled, the fastest documented mode)."""
 
 from __future__ import annotations
 
-from runner.adapters.pytorch import TorchTrainer
-from runner.experiments.training.protocol import measure_training, training_fairness
-from runner.harness import open_cell
-from runner.cell.outcome import CellOutcome
-from runner.cell.spec import CellSpec
+from dlbench.runner.adapters.pytorch import TorchTrainer
+from dlbench.runner.experiments.training.protocol import measure_training, training_fairness
+from dlbench.runner.harness import open_cell
+from dlbench.runner.cell.outcome import CellOutcome
+from dlbench.runner.cell.spec import CellSpec
 
 
 def run(spec: CellSpec) -> CellOutcome:

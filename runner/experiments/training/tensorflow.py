@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from runner.adapters.tensorflow import TfTrainer
-from runner.experiments.training.protocol import measure_training, training_fairness
-from runner.harness import open_cell
-from runner.cell.outcome import CellOutcome
-from runner.cell.spec import CellSpec
+from dlbench.runner.adapters.tensorflow import TfTrainer
+from dlbench.runner.experiments.training.protocol import measure_training, training_fairness
+from dlbench.runner.harness import open_cell
+from dlbench.runner.cell.outcome import CellOutcome
+from dlbench.runner.cell.spec import CellSpec
 
 
 def run(spec: CellSpec) -> CellOutcome:

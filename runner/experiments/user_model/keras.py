@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from runner.cell.outcome import CellOutcome
-from runner.cell.spec import CellSpec
-from runner.user_model.loading import load_user_model
-from runner.user_model.measure import (inference_outcome, measured_or_failed, model_dir,
+from dlbench.runner.cell.outcome import CellOutcome
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.user_model.loading import load_user_model
+from dlbench.runner.user_model.measure import (inference_outcome, measured_or_failed, model_dir,
                                        model_fairness, model_request, open_model_cell,
                                        parity_outcome, training_outcome)
-from runner.user_model.plan import PARITY, TRAINING
+from dlbench.runner.user_model.plan import PARITY, TRAINING
 
 
 def recompiled(model, jit_compile: bool | str) -> None:
@@ -37,7 +37,7 @@ class PredictPredictor:
         return self.adapter.to_device(x)
 
     def predict(self, prepared: object) -> np.ndarray:
-        from runner.user_model.loading import first_array
+        from dlbench.runner.user_model.loading import first_array
 
         return first_array(self.model.predict(prepared, batch_size=int(prepared.shape[0]),
                                               verbose=0))

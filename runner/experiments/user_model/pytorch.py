@@ -12,15 +12,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from runner.cell.outcome import CellOutcome
-from runner.cell.spec import CellSpec
-from runner.experiments.export.pytorch import export_paths
-from runner.experiments.export.runtimes import Predict
-from runner.user_model.loading import first_array, load_user_model
-from runner.user_model.measure import (inference_outcome, measured_or_failed, model_dir,
+from dlbench.runner.cell.outcome import CellOutcome
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.experiments.export.pytorch import export_paths
+from dlbench.runner.experiments.export.runtimes import Predict
+from dlbench.runner.user_model.loading import first_array, load_user_model
+from dlbench.runner.user_model.measure import (inference_outcome, measured_or_failed, model_dir,
                                        model_fairness, model_request, open_model_cell,
                                        parity_outcome)
-from runner.user_model.plan import PARITY
+from dlbench.runner.user_model.plan import PARITY
 
 
 class ModulePredictor:
