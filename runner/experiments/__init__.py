@@ -41,9 +41,9 @@ def suite_experiments(suite: str) -> list[str]:
 #: Experiments no suite plans, only a request that names them (a user's own model,
 #: runner/user_model/plan.py): experiment name -> package, for the worker to find its code.
 REQUESTED_ONLY_PACKAGES: dict[str, str] = {
-    "model-parity": "dlbench.runner.experiments.user_model",
-    "model-inference": "dlbench.runner.experiments.user_model",
-    "model-training": "dlbench.runner.experiments.user_model",
+    "model-parity": "dlbench.runner.user_model.cells",
+    "model-inference": "dlbench.runner.user_model.cells",
+    "model-training": "dlbench.runner.user_model.cells",
 }
 
 #: The experiment each requested-only one is estimated as (dlbench.runner.plan.estimate).
@@ -185,7 +185,14 @@ def framework_code(spec: CellSpec) -> FrameworkCode:
 
 def framework_code_path(spec: CellSpec) -> Path:
     """The source file of that module, relative to the project root."""
-    return Path(*_package(spec.experiment).split("."), f"{spec.framework}.py")
+    return Path(*_checkout_parts(_package(spec.experiment)), f"{spec.framework}.py")
+
+
+def _checkout_parts(package: str) -> list[str]:
+    """A package's folders in the checkout: dlbench.runner.x lives in runner/x (pyproject's
+    package-dir installs runner/ and report/ under dlbench)."""
+    parts = package.split(".")
+    return parts[1:] if parts[:2] in (["dlbench", "runner"], ["dlbench", "report"]) else parts
 
 
 def _package(experiment: str) -> str:
