@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -26,6 +25,7 @@ from dlbench.runner.process.measure import utc_timestamp
 from dlbench.runner.cell.outcome import CellOutcome, failed, skipped, unsupported
 from dlbench.runner.cell.spec import NOT_MEASURED, UNSUPPORTED, CellSpec
 from dlbench.runner.harness.code_record import PROJECT_ROOT
+from dlbench.runner.process.scratch import scratch_folder
 from dlbench.runner.process.stop import raise_if_stop_requested
 from dlbench.runner.store.run_store import CellRecord
 
@@ -121,7 +121,7 @@ def _run_worker(specs: list[CellSpec], launch: Launch = DEFAULT_LAUNCH
                 ) -> list[tuple[CellOutcome, str]]:
     """Each spec's outcome and the worker's output tail; the process gets the sum of the
     cells' timeouts."""
-    with tempfile.TemporaryDirectory(prefix="dlbench-cell-") as scratch:
+    with scratch_folder() as scratch:
         paths = [(Path(scratch, f"spec-{i}.json"), Path(scratch, f"outcome-{i}.json"))
                  for i in range(len(specs))]
         for spec, (spec_path, _) in zip(specs, paths, strict=True):
