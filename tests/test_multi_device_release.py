@@ -34,8 +34,8 @@ def test_a_release_of_a_cpu_and_a_cuda_run_shows_both_devices(tmp_path):
 
     training = (docs / "experiments" / "training.md").read_text()
     assert "machine: cpu: Fixture CPU @ 2.0GHz (2 cores)" in training  # the CPU results
-    cuda_row = re.search(r"^\| cuda: [^|]+ \| mlp-digits \| pytorch \| .*\| skipped \| "
-                         r"PyTorch sees 0 CUDA devices", training, re.MULTILINE)
+    cuda_row = re.search(r"^\| cuda: [^|]+ \| MLP, 8x8 digits[^|]* \| PyTorch \| .*\| skipped "
+                         r"\| PyTorch sees 0 CUDA devices", training, re.MULTILINE)
     assert cuda_row, "the cuda cell is listed beside the CPU results with why it has none"
     environment = (docs / "environment.md").read_text()
     assert f"## Run {RUN_A}" in environment and f"## Run {cuda_run}" in environment
