@@ -167,7 +167,8 @@ def compared_answers(frame: pd.DataFrame) -> pd.DataFrame:
     """The answer rows that have judged pairs (more than one contender measured)."""
     with_pairs = {_key(r) for r in frame[frame["row"] == "pair"].to_dict("records")}
     answers = frame[frame["row"] == "answer"]
-    return answers[[_key(r) in with_pairs for r in answers.to_dict("records")]]
+    judged = [i for i, r in enumerate(answers.to_dict("records")) if _key(r) in with_pairs]
+    return answers.iloc[judged]  # by position: an empty list must not select columns
 
 
 def answer_tables(frame: pd.DataFrame, machines: Mapping[tuple[str, str], str],
