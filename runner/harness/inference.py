@@ -10,7 +10,8 @@ from typing import Protocol
 import numpy as np
 
 from dlbench.runner.harness import Cell
-from dlbench.runner.process.measure import NS_PER_MS, NS_PER_S, clock_ns
+from dlbench.runner.process.measure import (NS_PER_MS, NS_PER_S, RetainedMemory, WorkingMemory,
+                                           clock_ns)
 from dlbench.runner.cell.outcome import Observation
 from dlbench.runner.cell.spec import CellSpec
 
@@ -139,3 +140,24 @@ def latency_summary(cell: Cell, values: list[float], keep_calls: bool = True
     return (raw if keep_calls else []) + [cell.observe("latency_p50", p50),
                                           cell.observe("latency_p90", p90),
                                           cell.observe("latency_p99", p99)]
+
+
+def inference_observations(cell: Cell, predictor: Predictor,
+                           compiles: bool) -> list[Observation]:
+    """The inference protocol's phases: the first calls (compile time apart), batch-1
+    latencies, large-batch throughput, and the memory of each phase (`compile_memory`, what
+    the first calls left, where the mode compiles)."""
+    plan = InferencePlan.of(cell.spec)
+    x = cell.data.x_test
+    with RetainedMemory() as first_calls:
+        observations = [cell.observe("first_call_time", first_call_seconds(predictor, x))]
+        first_large_call(predictor, x, plan)
+    cell.sampler.once("first_call_time", "the process's first forward call")
+    with WorkingMemory() as working:
+        observations += latency_summary(cell, latencies_ms(cell, predictor, x, plan))
+        observations.append(cell.observe("inference_throughput",
+                                         throughput(cell, predictor, x, plan)))
+    observations.append(cell.observe("working_memory", working.peak_mib))
+    if compiles:
+        observations.append(cell.observe("compile_memory", first_calls.retained_mib))
+    return observations

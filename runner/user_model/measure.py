@@ -16,11 +16,9 @@ from dlbench.runner.cell.outcome import CellOutcome, Fairness, failed
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.adapters import Adapter, adapter_for
 from dlbench.runner.harness import Cell, CellSkipped, cell_manifest, configured_adapter
-from dlbench.runner.harness.inference import (InferencePlan, Predictor, first_call_seconds,
-                                      first_large_call, latencies_ms, latency_summary,
-                                      throughput)
+from dlbench.runner.harness.inference import InferencePlan, Predictor, inference_observations
 from dlbench.runner.harness.sampling import Sampler
-from dlbench.runner.process.measure import (NS_PER_S, RetainedMemory, WorkingMemory, clock_ns,
+from dlbench.runner.process.measure import (NS_PER_S, WorkingMemory, clock_ns,
                                     process_memory_kib)
 from dlbench.runner.user_model.loading import error_line
 from dlbench.runner.user_model.source import ModelRequest
@@ -118,20 +116,8 @@ def inference_outcome(cell: Cell, predictor: Predictor, fairness: Fairness,
                       compiles: bool) -> CellOutcome:
     """First call (compile time apart), batch-1 latency, throughput at the model's batch,
     and the memory of each phase, as the inference experiment measures them."""
-    plan = InferencePlan.of(cell.spec)
-    x = cell.data.x_test
-    with RetainedMemory() as first_calls:
-        observations = [cell.observe("first_call_time", first_call_seconds(predictor, x))]
-        first_large_call(predictor, x, plan)
-    cell.sampler.once("first_call_time", "the process's first forward call")
-    with WorkingMemory() as working:
-        observations += latency_summary(cell, latencies_ms(cell, predictor, x, plan))
-        observations.append(cell.observe("inference_throughput",
-                                         throughput(cell, predictor, x, plan)))
-    observations.append(cell.observe("working_memory", working.peak_mib))
-    if compiles:
-        observations.append(cell.observe("compile_memory", first_calls.retained_mib))
-    return cell.outcome(observations, fairness, regime_details(cell))
+    return cell.outcome(inference_observations(cell, predictor, compiles), fairness,
+                        regime_details(cell))
 
 
 def training_outcome(cell: Cell, step, fairness: Fairness) -> CellOutcome:

@@ -15,31 +15,17 @@ from __future__ import annotations
 
 from dlbench.core.modes import compiles
 from dlbench.runner.harness import Cell
-from dlbench.runner.harness.inference import (InferencePlan, Predictor, first_call_seconds,
-                                      first_large_call, latencies_ms, latency_summary,
-                                      throughput)
-from dlbench.runner.process.measure import RetainedMemory, WorkingMemory
+from dlbench.runner.harness.inference import InferencePlan, Predictor, inference_observations
 from dlbench.runner.cell.outcome import CellOutcome, Fairness
 
 
 def measure_inference(cell: Cell, predictor: Predictor, fairness: Fairness) -> CellOutcome:
     """The first calls, then batch-1 latencies and large-batch throughput, with the memory
     of each phase."""
-    plan = InferencePlan.of(cell.spec)
-    x = cell.data.x_test
-    with RetainedMemory() as first_calls:
-        observations = [cell.observe("first_call_time", first_call_seconds(predictor, x))]
-        first_large_call(predictor, x, plan)
-    cell.sampler.once("first_call_time", "the process's first forward call")
-    with WorkingMemory() as working:
-        observations += latency_summary(cell, latencies_ms(cell, predictor, x, plan))
-        observations.append(cell.observe("inference_throughput",
-                                          throughput(cell, predictor, x, plan)))
-    observations.append(cell.observe("working_memory", working.peak_mib))
-    if compiles(cell.spec.experiment, cell.spec.framework_id.name, cell.spec.mode,
-                    cell.spec.device):
-        observations.append(cell.observe("compile_memory", first_calls.retained_mib))
-    return cell.outcome(observations, fairness, cell.workload_details())
+    spec = cell.spec
+    compiled = compiles(spec.experiment, spec.framework_id.name, spec.mode, spec.device)
+    return cell.outcome(inference_observations(cell, predictor, compiled), fairness,
+                        cell.workload_details())
 
 
 def inference_fairness(cell: Cell, *, timer_includes: str, compile_mode: str,
