@@ -112,18 +112,27 @@ def the_cell(name: str, framework: str, processes: int) -> CellSpec:
     return cells[0]
 
 
-def measure(cell: CellSpec, metric: str, launch: Launch, processes: int) -> np.ndarray:
-    """The metric's value in each of `processes` fresh worker processes."""
-    values = []
+def measure_once(cell: CellSpec, metric: str, launch: Launch, index: int) -> tuple[float, float]:
+    """The metric's value in one fresh worker process, and the timed window's CPU steal."""
+    record = execute_cell(replace(cell, repeat_index=index), launch)
+    found = [o.value for o in record.outcome.observations if o.metric == metric and o.step is None]
+    if not found:
+        raise SystemExit(f"process {index}: {record.outcome.status.value}: "
+                         f"{record.outcome.reason or record.stderr_tail[-300:]}")
+    return found[0], float(record.machine.get("timed_steal_share", math.nan))
+
+
+def measure(cell: CellSpec, metric: str, suspects: list[str], processes: int,
+            rows: list[str]) -> dict[str, np.ndarray]:
+    """Each suspect's metric in `processes` fresh worker processes, the suspects interleaved
+    round by round so that a change of the machine's state over the run falls on all alike."""
+    values: dict[str, list[float]] = {s: [] for s in suspects}
     for index in range(processes):
-        record = execute_cell(replace(cell, repeat_index=index, repeats=processes), launch)
-        found = [o.value for o in record.outcome.observations
-                 if o.metric == metric and o.step is None]
-        if not found:
-            raise SystemExit(f"process {index}: {record.outcome.status.value}: "
-                             f"{record.outcome.reason or record.stderr_tail[-300:]}")
-        values.append(found[0])
-    return np.asarray(values, float)
+        for suspect in suspects:
+            value, steal = measure_once(cell, metric, launches()[suspect], index)
+            values[suspect].append(value)
+            rows.append(f"{suspect},{index},{value:.6g},{steal:.4f}")
+    return {s: np.asarray(v, float) for s, v in values.items()}
 
 
 def spread_line(suspect: str, values: np.ndarray, lower_is_better: bool) -> str:
@@ -143,19 +152,30 @@ def main() -> None:
                         default=["baseline"])
     parser.add_argument("--processes", type=int, default=20)
     parser.add_argument("--framework", default="pytorch")
+    parser.add_argument("--rows", type=Path, help="also write every process's value and "
+                        "timed-window steal to this CSV file")
     args = parser.parse_args()
     if args.processes < 2:
         parser.error(f"--processes must be at least 2 (a spread needs two), got {args.processes}")
     cell = the_cell(args.cell, args.framework, args.processes)
     metric = CELLS[args.cell][2]
-    print(f"{cell.cell_id}, {metric}, {args.processes} processes per suspect")
+    print(f"{cell.cell_id}, {metric}, {args.processes} processes per suspect, interleaved")
+    runnable = []
     for suspect in args.suspect:
         why = missing(suspect)
         if why:
             print(f"{suspect:12} skipped: {why}")
-            continue
-        values = measure(cell, metric, launches()[suspect], args.processes)
-        print(spread_line(suspect, values, lower_is_better=metric != "inference_throughput"))
+        else:
+            runnable.append(suspect)
+    rows = ["suspect,process,value,timed_steal_share"]
+    try:
+        values = measure(cell, metric, runnable, args.processes, rows)
+    finally:
+        if args.rows:
+            args.rows.write_text("\n".join(rows) + "\n")
+    for suspect in runnable:
+        print(spread_line(suspect, values[suspect],
+                          lower_is_better=metric != "inference_throughput"))
 
 
 if __name__ == "__main__":
