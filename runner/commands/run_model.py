@@ -137,7 +137,7 @@ def _resume(arguments: RunArguments) -> int:
     """--resume RUN of a model run: the same cells, planned from what the run recorded;
     only the processes not yet finished are measured."""
     store = existing_run(arguments.results_dir, arguments.resume)
-    saved = saved_model(store.root, store.run_id, arguments)
+    saved = saved_model(store.root, store.run_id, arguments.model, _refused_flags(arguments))
     retries = busy_retries_of(arguments)
     info = store.load_run_info()
     run_request, device = RunRequest(**info["request"]), info["device"]
@@ -150,6 +150,17 @@ def _resume(arguments: RunArguments) -> int:
     except MachineLockedError as error:
         raise UsageError(str(error)) from None
     return _report(store, records)
+
+
+def _refused_flags(arguments: RunArguments) -> list[str]:
+    """The flags given with --resume that would change what a model run measures."""
+    given = (("--input-shape", arguments.input_shape), ("--data", arguments.data_file),
+             ("--batch-size", arguments.batch_size is not None),
+             ("--steps", arguments.steps is not None), ("--framework", arguments.frameworks),
+             ("--repeats", arguments.repeats is not None),
+             ("--executor ray", arguments.executor == "ray"),
+             *((flag, getattr(arguments, field)) for field, flag in SELECTION_FLAGS))
+    return [flag for flag, value in given if value]
 
 
 def _report(store: RunStore, records: list[CellRecord]) -> int:

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dlbench.core.errors import UsageError
-from dlbench.runner.commands.run_arguments import RunArguments
 from dlbench.runner.user_model.loading import KERAS_WEIGHTS, TORCH_WEIGHTS
 from dlbench.runner.user_model.preparation import MODEL_DIR
 from dlbench.runner.user_model.source import model_digest, parse_model
@@ -34,22 +33,10 @@ def is_model_run(run_root: Path) -> bool:
     return (run_root / MODEL_FILE).is_file()
 
 
-def _refused_flags(arguments: RunArguments) -> list[str]:
-    """The flags that would change what a resumed model run measures."""
-    given = (("--input-shape", arguments.input_shape), ("--data", arguments.data_file),
-             ("--batch-size", arguments.batch_size is not None),
-             ("--steps", arguments.steps is not None), ("--framework", arguments.frameworks),
-             ("--repeats", arguments.repeats is not None),
-             ("--experiment", arguments.experiments), ("--workload", arguments.workloads),
-             ("--plan", arguments.plan_file), ("--remeasure", arguments.remeasure),
-             ("--cell", arguments.cells), ("--executor ray", arguments.executor == "ray"))
-    return [flag for flag, value in given if value]
-
-
-def saved_model(run_root: Path, run_id: str, arguments: RunArguments) -> SavedModel:
-    """The recorded model of run `run_id`, checked to be resumable as it was measured;
-    UsageError in one line otherwise."""
-    refused = _refused_flags(arguments)
+def saved_model(run_root: Path, run_id: str, model: str, refused: list[str]) -> SavedModel:
+    """The recorded model of run `run_id`, checked to be resumable as it was measured (the
+    --model given, if any, names it; `refused`: flags given that would change what is
+    measured); UsageError in one line otherwise."""
     if refused:
         raise UsageError(f"--resume goes on with run {run_id}'s own model, inputs and "
                          f"systems: leave out {', '.join(refused)}")
@@ -59,10 +46,10 @@ def saved_model(run_root: Path, run_id: str, arguments: RunArguments) -> SavedMo
     body = json.loads((run_root / MODEL_FILE).read_text())
     request = body["request"]
     recorded = request["path"] + (f":{request['name']}" if request["name"] else "")
-    if arguments.model:
-        path, name = parse_model(arguments.model)
+    if model:
+        path, name = parse_model(model)
         if (str(path), name) != (request["path"], request["name"]):
-            raise UsageError(f"--model {arguments.model}: run {run_id} measured {recorded}; "
+            raise UsageError(f"--model {model}: run {run_id} measured {recorded}; "
                              "resume it with that model, or leave out --model")
     _check_unchanged(Path(request["path"]), body.get("model_sha256"), run_id)
     _check_prepared(run_root / MODEL_DIR, body["facts"]["kind"], run_id)
