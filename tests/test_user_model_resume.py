@@ -192,3 +192,29 @@ def test_a_layer_that_crashes_torchs_onednn_fails_keras_on_torch_training_before
     assert torch.outcome.status.value == "failed"
     assert "'shortcut'" in torch.outcome.reason and "oneDNN" in torch.outcome.reason
     assert not torch.outcome.observations  # refused before any step ran
+
+
+def test_a_run_that_cannot_be_resumed_as_a_model_run_is_refused_in_one_line(tmp_path):
+    from dlbench.core.errors import UsageError
+    from dlbench.runner.user_model.resume import MODEL_FILE, saved_model
+    from dlbench.runner.user_model.source import model_digest
+
+    model = tmp_path / "small.py"
+    model.write_text(SMALL_MODEL)
+    run = tmp_path / "run"
+    run.mkdir()
+    with pytest.raises(UsageError, match="measured the built-in workloads, not a model"):
+        saved_model(run, "R", f"{model}:build", [])
+    body = {"request": {"path": str(model), "name": "build"}, "facts": FACTS}
+    (run / MODEL_FILE).write_text(json.dumps(body))
+    with pytest.raises(UsageError, match="leave out --steps, --framework"):
+        saved_model(run, "R", "", ["--steps", "--framework"])
+    with pytest.raises(UsageError, match="recorded no digest of its model file"):
+        saved_model(run, "R", "", [])
+    (run / MODEL_FILE).write_text(json.dumps(body | {"model_sha256": model_digest(model)}))
+    with pytest.raises(UsageError, match=r"lacks its prepared model \(model/request.json, "
+                                         r"inputs.npz, model.weights.h5\)"):
+        saved_model(run, "R", "", [])
+    model.unlink()
+    with pytest.raises(UsageError, match="small.py no longer exists"):
+        saved_model(run, "R", "", [])
