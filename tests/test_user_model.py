@@ -54,6 +54,20 @@ TORCH_MODEL = textwrap.dedent('''
 
     def build():
         return torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.ReLU(), torch.nn.Linear(5, 3))
+
+    class Traced(torch.nn.Module):
+        """Adds 1 when traced or compiled: a converted artifact computes something else."""
+
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(6, 3)
+
+        def forward(self, x):
+            y = self.linear(x)
+            return y + 1 if torch.jit.is_tracing() or torch.compiler.is_compiling() else y
+
+    def traced():
+        return Traced()
 ''')
 
 
@@ -268,10 +282,10 @@ def test_a_model_failing_in_one_backend_fails_there_and_the_others_are_timed(mod
 
 
 @pytest.mark.slow
-def test_a_torch_module_and_the_example_are_prepared_and_agree_in_onnx_runtime(model_files):
-    """The module is built once (weights, inputs and reference saved); its eager and ONNX
-    Runtime parity processes load those weights and agree with the reference. The example
-    model of the README builds, takes its input shape and trains."""
+def test_a_torch_module_and_the_example_are_prepared_and_agree_in_each_runtime(model_files):
+    """The module is built once (weights, inputs and reference saved); its eager, ONNX
+    Runtime and OpenVINO parity processes load those weights and agree with the eager
+    reference. The example model of the README builds, takes its input shape and trains."""
     from dlbench.runner.user_model.preparation import prepare_model
     from dlbench.runner.user_model.source import model_request
 
@@ -282,11 +296,15 @@ def test_a_torch_module_and_the_example_are_prepared_and_agree_in_onnx_runtime(m
         cells = model_cells(_plan(), prepared.facts, {"model": request.to_dict(), "model_dir":
                             str(prepared.folder), "facts": prepared.facts})
         chosen = [c for c in cells if c.experiment == PARITY
-                  and c.mode in ("eager", "onnxruntime")]
-        for record in [execute_cells([spec])[0] for spec in chosen]:
+                  and c.mode in ("eager", "onnxruntime", "openvino")]
+        records = {spec.mode: execute_cells([spec])[0] for spec in chosen}
+        assert set(records) == {"eager", "onnxruntime", "openvino"}
+        for record in records.values():
             values = {o.metric: o.value for o in record.outcome.observations}
             assert record.outcome.status.value == "ok", record.outcome.reason
             assert values["parity_pass"] == 1.0, (record.spec.mode, values)
+            assert values["parity_forward_max_rel"] <= values["parity_tolerance"]
+        assert "openvino.convert_model" in records["openvino"].outcome.fairness.compile_mode
     finally:
         prepared.discard()
     example = Path(__file__).resolve().parent.parent / "examples" / "gru_classifier.py"
@@ -294,6 +312,31 @@ def test_a_torch_module_and_the_example_are_prepared_and_agree_in_onnx_runtime(m
     gru.discard()
     assert gru.facts["kind"] == "keras" and gru.facts["trains"]
     assert gru.facts["output_shape"] == [4] and gru.facts["input_shape"] == [20, 8]
+
+
+@pytest.mark.slow
+def test_an_openvino_conversion_that_differs_from_eager_fails_parity_and_is_not_timed(
+        model_files):
+    """OpenVINO's converted module against the eager reference: a module that computes
+    something else when converted fails parity, and its timed cell is not timed."""
+    from dlbench.runner.commands.run_model import gate
+    from dlbench.runner.user_model.preparation import prepare_model
+    from dlbench.runner.user_model.source import model_request
+
+    request = model_request(f"{model_files}/tmodel.py:traced", "6", "float32", "", 4)
+    prepared = prepare_model(request, 1)
+    try:
+        cells = model_cells(_plan(), prepared.facts, {"model": request.to_dict(), "model_dir":
+                            str(prepared.folder), "facts": prepared.facts})
+        (parity,) = [c for c in cells if c.experiment == PARITY and c.mode == "openvino"]
+        (record,) = execute_cells([parity])
+    finally:
+        prepared.discard()
+    values = {o.metric: o.value for o in record.outcome.observations}
+    assert record.outcome.status.value == "ok", record.outcome.reason
+    assert values["parity_pass"] == 0.0 and values["parity_forward_max_abs"] == pytest.approx(1)
+    (timed,) = [c for c in cells if c.experiment == INFERENCE and c.mode == "openvino"]
+    assert gate(timed, [record]).params[NOT_MEASURED].startswith("not timed: parity failed")
 
 
 def test_user_arrays_from_npz_are_the_inputs_repeated_to_the_samples_needed(model_files):

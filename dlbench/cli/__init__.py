@@ -23,10 +23,11 @@ def _run(args: argparse.Namespace) -> int:
 
     arguments = run_arguments(args)
     check_run_paths(args)
-    if arguments.model:
-        from dlbench.runner.commands.run_model import run_model_command
+    if arguments.model or arguments.resume:
+        from dlbench.runner.commands.run_model import resumes_a_model_run, run_model_command
 
-        return run_model_command(arguments)
+        if resumes_a_model_run(arguments):
+            return run_model_command(arguments)
     if executor_of(arguments) != "ray":
         return run_command(arguments)
     from dlbench.runner.cluster import require_ray
@@ -190,6 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--batch-size", type=int, default=None, metavar="N",
                      help="with --model: throughput and training batch (default: chosen so one "
                           "call takes about 0.1 s)")
+    run.add_argument("--steps", type=int, default=None, metavar="N",
+                     help="with --model: timed batch-1 calls and training steps per process "
+                          "(default: the suite's)")
     run.set_defaults(handler=_run)
 
     listing = commands.add_parser("list", help="experiments, workloads, frameworks, suites")

@@ -15,6 +15,8 @@ MAX_THREADS = 4096
 MAX_TIMEOUT_S = 7 * 24 * 3600.0
 #: Re-runs of a process measured on a busy machine.
 MAX_BUSY_RETRIES = 100
+#: Timed calls and training steps per process of a user's model (--steps).
+MAX_MODEL_STEPS = 100_000
 #: A TCP port; 0 lets the system pick a free one.
 MAX_PORT = 65535
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dlbench.cli.bounds import (MAX_BUSY_RETRIES, MAX_PROCESSES, MAX_THREADS, MAX_TIMEOUT_S,
-                                bounded_int, bounded_seconds)
+from dlbench.cli.bounds import (MAX_BUSY_RETRIES, MAX_MODEL_STEPS, MAX_PROCESSES, MAX_THREADS,
+                                MAX_TIMEOUT_S, bounded_int, bounded_seconds)
 from dlbench.core.errors import UsageError
 from dlbench.runner.commands.run_arguments import RunArguments
 
@@ -24,7 +24,7 @@ def run_arguments(args: argparse.Namespace) -> RunArguments:
         seed=args.seed, executor=args.executor, address=args.address,
         machine_kinds=tuple(args.machine_kind), model=args.model,
         input_shape=args.input_shape, input_dtype=args.input_dtype, data_file=args.data,
-        batch_size=args.batch_size)
+        batch_size=args.batch_size, steps=args.steps)
 
 
 def check_run_flags(args: argparse.Namespace) -> None:
@@ -33,6 +33,7 @@ def check_run_flags(args: argparse.Namespace) -> None:
     bounded_int("--repeats", args.repeats, 1, MAX_PROCESSES)
     bounded_int("--threads", args.threads, 1, MAX_THREADS)
     bounded_int("--busy-retries", args.busy_retries, 0, MAX_BUSY_RETRIES)
+    bounded_int("--steps", args.steps, 1, MAX_MODEL_STEPS)
     bounded_seconds("--timeout", args.timeout, MAX_TIMEOUT_S)
     for flag, value in (("--resume", args.resume), ("--remeasure", args.remeasure)):
         if value is not None and not value.strip():

@@ -87,9 +87,10 @@ def existing_run(results_dir: Path, name: str) -> RunStore:
 
 def check_arguments(arguments: RunArguments) -> None:
     """Refuse bad input before taking the machine's lock or writing anything."""
-    if arguments.input_shape or arguments.data_file or arguments.batch_size is not None:
-        raise UsageError("--input-shape, --data and --batch-size describe a model's inputs: "
-                         "use them with --model PATH.py:NAME")
+    if (arguments.input_shape or arguments.data_file or arguments.batch_size is not None
+            or arguments.steps is not None):
+        raise UsageError("--input-shape, --data, --batch-size and --steps describe a model's "
+                         "measurement: use them with --model PATH.py:NAME")
     if arguments.cells and not arguments.remeasure:
         raise UsageError("--cell names a cell to re-measure: use it with --remeasure RUN_ID")
     if arguments.remeasure and arguments.resume:

@@ -51,3 +51,5 @@ class RunArguments:
     input_dtype: str = "float32"
     data_file: str = ""
     batch_size: int | None = None
+    #: Timed batch-1 calls and training steps per process of the model; None: the suite's.
+    steps: int | None = None

@@ -5,6 +5,8 @@ before the run folder exists: a bad path, NAME, model or shape writes nothing. T
 measures, through the runner's one cell machinery (interleaved processes, busy checks and
 re-runs, looks, an A/A control): first the parity cells, then the timed cells of every
 system and mode whose parity passed (one that failed is recorded as not timed, with why).
+`--resume RUN` plans the same cells again from what the run recorded
+(dlbench.runner.user_model.resume) and measures only the processes not yet finished.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from dlbench.core.model_answers import (MODEL_QUESTIONS, model_answers, no_answe
                                         parity_table)
 from dlbench.core.sequential import design_from_policy
 from dlbench.runner.cell.spec import NOT_MEASURED, CellSpec
-from dlbench.runner.commands.run import busy_retries_of, new_run_id, print_summary, run_cells
+from dlbench.runner.commands.run import (busy_retries_of, existing_run, new_run_id,
+                                         print_summary, run_cells)
 from dlbench.runner.commands.run_arguments import RunArguments
 from dlbench.runner.process.stop import stop_on_signals
 from dlbench.runner.experiments import PlanRequest
@@ -32,16 +35,14 @@ from dlbench.runner.plan.cells import PlanError, RunRequest, resolve_device, val
 from dlbench.runner.store.run_store import CellRecord, RunStore
 from dlbench.runner.store.tables import cells_frame, observations_frame, processes_frame
 from dlbench.runner.user_model.plan import INFERENCE, PARITY, TRAINING, model_cells, system_names
-from dlbench.runner.user_model.preparation import MODEL_DIR, Prepared, prepare_model
-from dlbench.runner.user_model.source import ModelRequest, model_request
+from dlbench.runner.user_model.preparation import MODEL_DIR, prepare_model
+from dlbench.runner.user_model.resume import MODEL_FILE, is_model_run, saved_model
+from dlbench.runner.user_model.source import ModelRequest, model_digest, model_request
 
 console = Console(stderr=True)
-#: The file of a model run holding the model's request, facts and parity verdict.
-MODEL_FILE = "model.json"
 #: Flags that select built-in cells, which a --model run replaces.
 SELECTION_FLAGS = (("experiments", "--experiment"), ("workloads", "--workload"),
-                   ("plan_file", "--plan"), ("resume", "--resume"),
-                   ("remeasure", "--remeasure"), ("cells", "--cell"))
+                   ("plan_file", "--plan"), ("remeasure", "--remeasure"), ("cells", "--cell"))
 
 
 def checked_request(arguments: RunArguments) -> tuple[ModelRequest, RunRequest]:
@@ -91,46 +92,94 @@ def _kind_systems(facts: dict, chosen: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(s for s in chosen if s in mine)
 
 
+def resumes_a_model_run(arguments: RunArguments) -> bool:
+    """Whether `dlbench run` goes on with a model run: --model, or --resume of a run that
+    measured a model (the interrupted run's own hint names --resume alone)."""
+    if arguments.model:
+        return True
+    if not arguments.resume or arguments.remeasure:
+        return False
+    return is_model_run(existing_run(arguments.results_dir, arguments.resume).root)
+
+
 def run_model_command(arguments: RunArguments) -> int:
-    """Entry point of `dlbench run --model`."""
+    """Entry point of `dlbench run --model` (and of --resume of a model run)."""
     stop_on_signals()
+    if arguments.resume:
+        return _resume(arguments)
     model, run_request = checked_request(arguments)
     retries = busy_retries_of(arguments)
     device = resolve_device(run_request.device)
     threads = run_request.threads or len(os.sched_getaffinity(0))
+    digest = model_digest(model.path)  # the file as it is built now
     try:
         with measurement_lock():
             prepared = prepare_model(model, threads)
             try:
-                store, cells = _planned(arguments, run_request, prepared, device, threads)
+                store = RunStore(layout.run_dir(arguments.results_dir, new_run_id(device)))
+                request = json.loads((prepared.folder / "request.json").read_text())
+                cells = planned_cells(store, run_request, prepared.facts, request, device,
+                                      threads, arguments.steps)
             except BaseException:
                 prepared.discard()  # nothing of a run that never started is kept
                 raise
             make_dir(store.root)
             prepared.move_into(store.root)
-            save_model_file(store, model, prepared.facts)
+            save_model_file(store, model, prepared.facts, {
+                "model_sha256": digest, "threads": threads, "steps": arguments.steps})
             records = measure_model(store, run_request, device, cells, arguments, retries)
     except MachineLockedError as error:
         raise UsageError(str(error)) from None
+    return _report(store, records)
+
+
+def _resume(arguments: RunArguments) -> int:
+    """--resume RUN of a model run: the same cells, planned from what the run recorded;
+    only the processes not yet finished are measured."""
+    store = existing_run(arguments.results_dir, arguments.resume)
+    saved = saved_model(store.root, store.run_id, arguments.model, _refused_flags(arguments))
+    retries = busy_retries_of(arguments)
+    info = store.load_run_info()
+    run_request, device = RunRequest(**info["request"]), info["device"]
+    threads = saved.threads or run_request.threads or len(os.sched_getaffinity(0))
+    try:
+        with measurement_lock():
+            cells = planned_cells(store, run_request, saved.facts, saved.request, device,
+                                  threads, saved.steps)
+            records = measure_model(store, run_request, device, cells, arguments, retries)
+    except MachineLockedError as error:
+        raise UsageError(str(error)) from None
+    return _report(store, records)
+
+
+def _refused_flags(arguments: RunArguments) -> list[str]:
+    """The flags given with --resume that would change what a model run measures."""
+    given = (("--input-shape", arguments.input_shape), ("--data", arguments.data_file),
+             ("--batch-size", arguments.batch_size is not None),
+             ("--steps", arguments.steps is not None), ("--framework", arguments.frameworks),
+             ("--repeats", arguments.repeats is not None),
+             ("--executor ray", arguments.executor == "ray"),
+             *((flag, getattr(arguments, field)) for field, flag in SELECTION_FLAGS))
+    return [flag for flag, value in given if value]
+
+
+def _report(store: RunStore, records: list[CellRecord]) -> int:
+    """The run's summary, parity lines and answers."""
     print_summary(store, records)
     for line in answer_lines(store):
         console.print(line)
     return 0
 
 
-def _planned(arguments: RunArguments, run_request: RunRequest, prepared: Prepared,
-             device: str, threads: int) -> tuple[RunStore, list[CellSpec]]:
-    """The new run's store (not yet created) and the model's cells."""
-    systems = _kind_systems(prepared.facts, tuple(run_request.frameworks))
-    store = RunStore(layout.run_dir(arguments.results_dir, new_run_id(device)))
+def planned_cells(store: RunStore, run_request: RunRequest, facts: dict, request: dict,
+                  device: str, threads: int, steps: int | None) -> list[CellSpec]:
+    """The model's cells in the run `store` (a new run's or a resumed one's alike)."""
+    systems = _kind_systems(facts, tuple(run_request.frameworks))
     plan = PlanRequest(suite=run_request.suite, workloads=[], frameworks=[], device=device,
                        repeats=run_request.repeats, threads=threads,
                        timeout_s=run_request.timeout_s, data_dir="")
-    request = json.loads((prepared.folder / "request.json").read_text())
-    cells = model_cells(plan, prepared.facts, {
-        "model": request, "model_dir": str(store.root / MODEL_DIR),
-        "facts": prepared.facts}, systems)
-    return store, cells
+    return model_cells(plan, facts, {"model": request, "model_dir": str(store.root / MODEL_DIR),
+                                     "facts": facts}, systems, steps)
 
 
 def measure_model(store: RunStore, request: RunRequest, device: str, cells: list[CellSpec],
@@ -181,9 +230,10 @@ def parity_refusal(record: CellRecord | None) -> str:
             f"{values.get('parity_tolerance', float('nan')):g})")
 
 
-def save_model_file(store: RunStore, model: ModelRequest, facts: dict) -> None:
-    """model.json: what was measured (the request and the model's facts)."""
-    body = {"request": model.to_dict(), "facts": facts,
+def save_model_file(store: RunStore, model: ModelRequest, facts: dict, plan: dict) -> None:
+    """model.json: what was measured (the request, the model's facts, and what a resumed run
+    plans the same cells from: the file's digest, threads, --steps)."""
+    body = {"request": model.to_dict(), "facts": facts, **plan,
             "systems_installed": [f.name for f in frameworks.FRAMEWORKS
                                   if not frameworks.missing_modules(f)]}
     atomic_write_bytes(store.root / MODEL_FILE, json.dumps(body, indent=2).encode())

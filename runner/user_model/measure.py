@@ -122,12 +122,13 @@ def inference_outcome(cell: Cell, predictor: Predictor, fairness: Fairness,
 
 def training_outcome(cell: Cell, step, fairness: Fairness) -> CellOutcome:
     """The first step (compile time: its time beyond a steady step) and the steady step time
-    over calibrated windows of steps, with the steady steps' working memory."""
+    over calibrated windows of steps (with --steps N, enough windows to time N steps), with
+    the steady steps' working memory."""
     start = clock_ns()
     step()
     first_s = (clock_ns() - start) / NS_PER_S
     step()
-    samples = int(cell.spec.params.get("train_samples", 3))
+    samples = training_windows(cell, step)
     with WorkingMemory() as working:
         per_step = cell.sampler.per_call_s("steady_step_time", step, cell.adapter.sync,
                                            samples)
@@ -139,6 +140,19 @@ def training_outcome(cell: Cell, step, fairness: Fairness) -> CellOutcome:
                     cell.observe("compile_time", max(0.0, first_s - steady_ms / 1000)),
                     cell.observe("working_memory", working.peak_mib)]
     return cell.outcome(observations, fairness, regime_details(cell))
+
+
+def training_windows(cell: Cell, step) -> int:
+    """The suite's number of timed windows, or with --steps N as many windows of the
+    calibrated loop count as time at least N steps."""
+    steps = int(cell.spec.params.get("train_steps", 0))
+    if not steps:
+        return int(cell.spec.params.get("train_samples", 3))
+    loops = cell.sampler.calibrate(step, cell.adapter.sync)
+    windows = -(-steps // loops)
+    cell.sampler.record["train_steps"] = {"asked": steps, "calibrated_loops": loops,
+                                          "windows": windows}
+    return windows
 
 
 def regime_details(cell: Cell) -> dict:

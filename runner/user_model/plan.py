@@ -42,6 +42,18 @@ CALLS = {"quick": {"warmup_calls": 10, "latency_calls": 200, "throughput_samples
          "full": {"warmup_calls": 50, "latency_calls": 500, "throughput_samples": 10,
                   "train_samples": 10}}
 TIMEOUT_S = 600.0
+#: --steps N: N timed batch-1 calls (the latency time budget lifted, so N are made: the
+#: cell's timeout still bounds the process) and at least N timed training steps.
+NO_LATENCY_BUDGET_S = 1e9
+
+
+def calls_per_process(suite: str, steps: int | None) -> dict:
+    """The suite's calls per process, or with `steps` N timed calls and training steps."""
+    calls = dict(CALLS[suite])
+    if steps:
+        calls |= {"latency_calls": steps, "latency_budget_s": NO_LATENCY_BUDGET_S,
+                  "train_steps": steps}
+    return calls
 
 
 def system_names(kind: str) -> list[str]:
@@ -52,11 +64,12 @@ def system_names(kind: str) -> list[str]:
 
 
 def model_cells(request: PlanRequest, facts: dict, model_params: dict,
-                chosen: tuple[str, ...] = ()) -> list[CellSpec]:
+                chosen: tuple[str, ...] = (), steps: int | None = None) -> list[CellSpec]:
     """Parity cells first, then inference and training cells, and one A/A control; only
-    the `chosen` systems when some are named (--framework)."""
+    the `chosen` systems when some are named (--framework); `steps`: --steps."""
     kind = facts["kind"]
-    params = model_params | CALLS[request.suite] | {"throughput_batch": facts["batch_size"]}
+    params = model_params | calls_per_process(request.suite, steps) | {
+        "throughput_batch": facts["batch_size"]}
     systems = [s for s in (_keras_systems(facts) if kind == "keras" else _torch_systems())
                if not chosen or s[0].name in chosen]
     parity: list[CellSpec] = []

@@ -19,6 +19,7 @@ import numpy as np
 
 from dlbench.runner.user_model.loading import (ModelError, build_user_model, count_flops, error_line,
                                        forward, load_inputs, model_kind, save_weights)
+from dlbench.runner.user_model.known_crashes import strided_small_1x1
 from dlbench.runner.user_model.source import ModelRequest
 
 #: Samples parity compares, and the seed of generated inputs.
@@ -88,12 +89,14 @@ def prepare(request: ModelRequest, out: Path) -> dict:
         arrays["y"] = targets
     np.savez(out / "inputs.npz", **arrays)
     flops, flops_note = count_flops(model, kind, x[:1])
+    crashing = strided_small_1x1(model) if kind == "keras" else []
     return {"kind": kind, "model_id": request.model_id, "batch_size": batch,
             "batch_chosen": not request.batch_size, "input_shape": list(x.shape[1:]),
             "input_dtype": str(x.dtype), "output_shape": list(reference.shape[1:]),
             "parameters": parameter_count(model, kind), "repeat_max_abs": repeat_diff,
             "trains": targets is not None, "no_training": no_training,
             "flops_per_sample": flops, "flops_note": flops_note,
+            "onednn_strided_1x1": crashing,
             "class_name": type(model).__name__}
 
 

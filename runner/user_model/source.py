@@ -6,6 +6,7 @@ written; dlbench.runner.user_model.prepare then builds the model once in a proce
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -149,3 +150,9 @@ def _check_data(path: Path) -> Path:
     if y_rows is not None and y_rows != rows:
         raise UsageError(f"--data {str(path)!r}: x has {rows} samples but y has {y_rows}")
     return path.resolve()
+
+
+def model_digest(path: str | Path) -> str:
+    """sha256 of the model's file (PATH.py or PATH.keras): a resumed run measures the same
+    model only if the file is unchanged (modules the file imports are not covered)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

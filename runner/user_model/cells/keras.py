@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from dlbench.runner.cell.outcome import CellOutcome
+from dlbench.runner.cell.outcome import CellOutcome, failed
 from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.user_model.known_crashes import cpu_flags, onednn_refusal
 from dlbench.runner.user_model.loading import load_user_model
 from dlbench.runner.user_model.measure import (inference_outcome, measured_or_failed, model_dir,
                                        model_fairness, model_request, open_model_cell,
@@ -44,6 +45,12 @@ class PredictPredictor:
 
 
 def run(spec: CellSpec) -> CellOutcome:
+    """The cell's outcome; failed before the model runs when its layers would crash the
+    backend (dlbench.runner.user_model.known_crashes)."""
+    refusal = onednn_refusal(spec.params.get("facts", {}), spec.backend,
+                             spec.experiment == TRAINING, spec.device, cpu_flags())
+    if refusal:
+        return failed(refusal)
     return measured_or_failed(_measure, spec)
 
 
