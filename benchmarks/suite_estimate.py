@@ -18,7 +18,7 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-from dlbench.runner.plan.cells import RunRequest, plan_cells
+from dlbench.runner.plan.cells import PlanError, RunRequest, plan_cells
 from dlbench.runner.plan.estimate import estimate, recorded_process_seconds
 from dlbench.runner.plan.repeats import SINGLE_PROCESS_EXPERIMENTS, run_design
 from dlbench.runner.plan.schedule import process_order
@@ -48,11 +48,16 @@ def main() -> None:
     request = RunRequest(suite=args.suite, experiments=args.experiment, workloads=[],
                          frameworks=[], device="cpu", repeats=None, threads=2,
                          timeout_s=None, data_dir="")
-    cells = plan_cells(request, "cpu")
+    try:
+        cells = plan_cells(request, "cpu")
+    except PlanError as error:
+        parser.error(str(error))
     history = recorded_process_seconds(Path(args.results_dir)) if args.results_dir else {}
     first = estimate(worker_batches(process_order(cells, 0), args.suite), history)
     design = run_design(args.suite)
     shares = args.share or [SECOND_LOOK_SHARE ** (k + 1) for k in range(len(design.looks) - 1)]
+    if len(shares) != len(design.looks) - 1:
+        parser.error(f"--share: give one for each of the {len(design.looks) - 1} later looks")
     print(f"{len(cells)} cells; first look: {first.processes} processes, "
           f"{first.seconds / 60:.0f} min")
     total, bound = first.seconds / 60, first.seconds / 60
