@@ -56,3 +56,17 @@ def test_training_cells_with_a_missed_target_are_named_with_their_processes():
     reached = rows.assign(value=1.0)
     assert benchmark("rejudge_release").target_lines(reached) == [
         "training targets: 0 of 2 cells with a process that missed"]
+
+
+def test_the_headline_table_reads_a_release_s_stored_verdicts_without_derived_answers():
+    from dlbench.report.verdicts.stored import read_verdicts
+
+    root = BENCHMARKS.parent / "results" / "releases" / "2027.02"
+    verdicts = read_verdicts((root / "verdicts.csv").read_bytes())
+    lines = benchmark("headline_table").table_lines(verdicts, ["training-speed",
+                                                               "training-throughput"])
+    rows = lines[2:]
+    assert rows and all(row.startswith("| training-speed |") for row in rows)  # derived: out
+    lstm = next(row for row in rows if "lstm-tokens, batch size 32, plain" in row)
+    assert "| winner | pytorch |" in lstm and lstm.count("x (") == 4
+    assert "keras-jax 0.46x (0.34-0.64; 3/3)" in lstm  # the stored ratio and interval
