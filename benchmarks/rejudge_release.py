@@ -83,11 +83,13 @@ def counted(answers: list, kind: str) -> list:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--release", default="2027.02")
+    parser.add_argument("--results-dir", default=str(ROOT / "results"),
+                        help="where the release lives (default: the checkout's results/)")
     parser.add_argument("--verbose", action="store_true", help="one line per answer")
     parser.add_argument("--leave-out-steal", type=float, default=None,
                         help="leave out processes whose steal share is above this")
     args = parser.parse_args()
-    source = load_release(ROOT / "results", args.release)
+    source = load_release(Path(args.results_dir), args.release)
     processes = source_processes(source)
     if args.leave_out_steal is not None and processes is not None:
         steal = processes[steal_column(processes)]
