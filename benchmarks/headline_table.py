@@ -31,8 +31,8 @@ def table_lines(verdicts: pd.DataFrame, questions: list[str]) -> list[str]:
                      & (pairs["group"] == answer["group"])
                      & (pairs["run_id"] == answer["run_id"])]
         others = "; ".join(
-            f"{p['contender_b']} {float(p['ratio']):.2f}x ({float(p['ci_low']):.2f}-"
-            f"{float(p['ci_high']):.2f}; {int(float(p['processes_a']))}/"
+            f"{p['contender_b']} {float(p['ratio']):.3g}x ({float(p['ci_low']):.3g}-"
+            f"{float(p['ci_high']):.3g}; {int(float(p['processes_a']))}/"
             f"{int(float(p['processes_b']))})"
             for _, p in mine.iterrows() if str(p["ratio"]) not in ("", "nan"))
         lines.append(f"| {answer['question']} | {answer['group']} | {answer['outcome']} | "

@@ -69,4 +69,6 @@ def test_the_headline_table_reads_a_release_s_stored_verdicts_without_derived_an
     assert rows and all(row.startswith("| training-speed |") for row in rows)  # derived: out
     lstm = next(row for row in rows if "lstm-tokens, batch size 32, plain" in row)
     assert "| winner | pytorch |" in lstm and lstm.count("x (") == 4
-    assert "keras-jax 0.46x (0.34-0.64; 3/3)" in lstm  # the stored ratio and interval
+    assert "keras-jax 0.464x (0.337-0.638; 3/3)" in lstm  # the stored ratio and interval
+    mlp = next(row for row in lines if "mlp-digits, batch size 32, plain" in row)
+    assert " 0.0x" not in mlp and " 0.00x" not in mlp  # small ratios keep their digits
