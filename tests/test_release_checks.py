@@ -72,3 +72,36 @@ def test_the_headline_table_reads_a_release_s_stored_verdicts_without_derived_an
     assert "keras-jax 0.464x (0.337-0.638; 3/3)" in lstm  # the stored ratio and interval
     mlp = next(row for row in lines if "mlp-digits, batch size 32, plain" in row)
     assert " 0.0x" not in mlp and " 0.00x" not in mlp  # small ratios keep their digits
+
+
+def test_the_2027_02_errata_wait_for_2027_03_and_are_appended_once(tmp_path):
+    import shutil
+    import subprocess
+
+    import yaml
+
+    root = BENCHMARKS.parent
+    releases = tmp_path / "releases"
+    shutil.copytree(root / "results" / "releases" / "2027.02", releases / "2027.02")
+    errata = releases / "2027.02" / "errata.yml"
+    before = errata.read_bytes()
+    env = {"PATH": "/usr/bin:/bin", "RESULTS_DIR": str(tmp_path), "PYTHONPATH": str(root),
+           "DLBENCH": f"{sys.executable} -m dlbench.cli"}
+
+    def run() -> subprocess.CompletedProcess:
+        return subprocess.run(["bash", str(root / "scripts" / "errata_2027_02.sh")], env=env,
+                              cwd=root, capture_output=True, text=True, timeout=300)
+
+    refused = run()  # 2027.03 is not published: --superseded-by refuses it
+    assert refused.returncode == 2 and "2027.03" in refused.stderr
+    assert errata.read_bytes() == before
+    shutil.copytree(releases / "2027.02", releases / "2027.03", ignore=shutil.ignore_patterns(
+        "errata.yml"))  # stands in for the published 2027.03
+    assert run().returncode == 0
+    entries = yaml.safe_load(errata.read_text())
+    added = entries[len(yaml.safe_load(before)):]
+    assert len(added) == 6 and all(e["superseded_by"] == "2027.03" for e in added)
+    assert errata.read_bytes().startswith(before)  # append-only
+    again = run()
+    assert again.returncode == 2 and "not appending twice" in again.stderr
+    assert len(yaml.safe_load(errata.read_text())) == len(entries)
