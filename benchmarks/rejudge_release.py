@@ -7,6 +7,11 @@ test. Timing: a question whose metric is a time or a rate (not accuracy, not mem
 derived from another question's test (training throughput repeats the epoch time's).
 Decided: a winner, or no meaningful difference.
 
+It also prints what issue 38 asks of a release beside the decided share: each judged
+experiment and metric's noise floor (A/A twins and split-half estimates, as the engine reads
+them) against the 10% goal, and every training cell where a process missed its workload's
+target (accuracy is judged only where every system reached it).
+
 `--leave-out-steal 0.01` also leaves out every process whose recorded steal is above the
 limit, as if it had stayed busy after its re-runs (a what-if: the runner would have measured
 it again first).
@@ -20,7 +25,11 @@ import argparse
 import collections
 from pathlib import Path
 
+import pandas as pd
+
+from dlbench.core.noise_floor import noise_floors
 from dlbench.core.steal import steal_column
+from dlbench.core.verdict_engine import QUESTIONS, judge_controls, repeat_rows
 from dlbench.report.inputs.source import load_release, source_designs, source_processes
 from dlbench.report.verdicts.answers import judge_page
 
@@ -28,6 +37,33 @@ ROOT = Path(__file__).resolve().parent.parent
 ACCURACY_QUESTIONS = {"accuracy"}
 MEMORY_QUESTIONS = {"peak-memory", "precision-memory"}
 DECIDED = {"winner", "no meaningful difference"}
+#: Issue 38's goal for every A/A noise floor.
+FLOOR_GOAL = 0.10
+
+
+def floor_lines(source, processes: pd.DataFrame | None) -> list[str]:
+    """One line per run, experiment and judged metric: its noise floor, flagged above the goal."""
+    rows = repeat_rows(source.observations, source.cells, processes)
+    controls = [c for run_id, design in source_designs(source).items()
+                for c in judge_controls(rows[rows["run_id"].astype(str) == run_id],
+                                        source.cells, design)]
+    judged = {(q.experiment, q.metric) for q in QUESTIONS}
+    floors = {k: v for k, v in noise_floors(controls, rows).items() if k[1:] in judged}
+    above = [k for k, v in floors.items() if v > FLOOR_GOAL]
+    return [f"noise floors: {len(above)} of {len(floors)} above {FLOOR_GOAL:.0%}"] + [
+        f"  {experiment} {metric}: {floor:.1%}{'  ABOVE' if key in above else ''}"
+        for key, floor in sorted(floors.items()) for _, experiment, metric in [key]]
+
+
+def target_lines(observations: pd.DataFrame) -> list[str]:
+    """Training cells where a process missed its workload's target, with those processes."""
+    reached = observations[observations["metric"] == "reached_target"]
+    missed = reached[reached["value"] < 1]
+    lines = [f"training targets: {missed['cell_id'].nunique()} of "
+             f"{reached['cell_id'].nunique()} cells with a process that missed"]
+    for cell_id, rows in missed.groupby("cell_id"):
+        lines.append(f"  {cell_id}: processes {sorted(rows['repeat'].astype(int).tolist())}")
+    return lines
 
 
 def testable(verdict) -> bool:
@@ -47,11 +83,13 @@ def counted(answers: list, kind: str) -> list:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--release", default="2027.02")
+    parser.add_argument("--results-dir", default=str(ROOT / "results"),
+                        help="where the release lives (default: the checkout's results/)")
     parser.add_argument("--verbose", action="store_true", help="one line per answer")
     parser.add_argument("--leave-out-steal", type=float, default=None,
                         help="leave out processes whose steal share is above this")
     args = parser.parse_args()
-    source = load_release(ROOT / "results", args.release)
+    source = load_release(Path(args.results_dir), args.release)
     processes = source_processes(source)
     if args.leave_out_steal is not None and processes is not None:
         steal = processes[steal_column(processes)]
@@ -74,6 +112,7 @@ def main() -> None:
                       f"threshold {v.threshold:.0%} leaders {', '.join(v.leaders)}")
     named = sum(c.named_winner for c in judged.controls)
     print(f"A/A controls: {named} of {len(judged.controls)} name a winner")
+    print("\n".join(floor_lines(source, processes) + target_lines(source.observations)))
 
 
 if __name__ == "__main__":

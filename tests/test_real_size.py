@@ -52,7 +52,9 @@ def test_standard_on_a_cpu_serves_every_system_at_real_size_on_both_paths():
               for c in measured if c.workload == "resnet50-synthetic"}
     production = {s for s, cls in resnet if cls == FASTEST}
     assert {s for s, _ in resnet} == SYSTEMS
-    assert production == SYSTEMS - {"keras-jax"}  # its plain path is XLA already (SAME_AS)
+    # Keras on JAX's plain path is XLA already (SAME_AS); Keras' jit_compile on torch is cut
+    # from the standard CPU suite (issue 38: its dearest cell)
+    assert production == SYSTEMS - {"keras-jax", "keras-torch"}
     bert = {c.framework_id.name for c in measured if c.workload == "bert-base-tokens"}
     assert bert == SYSTEMS
     for cell in measured:

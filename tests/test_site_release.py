@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from dlbench.cli import main
-from dlbench.core.releases import ReleaseError, freeze_release
+from dlbench.core.releases import ReleaseError, freeze_release, verify_manifest
 from dlbench.core.releases import release_names
 from dlbench.report.inputs.source import SourceError, load_release
 from tests.site_fixtures import (
@@ -261,6 +261,10 @@ def test_release_notes_are_frozen_and_shown_on_the_release_home_page(
     root = results / "releases" / "2026.12"
     assert json.loads((root / "release.json").read_text())["notes"] == notes.read_text().strip()
     assert load_release(results, "2026.12").notes.startswith("- Each repeat")
+    # the release's verdicts are stored with it and covered by its manifest
+    assert "verdicts.csv" in json.loads((root / "MANIFEST.json").read_text())["files"]
+    assert (root / "verdicts.csv").read_text().startswith("row,question,")
+    verify_manifest(root)
     home = (tmp_path / "site_src" / "index.md").read_text()
     assert "## What changed since the previous release" in home
     # Markdown rendered to sanitised HTML (dlbench.report.render.user_text)
