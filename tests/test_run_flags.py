@@ -69,3 +69,18 @@ def test_an_empty_environment_or_missing_run_file_is_named(
     assert main(["results", "show", RUN_A, "--results-dir", str(results)]) == 2
     error = capsys.readouterr().err
     assert f"{run / 'run.json'}: file not found" in error and error.count("\n") == 1
+
+
+def test_a_request_that_plans_no_cell_is_refused_and_leaves_no_run_folder(
+        tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Standard on a CPU leaves the execution-mode experiment to the full suite: asking for it
+    alone names why, instead of an empty run."""
+    monkeypatch.setenv("DLBENCH_LOCK_FILE", str(tmp_path / "lock"))
+    results = tmp_path / "results"
+    argv = ["run", "--suite", "standard", "--experiment", "execution-mode", "--device", "cpu",
+            "--results-dir", str(results)]
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert "nothing to measure: the standard suite has no execution-mode cell on cpu" in error
+    assert error.count("\n") == 1
+    assert not results.exists()

@@ -112,7 +112,8 @@ def check_arguments(arguments: RunArguments) -> None:
 
 
 def open_run(arguments: RunArguments) -> tuple[RunStore, RunRequest, str]:
-    """A new run directory, or the existing one named by --resume with its original request."""
+    """A new run directory (not yet made: it is made once the request plans cells), or the
+    existing one named by --resume with its original request."""
     if arguments.resume:
         store = existing_run(arguments.results_dir, arguments.resume)
         info = store.load_run_info()
@@ -120,7 +121,6 @@ def open_run(arguments: RunArguments) -> tuple[RunStore, RunRequest, str]:
     request = request_of(arguments)
     device = resolve_device(request.device)
     store = RunStore(layout.run_dir(arguments.results_dir, new_run_id(device)))
-    make_dir(store.root)
     return store, request, device
 
 
@@ -145,6 +145,7 @@ def _measure(arguments: RunArguments) -> int:
         cells = plan_cells(request, device)
     except (PlanError, ValueError) as error:
         raise UsageError(str(error)) from None
+    make_dir(store.root)  # only a request that plans cells leaves a run folder
     try:
         records = run_cells(store, request, device, cells, progress=arguments.progress,
                             busy_retries=busy_retries_of(arguments), seed=arguments.seed)

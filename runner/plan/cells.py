@@ -111,6 +111,20 @@ def plan_cells(request: RunRequest, device: str) -> list[CellSpec]:
     for name in experiment_names():
         if name in names:
             cells.extend(get_experiment(name).plan(plan_request))
+    if not cells:
+        raise PlanError(nothing_planned(request, names, device))
     if request.repeats is None:  # the suite's design; --repeats N measures what it names
         cells = with_controls(cells, process_count(request.suite, "training"))
     return cells
+
+
+def nothing_planned(request: RunRequest, experiments: list[str], device: str) -> str:
+    """Why a request plans no cell (a suite that leaves an experiment out on this device, or
+    a workload or framework the experiment does not measure), and where to look."""
+    chosen = ", ".join(experiments)
+    narrowed = [f"{flag} {', '.join(values)}" for flag, values in
+                (("workload", request.workloads), ("framework", request.frameworks)) if values]
+    return (f"nothing to measure: the {request.suite} suite has no {chosen} cell on {device}"
+            + (f" for {'; '.join(narrowed)}" if narrowed else "")
+            + " (`dlbench list` shows what each suite measures; --suite full measures most)")
+
