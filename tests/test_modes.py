@@ -38,9 +38,10 @@ def _classes_per_workload(experiment: str, cells: list, framework) -> list[set[s
             for workload in {c.workload for c in cells}]
 
 
-@pytest.mark.parametrize("experiment", ["inference", "execution-mode"])
-@pytest.mark.parametrize(("suite", "device"), [("standard", "cpu"), ("standard", "cuda"),
-                                                ("full", "cpu")])
+@pytest.mark.parametrize(("experiment", "suite", "device"), [
+    ("inference", "standard", "cpu"), ("inference", "standard", "cuda"),
+    ("inference", "full", "cpu"), ("execution-mode", "standard", "cuda"),
+    ("execution-mode", "full", "cpu")])
 def test_inference_and_execution_mode_plan_every_systems_plain_and_production_path_everywhere(
         experiment, suite, device):
     """On every workload of the suite; a production path too slow here is a planned cell
@@ -50,6 +51,12 @@ def test_inference_and_execution_mode_plan_every_systems_plain_and_production_pa
         per_workload = _classes_per_workload(experiment, cells, framework)
         assert per_workload and all({DEFAULT, FASTEST} <= c for c in per_workload), (
             experiment, framework.name)
+
+
+def test_standard_on_a_cpu_leaves_execution_modes_to_the_full_suite():
+    """Its 150 minutes go to the real-size cells; the MLP's modes measured per-call overhead."""
+    assert _plan("execution-mode", "standard", device="cpu") == []
+    assert _plan("execution-mode", "full", device="cpu")
 
 
 @pytest.mark.parametrize("suite", ["standard", "full"])
