@@ -37,14 +37,15 @@ def test_an_unknown_experiment_is_refused_naming_the_valid_ones():
 #: A package of its own for the new experiment: its grid and plan (no framework code is
 #: needed to plan it or to page its results).
 PACKAGE = textwrap.dedent("""
-    from dlbench.runner.experiments import Experiment, PlanRequest
+    from dlbench.runner.experiments import Experiment
+    from dlbench.runner.plan.request import RunRequest
 
     BATCHES = {"quick": (1, 64), "standard": (1, 64, 256), "full": (1, 64, 256, 1024)}
 
-    def plan(request: PlanRequest):
+    def plan(request: RunRequest):
         return [request.cell("memory-at-batch", "mlp-digits", framework, timeout_s=60.0,
                              mode="predict", batch_size=batch)
-                for framework in request.frameworks for batch in BATCHES[request.suite]]
+                for framework in request.systems for batch in BATCHES[request.suite]]
 
     EXPERIMENT = Experiment("memory-at-batch", plan)
 """)
@@ -62,7 +63,8 @@ NEW_EXPERIMENT = textwrap.dedent("""
         cpu_caveat="**Host memory.** On a CPU this is the process's resident memory."))
 
     from dlbench.runner.experiments import framework_code_path
-    from dlbench.runner.plan.cells import RunRequest, plan_cells
+    from dlbench.runner.plan.cells import plan_cells
+    from dlbench.runner.plan.request import RunRequest
     from dlbench.runner.plan.estimate import default_process_s
     request = RunRequest(suite="quick", experiments=["memory-at-batch"], workloads=[],
                          frameworks=["pytorch"], device="cpu", repeats=None, threads=1,

@@ -25,10 +25,10 @@ from dlbench.runner.cell.spec import NOT_MEASURED, CellSpec
 from dlbench.runner.commands.run import busy_retries_of, new_run_id, print_summary, run_cells
 from dlbench.runner.commands.run_arguments import RunArguments
 from dlbench.runner.process.stop import stop_on_signals
-from dlbench.runner.experiments import PlanRequest
 from dlbench.runner.machine.lock import MachineLockedError, measurement_lock
 from dlbench.runner.plan import frameworks
-from dlbench.runner.plan.cells import PlanError, RunRequest, resolve_device, validate
+from dlbench.runner.plan.cells import PlanError, resolve_device, validate
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.store.run_store import CellRecord, RunStore
 from dlbench.runner.store.tables import cells_frame, observations_frame, processes_frame
 from dlbench.runner.user_model.plan import INFERENCE, PARITY, TRAINING, model_cells, system_names
@@ -47,18 +47,15 @@ SELECTION_FLAGS = (("experiments", "--experiment"), ("workloads", "--workload"),
 def checked_request(arguments: RunArguments) -> tuple[ModelRequest, RunRequest]:
     """The model request and the run request it records; UsageError before anything runs."""
     for field, flag in SELECTION_FLAGS:
-        if getattr(arguments, field):
+        if getattr(arguments.request, field, None) or getattr(arguments, field, None):
             raise UsageError(f"--model measures the model given: leave out {flag}")
     if arguments.executor == "ray":
         raise UsageError("--model measures on this machine: leave out --executor ray")
-    systems = chosen_systems(arguments.frameworks)
+    systems = chosen_systems(tuple(arguments.request.frameworks))
     model = model_request(arguments.model, arguments.input_shape, arguments.input_dtype,
                           arguments.data_file, arguments.batch_size)
-    run_request = RunRequest(suite=arguments.suite, experiments=[PARITY, INFERENCE, TRAINING],
-                             workloads=[model.model_id], frameworks=[],
-                             device=arguments.device, repeats=arguments.repeats,
-                             threads=arguments.threads, timeout_s=arguments.timeout_s,
-                             data_dir="")
+    run_request = replace(arguments.request, experiments=[PARITY, INFERENCE, TRAINING],
+                          workloads=[model.model_id], frameworks=[], data_dir="")
     try:
         validate(replace(run_request, experiments=[], workloads=[]))
     except PlanError as error:
@@ -123,9 +120,7 @@ def _planned(arguments: RunArguments, run_request: RunRequest, prepared: Prepare
     """The new run's store (not yet created) and the model's cells."""
     systems = _kind_systems(prepared.facts, tuple(run_request.frameworks))
     store = RunStore(layout.run_dir(arguments.results_dir, new_run_id(device)))
-    plan = PlanRequest(suite=run_request.suite, workloads=[], frameworks=[], device=device,
-                       repeats=run_request.repeats, threads=threads,
-                       timeout_s=run_request.timeout_s, data_dir="")
+    plan = replace(run_request, workloads=[], frameworks=[], threads=threads).resolved(device)
     request = json.loads((prepared.folder / "request.json").read_text())
     cells = model_cells(plan, prepared.facts, {
         "model": request, "model_dir": str(store.root / MODEL_DIR),
