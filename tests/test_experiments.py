@@ -4,10 +4,12 @@ and a new experiment needs nothing but its declaration and its own package."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -27,6 +29,23 @@ def test_each_declaration_names_defined_metrics_a_question_and_its_package(decla
     assert set(declared.sections) <= set(experiments.SECTIONS)
     assert importlib.import_module(declared.package).EXPERIMENT is get_experiment(declared.name)
     assert get_experiment(declared.name).question == declared.question
+
+
+@pytest.mark.parametrize("declared", experiments.REQUESTED_ONLY, ids=lambda e: e.name)
+def test_a_requested_only_experiment_is_declared_alike_and_no_suite_plans_it(declared):
+    from dlbench.runner.cell.spec import CellSpec
+    from dlbench.runner.experiments import code_module, suite_experiments
+    from dlbench.runner.plan.estimate import default_process_s
+
+    assert declared.requested_only and experiments.by_name(declared.name) is declared
+    assert set(declared.metrics) <= set(METRICS) and declared.question.endswith("?")
+    assert declared.name not in experiments.experiment_names()
+    assert not any(declared.name in suite_experiments(s) for s in ("quick", "standard", "full"))
+    assert importlib.util.find_spec(code_module(declared.name, "keras")) is not None
+    cell = CellSpec(experiment=declared.name, workload="my-model", framework="keras",
+                    backend="jax", device="cpu", repeats=1)
+    mirrored = replace(cell, experiment=declared.estimated_as)
+    assert default_process_s(cell) == default_process_s(mirrored) > 0  # estimated as it
 
 
 def test_an_unknown_experiment_is_refused_naming_the_valid_ones():

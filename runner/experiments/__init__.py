@@ -38,19 +38,6 @@ def suite_experiments(suite: str) -> list[str]:
     return list(QUICK_EXPERIMENTS) if suite == "quick" else experiment_names()
 
 
-#: Experiments no suite plans, only a request that names them (a user's own model,
-#: runner/user_model/plan.py): experiment name -> package, for the worker to find its code.
-REQUESTED_ONLY_PACKAGES: dict[str, str] = {
-    "model-parity": "dlbench.runner.user_model.cells",
-    "model-inference": "dlbench.runner.user_model.cells",
-    "model-training": "dlbench.runner.user_model.cells",
-}
-
-#: The experiment each requested-only one is estimated as (dlbench.runner.plan.estimate).
-ESTIMATED_AS: dict[str, str] = {"model-parity": "parity", "model-inference": "inference",
-                                "model-training": "training"}
-
-
 class FrameworkCode(Protocol):
     """What `runner/experiments/<experiment>/<framework>.py` offers the worker: a function
     that measures one process of a cell (the worker imports the module and calls it)."""
@@ -170,5 +157,5 @@ def _checkout_parts(package: str) -> list[str]:
 
 
 def _package(experiment: str) -> str:
-    """The package holding `experiment`'s code: its declaration's, or a requested-only one's."""
-    return REQUESTED_ONLY_PACKAGES.get(experiment) or declared.by_name(experiment).package
+    """The package holding `experiment`'s code (a requested-only one's too)."""
+    return declared.by_name(experiment).package
