@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dlbench.runner.experiments import Experiment, suite_grid
+from dlbench.runner.experiments import MODEL_WORKLOADS, Experiment, suite_grid
 from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec
 
-#: The dlbench.runner.models families (checked at their tiny size, on generated inputs).
-MODEL_WORKLOADS = ["resnet-synthetic", "transformer-tokens", "lstm-tokens"]
-#: Per suite: the workloads checked. Parity is deterministic: one repeat per cell.
+#: Per suite: the workloads checked (the dlbench.runner.models families at their tiny size,
+#: on generated inputs). Parity is deterministic: one repeat per cell.
 GRID: dict[str, dict] = {
     "quick": {"workloads": ["mlp-digits"]},  # CNN parity: standard suite and tests
     "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
