@@ -14,7 +14,6 @@ from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.experiments.data_parallel import STRATEGIES, global_batch, worker_counts
 from dlbench.runner.experiments.data_parallel.protocol import (ACCURACY_TOLERANCE, TrainingRun,
                                                        epoch_plan, run_observations, shard)
-from dlbench.runner.plan.frameworks import FRAMEWORKS
 from dlbench.runner.cell.spec import CellSpec
 
 

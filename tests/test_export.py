@@ -18,7 +18,6 @@ from dlbench.runner.experiments.export import FORMATS, QUICK_FORMATS
 from dlbench.runner.experiments.export.protocol import (PARITY_TOLERANCE, ExportPath, export_fairness,
                                                 measure_export)
 from dlbench.runner.experiments.export.runtimes import artifact_size_mib
-from dlbench.runner.plan.frameworks import FRAMEWORKS
 from dlbench.runner.cell.spec import CellSpec
 from tests.harness_fixtures import numpy_cell
 

@@ -8,7 +8,6 @@ import pytest
 
 from dlbench.runner.experiments import precision, training
 from dlbench.runner.plan.request import RunRequest
-from dlbench.runner.plan.frameworks import FRAMEWORKS
 from dlbench.runner.harness.data import cell_data, cell_workload
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.workloads.catalog import get_workload

@@ -10,7 +10,6 @@ system and mode whose parity passed (one that failed is recorded as not timed, w
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import replace
 
 from rich.console import Console
@@ -94,12 +93,12 @@ def run_model_command(arguments: RunArguments) -> int:
     model, run_request = checked_request(arguments)
     retries = busy_retries_of(arguments)
     device = resolve_device(run_request.device)
-    threads = run_request.threads or len(os.sched_getaffinity(0))
+    threads = run_request.thread_count
     try:
         with measurement_lock():
             prepared = prepare_model(model, threads)
             try:
-                store, cells = _planned(arguments, run_request, prepared, device, threads)
+                store, cells = _planned(arguments, run_request, prepared, device)
             except BaseException:
                 prepared.discard()  # nothing of a run that never started is kept
                 raise
@@ -116,11 +115,11 @@ def run_model_command(arguments: RunArguments) -> int:
 
 
 def _planned(arguments: RunArguments, run_request: RunRequest, prepared: Prepared,
-             device: str, threads: int) -> tuple[RunStore, list[CellSpec]]:
+             device: str) -> tuple[RunStore, list[CellSpec]]:
     """The new run's store (not yet created) and the model's cells."""
     systems = _kind_systems(prepared.facts, tuple(run_request.frameworks))
     store = RunStore(layout.run_dir(arguments.results_dir, new_run_id(device)))
-    plan = replace(run_request, workloads=[], frameworks=[], threads=threads).resolved(device)
+    plan = replace(run_request, workloads=[], frameworks=[]).resolved(device)
     request = json.loads((prepared.folder / "request.json").read_text())
     cells = model_cells(plan, prepared.facts, {
         "model": request, "model_dir": str(store.root / MODEL_DIR),

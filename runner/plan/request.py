@@ -47,8 +47,12 @@ class RunRequest:
     def resolved(self, device: str) -> RunRequest:
         """This request on `device` (a concrete one: auto resolved) with its threads counted:
         every core this process may use where --threads names none."""
-        return replace(self, device=device,
-                       threads=self.threads or len(os.sched_getaffinity(0)))
+        return replace(self, device=device, threads=self.thread_count)
+
+    @property
+    def thread_count(self) -> int:
+        """--threads, else every core this process may use."""
+        return self.threads or len(os.sched_getaffinity(0))
 
     @property
     def systems(self) -> list[FrameworkId]:
@@ -72,6 +76,6 @@ class RunRequest:
         return CellSpec(experiment=experiment, workload=workload, framework=framework.framework,
                         backend=framework.backend, device=device or self.device,
                         repeats=process_count(self.suite, experiment, self.repeats),
-                        threads=self.threads or len(os.sched_getaffinity(0)),
+                        threads=self.thread_count,
                         timeout_s=self.timeout_s or timeout_s, data_dir=self.data_dir,
                         **variant)
