@@ -18,7 +18,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dlbench.core.schema import CellStatus  # noqa: E402
-from dlbench.runner.plan.cells import RunRequest, plan_cells  # noqa: E402
+from dlbench.runner.plan.cells import plan_cells  # noqa: E402
+from dlbench.runner.plan.request import RunRequest  # noqa: E402
 from dlbench.runner.process.execute import execute_cell  # noqa: E402
 
 

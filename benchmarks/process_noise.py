@@ -41,7 +41,8 @@ import numpy as np
 
 from dlbench.core.modes import DEFAULT, mode_class
 from dlbench.runner.cell.spec import CellSpec
-from dlbench.runner.plan.cells import RunRequest, plan_cells
+from dlbench.runner.plan.cells import plan_cells
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.process.execute import Launch, execute_cell
 
 #: The cells the issue names: one overhead-bound, one compute-bound.

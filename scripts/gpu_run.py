@@ -75,7 +75,8 @@ def importable(modules: list[str] | tuple[str, ...]) -> dict[str, bool]:
 def print_plan(plan_file: Path) -> float:
     """Print every planned cell with its estimate, and the total; return the total seconds."""
     from dlbench.runner.plan.device import load_plan, step_seconds
-    from dlbench.runner.plan.cells import RunRequest, plan_cells
+    from dlbench.runner.plan.cells import plan_cells
+    from dlbench.runner.plan.request import RunRequest
 
     plan = load_plan(plan_file)
     total = plan.fixed_s

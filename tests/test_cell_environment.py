@@ -10,7 +10,8 @@ import pytest
 
 from dlbench.runner.process.cellenv import affinity_cores, cell_environment, recorded_settings
 from dlbench.runner.machine.environment import git_state
-from dlbench.runner.experiments import PlanRequest, suite_grid
+from dlbench.runner.experiments import suite_grid
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec
 
 
@@ -72,9 +73,8 @@ def test_git_state_tells_a_clean_tree_from_edited_measuring_code(tmp_path):
     assert git_state(tmp_path)["measurement_code_dirty"] is True
 
 
-def _request(suite: str, device: str) -> PlanRequest:
-    return PlanRequest(suite=suite, workloads=[], frameworks=[], device=device, repeats=None,
-                       threads=1, timeout_s=None, data_dir="")
+def _request(suite: str, device: str) -> RunRequest:
+    return RunRequest(suite=suite, device=device, threads=1)
 
 
 @pytest.mark.parametrize("device", ["cpu", "cuda"])

@@ -13,6 +13,7 @@ from dlbench.cli.site_flags import SITE_REQUESTS
 from dlbench.report.site.requests import (BuildRequest, DeployRequest, ErratumRequest, ExportRequest,
                                   PublishRequest, ServeRequest, SitePaths)
 from dlbench.runner.commands.run_arguments import RunArguments
+from dlbench.runner.plan.request import RunRequest
 
 
 def parsed(*argv: str):
@@ -32,9 +33,10 @@ def test_every_run_flag_lands_in_its_field():
         "--busy-retries", "0", "--seed", "7", "--plan", "plan.json", "--executor", "ray",
         "--address", "head:6379", "--machine-kind", "a100"))
     assert arguments == RunArguments(
-        suite="standard", experiments=("training",), workloads=("mlp-digits", "cnn-images"),
-        frameworks=("keras",), device="cpu", repeats=4, threads=2, timeout_s=9.5,
-        data_dir="data", plan_file=Path("plan.json"), results_dir=Path("out"),
+        request=RunRequest(suite="standard", experiments=["training"],
+                           workloads=["mlp-digits", "cnn-images"], frameworks=["keras"],
+                           device="cpu", repeats=4, threads=2, timeout_s=9.5, data_dir="data"),
+        plan_file=Path("plan.json"), results_dir=Path("out"),
         progress=False, remeasure="latest", cells=("c1",), reason="why", busy_retries=0,
         seed=7, executor="ray", address="head:6379", machine_kinds=("a100",))
 

@@ -9,11 +9,11 @@ import pytest
 from dlbench.core.metrics import get_metric
 from dlbench.core.schema import CellStatus
 from dlbench.runner.process.execute import execute_cell
-from dlbench.runner.experiments import PlanRequest, get_experiment
+from dlbench.runner.experiments import get_experiment
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.experiments.data_parallel import STRATEGIES, global_batch, worker_counts
 from dlbench.runner.experiments.data_parallel.protocol import (ACCURACY_TOLERANCE, TrainingRun,
                                                        epoch_plan, run_observations, shard)
-from dlbench.runner.plan.frameworks import FRAMEWORKS
 from dlbench.runner.cell.spec import CellSpec
 
 
@@ -38,7 +38,7 @@ def test_global_batch_divides_by_every_worker_count():
 
 
 def test_quick_plans_two_workers_per_strategy_and_every_framework():
-    request = PlanRequest("quick", [], list(FRAMEWORKS), "cpu", None, 2, None, "")
+    request = RunRequest(suite="quick", device="cpu", threads=2)
     cells = get_experiment("data-parallel").plan(request)
     assert {c.framework_id.name for c in cells} == set(STRATEGIES)
     assert {c.workers for c in cells} == {2}
@@ -125,7 +125,7 @@ def test_a_strategy_a_framework_does_not_implement_is_unsupported_at_planning() 
     from dlbench.core.systems import by_name
     from dlbench.runner.cell.spec import UNSUPPORTED
 
-    request = PlanRequest("quick", [], list(FRAMEWORKS), "cpu", None, 2, None, "")
+    request = RunRequest(suite="quick", device="cpu", threads=2)
     cells = get_experiment("data-parallel").plan(request)
     refused = [c for c in cells if c.params.get(UNSUPPORTED)]
     assert [c.framework_id.name for c in refused] == ["keras-torch"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dlbench.runner.experiments import PlanRequest
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.cell.spec import NOT_MEASURED
 from dlbench.runner.experiments.execution_mode import EXPERIMENT, modes
 from dlbench.runner.experiments.execution_mode.protocol import ModeTimes, break_even_steps
@@ -21,9 +21,8 @@ def test_break_even_counts_steps_until_compilation_has_paid_off():
     assert break_even_steps(eager, compiled) is None  # slower modes never break even
 
 
-def _request(suite: str, device: str = "cpu") -> PlanRequest:
-    return PlanRequest(suite=suite, workloads=[], frameworks=list(FRAMEWORKS), device=device,
-                       repeats=None, threads=1, timeout_s=None, data_dir="")
+def _request(suite: str, device: str = "cpu") -> RunRequest:
+    return RunRequest(suite=suite, device=device, threads=1)
 
 
 def test_quick_plan_covers_every_framework_with_its_compiled_modes_and_keras_defaults():

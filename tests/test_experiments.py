@@ -4,10 +4,12 @@ and a new experiment needs nothing but its declaration and its own package."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -29,6 +31,23 @@ def test_each_declaration_names_defined_metrics_a_question_and_its_package(decla
     assert get_experiment(declared.name).question == declared.question
 
 
+@pytest.mark.parametrize("declared", experiments.REQUESTED_ONLY, ids=lambda e: e.name)
+def test_a_requested_only_experiment_is_declared_alike_and_no_suite_plans_it(declared):
+    from dlbench.runner.cell.spec import CellSpec
+    from dlbench.runner.experiments import code_module, suite_experiments
+    from dlbench.runner.plan.estimate import default_process_s
+
+    assert declared.requested_only and experiments.by_name(declared.name) is declared
+    assert set(declared.metrics) <= set(METRICS) and declared.question.endswith("?")
+    assert declared.name not in experiments.experiment_names()
+    assert not any(declared.name in suite_experiments(s) for s in ("quick", "standard", "full"))
+    assert importlib.util.find_spec(code_module(declared.name, "keras")) is not None
+    cell = CellSpec(experiment=declared.name, workload="my-model", framework="keras",
+                    backend="jax", device="cpu", repeats=1)
+    mirrored = replace(cell, experiment=declared.estimated_as)
+    assert default_process_s(cell) == default_process_s(mirrored) > 0  # estimated as it
+
+
 def test_an_unknown_experiment_is_refused_naming_the_valid_ones():
     with pytest.raises(ValueError, match="unknown experiment 'speed'; valid: training, "):
         experiments.by_name("speed")
@@ -37,14 +56,15 @@ def test_an_unknown_experiment_is_refused_naming_the_valid_ones():
 #: A package of its own for the new experiment: its grid and plan (no framework code is
 #: needed to plan it or to page its results).
 PACKAGE = textwrap.dedent("""
-    from dlbench.runner.experiments import Experiment, PlanRequest
+    from dlbench.runner.experiments import Experiment
+    from dlbench.runner.plan.request import RunRequest
 
     BATCHES = {"quick": (1, 64), "standard": (1, 64, 256), "full": (1, 64, 256, 1024)}
 
-    def plan(request: PlanRequest):
+    def plan(request: RunRequest):
         return [request.cell("memory-at-batch", "mlp-digits", framework, timeout_s=60.0,
                              mode="predict", batch_size=batch)
-                for framework in request.frameworks for batch in BATCHES[request.suite]]
+                for framework in request.systems for batch in BATCHES[request.suite]]
 
     EXPERIMENT = Experiment("memory-at-batch", plan)
 """)
@@ -62,7 +82,8 @@ NEW_EXPERIMENT = textwrap.dedent("""
         cpu_caveat="**Host memory.** On a CPU this is the process's resident memory."))
 
     from dlbench.runner.experiments import framework_code_path
-    from dlbench.runner.plan.cells import RunRequest, plan_cells
+    from dlbench.runner.plan.cells import plan_cells
+    from dlbench.runner.plan.request import RunRequest
     from dlbench.runner.plan.estimate import default_process_s
     request = RunRequest(suite="quick", experiments=["memory-at-batch"], workloads=[],
                          frameworks=["pytorch"], device="cpu", repeats=None, threads=1,

@@ -12,12 +12,12 @@ import pytest
 from dlbench.core.metrics import get_metric
 from dlbench.core.schema import CellStatus
 from dlbench.runner.process.execute import execute_cell
-from dlbench.runner.experiments import PlanRequest, get_experiment
+from dlbench.runner.experiments import get_experiment
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.experiments.export import FORMATS, QUICK_FORMATS
 from dlbench.runner.experiments.export.protocol import (PARITY_TOLERANCE, ExportPath, export_fairness,
                                                 measure_export)
 from dlbench.runner.experiments.export.runtimes import artifact_size_mib
-from dlbench.runner.plan.frameworks import FRAMEWORKS
 from dlbench.runner.cell.spec import CellSpec
 from tests.harness_fixtures import numpy_cell
 
@@ -121,7 +121,7 @@ def test_artifact_size_counts_every_file_of_a_directory(tmp_path):
 
 
 def test_plan_covers_every_framework_and_quick_is_a_subset():
-    request = PlanRequest("standard", ["mlp-digits"], list(FRAMEWORKS), "cuda", None, 2, None, "")
+    request = RunRequest(suite="standard", workloads=["mlp-digits"], device="cuda", threads=2)
     cells = get_experiment("export").plan(request)
     assert {(c.framework_id.name, c.export_format) for c in cells} == {
         (name, fmt) for name, formats in FORMATS.items() for fmt in formats}

@@ -144,15 +144,27 @@ NEW_FAMILY = textwrap.dedent('''
         logits, weights_back = built(framework)
         deviation[framework] = float(np.max(np.abs(logits - expected)))
         read_back[framework] = all(np.array_equal(weights_back[k], weights[k]) for k in weights)
+
+    from dlbench.runner.plan.cells import plan_cells
+    from dlbench.runner.plan.request import RunRequest
+    from dlbench.runner.workloads import catalog
+    catalog.WORKLOADS["two-layer-tokens"] = catalog.Workload(
+        "two-layer-tokens", d.family, "synthetic-tokens", 8, 0.05, 0.9, 0.9, "two dense layers",
+        profiles=(catalog.SizeProfile("cpu", d, 8), catalog.SizeProfile("gpu", d, 16),
+                  catalog.SizeProfile("tiny", d, 4)))
+    planned = plan_cells(RunRequest(suite="quick", workloads=["two-layer-tokens"],
+                                    frameworks=["pytorch"]), "cpu")
     print(json.dumps({"parameters": parameter_count(d), "flops": forward_flops(d),
                       "note": fairness_note(d), "deviation": deviation,
-                      "read_back": read_back, "spread": float(np.ptp(expected))}))
+                      "read_back": read_back, "spread": float(np.ptp(expected)),
+                      "planned": sorted({(c.experiment, c.batch_size) for c in planned})}))
 ''')
 
 
 @pytest.mark.slow
-def test_a_new_family_is_sized_built_in_each_framework_and_matches_its_reference(tmp_path):
-    """What issue 33 asks of a family: its declaration and its own parts, no other edit."""
+def test_a_new_family_is_sized_built_planned_and_matches_its_reference(tmp_path):
+    """What issue 33 asks of a family: its declaration and its own parts, no other edit (and
+    a workload declared on it, for a request to plan it in a suite)."""
     (tmp_path / "two_layer.py").write_text(PARTS)
     done = subprocess.run([sys.executable, "-c", NEW_FAMILY, str(tmp_path), *INSTALLED],
                           cwd=ROOT, capture_output=True, text=True, check=False)
@@ -165,3 +177,6 @@ def test_a_new_family_is_sized_built_in_each_framework_and_matches_its_reference
     assert facts["spread"] > 0.1  # logits that differ, so agreeing with them means something
     assert all(deviation < 1e-5 for deviation in facts["deviation"].values()), facts
     assert all(facts["read_back"].values()), facts
+    # planned in a suite once its workload is declared: the quick suite's experiments,
+    # training at its CPU profile's batch, parity at its tiny one's, inference at batch 1
+    assert facts["planned"] == [["inference", 1], ["parity", 4], ["training", 8]]

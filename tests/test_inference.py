@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dlbench.runner.experiments import PlanRequest
+from dlbench.runner.plan.request import RunRequest
 from dlbench.core.modes import mode_of_class, modes, same_as
 from dlbench.runner.experiments.inference import EXPERIMENT
 from dlbench.runner.experiments.inference.protocol import measure_inference
@@ -18,9 +18,8 @@ from dlbench.runner.workloads.catalog import flops_per_sample
 from tests.harness_fixtures import numpy_cell
 
 
-def _request(suite: str = "quick", device: str = "cpu") -> PlanRequest:
-    return PlanRequest(suite=suite, workloads=[], frameworks=list(FRAMEWORKS), device=device,
-                       repeats=None, threads=1, timeout_s=None, data_dir="")
+def _request(suite: str = "quick", device: str = "cpu") -> RunRequest:
+    return RunRequest(suite=suite, device=device, threads=1)
 
 
 def test_quick_plan_has_each_frameworks_plain_mode_and_gpu_standard_every_measured_mode():

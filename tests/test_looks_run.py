@@ -14,7 +14,7 @@ from dlbench.core.sequential import SUITE_DESIGNS, three_looks, two_looks
 from dlbench.core.tables import read_table
 from dlbench.core.verdict_engine import judge_controls, repeat_rows
 from dlbench.runner.commands.looks import next_look, with_recorded_looks
-from dlbench.runner.plan.cells import RunRequest
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.commands.run import recorded_design, run_cells
 from dlbench.runner.store.run_store import RunStore
 from tests.test_processes_run import tiny

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from dlbench.runner.plan.device import load_plan
-from dlbench.runner.experiments import MODEL_WORKLOADS, PlanRequest, get_experiment
+from dlbench.runner.experiments import MODEL_WORKLOADS, get_experiment
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.plan.frameworks import FRAMEWORKS
 from dlbench.runner.workloads.catalog import device_profile, get_workload
 from tests.test_gpu_plan import PLAN_FILE
@@ -28,7 +29,7 @@ CPU_TRIMMED = {
 
 
 def planned(experiment: str, suite: str, device: str, workloads: tuple[str, ...] = ()) -> list:
-    request = PlanRequest(suite, list(workloads), list(FRAMEWORKS), device, None, 2, None, "")
+    request = RunRequest(suite=suite, workloads=list(workloads), device=device, threads=2)
     return get_experiment(experiment).plan(request)
 
 

@@ -8,7 +8,8 @@ import math
 import pytest
 
 from dlbench.runner.process.execute import execute_cell
-from dlbench.runner.experiments import PlanRequest, inference, training
+from dlbench.runner.experiments import inference, training
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.plan.frameworks import FRAMEWORKS
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.workloads.catalog import WORKLOADS, flops_per_sample
@@ -18,10 +19,8 @@ MODEL_WORKLOADS = ["resnet-synthetic", "transformer-tokens", "lstm-tokens"]
 
 def _plan(experiment, suite: str, device: str = "cpu", workloads: tuple[str, ...] = ()
           ) -> list[CellSpec]:
-    return experiment.plan(PlanRequest(suite=suite, workloads=list(workloads),
-                                       frameworks=list(FRAMEWORKS),
-                                       device=device, repeats=None, threads=1, timeout_s=None,
-                                       data_dir=""))
+    return experiment.plan(RunRequest(suite=suite, workloads=list(workloads), device=device,
+                                      threads=1))
 
 
 def test_standard_suite_trains_every_model_and_infers_with_the_real_sizes_on_a_cpu():

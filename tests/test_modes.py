@@ -16,10 +16,11 @@ from dlbench.core.modes import (DEFAULT, FASTEST, MODES, OTHER, by_class, group_
 from dlbench.report.claims.check import check_claims, load_claims
 from dlbench.core.verdict_engine import QUESTIONS
 from dlbench.report.verdicts.answers import answer, verdicts
-from dlbench.runner.experiments import PlanRequest, get_experiment
+from dlbench.runner.experiments import get_experiment
 from dlbench.runner.cell.spec import NOT_MEASURED
 from dlbench.runner.plan.frameworks import FRAMEWORKS, missing_modules
-from dlbench.runner.plan.cells import RunRequest, plan_cells
+from dlbench.runner.plan.cells import plan_cells
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.workloads.real_size import REAL_SIZE_WORKLOADS
 
 INSTALLED = [f for f in FRAMEWORKS if not missing_modules(f)]
@@ -27,8 +28,8 @@ MODE_EXPERIMENTS = ("training", "inference", "execution-mode")
 
 
 def _plan(experiment: str, suite: str, frameworks=None, device: str = "cpu") -> list:
-    request = PlanRequest(suite=suite, workloads=[], frameworks=list(frameworks or FRAMEWORKS),
-                          device=device, repeats=None, threads=1, timeout_s=None, data_dir="")
+    request = RunRequest(suite=suite, frameworks=[f.name for f in frameworks or FRAMEWORKS],
+                         device=device, threads=1)
     return get_experiment(experiment).plan(request)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dlbench.runner.experiments import PlanRequest
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.experiments.precision import EXPERIMENT, PRECISIONS
 from dlbench.runner.experiments.precision.protocol import measure_precision
 from dlbench.runner.plan.frameworks import FRAMEWORKS
@@ -18,8 +18,7 @@ from tests.harness_fixtures import numpy_cell
                                                ("standard", ("fp32", "bf16")),
                                                ("full", PRECISIONS)])
 def test_plan_has_the_suites_precisions_for_every_framework(suite, precisions):
-    request = PlanRequest(suite=suite, workloads=["mlp-digits"], frameworks=list(FRAMEWORKS),
-                          device="cpu", repeats=None, threads=1, timeout_s=None, data_dir="")
+    request = RunRequest(suite=suite, workloads=["mlp-digits"], device="cpu", threads=1)
     cells = EXPERIMENT.plan(request)
     assert len({c.cell_id for c in cells}) == len(cells)
     assert sorted((c.framework_id.name, c.precision) for c in cells) == sorted(

@@ -279,7 +279,7 @@ def test_every_imported_project_file_is_kept_once_and_listed_by_its_process(tmp_
 
 
 def test_a_refused_cell_starts_no_more_processes(tmp_path):
-    from dlbench.runner.plan.cells import RunRequest
+    from dlbench.runner.plan.request import RunRequest
     from dlbench.runner.commands.run import run_cells
 
     request = RunRequest("quick", ["training"], [], ["pytorch"], "cpu", None, 1, None, "")
@@ -295,3 +295,17 @@ def test_a_refused_cell_starts_no_more_processes(tmp_path):
     assert info["order_seed"] == 2 and info["citable"] is False
     assert info["processes_policy"]["preview"] is True
     assert info["process_order"] == [f"{refused.cell_id}#{k}" for k in range(3)]
+
+
+def test_a_worker_is_told_its_process_index_not_the_count(tmp_path):
+    from dlbench.runner.process.execute import Launch, execute_cell
+
+    told = tmp_path / "told.json"
+    # the worker's command runs under a prefix that keeps the spec file it was given
+    keep_spec = Launch(prefix=("sh", "-c", 'cp "$4" "$0"', str(told)))
+    spec = CellSpec(experiment="training", workload="mlp-digits", framework="pytorch",
+                    backend="pytorch", device="cpu", repeats=3, repeat_index=2)
+    record = execute_cell(spec, keep_spec)
+    given = json.loads(told.read_text())
+    assert given["repeat_index"] == 2 and given["repeats"] is None
+    assert record.spec.repeats == 3  # the runner keeps the count it planned and records

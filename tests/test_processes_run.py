@@ -17,7 +17,7 @@ import pytest
 from dlbench.cli import main
 from dlbench.core.stats import summarize
 from dlbench.core.tables import read_table
-from dlbench.runner.plan.cells import RunRequest
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.commands.run import run_cells
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.store.run_store import RunStore

@@ -72,7 +72,8 @@ def test_lines_are_printed_where_no_bar_is_drawn():
 def test_a_run_into_a_pipe_prints_a_line_per_process(tmp_path, capsys):
     """The unsupported Keras-on-torch data-parallel cell: recorded without a worker."""
     from dlbench.runner.commands.run import run_cells
-    from dlbench.runner.plan.cells import RunRequest, plan_cells
+    from dlbench.runner.plan.cells import plan_cells
+    from dlbench.runner.plan.request import RunRequest
     from dlbench.runner.store.run_store import RunStore
 
     request = RunRequest(suite="quick", experiments=["data-parallel"], workloads=[],

@@ -12,7 +12,8 @@ from dlbench.core.modes import FASTEST, mode_class
 from dlbench.core.schema import CellStatus
 from dlbench.runner.cell.outcome import CellOutcome, Observation
 from dlbench.runner.cell.spec import NOT_MEASURED, CellSpec
-from dlbench.runner.experiments import PlanRequest, get_experiment
+from dlbench.runner.experiments import get_experiment
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.plan.estimate import default_process_s
 from dlbench.runner.plan.frameworks import FRAMEWORKS
 from dlbench.runner.store.record import CellRecord
@@ -27,7 +28,7 @@ SYSTEMS = {f.name for f in FRAMEWORKS}
 
 def planned(experiment: str, suite: str = "standard", device: str = "cpu",
             workloads: tuple[str, ...] = ()) -> list[CellSpec]:
-    request = PlanRequest(suite, list(workloads), list(FRAMEWORKS), device, None, 2, None, "")
+    request = RunRequest(suite=suite, workloads=list(workloads), device=device, threads=2)
     return get_experiment(experiment).plan(request)
 
 

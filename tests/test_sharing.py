@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dlbench.core.schema import CellStatus
 from dlbench.runner.process.execute import execute_cell, execute_cells
-from dlbench.runner.plan.cells import RunRequest, plan_cells
+from dlbench.runner.plan.cells import plan_cells
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.plan.schedule import process_order
 from dlbench.core.modes import FASTEST, mode_class
 from dlbench.runner.plan.sharing import may_share, worker_batches

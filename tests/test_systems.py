@@ -15,7 +15,8 @@ import pytest
 from dlbench.core import systems
 from dlbench.core.modes import FASTEST, MODES, SAME_AS
 from dlbench.runner.plan import frameworks
-from dlbench.runner.experiments import PlanRequest, code_module, experiment_names, get_experiment
+from dlbench.runner.experiments import code_module, experiment_names, get_experiment
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.experiments.export import FORMATS, QUICK_FORMATS, STANDARD_CPU_FORMATS
 from dlbench.runner.plan.frameworks import missing_modules
 
@@ -31,9 +32,7 @@ def test_every_system_is_declared_once_with_a_unique_name_label_and_colour():
 
 
 def test_the_full_plan_measures_each_systems_declared_formats_and_strategies():
-    request = PlanRequest(suite="full", workloads=["mlp-digits"],
-                          frameworks=list(frameworks.FRAMEWORKS), device="cpu", repeats=None,
-                          threads=1, timeout_s=None, data_dir="")
+    request = RunRequest(suite="full", workloads=["mlp-digits"], device="cpu", threads=1)
     planned_formats: dict[str, set[str]] = {}
     for cell in get_experiment("export").plan(request):
         planned_formats.setdefault(cell.framework_id.name, set()).add(cell.export_format)
@@ -109,7 +108,8 @@ SIXTH_SYSTEM = textwrap.dedent("""
     from dlbench.report.render.charts import SYSTEM_COLOURS
     from dlbench.core.schema import system_label
     from dlbench.runner.plan.estimate import DEFAULT_PROCESS_S, IMPORT_S
-    from dlbench.runner.plan.cells import RunRequest, plan_cells
+    from dlbench.runner.plan.cells import plan_cells
+    from dlbench.runner.plan.request import RunRequest
     cells = {}
     for suite in ("quick", "standard", "full"):
         request = RunRequest(suite=suite, experiments=[], workloads=[], frameworks=["flax"],

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from dlbench.core.tables import read_table
-from dlbench.runner.plan.cells import RunRequest, plan_cells
+from dlbench.runner.plan.cells import plan_cells
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.commands.run import run_cells
 from dlbench.runner.store.run_store import RunStore
 from dlbench.runner.workloads.catalog import flops_per_sample

@@ -6,17 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from dlbench.runner.experiments import PlanRequest, precision, training
-from dlbench.runner.plan.frameworks import FRAMEWORKS
+from dlbench.runner.experiments import precision, training
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.harness.data import cell_data, cell_workload
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.workloads.catalog import get_workload
 
 
 def _plan(experiment, device: str = "cpu") -> list[CellSpec]:
-    return experiment.plan(PlanRequest(suite="standard", workloads=[],
-                                       frameworks=list(FRAMEWORKS), device=device,
-                                       repeats=None, threads=2, timeout_s=None, data_dir=""))
+    return experiment.plan(RunRequest(suite="standard", device=device, threads=2))
 
 
 @pytest.mark.parametrize("experiment", [training.EXPERIMENT, precision.EXPERIMENT])

@@ -16,7 +16,7 @@ from dlbench.core.model_answers import model_answers, parity_table
 from dlbench.core.sequential import single_look
 from dlbench.core.verdict_engine import Decision
 from dlbench.runner.cell.spec import NOT_MEASURED, CellSpec
-from dlbench.runner.experiments import PlanRequest
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.process.execute import execute_cells
 from dlbench.runner.user_model.plan import INFERENCE, PARITY, TRAINING, model_cells
 
@@ -111,9 +111,8 @@ def test_bad_model_input_exits_2_with_one_line_and_writes_nothing(argv, expected
     assert not results.exists()
 
 
-def _plan(suite: str = "quick", repeats: int | None = None) -> PlanRequest:
-    return PlanRequest(suite=suite, workloads=[], frameworks=[], device="cpu", repeats=repeats,
-                       threads=1, timeout_s=None, data_dir="")
+def _plan(suite: str = "quick", repeats: int | None = None) -> RunRequest:
+    return RunRequest(suite=suite, device="cpu", repeats=repeats, threads=1)
 
 
 KERAS_FACTS = {"kind": "keras", "model_id": "model-m-build", "batch_size": 16, "trains": True}
@@ -150,8 +149,7 @@ def test_a_torch_module_runs_eager_compiled_and_exported_and_can_be_narrowed():
     facts = KERAS_FACTS | {"kind": "torch", "trains": False}
     modes = {c.mode for c in model_cells(_plan(), facts, {}) if c.experiment == INFERENCE}
     assert modes == {"eager", "compiled", "onnxruntime", "openvino"}
-    on_gpu = PlanRequest(suite="quick", workloads=[], frameworks=[], device="cuda",
-                         repeats=None, threads=1, timeout_s=None, data_dir="")
+    on_gpu = RunRequest(suite="quick", device="cuda", threads=1)
     devices = {c.mode: c.device for c in model_cells(on_gpu, facts, {})}
     assert devices["eager"] == "cuda" and devices["onnxruntime"] == "cpu"  # artifacts: CPU
     only = model_cells(_plan(), KERAS_FACTS, {}, ("keras-jax",))

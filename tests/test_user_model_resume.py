@@ -12,7 +12,7 @@ import pytest
 
 from dlbench.cli import main
 from dlbench.runner.cell.spec import CellSpec
-from dlbench.runner.experiments import PlanRequest
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.process.execute import execute_cells
 from dlbench.runner.store.run_store import RunStore
 from dlbench.runner.user_model.known_crashes import cpu_flags, onednn_refusal
@@ -61,8 +61,7 @@ def test_steps_out_of_range_or_without_a_model_exit_2_in_one_line(argv, expected
 
 
 def test_steps_set_the_timed_calls_and_training_steps_of_every_process():
-    plan = PlanRequest(suite="quick", workloads=[], frameworks=[], device="cpu", repeats=None,
-                       threads=1, timeout_s=None, data_dir="")
+    plan = RunRequest(suite="quick", device="cpu", threads=1).resolved("cpu")
     asked = model_cells(plan, FACTS, {}, ("keras-jax",), steps=7)
     suites = model_cells(plan, FACTS, {}, ("keras-jax",))
     for cell in (c for c in asked if c.experiment == INFERENCE):
@@ -174,8 +173,7 @@ def test_a_layer_that_crashes_torchs_onednn_fails_keras_on_torch_training_before
     prepared = prepare_model(request, 1)
     try:
         assert prepared.facts["onednn_strided_1x1"] == STRIDED
-        plan = PlanRequest(suite="quick", workloads=[], frameworks=[], device="cpu",
-                           repeats=1, threads=1, timeout_s=None, data_dir="")
+        plan = RunRequest(suite="quick", device="cpu", repeats=1, threads=1).resolved("cpu")
         cells = model_cells(plan, prepared.facts, {
             "model": request.to_dict(), "model_dir": str(prepared.folder),
             "facts": prepared.facts}, ("keras-jax", "keras-torch"), steps=3)

@@ -9,16 +9,18 @@ from dlbench.cli.bounds import (MAX_BUSY_RETRIES, MAX_MODEL_STEPS, MAX_PROCESSES
                                 MAX_TIMEOUT_S, bounded_int, bounded_seconds)
 from dlbench.core.errors import UsageError
 from dlbench.runner.commands.run_arguments import RunArguments
+from dlbench.runner.plan.request import RunRequest
 
 
 def run_arguments(args: argparse.Namespace) -> RunArguments:
     """The typed request of `dlbench run`; UsageError for a flag out of its bounds."""
     check_run_flags(args)
+    request = RunRequest(
+        suite=args.suite, experiments=list(args.experiment), workloads=list(args.workload),
+        frameworks=list(args.framework), device=args.device, repeats=args.repeats,
+        threads=args.threads, timeout_s=args.timeout, data_dir=args.data_dir)
     return RunArguments(
-        suite=args.suite, experiments=tuple(args.experiment), workloads=tuple(args.workload),
-        frameworks=tuple(args.framework), device=args.device, repeats=args.repeats,
-        threads=args.threads, timeout_s=args.timeout, data_dir=args.data_dir,
-        plan_file=Path(args.plan) if args.plan else None, results_dir=Path(args.results_dir),
+        request=request, plan_file=Path(args.plan) if args.plan else None, results_dir=Path(args.results_dir),
         progress=not args.no_progress, resume=args.resume, remeasure=args.remeasure,
         cells=tuple(args.cell), reason=args.reason, busy_retries=args.busy_retries,
         seed=args.seed, executor=args.executor, address=args.address,

@@ -10,7 +10,10 @@ it here.
 
 Adding an experiment is its package (runner/experiments/<package>/: its grid and plan in
 __init__, its protocol, one module per framework) plus one declaration appended to
-EXPERIMENTS; README "Adding an experiment" lists them.
+EXPERIMENTS; README "Adding an experiment" lists them. An experiment only a request plans
+(a user's own model: `dlbench run --model`) is declared alike in REQUESTED_ONLY, flagged
+so: no suite plans it, no page or listing shows it, and its package holds only the code
+each framework runs (the request that names it plans its cells).
 """
 
 from __future__ import annotations
@@ -33,6 +36,10 @@ class Experiment:
     estimate_s: float = 10.0
     cpu_caveat: str = ""  # what its page says first when every cell ran on a CPU
     sections: tuple[str, ...] = ()  # page sections of its own, from SECTIONS
+    #: planned only by a request that names it, never by a suite (REQUESTED_ONLY)
+    requested_only: bool = False
+    #: the suite experiment whose estimates it takes, where it declares none of its own
+    estimated_as: str = ""
 
     @property
     def title(self) -> str:
@@ -102,14 +109,39 @@ EXPERIMENTS: tuple[Experiment, ...] = (
 )
 
 
+_MODEL_CELLS = "dlbench.runner.user_model.cells"
+
+#: The experiments of a user's own model (runner/user_model/plan.py plans their cells),
+#: each measured as the suite experiment it mirrors and estimated as it.
+REQUESTED_ONLY: tuple[Experiment, ...] = (
+    Experiment(
+        "model-parity", _MODEL_CELLS,
+        "Does every system compute the user's model's function from the same weights?",
+        ("parity_forward_max_abs", "parity_forward_max_rel", "parity_tolerance",
+         "parity_pass", _IMPORT), requested_only=True, estimated_as="parity"),
+    Experiment(
+        "model-inference", _MODEL_CELLS,
+        "Which system and mode predict the user's model fastest, per request and in bulk?",
+        ("latency_p50", "latency_p90", "latency_p99", "inference_latency",
+         "inference_throughput", "first_call_time", "working_memory", "compile_memory",
+         "user_memory", _IMPORT), requested_only=True, estimated_as="inference"),
+    Experiment(
+        "model-training", _MODEL_CELLS,
+        "Which system and mode take the user's model's training step fastest?",
+        ("step_time", "steady_step_time", "compile_time", "working_memory", _IMPORT),
+        requested_only=True, estimated_as="training"),
+)
+
+
 def experiment_names() -> list[str]:
-    """Every declared experiment's name, in suite order."""
+    """Every experiment a suite plans, in suite order (not the requested-only ones)."""
     return [experiment.name for experiment in EXPERIMENTS]
 
 
 def by_name(name: str) -> Experiment:
-    """The experiment called `name`; ValueError naming the valid ones."""
-    found = next((e for e in EXPERIMENTS if e.name == name), None)
+    """The experiment called `name`, a suite's or a requested-only one; ValueError naming
+    the suites' experiments."""
+    found = next((e for e in (*EXPERIMENTS, *REQUESTED_ONLY) if e.name == name), None)
     if found is None:
         raise ValueError(f"unknown experiment {name!r}; valid: {', '.join(experiment_names())}")
     return found

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from dlbench.core.identity import config_id
@@ -48,8 +48,9 @@ class CellSpec:
     batch_size: int = 0
     workers: int = 1
     export_format: str = ""
-    #: how many independent worker processes measure this cell (dlbench.runner.plan.repeats decides)
-    repeats: int = field(kw_only=True)
+    #: how many independent worker processes measure this cell (dlbench.runner.plan.repeats
+    #: decides); None in a worker's copy, which is told its process index, not the count
+    repeats: int | None = field(kw_only=True)
     repeat_index: int = 0  # which of those processes this spec is for (not part of cell_id)
     threads: int = 1
     timeout_s: float = 300.0
@@ -90,6 +91,11 @@ class CellSpec:
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
+
+    def worker_json(self) -> str:
+        """The spec a worker process reads: its process index, not how many processes
+        measure the cell (the runner plans and records that)."""
+        return replace(self, repeats=None).to_json()
 
     @classmethod
     def from_json(cls, text: str) -> CellSpec:

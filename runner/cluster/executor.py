@@ -23,7 +23,8 @@ from dlbench.runner.cluster.dispatch import Job, run_jobs
 from dlbench.runner.cluster.node_identity import node_identity
 from dlbench.runner.cluster.nodes import chosen_kinds, connect, placement
 from dlbench.runner.cluster.tasks import capture_on_node
-from dlbench.runner.plan.cells import PlanError, RunRequest, plan_cells
+from dlbench.runner.plan.cells import PlanError, plan_cells
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.store.persist import kept_for_resume
 from dlbench.runner.commands.run import (busy_flagged, busy_retries_of, existing_run,
                         mark_complete, mark_interrupted, new_run_id, print_summary,

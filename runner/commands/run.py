@@ -28,13 +28,13 @@ from dlbench.runner.process.execute import execute_cells
 from dlbench.runner.machine.lock import MachineLockedError, measurement_lock
 from dlbench.runner.process.measure import utc_timestamp
 from dlbench.runner.store.persist import kept_for_resume, persist_all
-from dlbench.runner.plan.cells import PlanError, RunRequest, plan_cells, resolve_device, validate
+from dlbench.runner.plan.cells import PlanError, plan_cells, resolve_device, validate
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.commands.remeasure import cells_to_remeasure
 from dlbench.runner.commands.progress_lines import ProgressLines, lines_wanted
 from dlbench.runner.commands.run_arguments import RunArguments
 from dlbench.runner.commands.looks import (cells_to_top_up, look_record, most_processes_added, next_look,
                           recorded_looks, with_recorded_looks)
-from dlbench.runner.plan.repeats import policy_record, run_design
 from dlbench.runner.plan.schedule import new_seed, process_label, process_order
 from dlbench.runner.plan.sharing import batch_label, worker_batches
 from dlbench.runner.cell.spec import CellSpec
@@ -56,17 +56,13 @@ def new_run_id(device: str) -> str:
 
 def request_of(arguments: RunArguments) -> RunRequest:
     """The request run.json records: the selection, or a device plan's steps."""
-    return RunRequest(suite=arguments.suite, experiments=list(arguments.experiments),
-                      workloads=list(arguments.workloads), frameworks=list(arguments.frameworks),
-                      device=arguments.device, repeats=arguments.repeats,
-                      threads=arguments.threads, timeout_s=arguments.timeout_s,
-                      data_dir=arguments.data_dir, plan=_plan_steps(arguments.plan_file))
+    if arguments.plan_file is None:
+        return arguments.request
+    return replace(arguments.request, plan=_plan_steps(arguments.plan_file))
 
 
-def _plan_steps(path: Path | None) -> list[dict]:
-    """The steps of the device plan file `path` (--plan), or none."""
-    if path is None:
-        return []
+def _plan_steps(path: Path) -> list[dict]:
+    """The steps of the device plan file `path` (--plan)."""
     from dlbench.runner.plan.device import PlanFileError, load_plan, plan_selections
 
     try:
@@ -97,8 +93,9 @@ def check_arguments(arguments: RunArguments) -> None:
         raise UsageError("--remeasure and --resume each name a run: give one of them")
     busy_retries_of(arguments)
     _check_executor(arguments)
-    if arguments.plan_file and (arguments.experiments or arguments.workloads
-                                or arguments.frameworks or arguments.repeats):
+    given = arguments.request
+    if arguments.plan_file and (given.experiments or given.workloads or given.frameworks
+                                or given.repeats):
         raise UsageError("--plan names the cells: give it without --experiment, --workload, "
                          "--framework or --repeats")
     earlier = arguments.remeasure or arguments.resume
@@ -249,7 +246,7 @@ def recorded_design(info: dict, request: RunRequest) -> Design:
     policy = info.get("processes_policy") or {}
     if policy.get("design"):
         return design_from_policy(policy)
-    return run_design(request.suite, request.repeats, bool(request.plan))
+    return request.design()
 
 
 def _measure_look(store: RunStore, cells: list[CellSpec], order_seed: int, bar: Progress,
@@ -390,7 +387,7 @@ def start_info(store: RunStore, request: RunRequest, device: str, cells: list[Ce
     info.setdefault("order_seed", new_seed() if seed is None else seed)
     info["status"] = "running"
     if record_plan:
-        policy = policy_record(request.suite, request.repeats, bool(request.plan))
+        policy = request.policy()
         info |= {"planned_cells": [c.cell_id for c in cells], "processes_policy": policy,
                  "citable": policy["citable"],
                  "process_order": [process_label(s)

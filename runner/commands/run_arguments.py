@@ -2,30 +2,26 @@
 
 runner/ never sees the command line: the CLI turns its parsed flags into a `RunArguments`,
 and every default here is the flag's default, so a value built in code (a test, a script)
-means what the same command line would.
+means what the same command line would. What to measure is its `request`, the one
+RunRequest (dlbench.runner.plan.request) that run.json records and the planner reads; the
+other fields say how this invocation goes about it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from dlbench.runner.plan.request import RunRequest
 
 
 @dataclass(frozen=True)
 class RunArguments:
-    """The flags of `dlbench run`: the cells to plan (suite to plan_file), which run to go on
-    with (resume, remeasure) and how to measure (busy_retries to machine_kinds)."""
+    """The flags of `dlbench run`: what to measure (`request`: suite, selection, device,
+    processes, threads, timeout, data; or a device plan file), which run to go on with
+    (resume, remeasure) and how to measure (busy_retries to machine_kinds)."""
 
-    suite: str = "quick"
-    experiments: tuple[str, ...] = ()
-    workloads: tuple[str, ...] = ()
-    frameworks: tuple[str, ...] = ()
-    device: str = "auto"
-    #: Worker processes per cell; None: the suite's.
-    repeats: int | None = None
-    threads: int | None = None
-    timeout_s: float | None = None
-    data_dir: str = ""
+    request: RunRequest = field(default_factory=RunRequest)
     #: A device plan file (--plan) naming the cells instead of the selection above.
     plan_file: Path | None = None
     results_dir: Path = Path("results")

@@ -12,7 +12,6 @@ system and mode whose parity passed (one that failed is recorded as not timed, w
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import replace
 
 from rich.console import Console
@@ -28,10 +27,10 @@ from dlbench.runner.commands.run import (busy_retries_of, existing_run, new_run_
                                          print_summary, run_cells)
 from dlbench.runner.commands.run_arguments import RunArguments
 from dlbench.runner.process.stop import stop_on_signals
-from dlbench.runner.experiments import PlanRequest
 from dlbench.runner.machine.lock import MachineLockedError, measurement_lock
 from dlbench.runner.plan import frameworks
-from dlbench.runner.plan.cells import PlanError, RunRequest, resolve_device, validate
+from dlbench.runner.plan.cells import PlanError, resolve_device, validate
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.store.run_store import CellRecord, RunStore
 from dlbench.runner.store.tables import cells_frame, observations_frame, processes_frame
 from dlbench.runner.user_model.plan import INFERENCE, PARITY, TRAINING, model_cells, system_names
@@ -48,18 +47,15 @@ SELECTION_FLAGS = (("experiments", "--experiment"), ("workloads", "--workload"),
 def checked_request(arguments: RunArguments) -> tuple[ModelRequest, RunRequest]:
     """The model request and the run request it records; UsageError before anything runs."""
     for field, flag in SELECTION_FLAGS:
-        if getattr(arguments, field):
+        if getattr(arguments.request, field, None) or getattr(arguments, field, None):
             raise UsageError(f"--model measures the model given: leave out {flag}")
     if arguments.executor == "ray":
         raise UsageError("--model measures on this machine: leave out --executor ray")
-    systems = chosen_systems(arguments.frameworks)
+    systems = chosen_systems(tuple(arguments.request.frameworks))
     model = model_request(arguments.model, arguments.input_shape, arguments.input_dtype,
                           arguments.data_file, arguments.batch_size)
-    run_request = RunRequest(suite=arguments.suite, experiments=[PARITY, INFERENCE, TRAINING],
-                             workloads=[model.model_id], frameworks=[],
-                             device=arguments.device, repeats=arguments.repeats,
-                             threads=arguments.threads, timeout_s=arguments.timeout_s,
-                             data_dir="")
+    run_request = replace(arguments.request, experiments=[PARITY, INFERENCE, TRAINING],
+                          workloads=[model.model_id], frameworks=[], data_dir="")
     try:
         validate(replace(run_request, experiments=[], workloads=[]))
     except PlanError as error:
@@ -110,7 +106,7 @@ def run_model_command(arguments: RunArguments) -> int:
     model, run_request = checked_request(arguments)
     retries = busy_retries_of(arguments)
     device = resolve_device(run_request.device)
-    threads = run_request.threads or len(os.sched_getaffinity(0))
+    threads = run_request.thread_count
     digest = model_digest(model.path)  # the file as it is built now
     try:
         with measurement_lock():
@@ -141,7 +137,7 @@ def _resume(arguments: RunArguments) -> int:
     retries = busy_retries_of(arguments)
     info = store.load_run_info()
     run_request, device = RunRequest(**info["request"]), info["device"]
-    threads = saved.threads or run_request.threads or len(os.sched_getaffinity(0))
+    threads = saved.threads or run_request.thread_count
     try:
         with measurement_lock():
             cells = planned_cells(store, run_request, saved.facts, saved.request, device,
@@ -156,10 +152,11 @@ def _refused_flags(arguments: RunArguments) -> list[str]:
     """The flags given with --resume that would change what a model run measures."""
     given = (("--input-shape", arguments.input_shape), ("--data", arguments.data_file),
              ("--batch-size", arguments.batch_size is not None),
-             ("--steps", arguments.steps is not None), ("--framework", arguments.frameworks),
-             ("--repeats", arguments.repeats is not None),
+             ("--steps", arguments.steps is not None), ("--framework", arguments.request.frameworks),
+             ("--repeats", arguments.request.repeats is not None),
              ("--executor ray", arguments.executor == "ray"),
-             *((flag, getattr(arguments, field)) for field, flag in SELECTION_FLAGS))
+             *((flag, getattr(arguments.request, field, None) or getattr(arguments, field, None))
+               for field, flag in SELECTION_FLAGS))
     return [flag for flag, value in given if value]
 
 
@@ -175,9 +172,7 @@ def planned_cells(store: RunStore, run_request: RunRequest, facts: dict, request
                   device: str, threads: int, steps: int | None) -> list[CellSpec]:
     """The model's cells in the run `store` (a new run's or a resumed one's alike)."""
     systems = _kind_systems(facts, tuple(run_request.frameworks))
-    plan = PlanRequest(suite=run_request.suite, workloads=[], frameworks=[], device=device,
-                       repeats=run_request.repeats, threads=threads,
-                       timeout_s=run_request.timeout_s, data_dir="")
+    plan = replace(run_request, workloads=[], frameworks=[], threads=threads).resolved(device)
     return model_cells(plan, facts, {"model": request, "model_dir": str(store.root / MODEL_DIR),
                                      "facts": facts}, systems, steps)
 

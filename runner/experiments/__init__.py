@@ -12,13 +12,13 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from dlbench.core import experiments as declared
 from dlbench.core.modes import FASTEST, mode_class
 from dlbench.core.systems import SYSTEMS, unsupported_reason
 from dlbench.runner.cell.outcome import CellOutcome
-from dlbench.runner.plan.repeats import process_count
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.cell.spec import NOT_MEASURED, UNSUPPORTED, CellSpec, FrameworkId
 
 SUITES = ("quick", "standard", "full")
@@ -38,45 +38,6 @@ def suite_experiments(suite: str) -> list[str]:
     return list(QUICK_EXPERIMENTS) if suite == "quick" else experiment_names()
 
 
-#: Experiments no suite plans, only a request that names them (a user's own model,
-#: runner/user_model/plan.py): experiment name -> package, for the worker to find its code.
-REQUESTED_ONLY_PACKAGES: dict[str, str] = {
-    "model-parity": "dlbench.runner.user_model.cells",
-    "model-inference": "dlbench.runner.user_model.cells",
-    "model-training": "dlbench.runner.user_model.cells",
-}
-
-#: The experiment each requested-only one is estimated as (dlbench.runner.plan.estimate).
-ESTIMATED_AS: dict[str, str] = {"model-parity": "parity", "model-inference": "inference",
-                                "model-training": "training"}
-
-
-@dataclass(frozen=True)
-class PlanRequest:
-    """What the user asked for, resolved to concrete values."""
-
-    suite: str
-    workloads: list[str]  # empty: the experiment's own choice for the suite
-    frameworks: list[FrameworkId]
-    device: str
-    repeats: int | None  # --repeats N; None: the suite's processes (dlbench.runner.plan.repeats)
-    threads: int
-    timeout_s: float | None
-    data_dir: str
-
-    def cell(self, experiment: str, workload: str, framework: FrameworkId, *,
-             timeout_s: float, device: str = "", **variant: Any) -> CellSpec:
-        """A cell of this request: the settings every experiment shares, the processes its
-        suite gives `experiment` (dlbench.runner.plan.repeats.process_count decides it), and the
-        user's timeout, else the experiment's own `timeout_s`. `device` overrides the
-        request's (export measures its artifacts on the CPU)."""
-        return CellSpec(experiment=experiment, workload=workload, framework=framework.framework,
-                        backend=framework.backend, device=device or self.device,
-                        repeats=process_count(self.suite, experiment, self.repeats),
-                        threads=self.threads, timeout_s=self.timeout_s or timeout_s,
-                        data_dir=self.data_dir, **variant)
-
-
 class FrameworkCode(Protocol):
     """What `runner/experiments/<experiment>/<framework>.py` offers the worker: a function
     that measures one process of a cell (the worker imports the module and calls it)."""
@@ -89,7 +50,7 @@ class Experiment:
     """A declared experiment (dlbench.core.experiments) and how it expands into cells."""
 
     name: str
-    plan: Callable[[PlanRequest], list[CellSpec]]
+    plan: Callable[[RunRequest], list[CellSpec]]
 
     @property
     def question(self) -> str:
@@ -111,13 +72,13 @@ SLOW_ON_CPU: dict[tuple[str, str], str] = {
     (system.name, mode): cost for system in SYSTEMS for mode, cost in system.slow_on_cpu.items()}
 
 
-def _slow_cost(request: PlanRequest, framework: FrameworkId, mode: str) -> str:
+def _slow_cost(request: RunRequest, framework: FrameworkId, mode: str) -> str:
     if request.device != "cpu" or request.suite == "full":
         return ""
     return SLOW_ON_CPU.get((framework.name, mode), "")
 
 
-def not_measured_params(request: PlanRequest, framework: FrameworkId, mode: str) -> dict:
+def not_measured_params(request: RunRequest, framework: FrameworkId, mode: str) -> dict:
     """{NOT_MEASURED: why} for a mode this suite shows as not measured on its device, with
     the measured cost that excluded it; {} for a mode it measures."""
     cost = _slow_cost(request, framework, mode)
@@ -141,7 +102,7 @@ def outside_fastest_workloads(grid: dict, workload: str, experiment: str, framew
             and mode_class(experiment, framework, mode) == FASTEST)
 
 
-def suite_grid(grids: dict[str, dict], request: PlanRequest) -> dict:
+def suite_grid(grids: dict[str, dict], request: RunRequest) -> dict:
     """An experiment's grid for the requested suite, with its CPU overrides on a CPU.
 
     A grid may hold a "cpu" entry: the sizes that keep a suite within its time on a
@@ -196,5 +157,5 @@ def _checkout_parts(package: str) -> list[str]:
 
 
 def _package(experiment: str) -> str:
-    """The package holding `experiment`'s code: its declaration's, or a requested-only one's."""
-    return REQUESTED_ONLY_PACKAGES.get(experiment) or declared.by_name(experiment).package
+    """The package holding `experiment`'s code (a requested-only one's too)."""
+    return declared.by_name(experiment).package

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
 
 from dlbench.runner.plan import frameworks
 from dlbench.runner.plan.controls import with_controls
-from dlbench.runner.experiments import (SUITES, PlanRequest, experiment_names, suite_experiments,
-                                get_experiment)
+from dlbench.runner.experiments import (SUITES, experiment_names, get_experiment,
+                                        suite_experiments)
 from dlbench.runner.plan.repeats import process_count
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.workloads.catalog import LOCAL_DATA_WORKLOADS, WORKLOADS
 
@@ -18,30 +18,6 @@ DEVICES = ("auto", "cpu", "cuda")
 
 class PlanError(ValueError):
     """A request naming something that does not exist, with the valid values."""
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    """The user's request, as recorded in run.json and reused by --resume."""
-
-    suite: str
-    experiments: list[str]
-    workloads: list[str]
-    frameworks: list[str]
-    device: str
-    repeats: int | None
-    threads: int | None
-    timeout_s: float | None
-    data_dir: str
-    #: A device plan's steps (runner/plan/device.py): the run measures the union of their
-    #: cells, each step with its own suite, selection and processes per cell.
-    plan: list[dict] = field(default_factory=list)
-
-    def steps(self) -> list[RunRequest]:
-        """Each plan step as a request of its own (threads, timeout, data and device shared)."""
-        return [replace(self, plan=[], suite=step["suite"], experiments=step["experiments"],
-                        workloads=step["workloads"], frameworks=step["frameworks"],
-                        repeats=step["repeats"]) for step in self.plan]
 
 
 def _check(kind: str, values: list[str], valid: list[str] | tuple[str, ...]) -> None:
@@ -96,21 +72,12 @@ def plan_cells(request: RunRequest, device: str) -> list[CellSpec]:
             for cell in plan_cells(step, device):
                 unique.setdefault(cell.cell_id, cell)
         return list(unique.values())
-    plan_request = PlanRequest(
-        suite=request.suite,
-        workloads=request.workloads,
-        frameworks=frameworks.select(request.frameworks),
-        device=device,
-        repeats=request.repeats,
-        threads=request.threads or len(os.sched_getaffinity(0)),
-        timeout_s=request.timeout_s,
-        data_dir=request.data_dir,
-    )
+    resolved = request.resolved(device)
     names = request.experiments or suite_experiments(request.suite)
     cells: list[CellSpec] = []
     for name in experiment_names():
         if name in names:
-            cells.extend(get_experiment(name).plan(plan_request))
+            cells.extend(get_experiment(name).plan(resolved))
     if not cells:
         raise PlanError(nothing_planned(request, names, device))
     if request.repeats is None:  # the suite's design; --repeats N measures what it names

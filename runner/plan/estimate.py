@@ -21,7 +21,6 @@ from dlbench.core.errors import ResultsFileError
 from dlbench.core.systems import SYSTEMS
 from dlbench.core.tables import read_table
 from dlbench.runner.cell.spec import CellSpec
-from dlbench.runner.experiments import ESTIMATED_AS
 from dlbench.runner.plan.real_size_estimate import real_size_process_s
 from dlbench.runner.workloads.real_size import is_real_size
 
@@ -93,7 +92,7 @@ def default_process_s(spec: CellSpec) -> float:
     name = spec.framework_id.name
     if is_real_size(spec.workload) and spec.device == "cpu":  # arithmetic, not first use
         return real_size_process_s(spec, IMPORT_S.get(name, 0.0))
-    experiment = ESTIMATED_AS.get(spec.experiment, spec.experiment)
+    experiment = declared_experiments.by_name(spec.experiment).estimated_as or spec.experiment
     seconds = DEFAULT_PROCESS_S.get(experiment, {}).get(name)
     if seconds is None:  # a system without a figure for it: the experiment's own estimate
         seconds = declared_experiments.by_name(experiment).estimate_s

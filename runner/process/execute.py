@@ -125,7 +125,7 @@ def _run_worker(specs: list[CellSpec], launch: Launch = DEFAULT_LAUNCH
         paths = [(Path(scratch, f"spec-{i}.json"), Path(scratch, f"outcome-{i}.json"))
                  for i in range(len(specs))]
         for spec, (spec_path, _) in zip(specs, paths, strict=True):
-            spec_path.write_text(spec.to_json())
+            spec_path.write_text(spec.worker_json())
         stderr_path = Path(scratch, "stderr.txt")
         command = [*launch.prefix, sys.executable, "-m", "dlbench.runner.process.worker",
                    *(str(path) for pair in paths for path in pair)]

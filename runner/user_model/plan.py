@@ -20,7 +20,8 @@ from dataclasses import replace
 from dlbench.core.modes import same_as
 from dlbench.core.verdict_engine import CONTROL_SUFFIX
 from dlbench.runner.cell.spec import NOT_MEASURED, CellSpec, FrameworkId
-from dlbench.runner.experiments import PlanRequest, not_measured_params
+from dlbench.runner.experiments import not_measured_params
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.plan.sharing import COMPILES
 
 PARITY, INFERENCE, TRAINING = "model-parity", "model-inference", "model-training"
@@ -63,7 +64,7 @@ def system_names(kind: str) -> list[str]:
     return ["pytorch"]
 
 
-def model_cells(request: PlanRequest, facts: dict, model_params: dict,
+def model_cells(request: RunRequest, facts: dict, model_params: dict,
                 chosen: tuple[str, ...] = (), steps: int | None = None) -> list[CellSpec]:
     """Parity cells first, then inference and training cells, and one A/A control; only
     the `chosen` systems when some are named (--framework); `steps`: --steps."""
@@ -105,7 +106,7 @@ def _torch_systems() -> list[tuple]:
             for mode, compiles, builtin in TORCH_MODES]
 
 
-def _not_measured(request: PlanRequest, framework: FrameworkId, experiment: str, mode: str,
+def _not_measured(request: RunRequest, framework: FrameworkId, experiment: str, mode: str,
                   builtin: str) -> str:
     """Why a planned mode gets no process here (empty when it is measured)."""
     missing = [m for m in TORCH_MODE_MODULES.get(mode, ())

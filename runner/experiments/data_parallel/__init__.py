@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 
 from dlbench.core.systems import SYSTEMS
-from dlbench.runner.experiments import Experiment, PlanRequest, suite_grid, unsupported_params
+from dlbench.runner.experiments import Experiment, suite_grid, unsupported_params
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec
 
 #: The data-parallel strategies each system offers, as cell modes (dlbench.core.systems).
@@ -61,7 +62,7 @@ def global_batch(batch_size: int, counts: list[int]) -> int:
     return -(-batch_size // step) * step
 
 
-def plan(request: PlanRequest) -> list[CellSpec]:
+def plan(request: RunRequest) -> list[CellSpec]:
     """One cell per workload, framework, strategy and worker count."""
     from dlbench.runner.workloads.catalog import get_workload
 
@@ -71,7 +72,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     for name in request.workloads or list(grid["epochs"]):
         workload = get_workload(name)
         params = {"epochs": grid["epochs"].get(name, 4), "max_workers": max(counts)}
-        for framework in request.frameworks:
+        for framework in request.systems:
             for mode in (m for m in STRATEGIES[framework.name] if m not in grid["skip"]):
                 cells += [request.cell("data-parallel", name, framework, timeout_s=300.0,
                                        mode=mode, workers=workers,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dlbench.core.modes import MODES as MODE_MATRIX
 from dlbench.core.modes import OTHER, measured, mode_class
 from dlbench.core.systems import frameworks
-from dlbench.runner.experiments import (MODEL_WORKLOADS, Experiment, PlanRequest, not_measured_params,
-                                suite_grid)
+from dlbench.runner.experiments import MODEL_WORKLOADS, Experiment, not_measured_params, suite_grid
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec, FrameworkId
 
 #: Each framework's eager mode first, then its graph/compiled modes.
@@ -38,7 +38,7 @@ GRID: dict[str, dict] = {
 }
 
 
-def modes(request: PlanRequest, framework: FrameworkId) -> list[str]:
+def modes(request: RunRequest, framework: FrameworkId) -> list[str]:
     """The modes a suite measures for one framework: every mode in full and in standard on a
     GPU; the plain and production ones in standard on a CPU; quick without duplicates;
     never a mode another mode's cell measures (dlbench.core.modes.SAME_AS)."""
@@ -54,7 +54,7 @@ def modes(request: PlanRequest, framework: FrameworkId) -> list[str]:
     return measured("execution-mode", framework.name, request.device, kept)
 
 
-def plan(request: PlanRequest) -> list[CellSpec]:
+def plan(request: RunRequest) -> list[CellSpec]:
     """One cell per workload, framework and mode, at the workload's batch size (a
     dlbench.runner.models workload's at the device's size profile, as in training). A mode too
     slow for the suite on this device is a cell that says so (not measured)."""
@@ -64,7 +64,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     cells = []
     for name in request.workloads or grid["workloads"]:
         batch_size = device_batch_size(get_workload(name), request.device)
-        for framework in request.frameworks:
+        for framework in request.systems:
             for mode in modes(request, framework):
                 cells.append(request.cell(
                     "execution-mode", name, framework, timeout_s=600.0, mode=mode,

@@ -11,7 +11,8 @@ every one of them has.
 from __future__ import annotations
 
 from dlbench.core.systems import SYSTEMS
-from dlbench.runner.experiments import MODEL_WORKLOADS, Experiment, PlanRequest, suite_grid
+from dlbench.runner.experiments import MODEL_WORKLOADS, Experiment, suite_grid
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.workloads import real_size
 
@@ -58,7 +59,7 @@ GRID: dict[str, dict] = {
 }
 
 
-def plan(request: PlanRequest) -> list[CellSpec]:
+def plan(request: RunRequest) -> list[CellSpec]:
     """One CPU cell per workload, framework and export path."""
     from dlbench.runner.workloads.catalog import get_workload
 
@@ -71,7 +72,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
                 FULL_REAL_SIZE_FORMATS if request.suite == "full" else REAL_SIZE_FORMATS))
             continue
         workload = get_workload(name)
-        for framework in request.frameworks:
+        for framework in request.systems:
             for export_format in grid["formats"][framework.name]:
                 cells.append(request.cell(
                     "export", name, framework, timeout_s=300.0, device="cpu",
@@ -80,7 +81,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     return cells
 
 
-def _real_size_cells(request: PlanRequest, name: str,
+def _real_size_cells(request: RunRequest, name: str,
                      formats: dict[str, tuple[str, ...]]) -> list[CellSpec]:
     """A real-size model's export cells: throughput at its serving batch, parity and timing
     on a few samples."""
@@ -88,7 +89,7 @@ def _real_size_cells(request: PlanRequest, name: str,
                          device="cpu", export_format=export_format,
                          batch_size=real_size.SERVING_BATCH[name],
                          params=real_size.export_params(name))
-            for framework in request.frameworks
+            for framework in request.systems
             for export_format in formats.get(framework.name, ())]
 
 

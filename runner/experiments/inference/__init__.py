@@ -3,13 +3,8 @@
 from __future__ import annotations
 
 from dlbench.core.modes import DEFAULT, FASTEST, OTHER, measured, mode_class, modes
-from dlbench.runner.experiments import (
-    MODEL_WORKLOADS,
-    Experiment,
-    PlanRequest,
-    not_measured_params,
-    suite_grid,
-)
+from dlbench.runner.experiments import MODEL_WORKLOADS, Experiment, not_measured_params, suite_grid
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.cell.spec import NOT_MEASURED, CellSpec, FrameworkId
 from dlbench.runner.workloads import real_size
 from dlbench.runner.workloads.real_size import REAL_SIZE_WORKLOADS
@@ -40,7 +35,7 @@ GRID: dict[str, dict] = {
 }
 
 
-def inference_modes(request: PlanRequest, framework: FrameworkId) -> list[str]:
+def inference_modes(request: RunRequest, framework: FrameworkId) -> list[str]:
     """The modes a cell is measured in: plain, production and other (Keras' model(x)) in
     full, and in standard on a GPU; plain and production in standard on a CPU (90 minutes
     on 2 cores) and in quick on a GPU; plain only in quick on a CPU (8 minutes). A mode
@@ -57,7 +52,7 @@ def inference_modes(request: PlanRequest, framework: FrameworkId) -> list[str]:
     return measured("inference", framework.name, request.device, wanted)
 
 
-def plan(request: PlanRequest) -> list[CellSpec]:
+def plan(request: RunRequest) -> list[CellSpec]:
     """One cell per workload, framework and mode; batch_size 1 is the latency batch. A mode
     too slow for the suite on this device is a cell that says so (not measured)."""
     grid = suite_grid(GRID, request)
@@ -65,7 +60,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     for name in request.workloads or grid["workloads"]:
         real = real_size.is_real_size(name)
         params = real_size.inference_params(name) if real else dict(grid["params"])
-        for framework in request.frameworks:
+        for framework in request.systems:
             for mode in inference_modes(request, framework):
                 # at real size a cold compile is measured apart and no longer dominates:
                 # the production paths are measured, the slow compilers included
@@ -78,7 +73,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     return cells
 
 
-def _real_size_cut(request: PlanRequest, workload: str, framework: FrameworkId,
+def _real_size_cut(request: RunRequest, workload: str, framework: FrameworkId,
                    mode: str) -> dict:
     """{NOT_MEASURED: why} for a real-size cell the standard suite on a CPU leaves out."""
     if request.suite != "standard" or request.device != "cpu":

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dlbench.runner.experiments import Experiment, PlanRequest, suite_grid
+from dlbench.runner.experiments import MODEL_WORKLOADS, Experiment, suite_grid
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec
 
-#: The dlbench.runner.models families (checked at their tiny size, on generated inputs).
-MODEL_WORKLOADS = ["resnet-synthetic", "transformer-tokens", "lstm-tokens"]
-#: Per suite: the workloads checked. Parity is deterministic: one repeat per cell.
+#: Per suite: the workloads checked (the dlbench.runner.models families at their tiny size,
+#: on generated inputs). Parity is deterministic: one repeat per cell.
 GRID: dict[str, dict] = {
     "quick": {"workloads": ["mlp-digits"]},  # CNN parity: standard suite and tests
     "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
@@ -17,7 +17,7 @@ GRID: dict[str, dict] = {
 }
 
 
-def plan(request: PlanRequest) -> list[CellSpec]:
+def plan(request: RunRequest) -> list[CellSpec]:
     """One fp32 cell per workload and framework, the workload's batch size as step batch
     (a dlbench.runner.models family: its tiny size profile's)."""
     from dlbench.runner.workloads.catalog import get_workload, size_profile
@@ -27,7 +27,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
         workload = get_workload(name)
         batch_size = (size_profile(workload, "tiny").batch_size if workload.profiles
                       else workload.batch_size)
-        for framework in request.frameworks:
+        for framework in request.systems:
             cells.append(request.cell("parity", name, framework, timeout_s=300.0,
                                       mode="one-step", batch_size=batch_size))
     return cells

@@ -3,7 +3,8 @@ each framework's own API, and does the framework accept them at all?"""
 
 from __future__ import annotations
 
-from dlbench.runner.experiments import MODEL_WORKLOADS, Experiment, PlanRequest, suite_grid
+from dlbench.runner.experiments import MODEL_WORKLOADS, Experiment, suite_grid
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.workloads import real_size
 from dlbench.runner.workloads.real_size import REAL_SIZE_WORKLOADS
@@ -43,7 +44,7 @@ GRID: dict[str, dict] = {
 }
 
 
-def plan(request: PlanRequest) -> list[CellSpec]:
+def plan(request: RunRequest) -> list[CellSpec]:
     """One cell per workload, framework and precision, at the workload's batch size (a
     dlbench.runner.models workload's at the device's size profile, as in training)."""
     from dlbench.runner.workloads.catalog import device_batch_size, get_workload
@@ -60,7 +61,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
             precisions, timeout_s = REAL_SIZE_PRECISIONS, real_size.TIMEOUT_S
         elif workload.dataset == "synthetic-images" and "data_size" in grid:
             params["data_size"] = grid["data_size"]
-        for framework in request.frameworks:
+        for framework in request.systems:
             for precision in precisions:
                 cells.append(request.cell(
                     "precision", name, framework, timeout_s=timeout_s, precision=precision,

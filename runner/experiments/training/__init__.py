@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 from dlbench.core.modes import measured, modes
-from dlbench.runner.experiments import (
-    Experiment,
-    PlanRequest,
-    not_measured_params,
-    outside_fastest_workloads,
-    suite_grid,
-)
+from dlbench.runner.experiments import (Experiment, not_measured_params,
+                                        outside_fastest_workloads, suite_grid)
+from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec, FrameworkId
 from dlbench.runner.workloads import real_size
 from dlbench.runner.workloads.real_size import REAL_SIZE_WORKLOADS
@@ -55,7 +51,7 @@ GRID: dict[str, dict] = {
 DEFAULT_EPOCHS = 10
 
 
-def training_modes(request: PlanRequest, framework: FrameworkId, workload: str,
+def training_modes(request: RunRequest, framework: FrameworkId, workload: str,
                    grid: dict) -> list[str]:
     """The quick suite trains in the default (plain) mode only; standard and full add the
     production one, on the workloads the grid's "fastest_workloads" names (all when it names
@@ -68,7 +64,7 @@ def training_modes(request: PlanRequest, framework: FrameworkId, workload: str,
     return measured("training", framework.name, request.device, wanted)
 
 
-def plan(request: PlanRequest) -> list[CellSpec]:
+def plan(request: RunRequest) -> list[CellSpec]:
     """One cell per workload, framework and mode, fp32, the workload's batch size (a
     dlbench.runner.models workload's at the device's size profile); a mode too slow for the suite
     on this device is a cell that says so (not measured)."""
@@ -95,7 +91,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
             params["data_size"] = grid["data_size"]
         if workload.profiles and "model_data_size" in grid and not profile:
             params["data_size"] = grid["model_data_size"]
-        for framework in request.frameworks:
+        for framework in request.systems:
             cells += [request.cell(
                 "training", name, framework, timeout_s=600.0, mode=mode, batch_size=batch_size,
                 params=params | not_measured_params(request, framework, mode),
@@ -103,7 +99,7 @@ def plan(request: PlanRequest) -> list[CellSpec]:
     return cells
 
 
-def _real_size_cells(request: PlanRequest, name: str, grid: dict) -> list[CellSpec]:
+def _real_size_cells(request: RunRequest, name: str, grid: dict) -> list[CellSpec]:
     """A real-size model's training cells: time per step over a few steady steps after
     warm-up, at its CPU profile's batch, in every mode the suite trains in."""
     from dlbench.runner.workloads.catalog import device_batch_size, get_workload
@@ -111,7 +107,7 @@ def _real_size_cells(request: PlanRequest, name: str, grid: dict) -> list[CellSp
     batch_size = device_batch_size(get_workload(name), request.device)
     return [request.cell("training", name, framework, timeout_s=real_size.TIMEOUT_S, mode=mode,
                          batch_size=batch_size, params=real_size.training_params(name))
-            for framework in request.frameworks
+            for framework in request.systems
             for mode in training_modes(request, framework, name, grid)]
 
 
