@@ -142,7 +142,8 @@ def _measure(arguments: RunArguments) -> int:
         cells = plan_cells(request, device)
     except (PlanError, ValueError) as error:
         raise UsageError(str(error)) from None
-    make_dir(store.root)  # only a request that plans cells leaves a run folder
+    if not arguments.resume:  # only a new request that plans cells leaves a run folder
+        make_dir(store.root)
     try:
         records = run_cells(store, request, device, cells, progress=arguments.progress,
                             busy_retries=busy_retries_of(arguments), seed=arguments.seed)
