@@ -83,25 +83,41 @@ def _deciding(verdict: ClaimVerdict) -> list[tuple[str, float, float, float]]:
     return undecided + decided if verdict.verdict.value == "inconclusive" else decided + undecided
 
 
-def reason_sentence(verdict: ClaimVerdict) -> str:
-    """Why a verdict is what it is, naming its numbers: which pair, ratio, 95% interval, and
-    where the interval lies against the 5% threshold."""
+#: The most characters of one paragraph or list item of the claims page; a longer line is
+#: cut at a word with a pointer to the details, which keep every number.
+LINE_CHARS = 480
+NAMED_REASONS = 3  # reasons a verdict's lines name; the details list every one
+
+
+def within(text: str, limit: int = LINE_CHARS) -> str:
+    """`text`, or its first words up to `limit` characters and a pointer to the details."""
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "… (see Details)"
+
+
+def reason_lines(verdict: ClaimVerdict) -> list[str]:
+    """Why a verdict is what it is, one short sentence per line: each deciding pair with its
+    ratio, 95% interval and where the interval lies against the 5% threshold, then why the
+    undecided pairs could not decide."""
     pairs = _deciding(verdict)
-    named = [f"{pair_words(label)} is {ratio:.3g}x (95% CI {low:.3g}–{high:.3g}x; "
-             f"{interval_words(low, high)})" for label, ratio, low, high in pairs[:NAMED_PAIRS]]
+    named = [f"{pair_words(label)}: {ratio:.3g}x, 95% interval {low:.3g}–{high:.3g}x, "
+             f"{interval_words(low, high)}." for label, ratio, low, high in pairs[:NAMED_PAIRS]]
     more = len(pairs) - NAMED_PAIRS
-    text = "; ".join(named) + (f"; and {more} more pairs (details)" if more > 0 else "")
+    named += [f"And {more} more pairs (Details)."] if more > 0 else []
     why = [w for w in verdict.why if not (w == "differences within 5%" and any(
         interval_words(r[2], r[3]) != "within 5%" for r in pairs))]
     if why:
-        lead = "undecided because" if verdict.verdict.value == "inconclusive" \
-            else "pairs left undecided because"
-        text += (". " if text else "") + f"{lead[:1].upper()}{lead[1:]}: " + "; ".join(why)
-    return text or verdict.explanation
+        lead = "Undecided" if verdict.verdict.value == "inconclusive" else "Pairs left undecided"
+        extra = len(why) - NAMED_REASONS
+        named.append(f"{lead} because: {'; '.join(why[:NAMED_REASONS])}"
+                     + (f"; and {extra} more reasons (Details)." if extra > 0 else "."))
+    return [within(ids_in_words(line)) for line in named] or \
+        [within(ids_in_words(verdict.explanation))]
 
 
 def _chart(claim: str, claim_id: str, verdict: ClaimVerdict) -> ChartBlock | None:
-    rows = [{"label": pair_words(label), "ratio": r, "low": low, "high": high}
+    rows = [{"label": ids_in_words(pair_words(label)), "ratio": r, "low": low, "high": high}
             for label, r, low, high in verdict.ratios
             if all(v > 0 and not math.isnan(v) for v in (r, low, high))]
     if not rows:
@@ -134,9 +150,9 @@ def claim_blocks(source: Source, summary: pd.DataFrame) -> tuple[list[dict], lis
             before = (original or {}).get((claim.id, v.machine, v.device))
             rows.append({
                 "machine": v.machine, "device": v.device, "verdict": v.verdict.value,
-                "explanation": short_sentences(v.explanation),
-                "regime": _regime_words(v.regimes), "reason": ids_in_words(reason_sentence(v)),
-                "why": "; ".join(v.why),
+                "explanation": [within(line) for line in short_sentences(v.explanation)],
+                "regime": _regime_words(v.regimes), "reason": reason_lines(v),
+                "why": [within(ids_in_words(w)) for w in v.why],
                 "evidence": _evidence(v, metrics, summary), "chart": chart,
                 "before": before if before and before != v.verdict.value else "",
             })
