@@ -15,7 +15,7 @@ from dlbench.report.claims.check import ClaimVerdict
 from dlbench.report.claims.vocabulary import ClaimOutcome
 from dlbench.report.render.charts import empty_reason, label_lines, ratio_chart, result_chart
 from dlbench.report.pages.cite import Citation, ResultCitation
-from dlbench.report.pages.claims import LINE_CHARS, interval_words, reason_lines, short_title
+from dlbench.report.pages.claims import LINE_CHARS, interval_words, reason_lines
 from dlbench.report.render.labels import (environment_key, environment_value, metric_ids_in_words,
                                   reason_label, status_label)
 from dlbench.report.site.publish import not_found_page
@@ -103,8 +103,6 @@ def test_claim_words_place_each_interval_against_the_threshold() -> None:
     assert interval_words(1.24, 1.70) == "beyond 5%"
     assert interval_words(0.99, 1.02) == "within 5%"
     assert interval_words(0.35, 1.38).startswith("reaches across")
-    title = short_title("Mixed precision (fp16) halves the memory a model needs during training")
-    assert len(title) <= 61 and title.endswith("…")
 
 
 def test_a_long_axis_label_is_wrapped_into_whole_lines_never_cut_short() -> None:

@@ -48,14 +48,6 @@ def _regime_words(regimes: tuple[Regime, ...]) -> str:
 #: The practical threshold the ratio chart's grey band draws (a ratio within 5% of 1).
 THRESHOLD = 1.05
 NAMED_PAIRS = 3  # pairs a verdict's sentence names; the details list every one
-TITLE_CHARS = 60
-
-
-def short_title(text: str, limit: int = TITLE_CHARS) -> str:
-    """A chart title that fits: `text` cut at a word boundary, with an ellipsis."""
-    if len(text) <= limit:
-        return text
-    return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
 def pair_words(label: str) -> str:
@@ -122,7 +114,7 @@ def _chart(claim: str, claim_id: str, verdict: ClaimVerdict) -> ChartBlock | Non
             if all(v > 0 and not math.isnan(v) for v in (r, low, high))]
     if not rows:
         return None
-    title = f"{short_title(claim)} ({verdict.device})"
+    title = f"{claim} ({verdict.device})"  # wrapped whole by the chart, never cut short
     return chart_block(f"claim-{claim_id}-{verdict.machine}-{verdict.device}",
                        ratio_chart(pd.DataFrame(rows), title))
 

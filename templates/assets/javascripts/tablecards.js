@@ -20,7 +20,12 @@
       label(table);
       var column = table.closest(".md-typeset__scrollwrap") || table.parentElement;
       table.removeAttribute("data-cards");
-      if (table.offsetParent !== null && table.scrollWidth > column.clientWidth + 1)
+      // The column may reach past the screen (Material's negative margins): the table must
+      // end within both.
+      var right = Math.min(column.getBoundingClientRect().right,
+                           document.documentElement.clientWidth);
+      if (table.offsetParent !== null
+          && table.getBoundingClientRect().left + table.scrollWidth > right + 1)
         table.setAttribute("data-cards", "true");
     });
   }
