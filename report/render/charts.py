@@ -141,7 +141,7 @@ def result_chart(rows: pd.DataFrame, metric_name: str, title: str,
     log = scale.type == "log"
     axis_title = metric.label + (" · log scale" if log else "")
     axis_x = alt.X("median:Q", title=lines(axis_title, 34), scale=scale,
-                   axis=alt.Axis(tickCount=6, labelOverlap=True))
+                   axis=alt.Axis(tickCount=6, labelOverlap=True, format="~g"))
     tall = label_height(order)
     y = alt.Y("series:N", sort=order, title=None, axis=wrapped_axis(order))
     tooltip = [
