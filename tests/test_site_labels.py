@@ -16,7 +16,7 @@ from dlbench.report.claims.vocabulary import ClaimOutcome
 from dlbench.report.render.charts import empty_reason, label_lines, ratio_chart, result_chart
 from dlbench.report.pages.cite import Citation, ResultCitation
 from dlbench.report.pages.claims import LINE_CHARS, interval_words, reason_lines
-from dlbench.report.render.labels import (environment_key, environment_value, metric_ids_in_words,
+from dlbench.report.render.labels import (cell_words, environment_key, environment_value, metric_ids_in_words,
                                   reason_label, status_label)
 from dlbench.report.site.publish import not_found_page
 
@@ -116,6 +116,12 @@ def test_a_long_axis_label_is_wrapped_into_whole_lines_never_cut_short() -> None
     axis = ratio_chart(frame, "a claim").to_dict()["layer"][1]["encoding"]["y"]["axis"]
     assert axis["labelLimit"] == 0  # Vega draws each line whole: no ellipsis
     assert json.dumps(wrapped) in axis["labelExpr"]  # drawn as these lines
+
+
+def test_a_cell_id_reads_as_its_workload_and_framework() -> None:
+    assert cell_words("training:resnet-synthetic:keras-jax:fp32-default-b32:cuda") == \
+        "ResNet-50, 224 px, Keras on JAX"
+    assert cell_words("not-a-cell") == "not-a-cell"
 
 
 def _claim(pairs: int, why: tuple[str, ...] = ()) -> ClaimVerdict:
