@@ -1,5 +1,5 @@
-// A table wider than its column turns into one card per row (dlbench.css): each cell is
-// shown under its column's header, so a phone sees every number without scrolling sideways.
+// On a narrow screen a table wider than its column turns into one card per row (dlbench.css):
+// each cell is shown under its column's header, so a phone sees every number without scrolling sideways.
 // Runs on every page change (document$) and when the window's width changes.
 (function () {
   function label(table) {
@@ -15,6 +15,9 @@
     });
     table.dataset.labelled = "true";
   }
+  // Cards on a phone or a narrow window only: a desktop keeps its tables (sortable by their
+  // headers), scrolling sideways where one is wider than the page.
+  var narrow = window.matchMedia("(max-width: 59.984375em)");
   function fit() {
     document.querySelectorAll("article table").forEach(function (table) {
       label(table);
@@ -24,7 +27,7 @@
       // end within both.
       var right = Math.min(column.getBoundingClientRect().right,
                            document.documentElement.clientWidth);
-      if (table.offsetParent !== null
+      if (narrow.matches && table.offsetParent !== null
           && table.getBoundingClientRect().left + table.scrollWidth > right + 1)
         table.setAttribute("data-cards", "true");
     });
