@@ -15,7 +15,7 @@ from dlbench.report.claims.check import ClaimVerdict
 from dlbench.report.claims.vocabulary import ClaimOutcome
 from dlbench.report.render.charts import empty_reason, label_lines, ratio_chart, result_chart
 from dlbench.report.pages.cite import Citation, ResultCitation
-from dlbench.report.pages.claims import LINE_CHARS, interval_words, reason_lines
+from dlbench.report.pages.claims import LINE_CHARS, interval_words, paragraphs, reason_lines
 from dlbench.report.render.labels import (cell_words, environment_key, environment_value, metric_ids_in_words,
                                   reason_label, status_label)
 from dlbench.report.site.publish import not_found_page
@@ -122,6 +122,15 @@ def test_a_cell_id_reads_as_its_workload_and_framework() -> None:
     assert cell_words("training:resnet-synthetic:keras-jax:fp32-default-b32:cuda") == \
         "ResNet-50, 224 px, Keras on JAX"
     assert cell_words("not-a-cell") == "not-a-cell"
+
+
+def test_a_long_text_is_broken_into_paragraphs_between_clauses_only() -> None:
+    text = "; ".join(f"clause {i} (with a; pause) " + "word " * 30 for i in range(6))
+    parts = paragraphs(text, 200)
+    assert len(parts) > 1 and all(len(p) <= 200 for p in parts)
+    assert " ".join(parts) == text.replace(";  ", "; ")  # nothing lost, nothing cut
+    assert all("(with a;" in p for p in parts if "clause" in p)
+    assert paragraphs("short.") == ["short."]
 
 
 def _claim(pairs: int, why: tuple[str, ...] = ()) -> ClaimVerdict:

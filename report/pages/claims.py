@@ -88,6 +88,25 @@ def within(text: str, limit: int = LINE_CHARS) -> str:
     return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "… (see Details)"
 
 
+def paragraphs(text: str, limit: int = LINE_CHARS) -> list[str]:
+    """`text` as paragraphs of at most about `limit` characters, broken after a '; ' or '. '
+    outside parentheses (a clause is never cut)."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += (char == "(") - (char == ")")
+        if depth == 0 and char in ";." and text[i + 1:i + 2] == " ":
+            parts.append(text[start:i + 1])
+            start = i + 2
+    parts.append(text[start:])
+    joined: list[str] = []
+    for part in filter(None, parts):
+        if joined and len(joined[-1]) + len(part) + 1 <= limit:
+            joined[-1] += " " + part
+        else:
+            joined.append(part)
+    return joined
+
+
 def reason_lines(verdict: ClaimVerdict) -> list[str]:
     """Why a verdict is what it is, one short sentence per line: each deciding pair with its
     ratio, 95% interval and where the interval lies against the 5% threshold, then why the
@@ -150,7 +169,7 @@ def claim_blocks(source: Source, summary: pd.DataFrame) -> tuple[list[dict], lis
             })
         shown = [dict(rule.listings) for rule in claim.evidence if rule.listings]
         blocks.append({"id": claim.id, "claim": claim.claim, "source": claim.source,
-                       "decides": claim.decides, "rows": rows,
+                       "decides": paragraphs(claim.decides), "rows": rows,
                        "listings": [{"framework": f, "path": p, "code": listings.get(p, "")}
                                     for paths in shown for f, p in paths.items()]})
     return blocks, charts
@@ -171,5 +190,6 @@ def claims_page(inputs: PageInputs) -> Page:
     claims, charts = claim_blocks(inputs.source, inputs.summary)
     text = render(inputs.env, "claims.md.j2", claims=claims,
                   changes=changed_claims(claims, inputs.source.name),
-                  rules_changed=rules_changed(inputs.source.name), **inputs.common)
+                  rules_changed=paragraphs(rules_changed(inputs.source.name) or ""),
+                  **inputs.common)
     return Page(text, tuple(charts))
