@@ -3,16 +3,20 @@ fit the data's meaning, a sentence instead of a blank chart, one result's citati
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
 
 from dlbench.core.history import history
 from dlbench.core.layout import release_names
-from dlbench.report.render.charts import empty_reason, result_chart
+from dlbench.core.judging import Regime
+from dlbench.report.claims.check import ClaimVerdict
+from dlbench.report.claims.vocabulary import ClaimOutcome
+from dlbench.report.render.charts import empty_reason, label_lines, ratio_chart, result_chart
 from dlbench.report.pages.cite import Citation, ResultCitation
-from dlbench.report.pages.claims import interval_words, short_title
-from dlbench.report.render.labels import (environment_key, environment_value, metric_ids_in_words,
+from dlbench.report.pages.claims import LINE_CHARS, interval_words, paragraphs, reason_lines
+from dlbench.report.render.labels import (cell_words, environment_key, environment_value, metric_ids_in_words,
                                   reason_label, status_label)
 from dlbench.report.site.publish import not_found_page
 
@@ -99,8 +103,51 @@ def test_claim_words_place_each_interval_against_the_threshold() -> None:
     assert interval_words(1.24, 1.70) == "beyond 5%"
     assert interval_words(0.99, 1.02) == "within 5%"
     assert interval_words(0.35, 1.38).startswith("reaches across")
-    title = short_title("Mixed precision (fp16) halves the memory a model needs during training")
-    assert len(title) <= 61 and title.endswith("…")
+
+
+def test_a_long_axis_label_is_wrapped_into_whole_lines_never_cut_short() -> None:
+    label = "MLP, 8x8 digits, batch 32, Keras on JAX: plain vs plain mode"
+    wrapped = label_lines(label)
+    assert " ".join(wrapped).replace(": ", " ") == label.replace(": ", " ")
+    assert len(wrapped) > 1 and all(len(line) <= 22 for line in wrapped)
+    assert label_lines("Keras on JAX: plain vs plain mode")[0] == "Keras on JAX"
+    frame = pd.DataFrame({"label": [label, "PyTorch: bf16/fp32"], "ratio": [1.2, 0.9],
+                          "low": [1.1, 0.8], "high": [1.3, 1.0]})
+    axis = ratio_chart(frame, "a claim").to_dict()["layer"][1]["encoding"]["y"]["axis"]
+    assert axis["labelLimit"] == 0  # Vega draws each line whole: no ellipsis
+    assert json.dumps(wrapped) in axis["labelExpr"]  # drawn as these lines
+
+
+def test_a_cell_id_reads_as_its_workload_and_framework() -> None:
+    assert cell_words("training:resnet-synthetic:keras-jax:fp32-default-b32:cuda") == \
+        "ResNet-50, 224 px, Keras on JAX"
+    assert cell_words("not-a-cell") == "not-a-cell"
+
+
+def test_a_long_text_is_broken_into_paragraphs_between_clauses_only() -> None:
+    text = "; ".join(f"clause {i} (with a; pause) " + "word " * 30 for i in range(6))
+    parts = paragraphs(text, 200)
+    assert len(parts) > 1 and all(len(p) <= 200 for p in parts)
+    assert " ".join(parts) == text.replace(";  ", "; ")  # nothing lost, nothing cut
+    assert all("(with a;" in p for p in parts if "clause" in p)
+    assert paragraphs("short.") == ["short."]
+
+
+def _claim(pairs: int, why: tuple[str, ...] = ()) -> ClaimVerdict:
+    label = "workload lstm-tokens, batch size 32, system keras-jax: plain vs plain mode"
+    return ClaimVerdict("train-order", "claim", "AMD EPYC", "cpu", ClaimOutcome.INCONCLUSIVE,
+                        "x", (), (), (Regime.OVERHEAD_BOUND,),
+                        tuple((f"{label} {i}", 1.2, 0.9, 1.6) for i in range(pairs)), why)
+
+
+def test_a_claim_reads_in_short_lines_naming_pair_ratio_and_interval() -> None:
+    lines = reason_lines(_claim(9, why=("too few processes " * 40,) * 5))
+    assert lines[0].startswith("LSTM 1x256, seq 64, batch 32, Keras on JAX: plain vs")
+    assert "1.2x, 95% interval 0.9–1.6x, reaches across 5%" in lines[0]
+    assert "And 6 more pairs (Details)." in lines
+    assert all(len(line) <= LINE_CHARS + 20 for line in lines), [len(x) for x in lines]
+    assert lines[-1].endswith("(see Details)")
+    assert "keras-jax" not in " ".join(lines) and "lstm-tokens" not in " ".join(lines)
 
 
 def test_an_unknown_path_finds_the_sites_own_404_page(tmp_path: Path) -> None:

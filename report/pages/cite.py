@@ -10,7 +10,9 @@ import yaml
 import pandas as pd
 
 from dlbench.core.metrics import METRICS
+from dlbench.core.schema import system_label
 from dlbench.core.tables import read_json
+from dlbench.report.render.labels import workload_label
 from dlbench.report.render.user_text import plain_text
 
 AUTHOR = "dlbench contributors"
@@ -188,7 +190,8 @@ class ResultCitation:
 
 def result_citation(row: pd.Series, cite: Citation) -> ResultCitation:
     """The citation of one summary row's result."""
-    what = f"{row['workload']}, {row['system']} ({row['variant']}): " \
+    workload = workload_label(str(row["workload"]), str(row.get("device", "")))
+    what = f"{workload}, {system_label(str(row['system']))} ({row['variant']}): " \
            f"{METRICS[row['metric']].words if row['metric'] in METRICS else row['metric']}"
     return ResultCitation(cite, str(row["result_id"]), f"experiments/{row['experiment']}/",
                           what)

@@ -48,14 +48,6 @@ def _regime_words(regimes: tuple[Regime, ...]) -> str:
 #: The practical threshold the ratio chart's grey band draws (a ratio within 5% of 1).
 THRESHOLD = 1.05
 NAMED_PAIRS = 3  # pairs a verdict's sentence names; the details list every one
-TITLE_CHARS = 60
-
-
-def short_title(text: str, limit: int = TITLE_CHARS) -> str:
-    """A chart title that fits: `text` cut at a word boundary, with an ellipsis."""
-    if len(text) <= limit:
-        return text
-    return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
 def pair_words(label: str) -> str:
@@ -83,30 +75,65 @@ def _deciding(verdict: ClaimVerdict) -> list[tuple[str, float, float, float]]:
     return undecided + decided if verdict.verdict.value == "inconclusive" else decided + undecided
 
 
-def reason_sentence(verdict: ClaimVerdict) -> str:
-    """Why a verdict is what it is, naming its numbers: which pair, ratio, 95% interval, and
-    where the interval lies against the 5% threshold."""
+#: The most characters of one paragraph or list item of the claims page; a longer line is
+#: cut at a word with a pointer to the details, which keep every number.
+LINE_CHARS = 480
+NAMED_REASONS = 3  # reasons a verdict's lines name; the details list every one
+
+
+def within(text: str, limit: int = LINE_CHARS) -> str:
+    """`text`, or its first words up to `limit` characters and a pointer to the details."""
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "… (see Details)"
+
+
+def paragraphs(text: str, limit: int = LINE_CHARS) -> list[str]:
+    """`text` as paragraphs of at most about `limit` characters, broken after a '; ' or '. '
+    outside parentheses (a clause is never cut)."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += (char == "(") - (char == ")")
+        if depth == 0 and char in ";." and text[i + 1:i + 2] == " ":
+            parts.append(text[start:i + 1])
+            start = i + 2
+    parts.append(text[start:])
+    joined: list[str] = []
+    for part in filter(None, parts):
+        if joined and len(joined[-1]) + len(part) + 1 <= limit:
+            joined[-1] += " " + part
+        else:
+            joined.append(part)
+    return joined
+
+
+def reason_lines(verdict: ClaimVerdict) -> list[str]:
+    """Why a verdict is what it is, one short sentence per line: each deciding pair with its
+    ratio, 95% interval and where the interval lies against the 5% threshold, then why the
+    undecided pairs could not decide."""
     pairs = _deciding(verdict)
-    named = [f"{pair_words(label)} is {ratio:.3g}x (95% CI {low:.3g}–{high:.3g}x; "
-             f"{interval_words(low, high)})" for label, ratio, low, high in pairs[:NAMED_PAIRS]]
+    named = [f"{pair_words(label)}: {ratio:.3g}x, 95% interval {low:.3g}–{high:.3g}x, "
+             f"{interval_words(low, high)}." for label, ratio, low, high in pairs[:NAMED_PAIRS]]
     more = len(pairs) - NAMED_PAIRS
-    text = "; ".join(named) + (f"; and {more} more pairs (details)" if more > 0 else "")
+    named += [f"And {more} more pairs (Details)."] if more > 0 else []
     why = [w for w in verdict.why if not (w == "differences within 5%" and any(
         interval_words(r[2], r[3]) != "within 5%" for r in pairs))]
     if why:
-        lead = "undecided because" if verdict.verdict.value == "inconclusive" \
-            else "pairs left undecided because"
-        text += (". " if text else "") + f"{lead[:1].upper()}{lead[1:]}: " + "; ".join(why)
-    return text or verdict.explanation
+        lead = "Undecided" if verdict.verdict.value == "inconclusive" else "Pairs left undecided"
+        extra = len(why) - NAMED_REASONS
+        named.append(f"{lead} because: {'; '.join(why[:NAMED_REASONS])}"
+                     + (f"; and {extra} more reasons (Details)." if extra > 0 else "."))
+    return [within(ids_in_words(line)) for line in named] or \
+        [within(ids_in_words(verdict.explanation))]
 
 
 def _chart(claim: str, claim_id: str, verdict: ClaimVerdict) -> ChartBlock | None:
-    rows = [{"label": pair_words(label), "ratio": r, "low": low, "high": high}
+    rows = [{"label": ids_in_words(pair_words(label)), "ratio": r, "low": low, "high": high}
             for label, r, low, high in verdict.ratios
             if all(v > 0 and not math.isnan(v) for v in (r, low, high))]
     if not rows:
         return None
-    title = f"{short_title(claim)} ({verdict.device})"
+    title = f"{claim} ({verdict.device})"  # wrapped whole by the chart, never cut short
     return chart_block(f"claim-{claim_id}-{verdict.machine}-{verdict.device}",
                        ratio_chart(pd.DataFrame(rows), title))
 
@@ -134,15 +161,15 @@ def claim_blocks(source: Source, summary: pd.DataFrame) -> tuple[list[dict], lis
             before = (original or {}).get((claim.id, v.machine, v.device))
             rows.append({
                 "machine": v.machine, "device": v.device, "verdict": v.verdict.value,
-                "explanation": short_sentences(v.explanation),
-                "regime": _regime_words(v.regimes), "reason": ids_in_words(reason_sentence(v)),
-                "why": "; ".join(v.why),
+                "explanation": [within(line) for line in short_sentences(v.explanation)],
+                "regime": _regime_words(v.regimes), "reason": reason_lines(v),
+                "why": [within(ids_in_words(w)) for w in v.why],
                 "evidence": _evidence(v, metrics, summary), "chart": chart,
                 "before": before if before and before != v.verdict.value else "",
             })
         shown = [dict(rule.listings) for rule in claim.evidence if rule.listings]
         blocks.append({"id": claim.id, "claim": claim.claim, "source": claim.source,
-                       "decides": claim.decides, "rows": rows,
+                       "decides": paragraphs(claim.decides), "rows": rows,
                        "listings": [{"framework": f, "path": p, "code": listings.get(p, "")}
                                     for paths in shown for f, p in paths.items()]})
     return blocks, charts
@@ -163,5 +190,6 @@ def claims_page(inputs: PageInputs) -> Page:
     claims, charts = claim_blocks(inputs.source, inputs.summary)
     text = render(inputs.env, "claims.md.j2", claims=claims,
                   changes=changed_claims(claims, inputs.source.name),
-                  rules_changed=rules_changed(inputs.source.name), **inputs.common)
+                  rules_changed=paragraphs(rules_changed(inputs.source.name) or ""),
+                  **inputs.common)
     return Page(text, tuple(charts))

@@ -11,6 +11,8 @@ import pandas as pd
 from dlbench.core.compare import Change, compare
 from dlbench.core.errors import CompareError
 from dlbench.core.metrics import reader_label
+from dlbench.core.schema import system_label
+from dlbench.report.render.labels import cell_words, workload_label
 from dlbench.core.layout import release_names
 from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.jinja import render
@@ -64,7 +66,9 @@ def _block(title: str, a: str, b: str, results_dir: Path) -> dict:
     significant = frame[frame["change"].isin(SIGNIFICANT)].sort_values(
         ["experiment", "workload", "system", "metric"])
     rows = [{
-        "experiment": r["experiment"], "workload": r["workload"], "system": r["system"],
+        "experiment": r["experiment"],
+        "workload": workload_label(str(r["workload"]), str(r.get("device", ""))),
+        "system": system_label(str(r["system"])),
         "metric": reader_label(r["metric"]), "a": format_number(r["median_a"]),
         "b": format_number(r["median_b"]), "change": change_text(r),
     } for _, r in significant.head(MAX_ROWS).iterrows()]
@@ -75,7 +79,8 @@ def _block(title: str, a: str, b: str, results_dir: Path) -> dict:
         "counts": ", ".join(f"{n} {c}" for c, n in counts.items() if n) or "nothing",
         "rows": rows, "more": max(0, len(significant) - MAX_ROWS),
         "only": len(report.only_in_a) + len(report.only_in_b),
-        "not_comparable": report.not_comparable.head(MAX_ROWS).to_dict("records"),
+        "not_comparable": [row | {"what": cell_words(str(row["cell_id"]))} for row
+                           in report.not_comparable.head(MAX_ROWS).to_dict("records")],
         "environment": [(r["key"], r["a"], r["b"]) for _, r in report.environment.iterrows()],
     }
 

@@ -324,7 +324,7 @@ def export_formats(source: Source, summary: pd.DataFrame, experiment: str) -> li
         key = (cell["run_id"], cell["cell_id"])
         works = cell["status"] == CellStatus.OK.value
         rows.append({
-            "system": system_of(cell),
+            "system": system_label(system_of(cell)),
             "format": format_label(str(cell["export_format"])),
             "works": "yes" if works else status_label(cell["status"], cell["reason"] or ""),
             "deviation": f"{deviation[key]:.3g}" if key in deviation.index else "—",

@@ -6,12 +6,12 @@ import json
 
 from dlbench.core.calibration import POWER_RATIOS
 from dlbench.core.metrics import METRICS
-from dlbench.core.schema import CELL_COLUMNS, OBSERVATION_COLUMNS
+from dlbench.core.schema import CELL_COLUMNS, OBSERVATION_COLUMNS, system_label
 from dlbench.core.systems import frameworks, keras_backends, system_of
 from dlbench.report.pages.cite import result_citation
 from dlbench.report.pages.experiment import experiment_title
 from dlbench.report.render.labels import (environment_key, environment_value, metric_ids_in_words,
-                                  status_label)
+                                  status_label, workload_label)
 from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.jinja import render
 from dlbench.report.inputs.source import Source
@@ -157,7 +157,8 @@ def _manifest_row(source: Source, cell: dict) -> dict:
     fairness = json.loads(cell["fairness_json"] or "{}")
     row = {
         "machine": machine_label(source.run(cell["run_id"]).environment, cell["device"]),
-        "workload": cell["workload"], "system": system_of(cell),
+        "workload": workload_label(cell["workload"], cell["device"]),
+        "system": system_label(system_of(cell)),
         "variant": variant_label(cell), "status": status_label(cell["status"],
                                                                cell["reason"] or ""),
         "threads": fairness.get("threads", cell["threads"]),
@@ -174,7 +175,7 @@ def _merge_workloads(rows: list[dict], keys: list[str]) -> list[dict]:
     for row in rows:
         key = tuple(row[k] for k in keys if k != "workload")
         if key in merged:
-            merged[key]["workload"] += ", " + row["workload"]
+            merged[key]["workload"] += "; " + row["workload"]
         else:
             merged[key] = dict(row)
     return list(merged.values())

@@ -50,6 +50,31 @@ def lines(title: str, width: int = 40) -> list[str]:
     return textwrap.wrap(title, width) or [title]
 
 
+#: Characters per line of an axis label: a wrapped label keeps a phone's plot wide enough.
+LABEL_CHARS = 22
+
+
+def label_lines(label: str, width: int = LABEL_CHARS) -> list[str]:
+    """An axis label as lines of at most about `width` characters: a series' system and
+    variant (SERIES_BREAK) on lines of their own, each broken at spaces."""
+    return [line for part in label.split(SERIES_BREAK) for line in lines(part, width)]
+
+
+def wrapped_axis(labels: list[str], width: int = LABEL_CHARS) -> alt.Axis:
+    """A band axis whose labels are drawn as whole lines, never cut short with an ellipsis
+    (Vega's labelLimit): each label's lines are looked up by its text."""
+    cases = " : ".join(f"datum.label === {json.dumps(label)} ? "
+                       f"{json.dumps(label_lines(label, width))}"
+                       for label in dict.fromkeys(labels))
+    return alt.Axis(labelLimit=0, labelExpr=f"{cases} : datum.label" if cases
+                    else "datum.label")
+
+
+def label_height(labels: list[str], width: int = LABEL_CHARS) -> int:
+    """Lines of the longest wrapped label: how tall each band of the axis must be."""
+    return max((len(label_lines(label, width)) for label in labels), default=1)
+
+
 #: Values spanning this factor or more are drawn on a log axis, so one bar cannot flatten
 #: every other.
 LOG_SPAN = 100.0
@@ -116,11 +141,9 @@ def result_chart(rows: pd.DataFrame, metric_name: str, title: str,
     log = scale.type == "log"
     axis_title = metric.label + (" · log scale" if log else "")
     axis_x = alt.X("median:Q", title=lines(axis_title, 34), scale=scale,
-                   axis=alt.Axis(tickCount=6, labelOverlap=True))
-    two_lines = data["series"].str.contains(SERIES_BREAK, regex=False).any()
-    y = alt.Y("series:N", sort=order, title=None, axis=alt.Axis(
-        labelLimit=200, labelExpr=f"split(datum.label, {json.dumps(SERIES_BREAK)})"
-        if two_lines else "datum.label"))
+                   axis=alt.Axis(tickCount=6, labelOverlap=True, format="~g"))
+    tall = label_height(order)
+    y = alt.Y("series:N", sort=order, title=None, axis=wrapped_axis(order))
     tooltip = [
         alt.Tooltip("series:N", title="framework"),
         alt.Tooltip("median:Q", title=f"median ({metric.unit})", format=".4~g"),
@@ -143,7 +166,7 @@ def result_chart(rows: pd.DataFrame, metric_name: str, title: str,
         title=alt.TitleParams(lines(title), subtitle=[
             f"{shape}: median; line: min–max of processes", metric.direction.phrase],
             anchor="start", frame="bounds"),
-        width="container", height=max(60, (40 if two_lines else 26) * len(data)),
+        width="container", height=max(60, (14 * tall + 12) * len(data)),
     )
 
 
@@ -199,7 +222,7 @@ def ratio_chart(frame: pd.DataFrame, title: str) -> alt.LayerChart:
     """
     order = list(frame["label"])
     x = alt.X("ratio:Q", title="ratio (1 = no difference)", scale=alt.Scale(type="log"))
-    y = alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=360))
+    y = alt.Y("label:N", sort=order, title=None, axis=wrapped_axis(order))
     base = alt.Chart(frame)
     band = alt.Chart(pd.DataFrame({"low": [1 / 1.05], "high": [1.05]})).mark_rect(
         opacity=0.15, color="grey").encode(x="low:Q", x2="high:Q")
@@ -211,7 +234,7 @@ def ratio_chart(frame: pd.DataFrame, title: str) -> alt.LayerChart:
                            alt.Tooltip("low:Q", title="95% CI low", format=".3~g"),
                            alt.Tooltip("high:Q", title="95% CI high", format=".3~g")])
     return (band + intervals + points).properties(
-        title=alt.TitleParams(title, subtitle=["point: ratio of medians (first / second); "
-                                               "line: 95% interval",
-                                               "grey band: within 5%, no meaningful difference"]),
-        width="container", height=max(40, 22 * len(order)))
+        title=alt.TitleParams(lines(title), subtitle=[
+            "point: ratio of medians (first / second)", "line: 95% interval",
+            "grey band: within 5%, no meaningful difference"], anchor="start", frame="bounds"),
+        width="container", height=max(40, (14 * label_height(order) + 8) * len(order)))

@@ -134,6 +134,18 @@ def reason_label(status: str, reason: str) -> str:
     return first if len(first) <= 200 else first[:199] + "…"
 
 
+def cell_words(cell_id: str) -> str:
+    """A cell ID's workload and framework in words ('MLP, 8x8 digits, Keras on JAX'); an ID
+    of another shape as it is."""
+    from dlbench.core.schema import system_label
+
+    parts = cell_id.split(":")
+    if len(parts) != 5:
+        return cell_id
+    _, workload, system, _, device = parts
+    return f"{workload_label(workload, device)}, {system_label(system)}"
+
+
 def ids_in_words(text: str) -> str:
     """Generated text with its identifiers in words: 'workload mlp-digits' -> 'MLP, 8x8
     digits', 'system keras-jax' -> 'Keras on JAX', 'batch size 32' -> 'batch 32', metric keys
