@@ -6,6 +6,12 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+#: What `make` needs (every framework, backend and runtime the quick suite and the site use);
+#: `make test` adds the tests' own packages (pytest, Playwright, Ray), so a newcomer's first
+#: `make` does not wait for them.
+RUN_EXTRAS := jax,openvino
+TEST_EXTRAS := $(RUN_EXTRAS),test,cluster
 SUITE ?= quick
 
 # The browser tests drive headless Chromium; `make test` installs it when it can.
@@ -21,8 +27,12 @@ env: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[jax,openvino,test,cluster]'
+	$(BIN)/python -m pip install --quiet -e '.[$(RUN_EXTRAS)]'
 	touch $(STAMP)
+
+$(TEST_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[$(TEST_EXTRAS)]'
+	touch $(TEST_STAMP)
 
 run: $(STAMP)
 	$(BIN)/dlbench run --suite $(SUITE)
@@ -50,5 +60,5 @@ test-deps:
 	    exit 1; \
 	  fi; }
 
-test: $(STAMP) test-deps
+test: $(TEST_STAMP) test-deps
 	$(BIN)/python -m pytest
