@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from dlbench.cli import main
+from tests.cli_fixtures import run_cli as _run
 from dlbench.core.model_answers import model_answers, parity_table
 from dlbench.core.sequential import single_look
 from dlbench.core.verdict_engine import Decision
@@ -77,11 +78,6 @@ def model_files(tmp_path: Path) -> Path:
     (tmp_path / "tmodel.py").write_text(TORCH_MODEL)
     np.savez(tmp_path / "nox.npz", y=np.zeros(3))
     return tmp_path
-
-
-def _run(argv: list[str], results: Path, capsys) -> tuple[int, str]:
-    code = main(["run", *argv, "--results-dir", str(results), "--no-progress"])
-    return code, capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("argv", "expected"), [

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.cli import main
+from tests.cli_fixtures import run_cli as _run
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.process.execute import execute_cells
@@ -39,11 +39,6 @@ STRIDED_MODEL = textwrap.dedent('''
 ''')
 FACTS = {"kind": "keras", "model_id": "model-m-build", "batch_size": 8, "trains": True}
 STRIDED = [{"layer": "shortcut", "strides": [2, 2], "input_channels": 3}]
-
-
-def _run(argv: list[str], results: Path, capsys) -> tuple[int, str]:
-    code = main(["run", *argv, "--results-dir", str(results), "--no-progress"])
-    return code, capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("argv", "expected"), [
