@@ -73,10 +73,14 @@ def test_training_has_every_plain_path_and_the_production_path_on_some_workload(
 def test_a_mode_too_slow_on_a_cpu_is_a_cell_that_says_so_with_its_measured_cost():
     cells = [c for c in _plan("inference", "standard")  # the real-size cuts: test_real_size
              if c.workload not in REAL_SIZE_WORKLOADS]
-    slow = [c for c in cells if c.params.get(NOT_MEASURED)]
-    assert {(c.framework_id.name, c.mode) for c in slow} == {("keras-torch", "jit_compile")}
-    assert all("not measured on this device" in c.params[NOT_MEASURED]
-               and "172 s" in c.params[NOT_MEASURED] for c in slow)
+    slow = {(c.framework_id.name, c.mode): c.params[NOT_MEASURED] for c in cells
+            if c.params.get(NOT_MEASURED)}
+    # keras-torch's jit_compile is slow on every CPU suite but full (its system declares the
+    # cost); the standard suite's own cuts (standard_cpu_cuts) add two cold compiles
+    assert set(slow) == {("keras-torch", "jit_compile"), ("pytorch", "compiled"),
+                         ("tensorflow", "xla")}
+    assert "172 s" in slow[("keras-torch", "jit_compile")]
+    assert all(why.startswith("not measured on this device") for why in slow.values())
     assert not any(c.params.get(NOT_MEASURED) for c in _plan("inference", "full"))
 
 

@@ -46,7 +46,7 @@ def test_a_serving_call_lasts_at_least_the_minimum_even_at_the_measured_peak():
         assert serving_call_s(workload, batch // 2) < 2 * MIN_SERVING_CALL_S  # not wasteful
 
 
-def test_standard_on_a_cpu_serves_every_system_at_real_size_on_both_paths():
+def test_standard_on_a_cpu_serves_every_system_at_resnet50_on_both_paths():
     cells = [c for c in planned("inference") if c.workload in REAL_SIZE_WORKLOADS]
     measured = [c for c in cells if not c.params.get(NOT_MEASURED)]
     resnet = {(c.framework_id.name, mode_class("inference", c.framework, c.mode))
@@ -56,8 +56,10 @@ def test_standard_on_a_cpu_serves_every_system_at_real_size_on_both_paths():
     # Keras on JAX's plain path is XLA already (SAME_AS); Keras' jit_compile on torch is cut
     # from the standard CPU suite (issue 38: its dearest cell)
     assert production == SYSTEMS - {"keras-jax", "keras-torch"}
+    # BERT-base's plain path: Keras answers on torch (issue 38's cuts: on JAX and on
+    # TensorFlow it is answered at ResNet-50)
     bert = {c.framework_id.name for c in measured if c.workload == "bert-base-tokens"}
-    assert bert == SYSTEMS
+    assert bert == SYSTEMS - {"keras-jax", "keras-tensorflow"}
     for cell in measured:
         assert cell.batch_size == 1 and cell.params["data_size"] == "small"
         assert cell.params["throughput_batch"] == SERVING_BATCH[cell.workload]
@@ -179,3 +181,31 @@ def test_the_deployment_question_names_the_fastest_runtime_path():
     [verdict] = answer(question, *tables(cells), environments={"r1": CPU_ENV})
     assert dict(verdict.group)["workload"] == "resnet50-synthetic"
     assert verdict.winner == "onnx-openvino"
+
+
+def test_a_standard_cpu_cut_leaves_its_cell_planned_with_its_reason_and_every_other_measured():
+    from dlbench.runner.experiments.standard_cpu_cuts import STANDARD_CPU_CUTS
+
+    for experiment in ("inference", "training", "precision"):
+        cells = planned(experiment)
+        for cell in cells:
+            key = (experiment, cell.workload, cell.framework_id.name, cell.mode)
+            cut = cell.params.get(NOT_MEASURED, "")
+            if key in STANDARD_CPU_CUTS:
+                assert STANDARD_CPU_CUTS[key] in cut
+        # the same cells in the full suite are measured
+        full = {(c.workload, c.framework_id.name, c.mode, c.precision): c
+                for c in planned(experiment, "full")}
+        for cell in cells:
+            twin = full.get((cell.workload, cell.framework_id.name, cell.mode, cell.precision))
+            if cell.params.get(NOT_MEASURED) and twin is not None:
+                assert not twin.params.get(NOT_MEASURED, "").startswith(
+                    "not measured on this device in the standard suite")
+    precision = {(c.framework_id.name, c.precision) for c in planned("precision")
+                 if not c.params.get(NOT_MEASURED)}
+    assert precision == {(s, p) for s in SYSTEMS - {"keras-jax", "keras-tensorflow"}
+                         for p in ("fp32", "bf16")}
+    training = {(c.workload, c.framework_id.name, c.mode) for c in planned("training")
+                if c.params.get(NOT_MEASURED)}
+    assert ("resnet-synthetic", "pytorch", "compiled") in training
+    assert ("mlp-digits", "pytorch", "default") not in training

@@ -37,33 +37,6 @@ EXPORT_SAMPLES = 16
 TIMEOUT_S = 1200.0
 
 
-#: What the standard suite on 2 CPU cores leaves of the real-size inference cells to the full
-#: suite, to stay within its 150 minutes (dlbench.runner.plan.real_size_estimate): (workload,
-#: system, mode; "*" for every production mode) -> why. ResNet-50 answers the production
-#: question in every system but Keras on torch (its jit_compile is the suite's dearest cell).
-STANDARD_CPU_CUTS: dict[tuple[str, str, str], str] = {
-    ("bert-base-tokens", "*", "*"): "BERT-base's production paths cost about 25 minutes of "
-    "cold compiles (a 12-layer transformer, two input shapes, three processes each); "
-    "ResNet-50 answers the production question",
-    ("resnet50-synthetic", "tensorflow", "xla"): "TensorFlow's second production path "
-    "(about 3.5 minutes); tf.function stands for it, the graph SavedModel serving runs",
-    ("resnet50-synthetic", "keras-torch", "jit_compile"): "Keras' jit_compile on torch is "
-    "the suite's dearest cell (about 11 minutes a look: a cold torch.compile of ResNet-50 "
-    "in each of three processes, more at each top-up); Keras' production path is answered "
-    "on TensorFlow and JAX, torch.compile answers torch's",
-}
-
-
-def standard_cpu_cut(workload: str, system: str, mode: str, production: bool) -> str:
-    """Why the standard suite on a CPU leaves a real-size inference cell to the full suite
-    ("" when it measures it)."""
-    for (cut_workload, cut_system, cut_mode), why in STANDARD_CPU_CUTS.items():
-        if cut_workload == workload and cut_system in (system, "*") and (
-                cut_mode == mode or (cut_mode == "*" and production)):
-            return why
-    return ""
-
-
 def is_real_size(workload: str) -> bool:
     """Whether `workload` is one of the real-size models."""
     return workload in REAL_SIZE_WORKLOADS

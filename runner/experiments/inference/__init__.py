@@ -5,7 +5,8 @@ from __future__ import annotations
 from dlbench.core.modes import DEFAULT, FASTEST, OTHER, measured, mode_class, modes
 from dlbench.runner.experiments import MODEL_WORKLOADS, Experiment, not_measured_params, suite_grid
 from dlbench.runner.plan.request import RunRequest
-from dlbench.runner.cell.spec import NOT_MEASURED, CellSpec, FrameworkId
+from dlbench.runner.cell.spec import CellSpec, FrameworkId
+from dlbench.runner.experiments.standard_cpu_cuts import standard_cpu_cut_params
 from dlbench.runner.workloads import real_size
 from dlbench.runner.workloads.real_size import REAL_SIZE_WORKLOADS
 
@@ -64,24 +65,13 @@ def plan(request: RunRequest) -> list[CellSpec]:
             for mode in inference_modes(request, framework):
                 # at real size a cold compile is measured apart and no longer dominates:
                 # the production paths are measured, the slow compilers included
-                skipped = (_real_size_cut(request, name, framework, mode) if real
-                           else not_measured_params(request, framework, mode))
+                skipped = (not_measured_params(request, framework, mode)
+                           | standard_cpu_cut_params(request, "inference", name, framework, mode))
                 cells.append(request.cell(
                     "inference", name, framework, mode=mode, batch_size=1,
                     timeout_s=real_size.TIMEOUT_S if real else 300.0, params=params | skipped,
                 ))
     return cells
-
-
-def _real_size_cut(request: RunRequest, workload: str, framework: FrameworkId,
-                   mode: str) -> dict:
-    """{NOT_MEASURED: why} for a real-size cell the standard suite on a CPU leaves out."""
-    if request.suite != "standard" or request.device != "cpu":
-        return {}
-    production = mode_class("inference", framework.framework, mode) == FASTEST
-    why = real_size.standard_cpu_cut(workload, framework.name, mode, production)
-    return {NOT_MEASURED: f"not measured on this device in the standard suite: {why}; the "
-                          f"full suite measures it"} if why else {}
 
 
 EXPERIMENT = Experiment("inference", plan)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dlbench.runner.experiments import MODEL_WORKLOADS, Experiment, suite_grid
 from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.experiments.standard_cpu_cuts import standard_cpu_cut_params
 from dlbench.runner.workloads import real_size
 from dlbench.runner.workloads.real_size import REAL_SIZE_WORKLOADS
 
@@ -63,10 +64,11 @@ def plan(request: RunRequest) -> list[CellSpec]:
             params["data_size"] = grid["data_size"]
         for framework in request.systems:
             for precision in precisions:
+                mode = "mixed" if precision != "fp32" else "default"
                 cells.append(request.cell(
                     "precision", name, framework, timeout_s=timeout_s, precision=precision,
-                    mode="mixed" if precision != "fp32" else "default",
-                    batch_size=batch_size, params=params,
+                    mode=mode, batch_size=batch_size, params=params | standard_cpu_cut_params(
+                        request, "precision", name, framework, mode),
                 ))
     return cells
 
