@@ -20,6 +20,7 @@ from dlbench.core.systems import SYSTEMS, unsupported_reason
 from dlbench.runner.cell.outcome import CellOutcome
 from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.cell.spec import NOT_MEASURED, UNSUPPORTED, CellSpec, FrameworkId
+from dlbench.runner.experiments.standard_cpu_cuts import standard_cpu_cut
 
 SUITES = ("quick", "standard", "full")
 
@@ -78,10 +79,14 @@ def _slow_cost(request: RunRequest, framework: FrameworkId, mode: str) -> str:
     return SLOW_ON_CPU.get((framework.name, mode), "")
 
 
-def not_measured_params(request: RunRequest, framework: FrameworkId, mode: str) -> dict:
-    """{NOT_MEASURED: why} for a mode this suite shows as not measured on its device, with
-    the measured cost that excluded it; {} for a mode it measures."""
-    cost = _slow_cost(request, framework, mode)
+def not_measured_params(request: RunRequest, framework: FrameworkId, mode: str,
+                        experiment: str = "", workload: str = "") -> dict:
+    """{NOT_MEASURED: why} for a cell this suite shows as not measured on its device, with
+    the cost that excluded it: one of the standard CPU suite's cuts (standard_cpu_cuts, for
+    `experiment` and `workload`) or a mode its system declares too slow on a CPU; {} for a
+    cell it measures."""
+    cost = (standard_cpu_cut(request, experiment, workload, framework, mode)
+            or _slow_cost(request, framework, mode))
     return {NOT_MEASURED: f"not measured on this device in the {request.suite} suite: {cost}; "
                           f"the full suite measures it"} if cost else {}
 

@@ -1,15 +1,15 @@
 """The cells the standard suite on 2 CPU cores leaves to the full suite, to stay within its
 150 minutes: one table, each entry with the measured or estimated cost that excluded it.
 
-A cut cell is still planned: it is recorded as "not measured" with its reason, so the page
-says what is missing and why (`python benchmarks/suite_estimate.py` prints the suite's
+A cut cell is still planned: dlbench.runner.experiments.not_measured_params records it as
+"not measured" with its reason, so the page says what is missing and why (`python benchmarks/suite_estimate.py` prints the suite's
 expected time with these cuts).
 """
 
 from __future__ import annotations
 
 from dlbench.core.modes import FASTEST, mode_class
-from dlbench.runner.cell.spec import NOT_MEASURED, FrameworkId
+from dlbench.runner.cell.spec import FrameworkId
 from dlbench.runner.plan.request import RunRequest
 
 #: Any system, and (as a mode) every production mode of the experiment.
@@ -63,9 +63,12 @@ STANDARD_CPU_CUTS: dict[tuple[str, str, str, str], str] = {
 }
 
 
-def standard_cpu_cut(experiment: str, workload: str, framework: FrameworkId, mode: str) -> str:
+def standard_cpu_cut(request: RunRequest, experiment: str, workload: str,
+                     framework: FrameworkId, mode: str) -> str:
     """Why the standard suite on a CPU leaves this cell to the full suite ("" when it
-    measures it)."""
+    measures it, and in every other suite and device)."""
+    if request.suite != "standard" or request.device != "cpu":
+        return ""
     production = mode_class(experiment, framework.framework, mode) == FASTEST
     for (cut_experiment, cut_workload, cut_system, cut_mode), why in STANDARD_CPU_CUTS.items():
         if (cut_experiment == experiment and cut_workload == workload
@@ -73,14 +76,3 @@ def standard_cpu_cut(experiment: str, workload: str, framework: FrameworkId, mod
                 and (cut_mode == mode or (cut_mode == EVERY and production))):
             return why
     return ""
-
-
-def standard_cpu_cut_params(request: RunRequest, experiment: str, workload: str,
-                            framework: FrameworkId, mode: str) -> dict:
-    """{NOT_MEASURED: why} for a cell the standard suite on a CPU leaves out; {} otherwise
-    (every other suite and device measures it)."""
-    if request.suite != "standard" or request.device != "cpu":
-        return {}
-    why = standard_cpu_cut(experiment, workload, framework, mode)
-    return {NOT_MEASURED: f"not measured on this device in the standard suite: {why}; the "
-                          f"full suite measures it"} if why else {}

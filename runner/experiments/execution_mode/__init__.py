@@ -70,7 +70,7 @@ def plan(request: RunRequest) -> list[CellSpec]:
                     "execution-mode", name, framework, timeout_s=600.0, mode=mode,
                     batch_size=batch_size,
                     params={k: grid[k] for k in ("step_samples", "batches")}
-                    | not_measured_params(request, framework, mode),
+                    | not_measured_params(request, framework, mode, "execution-mode", name),
                 ))
     return cells
 

@@ -6,7 +6,6 @@ from dlbench.core.modes import DEFAULT, FASTEST, OTHER, measured, mode_class, mo
 from dlbench.runner.experiments import MODEL_WORKLOADS, Experiment, not_measured_params, suite_grid
 from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec, FrameworkId
-from dlbench.runner.experiments.standard_cpu_cuts import standard_cpu_cut_params
 from dlbench.runner.workloads import real_size
 from dlbench.runner.workloads.real_size import REAL_SIZE_WORKLOADS
 
@@ -65,8 +64,7 @@ def plan(request: RunRequest) -> list[CellSpec]:
             for mode in inference_modes(request, framework):
                 # at real size a cold compile is measured apart and no longer dominates:
                 # the production paths are measured, the slow compilers included
-                skipped = (not_measured_params(request, framework, mode)
-                           | standard_cpu_cut_params(request, "inference", name, framework, mode))
+                skipped = not_measured_params(request, framework, mode, "inference", name)
                 cells.append(request.cell(
                     "inference", name, framework, mode=mode, batch_size=1,
                     timeout_s=real_size.TIMEOUT_S if real else 300.0, params=params | skipped,

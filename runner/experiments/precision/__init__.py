@@ -3,10 +3,9 @@ each framework's own API, and does the framework accept them at all?"""
 
 from __future__ import annotations
 
-from dlbench.runner.experiments import MODEL_WORKLOADS, Experiment, suite_grid
+from dlbench.runner.experiments import MODEL_WORKLOADS, Experiment, not_measured_params, suite_grid
 from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec
-from dlbench.runner.experiments.standard_cpu_cuts import standard_cpu_cut_params
 from dlbench.runner.workloads import real_size
 from dlbench.runner.workloads.real_size import REAL_SIZE_WORKLOADS
 
@@ -67,8 +66,9 @@ def plan(request: RunRequest) -> list[CellSpec]:
                 mode = "mixed" if precision != "fp32" else "default"
                 cells.append(request.cell(
                     "precision", name, framework, timeout_s=timeout_s, precision=precision,
-                    mode=mode, batch_size=batch_size, params=params | standard_cpu_cut_params(
-                        request, "precision", name, framework, mode),
+                    mode=mode, batch_size=batch_size,
+                    params=params | not_measured_params(request, framework, mode, "precision",
+                                                        name),
                 ))
     return cells
 

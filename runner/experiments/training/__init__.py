@@ -7,7 +7,6 @@ from dlbench.runner.experiments import (Experiment, not_measured_params,
                                         outside_fastest_workloads, suite_grid)
 from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec, FrameworkId
-from dlbench.runner.experiments.standard_cpu_cuts import standard_cpu_cut_params
 from dlbench.runner.workloads import real_size
 from dlbench.runner.workloads.real_size import REAL_SIZE_WORKLOADS
 
@@ -95,8 +94,7 @@ def plan(request: RunRequest) -> list[CellSpec]:
         for framework in request.systems:
             cells += [request.cell(
                 "training", name, framework, timeout_s=600.0, mode=mode, batch_size=batch_size,
-                params=params | not_measured_params(request, framework, mode)
-                | standard_cpu_cut_params(request, "training", name, framework, mode),
+                params=params | not_measured_params(request, framework, mode, "training", name),
             ) for mode in training_modes(request, framework, name, grid)]
     return cells
 
