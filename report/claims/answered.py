@@ -36,12 +36,17 @@ def _number(value: object) -> float:
         return math.nan
 
 
+def _count(value: object, default: int) -> int:
+    number = _number(value)
+    return int(number) if number == number else default
+
+
 def _decision_of(row: Mapping) -> PairDecision:
     """One stored pair row as the decision the engine made (A is the row's cell_a)."""
     decision = Decision(str(row["decision"]))
     ratio = _number(row["ratio"])
     test = PairTest(
-        n_a=int(_number(row["processes_a"]) or 0), n_b=int(_number(row["processes_b"]) or 0),
+        n_a=_count(row["processes_a"], 0), n_b=_count(row["processes_b"], 0),
         log_ratio=math.log(ratio) if ratio > 0 else math.nan, standard_error=math.nan,
         df=math.nan, p_value=_number(row["p_value"]),
         note="identical repeats" if decision is Decision.INCONCLUSIVE else "")
@@ -49,9 +54,9 @@ def _decision_of(row: Mapping) -> PairDecision:
     return PairDecision(
         test, decision, threshold=_number(row["threshold"]),
         alpha=1 - confidence if confidence == confidence else math.nan,
-        family_size=int(_number(row["family_size"]) or 1), p_adjusted=_number(row["p_adjusted"]),
+        family_size=_count(row["family_size"], 1), p_adjusted=_number(row["p_adjusted"]),
         ci_low=_number(row["ci_low"]), ci_high=_number(row["ci_high"]),
-        look=int(_number(row["look"]) or 1),
+        look=_count(row["look"], 1),
         reason="" if decision is not Decision.UNDECIDED else AS_ANSWERED,
         direction=metric_direction(str(row["metric"])))
 
@@ -75,8 +80,10 @@ def answered_pairs(verdicts: pd.DataFrame | None) -> dict[tuple[str, str, str, s
     answer repeats (throughput from epoch time) keeps the tested one."""
     if verdicts is None or verdicts.empty:
         return {}
-    pairs = verdicts[(verdicts["row"] == "pair") & (verdicts["decision"].astype(str) != "")]
-    pairs = pairs.assign(derived=pairs["derived_from"].astype(str).str.len() > 0)
+    known = {decision.value for decision in Decision}
+    pairs = verdicts[(verdicts["row"] == "pair") & verdicts["decision"].isin(known)]
+    pairs = pairs.assign(derived=~pairs["derived_from"].fillna("").astype(str).isin(
+        ["", "None", "nan"]))
     answered: dict[tuple[str, str, str, str], PairDecision] = {}
     for row in pairs.sort_values("derived", kind="stable").to_dict("records"):
         run, metric = str(row["run_id"]), str(row["metric"])
