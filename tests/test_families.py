@@ -150,14 +150,20 @@ NEW_FAMILY = textwrap.dedent('''
     from dlbench.runner.workloads import catalog
     catalog.WORKLOADS["two-layer-tokens"] = catalog.Workload(
         "two-layer-tokens", d.family, "synthetic-tokens", 8, 0.05, 0.9, 0.9, "two dense layers",
-        profiles=(catalog.SizeProfile("cpu", d, 8), catalog.SizeProfile("gpu", d, 16),
-                  catalog.SizeProfile("tiny", d, 4)))
+        profiles=(catalog.SizeProfile("cpu", d, 8, words="Two-layer, 6 inputs"),
+                  catalog.SizeProfile("gpu", d, 16), catalog.SizeProfile("tiny", d, 4)))
     planned = plan_cells(RunRequest(suite="quick", workloads=["two-layer-tokens"],
                                     frameworks=["pytorch"]), "cpu")
+    from dlbench.runner.commands.run import planned_words
+    from dlbench.report.render import labels
+    recorded = planned_words(planned, "cpu")  # what the run's run.json records
+    labels.use_recorded_words([("cpu", recorded)])
     print(json.dumps({"parameters": parameter_count(d), "flops": forward_flops(d),
                       "note": fairness_note(d), "deviation": deviation,
                       "read_back": read_back, "spread": float(np.ptp(expected)),
-                      "planned": sorted({(c.experiment, c.batch_size) for c in planned})}))
+                      "planned": sorted({(c.experiment, c.batch_size) for c in planned}),
+                      "recorded": recorded,
+                      "label": labels.ids_in_words("workload two-layer-tokens, system pytorch")}))
 ''')
 
 
@@ -180,3 +186,6 @@ def test_a_new_family_is_sized_built_planned_and_matches_its_reference(tmp_path)
     # planned in a suite once its workload is declared: the quick suite's experiments,
     # training at its CPU profile's batch, parity at its tiny one's, inference at batch 1
     assert facts["planned"] == [["inference", 1], ["parity", 4], ["training", 8]]
+    # labelled on its pages by the words its workload declared, which the run records
+    assert facts["recorded"] == {"two-layer-tokens": "Two-layer, 6 inputs"}
+    assert facts["label"] == "Two-layer, 6 inputs, PyTorch"

@@ -79,6 +79,32 @@ def test_memory_from_the_process_peak_is_not_measurable_and_working_memory_is():
     assert one("peak-memory", working).winner == "pytorch"
 
 
+def _precision_memory(fp32: float, bf16: float, model_mib: float | None) -> list[dict]:
+    def measured(mib: float, seed: int) -> dict:
+        values = {"working_memory": noisy(mib, seed)}
+        return values | ({"model_memory": [model_mib] * 8} if model_mib is not None else {})
+
+    return [{"system": "pytorch", "experiment": "precision", "precision": p,
+             "mode": "default" if p == "fp32" else "mixed", "values": measured(mib, i)}
+            for i, (p, mib) in enumerate({"fp32": fp32, "bf16": bf16}.items())]
+
+
+@pytest.mark.parametrize(("fp32", "bf16", "model_mib", "outcome", "words"), [
+    # the digits MLP: 0.2 MiB of its own in tens of MiB of working memory
+    (33.0, 16.0, 0.2, VerdictOutcome.NOT_MEASURABLE, "measures the framework, not the model"),
+    (100.0, 50.0, None, VerdictOutcome.NOT_MEASURABLE, "model's own memory was not recorded"),
+    # ResNet-50's 300 MiB of weights, gradients and momentum dominate its working memory
+    (330.0, 180.0, 300.0, VerdictOutcome.WINNER, ""),
+])
+def test_precision_memory_is_decided_only_where_the_model_dominates_its_working_memory(
+        fp32, bf16, model_mib, outcome, words):
+    verdict = one("precision-memory", _precision_memory(fp32, bf16, model_mib))
+    assert verdict.outcome is outcome
+    assert words in verdict.reason
+    if outcome is VerdictOutcome.WINNER:
+        assert verdict.winner == "bf16"
+
+
 def test_data_parallelism_on_cpu_is_not_measurable_and_on_two_gpus_is():
     cells = [{"system": s, "experiment": "data-parallel", "workers": 2, "device": d,
               "values": {"scaling_efficiency": noisy(e, i)}}

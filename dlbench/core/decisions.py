@@ -302,9 +302,10 @@ class Family:
                       in zip(keys, rejected, levels, adjusted, strict=True)}
 
 
-def judge_together(evaluate: Callable[[Family], T]) -> T:
-    """Run `evaluate` once to gather the family's pairs, then again with Holm's levels."""
-    family = Family()
+def judge_together(evaluate: Callable[[Family], T], family: Family | None = None) -> T:
+    """Run `evaluate` once to gather the family's pairs, then again with Holm's levels
+    (in a new Family unless one is given)."""
+    family = Family() if family is None else family
     evaluate(family)
     family.settle()
     return evaluate(family)

@@ -18,6 +18,7 @@ import yaml
 from dlbench import report
 from dlbench.core.decisions import Family, judge_together
 from dlbench.core.judging import Regime
+from dlbench.report.claims.answered import AnsweredFamily, AnsweredPairs, answered_pairs
 from dlbench.report.claims.rules import Context, evaluate
 from dlbench.report.claims.vocabulary import (
     Claim,
@@ -173,14 +174,17 @@ def check_claims(observations: pd.DataFrame, cells: pd.DataFrame,
                  claims: list[Claim] | None = None,
                  machines: Mapping[str, str] | None = None,
                  listings: Mapping[str, str] | None = None,
-                 environments: Mapping[str, Mapping] | None = None) -> list[ClaimVerdict]:
+                 environments: Mapping[str, Mapping] | None = None,
+                 answered: AnsweredPairs | None = None) -> list[ClaimVerdict]:
     """Every claim's verdict on every machine and device of a release, claim order kept.
 
     `machines` maps run IDs to a machine label, so runs of one machine are judged together;
     by default every run is its own machine. `listings` maps a listing's path to its text
     (code_size rules; by default the project's listings/). `environments` maps run IDs to
-    their environment records (what the device can measure, its peak FLOP/s). Every
-    comparison of every claim is one family: Holm's correction runs over all of them.
+    their environment records (what the device can measure, its peak FLOP/s). `answered`
+    holds the home page's pair decisions (report/claims/answered.py): a comparison among them
+    takes that decision; the other comparisons of every claim are one family, Holm's
+    correction runs over them.
     """
     claims = load_claims() if claims is None else claims
     cells = latest_per_machine(cells, machines)
@@ -210,7 +214,7 @@ def check_claims(observations: pd.DataFrame, cells: pd.DataFrame,
                     total.regimes, total.ratios, total.why))
         return verdicts
 
-    return judge_together(judge_all)
+    return judge_together(judge_all, AnsweredFamily(answered=answered or {}))
 
 
 def _where_text(rule: Rule) -> str:
@@ -251,8 +255,10 @@ def machines_of(runs: Sequence[object]) -> dict[str, str]:
     return named
 
 
-def check_source_claims(source: object, claims: list[Claim] | None = None) -> list[ClaimVerdict]:
+def check_source_claims(source: object, claims: list[Claim] | None = None,
+                        verdicts: pd.DataFrame | None = None) -> list[ClaimVerdict]:
     """check_claims for a loaded release (dlbench.report.inputs.source.Source): its machines and
-    environments."""
+    environments, and `verdicts`, the home page's verdicts table (stored or this build's)."""
     return check_claims(source.observations, source.cells, claims, machines_of(source.runs),
-                        environments={run.run_id: run.environment for run in source.runs})
+                        environments={run.run_id: run.environment for run in source.runs},
+                        answered=answered_pairs(verdicts))

@@ -3,7 +3,8 @@
 `evaluate(rule, context, family)` returns {(machine, device): Finding}; the tables need a
 `machine` column (check_claims adds it). Devices without any matching evidence are absent;
 check_claims reports them as inconclusive. Every pair is judged by the one rule of
-dlbench.core.decisions.
+dlbench.core.decisions; a pair the home page answers takes its decision
+(report/claims/answered.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dlbench.core.decisions import (IDENTICAL_REPEATS, Decision, Family, PairDec
 from dlbench.core.judging import Regime
 from dlbench.core.metrics import METRICS, Direction, reader_label
 from dlbench.core.modes import group_words, stands_for
+from dlbench.report.claims.answered import AS_ANSWERED
 from dlbench.report.claims.context import Context, of_system, select
 from dlbench.report.claims.counts import code_size, count_ok, status
 from dlbench.report.claims.vocabulary import ClaimOutcome, Expect, Finding, Rule, RuleKind, combine_findings
@@ -80,9 +82,23 @@ def why_undecided(judgement: PairDecision) -> tuple[str, ...]:
         return ("identical repeats (deterministic reruns, not seeds)",)
     if min(judgement.test.n_a, judgement.test.n_b) < 2:
         return ("too few repeats for a test",)
+    if judgement.reason == AS_ANSWERED:
+        return (AS_ANSWERED,)
     if judgement.effect <= judgement.threshold:
-        return ("differences within 5%",)
-    return ("not significant after Holm's correction over the page",)
+        return (f"differences within {judgement.threshold:.0%}",)
+    return ("not significant after Holm's correction over the comparisons the home page does "
+            "not make",)
+
+
+def pair_key(group: pd.DataFrame, metric: str, cell_a: str, cell_b: str) -> tuple:
+    """What identifies a comparison of two cells: (run, metric, A, B) when both come from one
+    run, the key under which the home page answered it (report/claims/answered.py); the
+    two runs otherwise, which the home page never compares."""
+    runs = dict(zip(group["cell_id"], group["run_id"].astype(str), strict=False))
+    run_a, run_b = runs.get(cell_a, ""), runs.get(cell_b, "")
+    if run_a == run_b:
+        return (run_a, metric, cell_a, cell_b)
+    return (metric, cell_a, run_a, cell_b, run_b)
 
 
 def _memory_gated(rule: Rule, rows: pd.DataFrame, columns: tuple[str, ...]) -> dict:
@@ -162,8 +178,9 @@ def _order(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
             return gated
         values, texts, outcomes, ratios, why = cell_values(group), [], [], [], []
         for a, b in itertools.combinations(best, 2):
-            judgement = family.judge((rule.metric, a.cell_id, b.cell_id), values[a.cell_id],
-                                     values[b.cell_id], direction, rule.margin)
+            judgement = family.judge(pair_key(group, rule.metric, a.cell_id, b.cell_id),
+                                     values[a.cell_id], values[b.cell_id], direction,
+                                     rule.margin)
             outcomes.append(_pair_outcome(judgement))
             why += why_undecided(judgement)
             texts.append(f"{a.contender}/{b.contender} {reader_label(rule.metric)} "
@@ -252,8 +269,10 @@ def _effect(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
             if gated:
                 findings.append(gated)
                 continue
-            judgement = family.judge((rule.metric, rule.baseline_metric, *cells),
-                                     values[mine.cell_id], base_values, direction, rule.margin)
+            key = (pair_key(group, rule.metric, *cells) if len(cells) == 2
+                   else (rule.metric, rule.baseline_metric, *cells))  # paired in one process
+            judgement = family.judge(key, values[mine.cell_id], base_values, direction,
+                                     rule.margin)
             outcome = _expected(rule, judgement)
             why = f" ({judgement.reason})" if judgement.reason else ""
             findings.append(Finding(

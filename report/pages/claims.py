@@ -11,6 +11,7 @@ from dlbench.core.judging import Regime
 from dlbench.report.render.charts import ratio_chart
 from dlbench.report.claims.check import ClaimVerdict, check_source_claims, load_claims, load_listings
 from dlbench.report.pages.experiment import result_anchor
+from dlbench.report.pages.home import page_verdicts
 from dlbench.report.verdicts.first_published import first_published, rules_changed
 from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.jinja import ChartBlock, chart_block, render
@@ -145,10 +146,12 @@ def _original(release: str) -> dict[tuple[str, str, str], str] | None:
     return {(c["claim"], c["machine"], c["device"]): c["outcome"] for c in record["claims"]}
 
 
-def claim_blocks(source: Source, summary: pd.DataFrame) -> tuple[list[dict], list[ChartBlock]]:
-    """One block per claim (one row per machine and device), and the charts they embed."""
+def claim_blocks(source: Source, summary: pd.DataFrame, answers: pd.DataFrame | None = None
+                 ) -> tuple[list[dict], list[ChartBlock]]:
+    """One block per claim (one row per machine and device), and the charts they embed;
+    `answers` is the home page's verdicts table, whose pair decisions the claims take."""
     claims = load_claims()
-    verdicts = check_source_claims(source, claims)
+    verdicts = check_source_claims(source, claims, answers)
     original = _original(source.name)
     listings = load_listings()
     blocks, charts = [], []
@@ -187,7 +190,7 @@ def changed_claims(blocks: list[dict], release: str) -> list[dict] | None:
 @page("claims.md")
 def claims_page(inputs: PageInputs) -> Page:
     """The claims-checked page, and its charts."""
-    claims, charts = claim_blocks(inputs.source, inputs.summary)
+    claims, charts = claim_blocks(inputs.source, inputs.summary, page_verdicts(inputs)[0])
     text = render(inputs.env, "claims.md.j2", claims=claims,
                   changes=changed_claims(claims, inputs.source.name),
                   rules_changed=paragraphs(rules_changed(inputs.source.name) or ""),

@@ -299,14 +299,21 @@ def machines(frame: pd.DataFrame, source: Source) -> dict[tuple[str, str], str]:
     return words if len(set(words.values())) > 1 else {}
 
 
+def page_verdicts(inputs: PageInputs) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
+    """The verdicts the site shows (the release's stored ones when it has them, else this
+    build's), this build's, and the stored ones (None for a draft or a release without)."""
+    today = verdicts_frame(inputs.judged.answers, inputs.judged.controls,
+                           result_ids(inputs.summary))
+    stored = stored_verdicts(inputs.source)
+    return (today if stored is None else stored), today, stored
+
+
 @page("index.md")
 def home_page(inputs: PageInputs) -> Page:
     """The home page: one table per question, from the release's stored verdicts when it
     has them (today's rule's different judgements beside them), else from this build's."""
     source, found = inputs.source, inputs.judged.answers
-    today = verdicts_frame(found, inputs.judged.controls, result_ids(inputs.summary))
-    stored = stored_verdicts(source)
-    frame = today if stored is None else stored
+    frame, today, stored = page_verdicts(inputs)
     apart = judged_apart(stored, today) if stored is not None else {}
     tables = answer_tables(frame, machines(frame, source), apart)
     evidence = {block["key"]: block

@@ -114,13 +114,28 @@ def _groups(value: dict, general: str) -> list[dict]:
     return groups
 
 
+#: Run settings that list identifiers (cell IDs, process labels): a count on the page, the
+#: list in the run's run.json.
+COUNTED_SETTINGS = {"planned_cells": "cells", "process_order": "processes"}
+
+
+def run_settings(info: dict) -> dict:
+    """A run's settings as the environment page shows them: identifier lists as counts."""
+    shown = dict(info)
+    for key, noun in COUNTED_SETTINGS.items():
+        if isinstance(shown.get(key), list):
+            shown[key] = (f"{len(shown[key])} {noun} (listed in the run's run.json, kept with "
+                          "its results)")
+    return shown
+
+
 def environment_runs(source: Source) -> list[dict]:
     """Each run's environment and run settings, as titled groups of setting/value rows."""
     runs = []
     for run in source.runs:
         devices = sorted(set(source.cells.loc[source.cells["run_id"] == run.run_id, "device"]))
         machine = "; ".join(machine_label(run.environment, d) for d in devices or ["cpu"])
-        groups = _groups(run.environment, "machine") + _groups(run.info, "run")
+        groups = _groups(run.environment, "machine") + _groups(run_settings(run.info), "run")
         runs.append({"run_id": run.run_id, "machine": machine, "groups": groups})
     return runs
 

@@ -41,9 +41,12 @@ ENVIRONMENT_LABELS = {
     "compute_peak": "measured compute peak", "environment_variables": "environment variables",
     "git": "git", "packages": "packages", "processes_policy": "processes per cell",
     "remeasured": "re-measured", "request": "what the run was asked for",
+    "workload_words": "workloads in words",
 }
-#: Workloads in a reader's words with their size, per kind of device (a workload's model
-#: size follows the device it runs on: runner/workloads/catalog.py's size profiles).
+#: Workloads in a reader's words with their size, per kind of device ("" for the CPU), for
+#: runs recorded before a run carried its workloads' words (run.json "workload_words",
+#: since 2026-12-05; release 2027.03's run was started just before): a newer run's
+#: recorded words come first (`use_recorded_words`), so a new workload needs no entry here.
 WORKLOAD_LABELS = {
     "mlp-digits": {"": "MLP, 8x8 digits"}, "cnn-digits": {"": "CNN, 8x8 digits"},
     "cnn-synthetic": {"": "CNN, 32 px"}, "mlp-mnist": {"": "MLP, MNIST"},
@@ -52,7 +55,10 @@ WORKLOAD_LABELS = {
     "resnet-cifar10": {"": "ResNet-20, CIFAR-10"},
     "transformer-tokens": {"": "BERT-mini, seq 128", "cuda": "BERT-base, seq 128"},
     "lstm-tokens": {"": "LSTM 1x256, seq 64", "cuda": "LSTM 2x256, seq 128"},
+    "resnet50-synthetic": {"": "ResNet-50, 224 px"}, "bert-base-tokens": {"": "BERT-base, seq 128"},
 }
+#: The words the runs being rendered recorded, workload -> {device ("" for the CPU): words}.
+_recorded: dict[str, dict[str, str]] = {}
 #: Groups whose keys are names in their own right (variables, packages): kept as they are.
 VERBATIM_GROUPS = ("environment_variables", "packages")
 #: Values of a number of FLOP/s shown in GFLOP/s.
@@ -67,13 +73,35 @@ def mode_label(mode: str) -> str:
     return MODE_LABELS.get(mode, mode.replace("_", " "))
 
 
+def use_recorded_words(runs: list[tuple[str, dict]]) -> None:
+    """Label workloads by the words these runs recorded, (device, run.json
+    "workload_words") each, ahead of WORKLOAD_LABELS; replaces what an earlier build set."""
+    _recorded.clear()
+    for device, words in runs:
+        for workload, text in (words or {}).items():
+            _recorded.setdefault(str(workload), {})["" if device == "cpu" else device] = str(text)
+
+
+def _sizes(workload: str) -> dict[str, str] | None:
+    recorded, known = _recorded.get(workload), WORKLOAD_LABELS.get(workload)
+    if recorded is None:
+        return known
+    return {**(known or {}), **recorded}
+
+
+def known_workloads() -> list[str]:
+    """The workloads this build can name in words."""
+    return sorted({*WORKLOAD_LABELS, *_recorded})
+
+
 def workload_label(workload: str, device: str = "") -> str:
     """A workload in words with its size on `device`, e.g. 'ResNet-20, 32 px'; an unknown
     workload by its name's words."""
-    sizes = WORKLOAD_LABELS.get(workload)
-    if sizes is None:
+    sizes = _sizes(workload)
+    if not sizes:
         return workload.replace("-", " ").replace("_", " ")
-    return sizes.get(device, sizes[""])
+    device = "" if device == "cpu" else device
+    return sizes.get(device) or sizes.get("") or next(iter(sizes.values()))
 
 
 def format_label(export_format: str) -> str:
@@ -155,9 +183,10 @@ def ids_in_words(text: str) -> str:
 
     text = re.sub(r"\bworkload ([a-z0-9][\w-]*)", lambda m: workload_label(m.group(1)), text)
     text = re.sub(r"\bsystem ([a-z][\w-]*)", lambda m: system_label(m.group(1)), text)
-    bare = sorted([*WORKLOAD_LABELS, *(s.name for s in SYSTEMS)], key=len, reverse=True)
+    workloads = known_workloads()
+    bare = sorted([*workloads, *(s.name for s in SYSTEMS)], key=len, reverse=True)
     text = re.sub(r"(?<![\w./#-])(" + "|".join(map(re.escape, bare)) + r")(?![\w/-])",
-                  lambda m: (workload_label(m.group(1)) if m.group(1) in WORKLOAD_LABELS
+                  lambda m: (workload_label(m.group(1)) if m.group(1) in workloads
                              else system_label(m.group(1))), text)
     return metric_ids_in_words(re.sub(r"\bbatch size (\d+)", r"batch \1", text))
 

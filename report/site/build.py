@@ -20,6 +20,7 @@ from dlbench.core import experiments as declared_experiments
 from dlbench.core.releases import ERRATA
 from dlbench.core.tables import write_table
 from dlbench.report.render.charts import static_spec
+from dlbench.report.render.labels import use_recorded_words
 from dlbench.report.render.svg import BackgroundBundle, render_svg, svg_pool
 from dlbench.core.history import history
 from dlbench.report.pages.cite import Citation, release_citation, result_citation
@@ -139,6 +140,8 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
     """Every file of site_src/ for `source`, by relative path; `results_dir` (where the other
     releases are) adds the comparison page; `cache` keeps SVGs and the Vega bundle."""
     cache = cache or SiteCache(None)
+    use_recorded_words([(str(run.info.get("device", "")), run.info.get("workload_words") or {})
+                        for run in source.runs])
     bundle = BackgroundBundle(vega_lite_version(),
                               start=not cache.has("assets", renderer_version(), ".js"))
     env = environment(templates_dir)

@@ -35,9 +35,11 @@ from dlbench.core.verdict_engine import (
     threshold_for,
 )
 from dlbench.report.verdicts.conditions import (
+    MODEL_MEMORY,
     Need,
     cell_fractions,
     half_precision_reason,
+    overhead_memory_reason,
     regime_of_cells,
     two_devices_reason,
     working_memory_reason,
@@ -116,6 +118,13 @@ def lead_outcome(best: str, pairings: tuple[Pairing, ...]) -> tuple[VerdictOutco
                                                      f"{tied[0].judgement.reason}")
 
 
+def read_metrics(question: Question) -> set[str]:
+    """The metrics a question's groups are selected with: its own, its stand-in, and the
+    model's memory where the question needs it to dominate the runtime's."""
+    extra = {MODEL_MEMORY} if Need.MODEL_MEMORY_DOMINATES.value in question.needs else set()
+    return {question.metric, question.stand_in, *extra} - {""}
+
+
 def unmeasurable(question: Question, rows: pd.DataFrame, device: str,
                  environment: Mapping) -> tuple[pd.DataFrame, str]:
     """The rows the device can decide, and the reason for the rest (empty when none)."""
@@ -124,6 +133,8 @@ def unmeasurable(question: Question, rows: pd.DataFrame, device: str,
         whole = (two_devices_reason(device, environment) if need is Need.TWO_DEVICES else
                  working_memory_reason(set(rows["metric"])) if need is Need.WORKING_MEMORY
                  else None)
+        if need is Need.MODEL_MEMORY_DOMINATES and not rows.empty:
+            whole = overhead_memory_reason(rows)
         if whole:
             rows, reasons = rows.iloc[:0], [*reasons, whole]
         if need is Need.HALF_PRECISION_UNITS:
@@ -210,8 +221,7 @@ def judge_page(observations: pd.DataFrame, cells: pd.DataFrame,
     context, controls = _context(observations, cells, rows, environments, designs, questions)
     answers = [_decide(question, key, group, context) for question in questions
                for key, group in groups(reached_target_only(select(
-                   rows, question, {question.metric, question.stand_in} - {""}), rows),
-                   question)]
+                   rows, question, read_metrics(question)), rows), question)]
     return Verdicts(answers, controls)
 
 

@@ -42,6 +42,12 @@ class Need(enum.Enum):
     TWO_DEVICES = "two_devices"
     HALF_PRECISION_UNITS = "half_precision_units"
     WORKING_MEMORY = "working_memory"
+    #: the model's own memory at least MODEL_MEMORY_FACTOR times the runtime overhead, for a
+    #: question about the model's memory (a precision's), not about a framework's
+    MODEL_MEMORY_DOMINATES = "model_memory_dominates"
+
+#: The metric a MODEL_MEMORY_DOMINATES question also reads.
+MODEL_MEMORY = "model_memory"
 
 
 def two_devices_reason(device: str, environment: Mapping) -> str | None:

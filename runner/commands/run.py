@@ -38,6 +38,7 @@ from dlbench.runner.commands.looks import (cells_to_top_up, look_record, most_pr
 from dlbench.runner.plan.schedule import new_seed, process_label, process_order
 from dlbench.runner.plan.sharing import batch_label, worker_batches
 from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads.catalog import workload_words
 from dlbench.runner.process.stop import raise_if_stop_requested, stop_on_signals
 from dlbench.runner.store.run_store import CellRecord, RunStore
 from dlbench.runner.store.tables import by_cell, cell_status
@@ -390,11 +391,19 @@ def start_info(store: RunStore, request: RunRequest, device: str, cells: list[Ce
     if record_plan:
         policy = request.policy()
         info |= {"planned_cells": [c.cell_id for c in cells], "processes_policy": policy,
-                 "citable": policy["citable"],
+                 "citable": policy["citable"], "workload_words": planned_words(cells, device),
                  "process_order": [process_label(s)
                                    for s in process_order(cells, info["order_seed"])]}
     store.save_run_info(info)
     return info
+
+
+def planned_words(cells: list[CellSpec], device: str) -> dict[str, str]:
+    """Each planned workload's words at the run's device (dlbench.runner.workloads.catalog),
+    for its pages to label it by; a workload without declared words is left out."""
+    names = dict.fromkeys(cell.workload for cell in cells)
+    words = {name: workload_words(name, device) for name in names}
+    return {name: text for name, text in words.items() if text}
 
 
 def _now() -> str:

@@ -28,6 +28,7 @@ class SizeProfile:
     definition: ModelDefinition
     batch_size: int
     small_samples: int = 512
+    words: str = ""  # the model at this size as a reader names it, e.g. "ResNet-20, 32 px"
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class Workload:
     channels: tuple[int, ...] = ()  # conv widths (cnn), each followed by 2x2 max-pool
     seed: int = 0
     profiles: tuple[SizeProfile, ...] = ()  # the model families of dlbench.runner.models
+    words: str = ""  # a model without size profiles as a reader names it, e.g. "MLP, 8x8 digits"
 
 
 def _family(name: str, dataset: str, learning_rate: float, target: float, description: str,
@@ -59,37 +61,44 @@ WORKLOADS: dict[str, Workload] = {
     w.name: w
     for w in [
         Workload("mlp-digits", "mlp", "digits", 32, 0.02, 0.9, 0.95,
-                 "MLP 64-128-64-10 on scikit-learn's 8x8 digits", hidden=(128, 64)),
+                 "MLP 64-128-64-10 on scikit-learn's 8x8 digits", hidden=(128, 64),
+                 words="MLP, 8x8 digits"),
         Workload("cnn-digits", "cnn", "digits", 32, 0.05, 0.9, 0.95,
-                 "CNN conv16-pool-conv32-pool-dense10 on 8x8 digits", channels=(16, 32)),
+                 "CNN conv16-pool-conv32-pool-dense10 on 8x8 digits", channels=(16, 32),
+                 words="CNN, 8x8 digits"),
         Workload("cnn-synthetic", "cnn", "synthetic-images", 64, 0.02, 0.9, 0.9,
                  "CNN conv32-pool-conv64-pool-dense10 on synthetic learnable 32x32x3 images",
-                 channels=(32, 64)),
+                 channels=(32, 64), words="CNN, 32 px"),
         Workload("mlp-mnist", "mlp", "mnist", 128, 0.05, 0.9, 0.95,
-                 "MLP 784-256-128-10 on a local MNIST .npz", hidden=(256, 128)),
+                 "MLP 784-256-128-10 on a local MNIST .npz", hidden=(256, 128),
+                 words="MLP, MNIST"),
         Workload("cnn-cifar10", "cnn", "cifar10", 64, 0.02, 0.9, 0.5,
                  "CNN conv32-pool-conv64-pool-dense10 on local CIFAR-10 batches",
-                 channels=(32, 64)),
+                 channels=(32, 64), words="CNN, CIFAR-10"),
         _family("resnet-synthetic", "synthetic-images", 0.05, 0.9,
                 "ResNet with BatchNorm on synthetic learnable images: ResNet-20 on 32x32x3 "
                 "(CPU), ResNet-50 on 224x224x3 (GPU)",
-                SizeProfile("cpu", models.RESNET20, 32, small_samples=1024),
-                SizeProfile("gpu", models.RESNET50, 128),
+                SizeProfile("cpu", models.RESNET20, 32, small_samples=1024,
+                            words="ResNet-20, 32 px"),
+                SizeProfile("gpu", models.RESNET50, 128, words="ResNet-50, 224 px"),
                 SizeProfile("tiny", models.RESNET_BOTTLENECK_TINY, 4)),
         _family("resnet-cifar10", "cifar10", 0.1, 0.5,
                 "ResNet-20 (He et al.) on local CIFAR-10 batches",
-                SizeProfile("cpu", models.RESNET20, 32), SizeProfile("gpu", models.RESNET20, 256),
+                SizeProfile("cpu", models.RESNET20, 32, words="ResNet-20, CIFAR-10"),
+                SizeProfile("gpu", models.RESNET20, 256, words="ResNet-20, CIFAR-10"),
                 SizeProfile("tiny", models.RESNET_TINY, 4)),
         _family("transformer-tokens", "synthetic-tokens", 0.01, 0.9,
                 "Transformer encoder classifier on synthetic token sequences: BERT-mini "
                 "(4x256, 4 heads, seq 128) on CPU, BERT-base (12x768, 12 heads, seq 128) on GPU",
-                SizeProfile("cpu", models.BERT_MINI, 8, small_samples=256),
-                SizeProfile("gpu", models.BERT_BASE, 32),
+                SizeProfile("cpu", models.BERT_MINI, 8, small_samples=256,
+                            words="BERT-mini, seq 128"),
+                SizeProfile("gpu", models.BERT_BASE, 32, words="BERT-base, seq 128"),
                 SizeProfile("tiny", models.TRANSFORMER_TINY, 4)),
         _family("lstm-tokens", "synthetic-tokens", 0.1, 0.9,
                 "LSTM classifier on synthetic token sequences: 1x256 seq 64 (CPU), 2x256 seq "
                 "128 (GPU)",
-                SizeProfile("cpu", models.LSTM_CPU, 32), SizeProfile("gpu", models.LSTM_GPU, 128),
+                SizeProfile("cpu", models.LSTM_CPU, 32, words="LSTM 1x256, seq 64"),
+                SizeProfile("gpu", models.LSTM_GPU, 128, words="LSTM 2x256, seq 128"),
                 SizeProfile("tiny", models.LSTM_TINY, 4)),
         # The real-size models people deploy, on the CPU too: the GPU sizes above (same
         # definitions, same weight transfer), beside the small models that train to a target
@@ -98,14 +107,16 @@ WORKLOADS: dict[str, Workload] = {
         _family("resnet50-synthetic", "synthetic-images", 0.05, 0.9,
                 "ResNet-50 (25.6M parameters) on synthetic 224x224x3 images: the "
                 "resnet-synthetic family at its real size, on CPU and GPU",
-                SizeProfile("cpu", models.RESNET50, 8, small_samples=32),
-                SizeProfile("gpu", models.RESNET50, 128),
+                SizeProfile("cpu", models.RESNET50, 8, small_samples=32,
+                            words="ResNet-50, 224 px"),
+                SizeProfile("gpu", models.RESNET50, 128, words="ResNet-50, 224 px"),
                 SizeProfile("tiny", models.RESNET_BOTTLENECK_TINY, 4)),
         _family("bert-base-tokens", "synthetic-tokens", 0.01, 0.9,
                 "BERT-base (12x768, 12 heads, seq 128, 109M parameters) on synthetic token "
                 "sequences: the transformer-tokens family at its real size, on CPU and GPU",
-                SizeProfile("cpu", models.BERT_BASE, 8, small_samples=32),
-                SizeProfile("gpu", models.BERT_BASE, 32),
+                SizeProfile("cpu", models.BERT_BASE, 8, small_samples=32,
+                            words="BERT-base, seq 128"),
+                SizeProfile("gpu", models.BERT_BASE, 32, words="BERT-base, seq 128"),
                 SizeProfile("tiny", models.TRANSFORMER_TINY, 4)),
     ]
 }
@@ -229,6 +240,16 @@ def device_profile(workload: Workload, device: str, profile: str = "") -> SizePr
     """The size profile a device runs: gpu on cuda, cpu otherwise (`profile` names another,
     e.g. tiny in tests)."""
     return size_profile(workload, profile or ("gpu" if device == "cuda" else "cpu"))
+
+
+def workload_words(name: str, device: str) -> str:
+    """A workload as a reader names it, at the size `device` runs it (its declared words;
+    "" for a workload this catalog does not hold, such as a user's model). A run records
+    these (run.json "workload_words"), so its pages label a workload declared after them."""
+    workload = WORKLOADS.get(name)
+    if workload is None:
+        return ""
+    return device_profile(workload, device).words if workload.profiles else workload.words
 
 
 def device_batch_size(workload: Workload, device: str) -> int:
