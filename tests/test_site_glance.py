@@ -195,9 +195,16 @@ def test_a_release_page_renders_its_stored_verdicts_unchanged_after_a_rule_chang
     # every stored winner stays bold; other rows may differ by today's rule on their own
     led = [line for line in changed if " leads; today's rule: " in line]
     assert len(led) == len(winners) > 0
+    # today's rule also leaves precision memory undecided where the runtime's overhead
+    # dominates the model's own memory (2027.02's digits MLP): those say so
+    gated = [line for line in led if "today's rule: not measurable here)" in line]
+    memory = winners[winners["question"] == "precision-memory"]
+    assert len(gated) == len(memory) > 0
     for line in led:
         assert "**1.00**" in line  # the stored verdict, as published
-        assert re.search(r"\(published: [\w ]+ leads; today's rule: inconclusive\)", line), line
+        if line not in gated:
+            assert re.search(r"\(published: [\w ]+ leads; today's rule: inconclusive\)",
+                             line), line
     assert "12 with a decided winner (as published with this release)" in page
     assert f"Today's rule judges {len(changed)} answers of this release differently" in page
 
