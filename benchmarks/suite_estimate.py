@@ -41,11 +41,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", default="standard")
     parser.add_argument("--experiment", action="append", default=[])
+    parser.add_argument("--workload", action="append", default=[],
+                        help="only this workload (repeatable), as `dlbench run --workload`")
     parser.add_argument("--results-dir", default="", help="earlier runs' times (default none)")
     parser.add_argument("--share", type=float, action="append", default=[],
                         help="share of cells topped up at each later look (repeatable)")
     args = parser.parse_args()
-    request = RunRequest(suite=args.suite, experiments=args.experiment, workloads=[],
+    request = RunRequest(suite=args.suite, experiments=args.experiment, workloads=args.workload,
                          frameworks=[], device="cpu", repeats=None, threads=2,
                          timeout_s=None, data_dir="")
     try:
