@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,8 +27,15 @@ def test_every_framework_gets_the_same_threads_and_the_backend_it_asked_for():
     assert {env[name] for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS",
                                    "OPENBLAS_NUM_THREADS", "TF_NUM_INTRAOP_THREADS")} == {"1"}
     assert env["KERAS_BACKEND"] == "jax"
-    assert env["TF_ENABLE_ONEDNN_OPTS"] == "1" and env["TF_DETERMINISTIC_OPS"] == "0"
+    assert env["TF_DETERMINISTIC_OPS"] == "0"
     assert recorded_settings(env)["OMP_NUM_THREADS"] == "1"
+
+
+def test_tensorflow_chooses_its_own_onednn_default_whatever_the_shell_forced():
+    env = cell_environment(_spec(framework="tensorflow", backend=""),
+                           base={"TF_ENABLE_ONEDNN_OPTS": "1"})
+    assert "TF_ENABLE_ONEDNN_OPTS" not in env
+    assert recorded_settings(env)["TF_ENABLE_ONEDNN_OPTS"] == ""
 
 
 def test_a_cpu_cell_hides_every_gpu_even_when_the_caller_named_some():
@@ -86,3 +94,23 @@ def test_a_suite_grid_takes_its_cpu_sizes_only_on_a_cpu(device):
         assert grid == {"epochs": 5, "params": {"a": 1, "b": 3}}
     else:
         assert grid == {"epochs": 20, "params": {"a": 1, "b": 2}}
+
+
+def _recorded_onednn(env: dict[str, str]) -> str:
+    """What a TensorFlow cell records about oneDNN, in a fresh process under `env`."""
+    code = ("from dlbench.runner.adapters.tensorflow import configure_tensorflow\n"
+            "from dlbench.runner.cell.spec import CellSpec\n"
+            "spec = CellSpec(experiment='inference', workload='mlp-digits', "
+            "framework='tensorflow', backend='', device='cpu', threads=1, repeats=1)\n"
+            "print(configure_tensorflow(spec)['tf.onednn_custom_ops'])")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, check=True)
+    return done.stdout.split()[-1]
+
+
+def test_a_tensorflow_cell_records_the_onednn_choice_tensorflow_made_not_the_shells():
+    forced = dict(os.environ, TF_ENABLE_ONEDNN_OPTS="1")
+    default = {key: value for key, value in os.environ.items() if key != "TF_ENABLE_ONEDNN_OPTS"}
+    assert _recorded_onednn(forced) == "True"
+    cell_env = cell_environment(_spec(framework="tensorflow", backend=""), base=forced)
+    assert _recorded_onednn(cell_env) == _recorded_onednn(default)

@@ -17,7 +17,10 @@ from dlbench.runner.workloads.catalog import Layer, ModelStart, Workload
 
 
 def configure_tensorflow(spec: CellSpec) -> dict[str, str]:
-    """Threads and TF32 for TensorFlow; returns the settings."""
+    """Threads and TF32 for TensorFlow; returns the settings, with whether TensorFlow runs
+    its oneDNN custom operations (its own choice for this CPU: dlbench.runner.process.cellenv)."""
+    from tensorflow.python.util import _pywrap_util_port
+
     tf.config.threading.set_intra_op_parallelism_threads(spec.threads)
     tf.config.threading.set_inter_op_parallelism_threads(1)
     tf.config.experimental.enable_tensor_float_32_execution(False)
@@ -26,6 +29,7 @@ def configure_tensorflow(spec: CellSpec) -> dict[str, str]:
                    for key in ("cuda_version", "cudnn_version") if key in build}
     persistent = "tf_xla_persistent_cache_directory" in os.environ.get("TF_XLA_FLAGS", "")
     return accelerator | {
+        "tf.onednn_custom_ops": str(bool(_pywrap_util_port.IsMklEnabled())),
         "tf.intra_op_threads": str(tf.config.threading.get_intra_op_parallelism_threads()),
         "tf.inter_op_threads": "1",
         "tf.tensor_float_32": "False",

@@ -2,6 +2,13 @@
 
 Every framework gets the same thread count, and settings that silently change numerics
 or speed are pinned to stated values; all of it is recorded with the cell.
+
+TensorFlow's oneDNN custom operations are the exception: TensorFlow decides them per CPU
+(on for CPUs with AVX-512 VNNI/BF16 or AMX, off on others), so the cell runs under that
+default, whatever the caller's shell set, and the TensorFlow adapter records what TensorFlow
+chose (`tf.onednn_custom_ops`). Forcing them on (`TF_ENABLE_ONEDNN_OPTS=1`, pinned until
+2026-12-05) made TensorFlow's graph path serve ResNet-50 at batch 1 17x slower than its
+default on a 2-core AMD EPYC without AVX-512 (1.07 s against 62 ms), a setting no reader runs.
 """
 
 from __future__ import annotations
@@ -39,7 +46,6 @@ def cell_environment(spec: CellSpec, base: dict[str, str] | None = None) -> dict
             "OPENBLAS_NUM_THREADS": threads,
             "TF_NUM_INTRAOP_THREADS": threads,
             "TF_NUM_INTEROP_THREADS": "1",
-            "TF_ENABLE_ONEDNN_OPTS": "1",
             "TF_DETERMINISTIC_OPS": "0",
             "TF_CPP_MIN_LOG_LEVEL": "2",
             "KERAS_BACKEND": spec.backend or "tensorflow",
@@ -48,6 +54,7 @@ def cell_environment(spec: CellSpec, base: dict[str, str] | None = None) -> dict
             "DLBENCH_CPU_AFFINITY": ",".join(str(c) for c in affinity_cores(spec.threads)),
         }
     )
+    env.pop("TF_ENABLE_ONEDNN_OPTS", None)  # TensorFlow's own default for this CPU
     if spec.device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""  # no framework may quietly use a GPU in a CPU cell
     else:
