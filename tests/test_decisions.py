@@ -212,3 +212,24 @@ def test_the_simulation_s_holm_is_holm_levels_row_by_row():
         passed, at, _ = holm_levels(list(p[row, family]), 0.05)
         assert list(rejected[row, family]) == passed
         assert levels[row, family] == pytest.approx(at)
+
+
+def _undecided_precision_cells(environment: dict) -> set[str]:
+    """The cells a later look would top up for one close fp32-against-bf16 pair."""
+    from tests.judging_fixtures import noisy, tables
+
+    from dlbench.core.verdict_engine import QUESTIONS, undecided_cells
+
+    cells = [{"system": "pytorch", "experiment": "precision", "precision": precision,
+              "values": {"steady_epoch_time": noisy(time, seed, n=3, spread=0.2)}}
+             for seed, (precision, time) in enumerate({"fp32": 1.0, "bf16": 1.1}.items())]
+    observations, cell_table = tables(cells)
+    return undecided_cells(observations, cell_table, None, three_looks(3, 6, 12), QUESTIONS,
+                           {"r1": environment})
+
+
+def test_a_look_tops_up_a_precision_pair_only_where_the_cpu_has_units_for_it():
+    with_units = _undecided_precision_cells({"cpu": {"avx512_bf16": True}, "gpus": []})
+    without = _undecided_precision_cells({"cpu": {"avx512_bf16": False}, "gpus": []})
+    assert sorted(c.split(":")[3].split("-")[0] for c in with_units) == ["bf16", "fp32"]
+    assert without == set()

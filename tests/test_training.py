@@ -59,7 +59,7 @@ def test_cells_carry_fairness_manifest_settings_and_code(mlp_run):
         assert (mlp_run.root / "code" / row.code_path).is_file()
         details = json.loads(row.details_json)
         assert details["sampling"]["measurements"]["epoch_time"]["samples"] == 10
-        # the regime of the report's verdicts (dlbench.report.verdicts.conditions) reads this key
+        # the regime of the report's verdicts (dlbench.core.conditions) reads this key
         assert details["flops_per_sample"] == flops_per_sample("mlp-digits", "cpu") > 0
 
 
@@ -97,7 +97,7 @@ def test_one_process_measures_one_repeat_its_working_memory_and_its_code(tmp_pat
 
 
 def test_a_training_cell_records_the_flops_its_regime_reads(tmp_path):
-    from dlbench.report.verdicts.conditions import cell_fractions
+    from dlbench.core.conditions import cell_fractions
 
     store = training_run(tmp_path, ["cnn-digits"], ["pytorch"])
     cells = read_table(store.root / "cells.parquet", "cells")

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +32,9 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from dlbench.core.conditions import (MODEL_MEMORY, Need, half_precision_reason,
+                                     overhead_memory_reason, two_devices_reason,
+                                     working_memory_reason)
 from dlbench.core.decisions import (PAIRED_BY_SEED, PRACTICAL_THRESHOLD, Decision, PairDecision,
                                     PairTest, decide_family, pair_test)
 from dlbench.core.metrics import METRICS, Direction
@@ -64,7 +67,7 @@ class Question:
     contest: str = "system"  # the column whose values compete: system, precision, mode
     group_by: tuple[str, ...] = ("workload", "batch_size", "mode_class")
     where: tuple[tuple[str, tuple[str, ...]], ...] = ()  # column -> allowed values
-    needs: tuple[str, ...] = ()  # report/verdicts/conditions.py Need values
+    needs: tuple[str, ...] = ()  # dlbench/core/conditions.py Need values
     stand_in: str = ""  # rows of this metric show the question was asked, not decidable
     derived_from: str = ""  # a question whose test this one's metric repeats (not counted)
 
@@ -371,18 +374,52 @@ def judge_controls(rows: pd.DataFrame, cells: pd.DataFrame, design: Design,
     return found
 
 
+def read_metrics(question: Question) -> set[str]:
+    """The metrics a question's groups are selected with: its own, its stand-in, and the
+    model's memory where the question needs it to dominate the runtime's."""
+    extra = {MODEL_MEMORY} if Need.MODEL_MEMORY_DOMINATES.value in question.needs else set()
+    return {question.metric, question.stand_in, *extra} - {""}
+
+
+def unmeasurable(question: Question, rows: pd.DataFrame, device: str,
+                 environment: Mapping) -> tuple[pd.DataFrame, str]:
+    """The rows the device can decide, and the reason for the rest (empty when none)."""
+    reasons = []
+    for need in (Need(n) for n in question.needs):
+        whole = (two_devices_reason(device, environment) if need is Need.TWO_DEVICES else
+                 working_memory_reason(set(rows["metric"])) if need is Need.WORKING_MEMORY
+                 else None)
+        if need is Need.MODEL_MEMORY_DOMINATES and not rows.empty:
+            whole = overhead_memory_reason(rows)
+        if whole:
+            rows, reasons = rows.iloc[:0], [*reasons, whole]
+        if need is Need.HALF_PRECISION_UNITS:
+            for precision in sorted(set(rows["precision"].astype(str))):
+                reason = half_precision_reason(precision, device, environment)
+                if reason:
+                    rows = rows[rows["precision"].astype(str) != precision]
+                    reasons.append(reason)
+    return rows[rows["metric"] == question.metric], "; ".join(r for r in reasons if r)
+
+
 def undecided_cells(observations: pd.DataFrame, cells: pd.DataFrame,
                     processes: pd.DataFrame | None, design: Design,
-                    questions: tuple[Question, ...] = QUESTIONS) -> set[str]:
+                    questions: tuple[Question, ...] = QUESTIONS,
+                    environments: Mapping[str, Mapping] | None = None) -> set[str]:
     """The cells of every pair (question pairs and A/A controls) still undecided: the ones
-    the next look gives more processes."""
+    the next look gives more processes. A pair the device cannot decide (`unmeasurable`,
+    with each run's environment record) is no pair: no look buys processes for it."""
     rows = repeat_rows(observations, cells, processes)
     controls = judge_controls(rows, cells, design, questions)
     floors = noise_floors(controls, rows)
     open_cells = {cell for c in controls if c.judgement.decision is Decision.UNDECIDED
                   for cell in (c.cell_a, c.cell_b)}
     for question in questions:
-        for key, group in groups(select(rows, question), question):
+        for key, group in groups(select(rows, question, read_metrics(question)), question):
+            group, _ = unmeasurable(question, group, str(key[1]),
+                                    (environments or {}).get(str(key[0])) or {})
+            if group.empty:
+                continue
             threshold = threshold_for(floors, str(key[0]), question.experiment,
                                       question.metric)
             ranked, pairings = judge_group(group, question.contest, question.metric, design,

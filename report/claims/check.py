@@ -31,7 +31,7 @@ from dlbench.report.claims.vocabulary import (
     StatusCondition,
     combine_findings,
 )
-from dlbench.report.verdicts.conditions import Need
+from dlbench.core.conditions import Need
 
 CLAIMS_FILE = Path(__file__).with_name("claims.yaml")
 LISTINGS_DIR = Path(report.__file__).resolve().parent.parent / "listings"

@@ -15,7 +15,7 @@ from dlbench.core.decisions import Family
 from dlbench.core.words import plural
 from dlbench.report.claims.context import Context, of_system, select
 from dlbench.report.claims.vocabulary import ClaimOutcome, Finding, Rule, StatusCondition
-from dlbench.report.verdicts.conditions import optional_package
+from dlbench.core.conditions import optional_package
 from dlbench.core.verdict_engine import with_system
 
 SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_MEASURABLE = ClaimOutcome

@@ -23,7 +23,7 @@ from dlbench.report.claims.answered import AS_ANSWERED
 from dlbench.report.claims.context import Context, of_system, select
 from dlbench.report.claims.counts import code_size, count_ok, status
 from dlbench.report.claims.vocabulary import ClaimOutcome, Expect, Finding, Rule, RuleKind, combine_findings
-from dlbench.report.verdicts.conditions import (
+from dlbench.core.conditions import (
     Need,
     half_precision_reason,
     overhead_memory_reason,
@@ -102,7 +102,7 @@ def pair_key(group: pd.DataFrame, metric: str, cell_a: str, cell_b: str) -> tupl
 
 
 def _memory_gated(rule: Rule, rows: pd.DataFrame, columns: tuple[str, ...]) -> dict:
-    """Group key -> why a memory rule cannot decide that group (dlbench.report.verdicts.conditions)."""
+    """Group key -> why a memory rule cannot decide that group (dlbench.core.conditions)."""
     if Need.WORKING_MEMORY not in rule.needs:
         return {}
     reasons = {key: overhead_memory_reason(group)

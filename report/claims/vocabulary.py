@@ -10,7 +10,7 @@ import enum
 from dataclasses import dataclass, field
 
 from dlbench.core.judging import PRACTICAL_THRESHOLD, Regime
-from dlbench.report.verdicts.conditions import Need
+from dlbench.core.conditions import Need
 
 
 class ClaimOutcome(enum.Enum):

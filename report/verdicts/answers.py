@@ -3,7 +3,7 @@ best, as frozen records; the templates write the words.
 
 The families, the looks and the rule are dlbench's (verdict_engine, decisions, sequential);
 this module adds what a page needs around them: what the device cannot show
-(report/verdicts/conditions.py), the regime, and the outcome of each answer.
+(dlbench/core/conditions.py), the regime, and the outcome of each answer.
 """
 
 from __future__ import annotations
@@ -30,20 +30,13 @@ from dlbench.core.verdict_engine import (
     judge_group,
     metric_direction,
     noise_floors,
+    read_metrics,
     repeat_rows,
     select,
     threshold_for,
+    unmeasurable,
 )
-from dlbench.report.verdicts.conditions import (
-    MODEL_MEMORY,
-    Need,
-    cell_fractions,
-    half_precision_reason,
-    overhead_memory_reason,
-    regime_of_cells,
-    two_devices_reason,
-    working_memory_reason,
-)
+from dlbench.core.conditions import cell_fractions, regime_of_cells
 from dlbench.report.verdicts.targets import reached_target_only
 
 class VerdictOutcome(enum.Enum):
@@ -116,34 +109,6 @@ def lead_outcome(best: str, pairings: tuple[Pairing, ...]) -> tuple[VerdictOutco
     return VerdictOutcome.NO_MEANINGFUL_DIFFERENCE, (f"{system_label(best)} against "
                                                      f"{system_label(tied[0].other)}: "
                                                      f"{tied[0].judgement.reason}")
-
-
-def read_metrics(question: Question) -> set[str]:
-    """The metrics a question's groups are selected with: its own, its stand-in, and the
-    model's memory where the question needs it to dominate the runtime's."""
-    extra = {MODEL_MEMORY} if Need.MODEL_MEMORY_DOMINATES.value in question.needs else set()
-    return {question.metric, question.stand_in, *extra} - {""}
-
-
-def unmeasurable(question: Question, rows: pd.DataFrame, device: str,
-                 environment: Mapping) -> tuple[pd.DataFrame, str]:
-    """The rows the device can decide, and the reason for the rest (empty when none)."""
-    reasons = []
-    for need in (Need(n) for n in question.needs):
-        whole = (two_devices_reason(device, environment) if need is Need.TWO_DEVICES else
-                 working_memory_reason(set(rows["metric"])) if need is Need.WORKING_MEMORY
-                 else None)
-        if need is Need.MODEL_MEMORY_DOMINATES and not rows.empty:
-            whole = overhead_memory_reason(rows)
-        if whole:
-            rows, reasons = rows.iloc[:0], [*reasons, whole]
-        if need is Need.HALF_PRECISION_UNITS:
-            for precision in sorted(set(rows["precision"].astype(str))):
-                reason = half_precision_reason(precision, device, environment)
-                if reason:
-                    rows = rows[rows["precision"].astype(str) != precision]
-                    reasons.append(reason)
-    return rows[rows["metric"] == question.metric], "; ".join(r for r in reasons if r)
 
 
 def _needed(pairings: tuple[Pairing, ...]) -> int | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from dlbench.core.layout import read_environment
 from dlbench.core.sequential import Design
 from dlbench.core.verdict_engine import QUESTIONS, Question, undecided_cells
 from dlbench.runner.plan.repeats import SINGLE_PROCESS_EXPERIMENTS
@@ -37,14 +38,16 @@ def next_look(info: dict) -> int:
 def cells_to_top_up(store: RunStore, cells: list[CellSpec], design: Design,
                     look: int, questions: tuple[Question, ...] = QUESTIONS) -> list[CellSpec]:
     """The cells the design's look `look` (0-based, >= 1) gives more processes: those of
-    `questions`' pairs still undecided on what the store holds now."""
+    `questions`' pairs still undecided on what the store holds now (none the device cannot
+    decide, by the run's environment record: a look buys no processes for those)."""
     records = store.load_records()
     if not records:
         return []
     run_id = store.run_id
     open_cells = undecided_cells(observations_frame(records, run_id),
                                  cells_frame(records, run_id),
-                                 processes_frame(records, run_id), design, questions)
+                                 processes_frame(records, run_id), design, questions,
+                                 {run_id: read_environment(store.root)})
     processes = design.looks[look]
     return [replace(cell, repeats=processes) for cell in cells
             if cell.cell_id in open_cells and cell.repeats < processes
