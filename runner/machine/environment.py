@@ -122,6 +122,10 @@ def cpu_facts() -> dict:
         "usable_cores": len(os.sched_getaffinity(0)),
         "avx512_bf16": "avx512_bf16" in flags,
         "avx512f": "avx512f" in flags,
+        # with avx512_bf16 and amx: what decides TensorFlow's default for its oneDNN custom
+        # operations on Linux (on where any of them is present; runner/process/cellenv.py)
+        "avx512_vnni": "avx512_vnni" in flags,
+        "avx_vnni": "avx_vnni" in flags,
         "amx": any(f.startswith("amx") for f in flags),
     }
 

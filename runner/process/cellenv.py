@@ -4,7 +4,7 @@ Every framework gets the same thread count, and settings that silently change nu
 or speed are pinned to stated values; all of it is recorded with the cell.
 
 TensorFlow's oneDNN custom operations are the exception: TensorFlow decides them per CPU
-(on for CPUs with AVX-512 VNNI/BF16 or AMX, off on others), so the cell runs under that
+(on Linux: on for CPUs with AVX-512 VNNI or BF16, AVX-VNNI or AMX, off on others), so the cell runs under that
 default, whatever the caller's shell set, and the TensorFlow adapter records what TensorFlow
 chose (`tf.onednn_custom_ops`). Forcing them on (`TF_ENABLE_ONEDNN_OPTS=1`, pinned until
 2026-12-05) made TensorFlow's graph path serve ResNet-50 at batch 1 17x slower than its
