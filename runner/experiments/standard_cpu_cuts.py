@@ -49,6 +49,11 @@ STANDARD_CPU_CUTS: dict[tuple[str, str, str, str], str] = {
         "a cold torch.compile of the ResNet-20's training step in every process (measured "
         "2026-12-03: 172 s of a process's life, against 15-25 s in the other modes); "
         "torch.compile is answered by inference at ResNet-50"),
+    ("training", "resnet-synthetic", "keras-tensorflow", "jit_compile"): (
+        "Keras' jit_compile on TensorFlow in the ResNet-20's training: 50 s a process at 4 "
+        "epochs (measured 2026-12-05), about 10 minutes at 12 processes; 7.2 minutes of run "
+        "20261205T075341Z-cpu at 3 epochs; Keras' compiled training is answered on JAX (whose "
+        "plain path is XLA already) and TensorFlow's by XLA"),
     ("training", "transformer-tokens", "keras-tensorflow", "default"): (
         "BERT-mini's training in Keras on TensorFlow took 7.6 of the 171 minutes of run "
         "20261205T075341Z-cpu (12 processes of 38 s, the suite's slowest BERT-mini system); "
