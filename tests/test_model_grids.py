@@ -22,7 +22,7 @@ CPU_TRIMMED = {
     ("quick", "precision"): {"mlp-digits"},
     ("quick", "execution-mode"): {"mlp-digits"},
     ("quick", "export"): {"mlp-digits"},
-    ("standard", "precision"): {"mlp-digits"},
+    ("standard", "precision"): set(),  # left to full: the MLP's bf16 answered nothing
     ("standard", "execution-mode"): set(),  # left to full: per-call overhead on 2 cores
     ("standard", "export"): {"resnet50-synthetic"},  # only the real-size runtimes
 }

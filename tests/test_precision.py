@@ -15,6 +15,8 @@ from tests.harness_fixtures import numpy_cell
 
 
 @pytest.mark.parametrize("suite, precisions", [("quick", ("fp32", "bf16")),
+                                               # asked by name: the standard suite
+                                               # plans none on a CPU unasked
                                                ("standard", ("fp32", "bf16")),
                                                ("full", PRECISIONS)])
 def test_plan_has_the_suites_precisions_for_every_framework(suite, precisions):
