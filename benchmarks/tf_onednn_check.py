@@ -18,7 +18,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,16 +45,17 @@ def child_environment(setting: str) -> dict[str, str]:
 
 
 def median_call_ms(forward, x, calls: int) -> float:
-    """The median of `calls` timed forward calls (output to NumPy), after two warm-up calls."""
+    """The median of `calls` forward calls (output to NumPy), each timed by the harness's
+    latency loop, after two warm-up calls."""
     import numpy as np
 
-    forward(x).numpy(), forward(x).numpy()
-    times = []
-    for _ in range(calls):
-        start = time.perf_counter_ns()
-        forward(x).numpy()
-        times.append((time.perf_counter_ns() - start) / 1e6)
-    return float(np.median(times))
+    from dlbench.runner.harness.inference import timed_calls
+
+    def call(inputs) -> None:
+        forward(inputs).numpy()
+
+    call(x), call(x)
+    return float(np.median(timed_calls(call, [x], calls, budget_s=float("inf"))))
 
 
 def measure_cases() -> dict[str, float]:

@@ -4,11 +4,12 @@ Every framework gets the same thread count, and settings that silently change nu
 or speed are pinned to stated values; all of it is recorded with the cell.
 
 TensorFlow's oneDNN custom operations are the exception: TensorFlow decides them per CPU
-(on Linux: on for CPUs with AVX-512 VNNI or BF16, AVX-VNNI or AMX, off on others), so the cell runs under that
-default, whatever the caller's shell set, and the TensorFlow adapter records what TensorFlow
-chose (`tf.onednn_custom_ops`). Forcing them on (`TF_ENABLE_ONEDNN_OPTS=1`, pinned until
-2026-12-05) made TensorFlow's graph path serve ResNet-50 at batch 1 17x slower than its
-default on a 2-core AMD EPYC without AVX-512 (1.07 s against 62 ms), a setting no reader runs.
+(on Linux: on for CPUs with AVX-512 VNNI or BF16, AVX-VNNI or AMX, off on others), so the
+cell runs under that default, whatever the caller's shell set, and the TensorFlow adapter
+records what TensorFlow chose (`tf.onednn_custom_ops`). Forcing them on
+(`TF_ENABLE_ONEDNN_OPTS=1`, pinned until 2026-12-05) made TensorFlow's graph path serve
+ResNet-50 at batch 1 17x slower than its default on a 2-core AMD EPYC without AVX-512
+(1.07 s against 62 ms), a setting no reader runs.
 """
 
 from __future__ import annotations
