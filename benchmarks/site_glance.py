@@ -1,6 +1,7 @@
 """Count what makes the site of the committed releases hard to read, in headless Chromium at
 390x844 (phone) and 1280x800 (desktop): clipped charts, tables whose numbers are off screen,
-raw identifiers in visible text, and the claims page's longest paragraph (issue 34).
+raw identifiers in visible text (with the page they are on), and the claims page's longest
+paragraph (issue 34).
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/site_glance.py [--shots DIR] [--release R...]
 
@@ -21,7 +22,7 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-RELEASES = ("2026.12", "2027.01", "2027.02")
+RELEASES = sorted(p.name for p in (ROOT / "results" / "releases").iterdir() if p.is_dir())
 WIDTHS = {"phone": (390, 844), "desktop": (1280, 800)}
 PAGES = ["", "experiments/training/", "experiments/inference/", "experiments/precision/",
          "experiments/execution-mode/", "experiments/data-parallel/", "experiments/export/",
@@ -103,7 +104,8 @@ def count(url: str, release: str, raw: re.Pattern[str], shots: Path | None) -> d
         for kind, (width, height) in WIDTHS.items():
             page = browser.new_context(viewport={"width": width, "height": height}).new_page()
             for path in PAGES:
-                page.goto(f"{url}{release}/{path}")
+                if page.goto(f"{url}{release}/{path}").status == 404:
+                    continue  # an experiment this release did not run
                 page.wait_for_load_state("networkidle")
                 page.wait_for_function(DRAWN, timeout=30000)
                 for key, value in page.evaluate(LAYOUT).items():
@@ -111,7 +113,7 @@ def count(url: str, release: str, raw: re.Pattern[str], shots: Path | None) -> d
                 if kind == "desktop":
                     found = raw.findall(page.evaluate(VISIBLE))
                     totals["raw_identifiers"] += len(found)
-                    totals["raw_examples"] |= set(found[:5])
+                    totals["raw_examples"] |= {f"{path or 'home'} {word}" for word in found[:5]}
                 if path == "claims/" and kind == "desktop":
                     totals["claims_longest"] = page.evaluate(PARAGRAPHS)
                 if path == "" and shots is not None:

@@ -8,8 +8,9 @@ from tests.harness_fixtures import numpy_cell
 from tests.judging_fixtures import CPU_ENV, noisy, tables
 
 from dlbench.report.pages.experiment import _rows, table_columns
-from dlbench.report.verdicts.targets import MISSED_NOTE, missed_target, reached_target_only
-from dlbench.core.verdict_engine import QUESTIONS
+from dlbench.core.targets import MISSED_NOTE, missed_target, reached_target_only
+from dlbench.core.sequential import three_looks
+from dlbench.core.verdict_engine import QUESTIONS, undecided_cells
 from dlbench.report.verdicts.answers import VerdictOutcome, answer
 from dlbench.runner.harness.training import EpochClock, target_observations
 from dlbench.runner.cell.spec import CellSpec
@@ -79,6 +80,24 @@ def test_the_accuracy_verdict_is_judged_only_on_cells_that_reached_their_target(
         assert verdict.outcome is VerdictOutcome.INSUFFICIENT_DATA
 
 
+def _topped_up(tensorflow_reached: list[int]) -> set[str]:
+    """The cells the next look gives processes when accuracy is a close call and epoch time
+    is not (2x apart)."""
+    cells = [{"system": system, "values": {
+        "test_accuracy": noisy(0.95, seed, n=3, spread=0.03), "reached_target": reached,
+        "steady_epoch_time": noisy(time, seed + 1, n=3)}}
+        for system, seed, time, reached in [("pytorch", 1, 1.0, [1] * 3),
+                                            ("tensorflow", 3, 2.0, tensorflow_reached)]]
+    observations, cell_table = tables(cells)
+    return undecided_cells(observations, cell_table, None, three_looks(3, 6, 12), QUESTIONS,
+                           {"r1": CPU_ENV})
+
+
+def test_a_look_tops_up_no_accuracy_pair_that_a_missed_target_keeps_off_the_page():
+    assert len(_topped_up([1, 1, 1])) == 2
+    assert _topped_up([1, 0, 1]) == set()
+
+
 def _summary_rows(missed: set) -> list[dict]:
     import pandas as pd
 
@@ -104,7 +123,7 @@ def test_the_note_column_is_left_out_when_every_cell_reached_its_target():
 
 
 def test_the_unrecorded_classes_are_the_ones_the_datasets_draw():
-    from dlbench.report.verdicts.targets import UNRECORDED_CLASSES
+    from dlbench.core.targets import UNRECORDED_CLASSES
     from dlbench.runner.workloads.datasets import load_dataset, synthetic_images
     from dlbench.runner.workloads.catalog import WORKLOADS
 
@@ -119,7 +138,7 @@ def test_the_unrecorded_classes_are_the_ones_the_datasets_draw():
 
 
 def test_a_recorded_target_wins_and_an_unrecorded_one_is_not_drawn():
-    from dlbench.report.verdicts.targets import recorded_target
+    from dlbench.core.targets import recorded_target
 
     note = "SGD lr=0.1; target: final test accuracy >= 0.9; one training per worker process"
     assert recorded_target("lstm-tokens", [], []) == {"classes": 10}

@@ -43,6 +43,7 @@ from dlbench.core.noise_floor import noise_floors, threshold_for
 from dlbench.core.sequential import Design
 from dlbench.core.stats import Summary, geometric_mean, summarize
 from dlbench.core.systems import systems_of
+from dlbench.core.targets import reached_target_only
 
 QUESTIONS_FILE = Path(__file__).with_name("verdict_questions.yaml")
 
@@ -198,6 +199,16 @@ def groups(rows: pd.DataFrame, question: Question) -> Iterator[tuple[tuple, pd.D
     """(run, device, *group values) and the rows of every group of a question."""
     keys = ["run_id", "device", *question.group_by]
     yield from rows.groupby(keys, sort=True, dropna=False)
+
+
+def question_groups(rows: pd.DataFrame,
+                    question: Question) -> Iterator[tuple[tuple, pd.DataFrame]]:
+    """Every group a question judges, as `groups` gives them: its contenders' rows with the
+    metrics it reads, less the accuracy rows of cells that missed their target (a model at
+    chance decides nothing). The pages' answers and the runner's looks both judge these, so
+    a look tops up only pairs a page could decide."""
+    chosen = select(rows, question, read_metrics(question))
+    yield from groups(reached_target_only(chosen, rows), question)
 
 
 def standings(rows: pd.DataFrame, contest: str, direction: Direction) -> list[Standing]:
@@ -415,7 +426,7 @@ def undecided_cells(observations: pd.DataFrame, cells: pd.DataFrame,
     open_cells = {cell for c in controls if c.judgement.decision is Decision.UNDECIDED
                   for cell in (c.cell_a, c.cell_b)}
     for question in questions:
-        for key, group in groups(select(rows, question, read_metrics(question)), question):
+        for key, group in question_groups(rows, question):
             group, _ = unmeasurable(question, group, str(key[1]),
                                     (environments or {}).get(str(key[0])) or {})
             if group.empty:

@@ -23,7 +23,7 @@ from dlbench.report.render.jinja import ChartBlock, chart_block, render
 from dlbench.report.inputs.source import Source
 from dlbench.report.inputs.summary import format_number, machine_label, variant_label
 from dlbench.core.verdict_engine import QUESTIONS
-from dlbench.report.verdicts.targets import MISSED_NOTE, missed_target, recorded_target
+from dlbench.core.targets import MISSED_NOTE, missed_target, recorded_target
 
 
 def result_anchor(result_id: str) -> str:
@@ -128,7 +128,7 @@ def fastest_rows(rows: pd.DataFrame) -> pd.DataFrame:
 
 def accuracy_marks(cells: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Per workload, the chance level and target accuracy (label, value) its cells recorded
-    (report/verdicts/targets.py); a workload with neither has none."""
+    (dlbench/core/targets.py); a workload with neither has none."""
     marks: dict[str, pd.DataFrame] = {}
     for workload, group in cells.groupby("workload", sort=True):
         records = []

@@ -21,7 +21,7 @@ from dlbench.report.render.jinja import render
 from dlbench.report.inputs.source import Source, source_designs, source_processes
 from dlbench.report.inputs.summary import format_number, machine_label
 from dlbench.report.pages.answer_tables import answer_tables, group_label, answer_counts
-from dlbench.report.verdicts.data import controls_summary, verdicts_frame
+from dlbench.report.verdicts.data import controls_summary, result_ids
 from dlbench.report.verdicts.stored import judged_apart, stored_verdicts
 from dlbench.core.verdict_engine import QUESTIONS, Pairing
 from dlbench.report.verdicts.answers import Verdict, VerdictOutcome, Verdicts, judge_page
@@ -128,13 +128,6 @@ def _row(verdict: Verdict, source: Source, experiment: str, ids: dict[tuple, str
 
 def _contest(question: str) -> str:
     return next((q.contest for q in QUESTIONS if q.key == question), "system")
-
-
-def result_ids(summary: pd.DataFrame) -> dict[tuple, str]:
-    """(run, cell, metric) -> the result ID a page links to."""
-    return {(r, c, m): i for r, c, m, i in zip(summary["run_id"], summary["cell_id"],
-                                              summary["metric"], summary["result_id"],
-                                              strict=True)}
 
 
 def threshold_words(found: list[Verdict]) -> str:
@@ -302,10 +295,8 @@ def machines(frame: pd.DataFrame, source: Source) -> dict[tuple[str, str], str]:
 def page_verdicts(inputs: PageInputs) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
     """The verdicts the site shows (the release's stored ones when it has them, else this
     build's), this build's, and the stored ones (None for a draft or a release without)."""
-    today = verdicts_frame(inputs.judged.answers, inputs.judged.controls,
-                           result_ids(inputs.summary))
     stored = stored_verdicts(inputs.source)
-    return (today if stored is None else stored), today, stored
+    return (inputs.verdicts if stored is None else stored), inputs.verdicts, stored
 
 
 @page("index.md")

@@ -13,6 +13,7 @@ import importlib
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import jinja2
@@ -21,7 +22,7 @@ import pandas as pd
 from dlbench.report.pages.cite import Citation
 from dlbench.report.render.jinja import ChartBlock
 from dlbench.report.inputs.source import Source
-from dlbench.report.verdicts.data import Calibration
+from dlbench.report.verdicts.data import Calibration, result_ids, verdicts_frame
 from dlbench.report.verdicts.answers import Verdicts
 
 
@@ -37,6 +38,13 @@ class PageInputs:
     calibration: Calibration
     cite: Citation
     results_dir: Path | None  # where the other releases are; None: no comparison
+
+    @cached_property
+    def verdicts(self) -> pd.DataFrame:
+        """This build's verdicts table (answers, pairs, A/A controls), judged once per build:
+        the home and claims pages and the download read the same one."""
+        return verdicts_frame(self.judged.answers, self.judged.controls,
+                              result_ids(self.summary))
 
     @property
     def common(self) -> dict:

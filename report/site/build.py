@@ -25,7 +25,7 @@ from dlbench.report.render.svg import BackgroundBundle, render_svg, svg_pool
 from dlbench.core.history import history
 from dlbench.report.pages.cite import Citation, release_citation, result_citation
 from dlbench.report.site.errata import read_errata, superseded_by
-from dlbench.report.pages.home import result_ids, source_judgement
+from dlbench.report.pages.home import source_judgement
 from dlbench.report.site.mkdocs_draft import DRAFT_FILE
 from dlbench.report.site.mkdocs_errata import BANNER_FILE
 from dlbench.report.site.mkdocs_nav import NAV_FILE
@@ -34,7 +34,7 @@ from dlbench.report.pages.registry import (PageInputs, SourceInputs, render_page
 from dlbench.report.render.jinja import ChartBlock, environment, render
 from dlbench.report.site.cache import BuildReport, SiteCache, site_key, write_tree
 from dlbench.report.inputs.source import Source, source_designs
-from dlbench.report.verdicts.data import calibrate, verdict_files, verdicts_frame
+from dlbench.report.verdicts.data import calibrate, verdict_files
 from dlbench.report.verdicts.stored import PUBLISHED_VERDICTS, STORED, stored_verdicts
 from dlbench.report.inputs.summary import summarize
 
@@ -154,8 +154,8 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
     experiment_svgs = BackgroundCharts(charts, cache)
     judged = source_judgement(source)
     calibration = calibrate(judged.answers, source_designs(source))
-    pages = render_pages(PageInputs(source, summary, env, questions, judged, calibration, cite,
-                                    results_dir))
+    inputs = PageInputs(source, summary, env, questions, judged, calibration, cite, results_dir)
+    pages = render_pages(inputs)
     files = {path: done.text.encode() for path, done in pages.items()}
     files |= errata_files(source, env, cite)
     files |= {path: done.text.encode() for path, done in early.items()}
@@ -165,7 +165,7 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
     files |= chart_svgs(late_charts, cache)
     files |= experiment_svgs.result()
     files |= _tables(source, summary)
-    files |= verdict_files(verdicts_frame(judged.answers, judged.controls, result_ids(summary)))
+    files |= verdict_files(inputs.verdicts)
     if stored_verdicts(source) is not None:  # the verdicts as published, as stored
         files[PUBLISHED_VERDICTS] = (source.root / STORED).read_bytes()
     if not source.draft:

@@ -10,9 +10,9 @@ import pandas as pd
 from dlbench.core.layout import release_dir
 from dlbench.report.inputs.source import Source, load_release
 from dlbench.report.inputs.summary import summarize
-from dlbench.report.pages.home import result_ids, source_judgement
+from dlbench.report.pages.home import source_judgement
 from dlbench.report.site.errata import Erratum, append_erratum
-from dlbench.report.verdicts.data import verdicts_frame
+from dlbench.report.verdicts.data import result_ids, verdicts_frame
 from dlbench.report.verdicts.stored import STORED, store_verdicts
 
 

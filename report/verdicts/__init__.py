@@ -1,1 +1,1 @@
-"""The home page's verdicts: answers, conditions, targets, data, first published."""
+"""The home page's verdicts: answers, data, first published."""

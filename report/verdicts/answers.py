@@ -25,19 +25,16 @@ from dlbench.core.verdict_engine import (
     Pairing,
     Question,
     Standing,
-    groups,
     judge_controls,
     judge_group,
     metric_direction,
     noise_floors,
-    read_metrics,
+    question_groups,
     repeat_rows,
-    select,
     threshold_for,
     unmeasurable,
 )
 from dlbench.core.conditions import cell_fractions, regime_of_cells
-from dlbench.report.verdicts.targets import reached_target_only
 
 class VerdictOutcome(enum.Enum):
     """What a verdict can say."""
@@ -185,8 +182,7 @@ def judge_page(observations: pd.DataFrame, cells: pd.DataFrame,
         designs = {str(r): design_from_policy(None) for r in set(rows["run_id"].astype(str))}
     context, controls = _context(observations, cells, rows, environments, designs, questions)
     answers = [_decide(question, key, group, context) for question in questions
-               for key, group in groups(reached_target_only(select(
-                   rows, question, read_metrics(question)), rows), question)]
+               for key, group in question_groups(rows, question)]
     return Verdicts(answers, controls)
 
 

@@ -72,6 +72,13 @@ def _control_row(control: Control, ids: Mapping[tuple, str]) -> dict:
         "aa_control": True, "outcome": "winner" if control.named_winner else "no winner"}
 
 
+def result_ids(summary: pd.DataFrame) -> dict[tuple, str]:
+    """(run, cell, metric) -> the result ID a page links to."""
+    return {(r, c, m): i for r, c, m, i in zip(summary["run_id"], summary["cell_id"],
+                                              summary["metric"], summary["result_id"],
+                                              strict=True)}
+
+
 def verdicts_frame(found: list[Verdict], controls: list[Control],
                    ids: Mapping[tuple, str]) -> pd.DataFrame:
     """Every answer, its pairs and the A/A controls, one row each."""
