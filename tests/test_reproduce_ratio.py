@@ -39,9 +39,10 @@ def release(tmp_path):
         epoch[spec("tensorflow", "tensorflow").cell_id]
 
 
-def host(speed: float, tensorflow_share: float = 2.0, busy: bool = False):
+def host(speed: float, tensorflow_share: float = 2.0, busy: bool = False, busy_first: int = 0):
     """A machine `speed` times slower than the release's, where TensorFlow takes
-    `tensorflow_share` times PyTorch's time; records which processes it measured."""
+    `tensorflow_share` times PyTorch's time (busy throughout, or for its first `busy_first`
+    processes); records which processes it measured."""
     asked: list[CellSpec] = []
 
     def measure(cell: CellSpec) -> CellRecord:
@@ -50,7 +51,8 @@ def host(speed: float, tensorflow_share: float = 2.0, busy: bool = False):
         centre = speed * (tensorflow_share if cell.framework == "tensorflow" else 1.0)
         outcome = CellOutcome(CellStatus.OK, [Observation(
             "steady_epoch_time", float(centre * (1 + noise)), cell.repeat_index)])
-        machine = {"busy": ["CPU steal 7% (limit 2%)"]} if busy else {}
+        machine = ({"busy": ["CPU steal 7% (limit 2%)"]} if busy or len(asked) <= busy_first
+                   else {})
         return CellRecord(cell, outcome, "2026-12-03T12:00:00", 1.0, "",
                           "runner/experiments/training/pytorch.py", "0" * 64, machine=machine)
     return measure, asked
@@ -87,6 +89,15 @@ def test_a_reproduction_on_a_busy_machine_is_not_a_result(release):
                              environment=RELEASE_ENV)
     assert not result.inside and len(result.busy) == 6
     assert "not a result: 6 of 6 processes ran on a busy machine" in explain_ratio(result)[-7]
+
+
+def test_a_process_that_ran_on_a_busy_machine_is_measured_again_after_the_others(release):
+    results, pytorch, tensorflow = release
+    measure, asked = host(speed=1.0, busy_first=1)
+    result = reproduce_ratio(pytorch, tensorflow, results, 3, measure=measure,
+                             environment=RELEASE_ENV)
+    assert result.busy == () and result.inside
+    assert len(asked) == 7 and asked[-1] == asked[0]
 
 
 def test_one_result_is_reproduced_as_its_ratio_to_pytorch_s_cell(release):

@@ -121,6 +121,13 @@ def _values(records: list[CellRecord], spec: CellSpec, metric: str) -> np.ndarra
                     dtype=float)
 
 
+def _again_where_busy(records: list[CellRecord],
+                      measure: Callable[[CellSpec], CellRecord]) -> list[CellRecord]:
+    """Each process that ran on a busy machine measured once more after the others, as a
+    run's look does, in its place; one busy again stays busy (and the ratio no result)."""
+    return [measure(record.spec) if record.busy_reasons else record for record in records]
+
+
 def reproduce_ratio(a_id: str, b_id: str | None, results_dir: Path = Path("results"),
                     processes: int = DEFAULT_PROCESSES, seed: int = 0,
                     measure: Callable[[CellSpec], CellRecord] | None = None,
@@ -135,8 +142,9 @@ def reproduce_ratio(a_id: str, b_id: str | None, results_dir: Path = Path("resul
     _check_pair(a, b)
     published = pair_test(a.values, b.values)
     environment = capture_environment(PROJECT_ROOT) if environment is None else environment
-    records = [(measure or execute_cell)(spec)
-               for spec in interleaved([a.spec, b.spec], processes, seed)]
+    measure = measure or execute_cell
+    records = _again_where_busy([measure(spec) for spec in
+                                 interleaved([a.spec, b.spec], processes, seed)], measure)
     run_id = store_records(results_dir, a, records, environment,
                            f"{a.result_id} against {b.result_id}")
     machine = machine_differences(a.environment, environment)
