@@ -22,7 +22,7 @@ import pandas as pd
 from dlbench.report.pages.cite import Citation
 from dlbench.report.render.jinja import ChartBlock
 from dlbench.report.inputs.source import Source
-from dlbench.report.verdicts.data import Calibration, result_ids, verdicts_frame
+from dlbench.report.verdicts.data import Calibration, judged_table
 from dlbench.report.verdicts.answers import Verdicts
 
 
@@ -43,8 +43,7 @@ class PageInputs:
     def verdicts(self) -> pd.DataFrame:
         """This build's verdicts table (answers, pairs, A/A controls), judged once per build:
         the home and claims pages and the download read the same one."""
-        return verdicts_frame(self.judged.answers, self.judged.controls,
-                              result_ids(self.summary))
+        return judged_table(self.judged, self.summary)
 
     @property
     def common(self) -> dict:

@@ -12,14 +12,13 @@ from dlbench.report.inputs.source import Source, load_release
 from dlbench.report.inputs.summary import summarize
 from dlbench.report.pages.home import source_judgement
 from dlbench.report.site.errata import Erratum, append_erratum
-from dlbench.report.verdicts.data import result_ids, verdicts_frame
+from dlbench.report.verdicts.data import judged_table
 from dlbench.report.verdicts.stored import STORED, store_verdicts
 
 
 def release_verdicts(source: Source) -> pd.DataFrame:
     """The verdicts table of `source` as this code judges it (answers, pairs, controls)."""
-    judged = source_judgement(source)
-    return verdicts_frame(judged.answers, judged.controls, result_ids(summarize(source)))
+    return judged_table(source_judgement(source), summarize(source))
 
 
 def store_release_verdicts(results_dir: Path, name: str) -> Path:

@@ -19,7 +19,7 @@ from dlbench.core.metrics import reader_label
 from dlbench.core.modes import group_words
 from dlbench.core.sequential import Design, design_from_policy
 from dlbench.core.verdict_engine import Control
-from dlbench.report.verdicts.answers import Verdict, VerdictOutcome
+from dlbench.report.verdicts.answers import Verdict, VerdictOutcome, Verdicts
 
 #: The columns of downloads/verdicts.csv, in order.
 VERDICT_COLUMNS = [
@@ -77,6 +77,12 @@ def result_ids(summary: pd.DataFrame) -> dict[tuple, str]:
     return {(r, c, m): i for r, c, m, i in zip(summary["run_id"], summary["cell_id"],
                                               summary["metric"], summary["result_id"],
                                               strict=True)}
+
+
+def judged_table(judged: Verdicts, summary: pd.DataFrame) -> pd.DataFrame:
+    """The verdicts table of a judged source: its answers and A/A controls, linked to the
+    result IDs of its summary."""
+    return verdicts_frame(judged.answers, judged.controls, result_ids(summary))
 
 
 def verdicts_frame(found: list[Verdict], controls: list[Control],
