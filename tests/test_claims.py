@@ -231,6 +231,10 @@ def test_accuracy_equal_goes_each_way(accuracies, expected):
                  for s, a in accuracies.items()]
     verdict = judge("accuracy-equal", identical)
     assert verdict.verdict is ClaimOutcome.INCONCLUSIVE and "deterministic" in verdict.explanation
+    # the same values from processes that each ran a seed of their own are exact
+    seeded = [{**cell, "details": {"processes": {"seeds": [0, 1, 2, 3, 4]}}}
+              for cell in identical]
+    assert judge("accuracy-equal", seeded).verdict is expected
 
 
 @pytest.mark.parametrize(("statuses", "fp16_claim", "keras_claim"), [

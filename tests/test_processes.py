@@ -24,6 +24,7 @@ from dlbench.runner.plan.schedule import process_order
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.store.persist import persist_all
 from dlbench.runner.store.run_store import CellRecord, RunStore
+from dlbench.runner.workloads.catalog import get_workload
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The `dlbench` console script (`python -m dlbench.cli` would load the CLI module twice).
@@ -103,7 +104,9 @@ def test_tables_have_one_row_per_cell_and_per_process(tmp_path):
     assert cells.loc[64, "status"] == "failed"
     assert cells.loc[64, "reason"] == "process 2: failed here"
     details = json.loads(cells.loc[32, "details_json"])["processes"]
-    assert details == {"planned": 3, "recorded": 3, "ok": 3, "busy": [1], "order": [0, 2, 4]}
+    seed = get_workload("mlp-digits").seed  # process k runs the workload's seed + k
+    assert details == {"planned": 3, "recorded": 3, "ok": 3, "busy": [1], "order": [0, 2, 4],
+                       "seeds": [seed, seed + 1, seed + 2]}
     observations = read_table(store.root / "observations.parquet", "observations")
     assert set(observations["cell_id"]) == {good.cell_id}  # a failed cell has no results
     assert sorted(observations["repeat"]) == [0, 1, 2]

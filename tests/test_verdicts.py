@@ -62,6 +62,35 @@ def test_identical_accuracy_repeats_are_inconclusive():
     assert "deterministic rerun" in verdict.reason
 
 
+OWN_SEEDS = {"processes": {"seeds": [7, 8, 9, 10, 11]}}
+
+
+@pytest.mark.parametrize(("accuracies", "outcome", "winner"), [
+    ({"pytorch": 1.0, "tensorflow": 1.0}, VerdictOutcome.NO_MEANINGFUL_DIFFERENCE, None),
+    ({"pytorch": 0.95, "tensorflow": 0.93}, VerdictOutcome.NO_MEANINGFUL_DIFFERENCE, None),
+    ({"pytorch": 0.95, "tensorflow": 0.80}, VerdictOutcome.WINNER, "pytorch"),
+])
+def test_identical_accuracy_on_five_different_seeds_is_exact(accuracies, outcome, winner):
+    # each process ran a seed of its own: the seed does not move the value, so the per-seed
+    # differences are all the same and the ratio is exact
+    cells = [{"system": s, "values": {"test_accuracy": [a] * 5}, "details": OWN_SEEDS}
+             for s, a in accuracies.items()]
+    verdict = one("accuracy", cells)
+    assert verdict.outcome is outcome and verdict.winner == winner
+    assert "deterministic rerun" not in verdict.reason
+
+
+def test_identical_accuracy_against_one_that_varies_by_seed_is_tested_paired():
+    cells = [{"system": "pytorch", "values": {"test_accuracy": [1.0] * 5},
+              "details": OWN_SEEDS},
+             {"system": "tensorflow", "values": {"test_accuracy": [1.0, 0.99, 1.0, 0.6, 1.0]},
+              "details": OWN_SEEDS}]
+    verdict = one("accuracy", cells)
+    assert verdict.outcome is VerdictOutcome.INCONCLUSIVE  # one seed's 0.6: five cannot tell
+    assert "deterministic rerun" not in verdict.reason
+    assert "processes cannot tell" in verdict.reason
+
+
 def test_accuracy_over_seeds_names_a_winner():
     cells = [{"system": "pytorch", "values": {"test_accuracy": noisy(0.95, 1, spread=0.002)}},
              {"system": "tensorflow", "values": {"test_accuracy": noisy(0.80, 2, spread=0.002)}}]

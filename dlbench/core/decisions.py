@@ -18,7 +18,9 @@ and their deviations do not correlate. The rule:
   A/A noise floor) only when the adjusted interval lies wholly inside it.
 - Otherwise the pair is undecided: its processes cannot tell, and more of them could.
 - A pair with one process on a side, identical repeats (a deterministic rerun) or values
-  that are not positive is inconclusive: it carries no spread to test.
+  that are not positive is inconclusive: it carries no spread to test. Identical values
+  of processes that each ran their own seed are no rerun (dlbench/core/seeds.py): paired
+  by seed, they are tested on the per-seed differences.
 
 The adjusted interval of a pair is taken at the level Holm tested it at (alpha / the number
 of pairs left at its step; every pair after the first that is not rejected at the level of
@@ -116,9 +118,11 @@ class PairTest:
 
 
 def pair_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray,
-              paired: bool = False) -> PairTest:
+              paired: bool = False, own_seeds: bool = False) -> PairTest:
     """Welch's t on the logs of A's and B's processes, or with `paired` (A[k] and B[k] share
-    process k's seed) a t on the per-seed log differences; a note instead, where untestable."""
+    process k's seed) a t on the per-seed log differences; a note instead, where untestable.
+    With `own_seeds` as well (process k ran seed k, unlike process j), a side whose values
+    are identical is no rerun: the seed does not move them, and the pair is tested."""
     array_a = np.asarray(a, dtype=float).ravel()
     array_b = np.asarray(b, dtype=float).ravel()
     if paired:
@@ -130,7 +134,7 @@ def pair_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray,
     else:
         array_a, array_b = array_a[~np.isnan(array_a)], array_b[~np.isnan(array_b)]
     n_a, n_b = int(array_a.size), int(array_b.size)
-    note = _untestable(array_a, array_b)
+    note = _untestable(array_a, array_b, identical_is_exact=paired and own_seeds)
     if note and (n_a == 0 or n_b == 0 or np.any(array_a <= 0) or np.any(array_b <= 0)):
         return PairTest(n_a, n_b, math.nan, math.nan, math.nan, 1.0, note, paired)
     log_a, log_b = np.log(array_a), np.log(array_b)
@@ -154,15 +158,16 @@ def pair_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray,
                     float(2 * stdtr(df, -abs(log_ratio) / error)), "", paired)
 
 
-def _untestable(a: np.ndarray, b: np.ndarray) -> str:
-    """Why A against B carries no spread to test, or "" when it does. Paired or not, a side
-    whose values are all identical cannot be told from a deterministic rerun (releases before
-    2027.02 reran one seed; the tables do not record a process's seed)."""
+def _untestable(a: np.ndarray, b: np.ndarray, identical_is_exact: bool = False) -> str:
+    """Why A against B carries no spread to test, or "" when it does. A side whose values
+    are all identical cannot be told from a deterministic rerun (releases before 2027.02
+    reran one seed), unless `identical_is_exact`: paired by seed, each process its own seed
+    (dlbench.core.seeds), where the per-seed differences carry the test."""
     if min(a.size, b.size) < 2:
         return f"{min(a.size, b.size)} process on a side: no spread to test against"
     if np.any(a <= 0) or np.any(b <= 0):
         return "a value is zero or negative: no ratio to test"
-    if identical_repeats(a) or identical_repeats(b):
+    if not identical_is_exact and (identical_repeats(a) or identical_repeats(b)):
         return IDENTICAL_REPEATS
     return ""
 

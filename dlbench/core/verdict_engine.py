@@ -40,6 +40,7 @@ from dlbench.core.decisions import (PAIRED_BY_SEED, PRACTICAL_THRESHOLD, Decisio
 from dlbench.core.metrics import METRICS, Direction
 from dlbench.core.modes import by_class, mode_class
 from dlbench.core.noise_floor import noise_floors, threshold_for
+from dlbench.core.seeds import cells_with_own_seeds
 from dlbench.core.sequential import Design
 from dlbench.core.stats import Summary, geometric_mean, summarize
 from dlbench.core.systems import systems_of
@@ -152,8 +153,9 @@ def busy_processes(processes: pd.DataFrame | None) -> set[tuple[str, str, int]]:
 
 def repeat_rows(observations: pd.DataFrame, cells: pd.DataFrame,
                 processes: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per-process values of cells that finished ok, with `system` and `control` columns,
-    without the processes that stayed flagged busy."""
+    """Per-process values of cells that finished ok, with `system`, `control` and `own_seed`
+    (each process ran a seed of its own: dlbench.core.seeds) columns, without the processes
+    that stayed flagged busy."""
     ok = cells.loc[cells["status"] == "ok", ["run_id", "cell_id"]]
     rows = observations[observations["step"].isna() & observations["value"].notna()]
     rows = rows.merge(ok, on=["run_id", "cell_id"], how="inner")
@@ -164,7 +166,8 @@ def repeat_rows(observations: pd.DataFrame, cells: pd.DataFrame,
         rows = rows[[key not in busy for key in keys]]
     controls = set(control_twins(cells))
     rows = with_system(rows)
-    return rows.assign(control=rows["cell_id"].astype(str).isin(controls))
+    return rows.assign(control=rows["cell_id"].astype(str).isin(controls),
+                       own_seed=rows["cell_id"].astype(str).isin(cells_with_own_seeds(cells)))
 
 
 def control_twins(cells: pd.DataFrame) -> dict[str, str]:
@@ -232,10 +235,12 @@ def cell_values(rows: pd.DataFrame) -> dict[str, np.ndarray]:
 
 @dataclass(frozen=True)
 class Sample:
-    """One side of a pair: its processes' indices and values."""
+    """One side of a pair: its processes' indices and values, and whether each process ran a
+    seed of its own (dlbench.core.seeds)."""
 
     processes: np.ndarray
     values: np.ndarray
+    own_seeds: bool = False
 
     def upto(self, limit: int | None) -> np.ndarray:
         """The values of processes before `limit` (all when None)."""
@@ -248,7 +253,8 @@ class Sample:
 
 def cell_samples(rows: pd.DataFrame) -> dict[str, Sample]:
     """Each cell's Sample in `rows`."""
-    return {str(cell): Sample(_process_indices(group), group["value"].to_numpy(float))
+    return {str(cell): Sample(_process_indices(group), group["value"].to_numpy(float),
+                              "own_seed" in group and bool(group["own_seed"].all()))
             for cell, group in rows.groupby("cell_id")}
 
 
@@ -283,13 +289,15 @@ def decide_sequential(pairs: list[tuple[Sample, Sample]], direction: Direction,
 
 def _test(a: Sample, b: Sample, limit: int | None, paired: bool) -> PairTest:
     """The pair's test on the processes before `limit`: paired by process index (seed) when
-    asked and both sides have two or more processes in common."""
+    asked and both sides have two or more processes in common, with identical values exact
+    where both sides' processes each ran a seed of their own."""
     if paired:
         common = np.intersect1d(a.processes, b.processes)
         if limit is not None:
             common = common[common < limit]
         if common.size >= 2:
-            return pair_test(_by_process(a, common), _by_process(b, common), paired=True)
+            return pair_test(_by_process(a, common), _by_process(b, common), paired=True,
+                             own_seeds=a.own_seeds and b.own_seeds)
     return pair_test(a.upto(limit), b.upto(limit))
 
 

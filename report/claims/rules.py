@@ -301,7 +301,9 @@ def _equivalent(rule: Rule, context: Context, family: Family) -> dict[Key, Findi
             return Finding(INCONCLUSIVE, f"{label}: only {best[0].contender} measured")
         cells_used = tuple(s.cell_id for s in best)
         values = cell_values(group)
-        if any(identical_repeats(values[c]) for c in cells_used):
+        own_seeds = set(group.loc[group["own_seed"], "cell_id"].astype(str)) \
+            if "own_seed" in group else set()
+        if any(identical_repeats(values[c]) and c not in own_seeds for c in cells_used):
             return Finding(INCONCLUSIVE, f"{label}: {IDENTICAL_REPEATS}", cells_used,
                            why=("identical repeats (deterministic reruns, not seeds)",))
         lows = [s.summary.ci_low for s in best]

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from dlbench.core.schema import CellStatus
+from dlbench.runner.workloads.catalog import declared_process_seed
 
 if TYPE_CHECKING:
     from dlbench.runner.cell.spec import CellSpec
@@ -58,6 +59,10 @@ def _processes_summary(records: list[CellRecord]) -> dict:
         "ok": sum(r.outcome.status is CellStatus.OK for r in records),
         "busy": [r.spec.repeat_index for r in records if r.busy_reasons],
         "order": [r.order_index for r in records],
+        # what makes identical values across processes exact rather than a rerun
+        # (dlbench.core.seeds)
+        "seeds": [declared_process_seed(r.spec.workload, r.spec.repeat_index)
+                  for r in records],
     }
 
 

@@ -7,6 +7,7 @@ is timed alike. Each worker process trains once: repeats are independent process
 
 from __future__ import annotations
 
+from dlbench.core.seeds import PER_PROCESS_SEEDS
 from dlbench.runner.harness import Cell
 from dlbench.runner.harness.training import Trainer, train_once
 from dlbench.runner.models.conventions import fairness_note
@@ -38,8 +39,7 @@ def training_fairness(cell: Cell, *, timer_includes: str, compile_mode: str,
         compile_mode=compile_mode,
         data_pipeline=data_pipeline,
         notes=(f"SGD lr={workload.learning_rate} momentum={workload.momentum}, softmax "
-               f"cross-entropy (mean); process k of every framework starts from the same "
-               f"initial weights k and trains in the same epoch order k (seed k); "
+               f"cross-entropy (mean); {PER_PROCESS_SEEDS}; "
                f"{spec.params['epochs']} epochs of "
                f"{len(cell.data.dataset.y_train)} samples; test accuracy on "
                f"{len(cell.data.dataset.y_test)} samples evaluated after each epoch, outside "
