@@ -308,3 +308,19 @@ def test_groups_that_measured_one_system_are_counted_in_one_line_below_the_answe
     page = environment(Path(__file__).parents[1] / "templates").from_string(
         '{% if one_sided %}??? note "{{ one_sided.line }}"{% endif %}').render(one_sided=lonely)
     assert page == '??? note "1 question group measured one system only"'
+
+
+def test_the_calibration_simulates_answers_with_a_spread_and_leaves_out_exact_ones():
+    from dlbench.core.sequential import single_look
+    from dlbench.report.verdicts.data import calibrate, simulated
+
+    exact = one("accuracy", [{"system": s, "values": {"test_accuracy": [1.0] * 5},
+                              "details": OWN_SEEDS} for s in ("pytorch", "tensorflow")])
+    varied = one("accuracy", [
+        {"system": s, "values": {"test_accuracy": noisy(0.95, i, n=5, spread=0.01)},
+         "details": OWN_SEEDS} for i, s in enumerate(("pytorch", "tensorflow"))])
+    assert exact.tested and not simulated(exact)  # no sampling error to simulate
+    assert simulated(varied)
+    designs = {"r1": single_look(5)}
+    assert calibrate([exact], designs, replications=50).risk is None
+    assert calibrate([exact, varied], designs, replications=50).risk.tested == 1

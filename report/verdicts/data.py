@@ -109,11 +109,14 @@ def log_spreads(verdict: Verdict) -> np.ndarray:
 
 
 def simulated(verdict: Verdict) -> bool:
-    """Whether a verdict is one the calibration simulates: tested, with spreads."""
+    """Whether a verdict is one the calibration simulates: tested, with a spread on every
+    side. A side with none (identical values on every seed, exact: dlbench/core/seeds.py)
+    has no sampling error to simulate."""
+    spreads = log_spreads(verdict)
     return (verdict.tested and verdict.outcome is not VerdictOutcome.NOT_MEASURABLE
             and min(s.summary.n for s in verdict.standings) >= 2
             and not any(p.judgement.test.note for p in verdict.pairings)
-            and not np.isnan(log_spreads(verdict)).any())
+            and not np.isnan(spreads).any() and bool((spreads > 0).all()))
 
 
 @dataclass(frozen=True)
