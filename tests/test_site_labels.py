@@ -19,6 +19,9 @@ from dlbench.report.pages.claims import LINE_CHARS, interval_words, paragraphs, 
 from dlbench.report.render.labels import (cell_words, environment_key, environment_value, metric_ids_in_words,
                                   reason_label, status_label)
 from dlbench.report.site.publish import not_found_page
+from dlbench.report.inputs.source import load_release
+from dlbench.report.pages.experiment import history_rows
+from dlbench.report.pages.info import environment_runs, run_settings
 
 ROOT = Path(__file__).parent.parent
 
@@ -122,6 +125,39 @@ def test_a_cell_id_reads_as_its_workload_and_framework() -> None:
     assert cell_words("training:resnet-synthetic:keras-jax:fp32-default-b32:cuda") == \
         "ResNet-50, 224 px, Keras on JAX"
     assert cell_words("not-a-cell") == "not-a-cell"
+
+
+def test_the_cells_a_run_re_measured_or_looked_at_are_named_in_words() -> None:
+    ids = [f"inference:mlp-digits:keras-jax:fp32-call-b{b}:cpu" for b in range(1, 10)]
+    info = {"remeasured": [{"at": "then", "cells": ids[:2], "reason": "why"}],
+            "looks": [{"alpha": 0.03, "cells": ids}]}
+    shown = run_settings(info, {ids[0]: "Inference: MLP, 8x8 digits · Keras on JAX · b1"})
+    assert shown["remeasured"][0]["cells"] == ("Inference: MLP, 8x8 digits · Keras on JAX · "
+                                               "b1; MLP, 8x8 digits, Keras on JAX")
+    assert shown["remeasured"][0]["reason"] == "why"
+    assert shown["looks"][0]["cells"].startswith("9 cells (listed in the run's run.json")
+    assert info["looks"][0]["cells"] == ids  # the run's record is left as it is
+
+
+def test_the_environment_page_of_a_committed_release_names_no_cell_by_its_id() -> None:
+    source = load_release(ROOT / "results", "2027.01")  # it re-measured 8 inference cells
+    texts = [f"{key} {value}" for run in environment_runs(source)
+             for group in run["groups"] for key, value in group["rows"]]
+    assert not [t for t in texts if any(c in t for c in source.cells["cell_id"])]
+    assert any("Inference: MLP, 8x8 digits · Keras on JAX · fp32" in t for t in texts)
+
+
+def test_a_metric_only_other_releases_hold_is_labelled_by_its_cell_in_words() -> None:
+    cell = "training:mlp-digits:pytorch:fp32-default-b32:cpu"
+    summary = pd.DataFrame([{"cell_id": cell, "metric": "steady_epoch_time",
+                             "workload": "mlp-digits", "device": "cpu", "system": "pytorch",
+                             "variant": "fp32 · default mode · batch 32"}])
+    past = pd.DataFrame([{"cell_id": cell, "metric": "model_memory", "release": r,
+                          "result_id": f"{r}-0001", "median": 3.0}
+                         for r in ("2027.02", "2027.03")])
+    releases, rows = history_rows(summary, past)
+    assert releases == ["2027.02", "2027.03"]
+    assert rows[0]["what"] == "MLP, 8x8 digits · PyTorch · fp32 · default mode · batch 32"
 
 
 def test_a_long_text_is_broken_into_paragraphs_between_clauses_only() -> None:

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pandas as pd
 
-from dlbench.core.schema import VARIANT_COLUMNS
-from dlbench.core.systems import systems_of
+from dlbench.core.experiments import title
+from dlbench.core.schema import VARIANT_COLUMNS, system_label
+from dlbench.core.systems import system_of, systems_of
 from dlbench.core.summaries import result_stats
-from dlbench.report.render.labels import format_label, mode_label
+from dlbench.report.render.labels import format_label, mode_label, workload_label
 from dlbench.report.inputs.source import Source
 
-__all__ = ["SUMMARY_COLUMNS", "format_number", "machine_label", "summarize",
+__all__ = ["SUMMARY_COLUMNS", "cell_label", "format_number", "machine_label", "summarize",
            "variant_label"]
 
 SUMMARY_COLUMNS = [
@@ -30,6 +32,16 @@ def variant_label(row: pd.Series) -> str:
     if isinstance(row["export_format"], str) and row["export_format"]:
         parts.append(format_label(row["export_format"]))
     return " · ".join(parts)
+
+
+def cell_label(cell: pd.Series | dict) -> str:
+    """A cell of the cells table in words, e.g. 'Inference: MLP, 8x8 digits · Keras on JAX ·
+    fp32 · call · batch 1', ' · A/A control' for a control's twin (its ID ends in '-aa')."""
+    words = [workload_label(str(cell["workload"]), str(cell["device"])),
+             system_label(system_of(cell)), variant_label(cell)]
+    control = json.loads(cell.get("config_json") or "{}").get("control") == "aa"
+    return f"{title(str(cell['experiment']))}: {' · '.join(words)}" + (
+        " · A/A control" if control else "")
 
 
 def machine_label(environment: dict, device: str) -> str:

@@ -281,16 +281,17 @@ def history_rows(summary: pd.DataFrame, past: pd.DataFrame) -> tuple[list[str], 
     held = known.groupby(["cell_id", "metric"])["release"].nunique()
     known = known.set_index(["cell_id", "metric"]).loc[held[held > 1].index].reset_index()
     releases = sorted(set(known["release"]))
-    labels = summary.drop_duplicates(["cell_id", "metric"]).set_index(["cell_id", "metric"])
+    # by cell alone: a metric another release measured for a cell of this page is labelled
+    # by the cell's words too, never by its ID
+    labels = summary.drop_duplicates("cell_id").set_index("cell_id")
     rows = []
     for (cell_id, metric), group in known.groupby(["cell_id", "metric"], sort=True):
-        here = labels.loc[(cell_id, metric)] if (cell_id, metric) in labels.index else None
+        here = labels.loc[cell_id]
         by_release = {r.release: f"{r.result_id}: {format_number(r.median)}"
                       for r in group.itertuples(index=False)}
         rows.append({
             "what": (f"{workload_label(here['workload'], here['device'])} · "
-                     f"{system_label(here['system'])} · {here['variant']}"
-                     if here is not None else cell_id),
+                     f"{system_label(here['system'])} · {here['variant']}"),
             "metric": get_metric(str(metric)).label if metric in summary["metric"].values
             else str(metric).replace("_", " "),
             "cells": [by_release.get(r, "—") for r in releases],

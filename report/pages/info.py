@@ -10,12 +10,13 @@ from dlbench.core.schema import CELL_COLUMNS, OBSERVATION_COLUMNS, system_label
 from dlbench.core.systems import frameworks, keras_backends, system_of
 from dlbench.report.pages.cite import result_citation
 from dlbench.report.pages.experiment import experiment_title
-from dlbench.report.render.labels import (environment_key, environment_value, metric_ids_in_words,
-                                  status_label, workload_label)
+from dlbench.report.render.labels import (cell_words, environment_key, environment_value,
+                                          metric_ids_in_words, status_label, workload_label)
 from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.jinja import render
 from dlbench.report.inputs.source import Source
-from dlbench.report.inputs.summary import SUMMARY_COLUMNS, machine_label, variant_label
+from dlbench.report.inputs.summary import (SUMMARY_COLUMNS, cell_label, machine_label,
+                                           variant_label)
 from dlbench.report.verdicts.data import control_rows
 
 #: What each column of the downloadable tables means (the data dictionary).
@@ -119,13 +120,36 @@ def _groups(value: dict, general: str) -> list[dict]:
 COUNTED_SETTINGS = {"planned_cells": "cells", "process_order": "processes"}
 
 
-def run_settings(info: dict) -> dict:
-    """A run's settings as the environment page shows them: identifier lists as counts."""
+#: Run settings that list events (re-measured cells, looks), each naming its cells.
+EVENT_SETTINGS = ("remeasured", "looks")
+
+
+def _counted(items: list, noun: str) -> str:
+    """A list of identifiers as the page shows it: its length, and where it is kept."""
+    return f"{len(items)} {noun} (listed in the run's run.json, kept with its results)"
+
+
+def _event_cells(cells: list, names: dict[str, str]) -> str:
+    """The cells an event names, in words ('; ' between cells, whose words hold commas), or
+    their count when there are more than LONG_LIST."""
+    if len(cells) > LONG_LIST:
+        return _counted(cells, "cells")
+    return "; ".join(names.get(str(c)) or cell_words(str(c)) for c in cells)
+
+
+def run_settings(info: dict, cell_names: dict[str, str] | None = None) -> dict:
+    """A run's settings as the environment page shows them: identifier lists as counts, and
+    the cells an event names in words (`cell_names`: cell ID -> words, else the ID's
+    workload and framework), never as IDs."""
     shown = dict(info)
     for key, noun in COUNTED_SETTINGS.items():
         if isinstance(shown.get(key), list):
-            shown[key] = (f"{len(shown[key])} {noun} (listed in the run's run.json, kept with "
-                          "its results)")
+            shown[key] = _counted(shown[key], noun)
+    for key in EVENT_SETTINGS:
+        if isinstance(shown.get(key), list):
+            shown[key] = [event | {"cells": _event_cells(event["cells"], cell_names or {})}
+                          if isinstance(event, dict) and isinstance(event.get("cells"), list)
+                          else event for event in shown[key]]
     return shown
 
 
@@ -135,7 +159,10 @@ def environment_runs(source: Source) -> list[dict]:
     for run in source.runs:
         devices = sorted(set(source.cells.loc[source.cells["run_id"] == run.run_id, "device"]))
         machine = "; ".join(machine_label(run.environment, d) for d in devices or ["cpu"])
-        groups = _groups(run.environment, "machine") + _groups(run_settings(run.info), "run")
+        cells = source.cells[source.cells["run_id"] == run.run_id]
+        names = {str(c["cell_id"]): cell_label(c) for c in cells.to_dict("records")}
+        groups = (_groups(run.environment, "machine")
+                  + _groups(run_settings(run.info, names), "run"))
         runs.append({"run_id": run.run_id, "machine": machine, "groups": groups})
     return runs
 
