@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import markdown
 import pandas as pd
 
 from dlbench.core.history import history
@@ -21,6 +22,7 @@ from dlbench.report.render.labels import (cell_words, environment_key, environme
 from dlbench.report.site.publish import not_found_page
 from dlbench.report.inputs.source import load_release
 from dlbench.report.pages.experiment import history_rows
+from dlbench.report.render.jinja import environment, render
 from dlbench.report.pages.info import environment_runs, run_settings
 
 ROOT = Path(__file__).parent.parent
@@ -145,6 +147,15 @@ def test_the_environment_page_of_a_committed_release_names_no_cell_by_its_id() -
              for group in run["groups"] for key, value in group["rows"]]
     assert not [t for t in texts if any(c in t for c in source.cells["cell_id"])]
     assert any("Inference: MLP, 8x8 digits · Keras on JAX · fp32" in t for t in texts)
+
+
+def test_a_run_s_workloads_in_words_show_their_ids_as_code_not_as_text() -> None:
+    source = load_release(ROOT / "results", "2027.03")  # its run recorded its workloads' words
+    text = render(environment(ROOT / "templates"), "environment.md.j2", source=source,
+                  runs=environment_runs(source))
+    page = markdown.markdown(text, extensions=["tables", "attr_list"])
+    assert "<td><code>resnet50-synthetic</code></td>\n<td>ResNet-50, 224 px</td>" in page
+    assert "<td>resnet50-synthetic</td>" not in page and "<td>host (hashed name)</td>" in page
 
 
 def test_a_metric_only_other_releases_hold_is_labelled_by_its_cell_in_words() -> None:

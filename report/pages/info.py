@@ -10,8 +10,9 @@ from dlbench.core.schema import CELL_COLUMNS, OBSERVATION_COLUMNS, system_label
 from dlbench.core.systems import frameworks, keras_backends, system_of
 from dlbench.report.pages.cite import result_citation
 from dlbench.report.pages.experiment import experiment_title
-from dlbench.report.render.labels import (cell_words, environment_key, environment_value,
-                                          metric_ids_in_words, status_label, workload_label)
+from dlbench.report.render.labels import (IDENTIFIER_GROUPS, cell_words, environment_key,
+                                          environment_value, metric_ids_in_words, status_label,
+                                          workload_label)
 from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.jinja import render
 from dlbench.report.inputs.source import Source
@@ -105,11 +106,13 @@ def _groups(value: dict, general: str) -> list[dict]:
     """Top-level scalars as one group, then one group per nested section."""
     scalars = {k: v for k, v in value.items() if not isinstance(v, (dict, list))
                or (isinstance(v, list) and not any(isinstance(i, dict) for i in v))}
-    groups = [{"title": general, "rows": _labelled(_flatten(scalars), "")}] if scalars else []
+    groups = ([{"title": general, "rows": _labelled(_flatten(scalars), ""), "code_keys": False}]
+              if scalars else [])
     for key in sorted(k for k in value if k not in scalars):
         rows = _labelled(_flatten(value[key]), key)
         groups.append({"title": environment_key(key), "anchor": key.replace("_", "-"),
-                       "rows": rows or [("(none)", "none")]})
+                       "rows": rows or [("(none)", "none")],
+                       "code_keys": key in IDENTIFIER_GROUPS and bool(rows)})
     if groups:
         groups[0]["anchor"] = general
     return groups

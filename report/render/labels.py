@@ -60,8 +60,12 @@ WORKLOAD_LABELS = {
 }
 #: The words the runs being rendered recorded, workload -> {device ("" for the CPU): words}.
 _recorded: dict[str, dict[str, str]] = {}
-#: Groups whose keys are names in their own right (variables, packages): kept as they are.
-VERBATIM_GROUPS = ("environment_variables", "packages")
+#: Groups whose keys are the project's identifiers, each beside its words (a run's
+#: workloads in words): shown as code, the way the data dictionary shows identifiers.
+IDENTIFIER_GROUPS = ("workload_words",)
+#: Groups whose keys are names in their own right (variables, packages, identifiers): kept as
+#: they are.
+VERBATIM_GROUPS = ("environment_variables", "packages", *IDENTIFIER_GROUPS)
 #: Values of a number of FLOP/s shown in GFLOP/s.
 GIGA_KEYS = ("fp32_flops", "bf16_flops", "fp16_flops")
 #: A Python exception in a reason: the cell crashed, whatever status it was recorded with.
