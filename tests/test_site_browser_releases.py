@@ -1,7 +1,8 @@
 """The site of the committed releases (2026.12, 2027.01, 2027.02) and a draft in headless
 Chromium: the first answer on the first screen, labels instead of identifiers, no blank chart,
-the anchor kept across versions, the site's own 404 page, and a draft that asks for no
-versions.json. Screenshots go to $DLBENCH_SCREENSHOTS, else build/screenshots."""
+every table within a desktop page, the anchor kept across versions, the site's own 404 page,
+and a draft that asks for no versions.json. Screenshots go to $DLBENCH_SCREENSHOTS, else
+build/screenshots."""
 
 from __future__ import annotations
 
@@ -301,6 +302,24 @@ def test_every_table_shows_its_numbers_on_a_phone(browser, released: str) -> Non
     page.wait_for_load_state("networkidle")
     assert page.locator("article table[data-cards]").count() < \
         page.locator("article table").count()
+
+
+#: Tables wider than the page's column: a desktop reader scrolls them sideways.
+WIDER_THAN_PAGE = """() => { const width = document.querySelector('article').clientWidth;
+  return [...document.querySelectorAll('article table')]
+    .filter(t => t.offsetParent !== null && t.scrollWidth > width + 1)
+    .map(t => `${t.scrollWidth} px: ${(t.querySelector('th') || t).textContent.trim()}`); }"""
+
+
+def test_every_table_fits_the_page_on_a_desktop(browser, released: str) -> None:
+    page = _page(browser, 1280, 800)
+    wide = []
+    for release in RELEASES:
+        for path in ["", *PAGES]:
+            page.goto(f"{released}{release}/{path}")
+            page.wait_for_load_state("networkidle")
+            wide += [f"{release}/{path}: {table}" for table in page.evaluate(WIDER_THAN_PAGE)]
+    assert not wide, wide
 
 
 def test_a_draft_says_on_every_page_that_it_is_not_citable(browser, draft: str) -> None:
