@@ -1,4 +1,4 @@
-"""The site of the committed releases (2026.12, 2027.01, 2027.02) and a draft in headless
+"""The site of the committed releases (2026.12 to 2027.03) and a draft in headless
 Chromium: the first answer on the first screen, labels instead of identifiers, no blank chart,
 every table within a desktop page, the anchor kept across versions, the site's own 404 page,
 and a draft that asks for no versions.json. Screenshots go to $DLBENCH_SCREENSHOTS, else
@@ -25,7 +25,7 @@ from tests.site_fixtures import ROOT, TEMPLATES, golden_results, site_config, RU
 
 pytestmark = pytest.mark.browser
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-RELEASES = ("2026.12", "2027.01", "2027.02")
+RELEASES = ("2026.12", "2027.01", "2027.02", "2027.03")
 SHOTS = Path(os.environ.get("DLBENCH_SCREENSHOTS")
              or Path(__file__).parent.parent / "build" / "screenshots")
 #: A raw metric identifier as a word of visible text (code blocks are not visible text).
