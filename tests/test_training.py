@@ -84,6 +84,10 @@ def test_one_process_measures_one_repeat_its_working_memory_and_its_code(tmp_pat
     outcome = execute_cell(spec).outcome
     assert outcome.status.value == "ok", outcome.reason
     assert {o.repeat for o in outcome.observations} == {3}
+    # process 3 reports the seed it ran: the workload's seed + 3 (dlbench.core.seeds)
+    from dlbench.runner.workloads.catalog import get_workload
+
+    assert outcome.details["seed"] == get_workload("mlp-digits").seed + 3
     values = {o.metric: o.value for o in outcome.observations if o.step is None}
     # a 17k-parameter MLP, its SGD state and batch-32 activations: far under a few MiB,
     # while the process itself holds hundreds of MiB of PyTorch

@@ -7,10 +7,10 @@ move the value: the value is exact for the seeds measured, and a pair of such ce
 judged (dlbench.core.decisions.pair_test).
 
 Since release 2027.02, process k of every framework starts from seed k (the workload's seed
-plus k: dlbench.runner.workloads.catalog.process_seed). The runner records each process's
-seed in the cell's details ("processes": {"seeds": [...]}). Cells measured before that record
-existed say it in their training protocol's notes (PER_PROCESS_SEEDS), as 2027.02 and 2027.03
-do; releases before 2027.02 reran one seed and say neither.
+plus k: dlbench.runner.workloads.catalog.process_seed). Each worker now reports the seed it
+ran, and the cell's details list them ("processes": {"seeds": [...]}). Cells measured before
+workers reported it say it in their training protocol's notes (PER_PROCESS_SEEDS), as 2027.02
+and 2027.03 do; releases before 2027.02 reran one seed and say neither.
 """
 
 from __future__ import annotations

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from dlbench.core.schema import CellStatus
-from dlbench.runner.workloads.catalog import declared_process_seed
 
 if TYPE_CHECKING:
     from dlbench.runner.cell.spec import CellSpec
@@ -59,11 +58,15 @@ def _processes_summary(records: list[CellRecord]) -> dict:
         "ok": sum(r.outcome.status is CellStatus.OK for r in records),
         "busy": [r.spec.repeat_index for r in records if r.busy_reasons],
         "order": [r.order_index for r in records],
-        # what makes identical values across processes exact rather than a rerun
-        # (dlbench.core.seeds)
-        "seeds": [declared_process_seed(r.spec.workload, r.spec.repeat_index)
-                  for r in records],
-    }
+    } | _seeds(records)
+
+
+def _seeds(records: list[CellRecord]) -> dict:
+    """{"seeds": [...]}: each process's seed as its worker reported it (what makes identical
+    values across processes exact rather than a rerun: dlbench.core.seeds); empty for
+    records written before workers reported it, so their tables rebuild as published."""
+    seeds = [r.outcome.details.get("seed") for r in records]
+    return {"seeds": seeds} if any(s is not None for s in seeds) else {}
 
 
 def _shared_process(record: CellRecord) -> dict:

@@ -146,14 +146,6 @@ def process_seed(workload: Workload, repeat_index: int) -> int:
     the same weights k and trains in the same epoch order k."""
     return workload.seed + repeat_index
 
-
-def declared_process_seed(name: str, repeat_index: int) -> int | None:
-    """The seed of process `repeat_index` of a cell of the workload called `name`, as the
-    runner records it beside the process; None for a workload this catalog does not declare
-    (a reader's own model, which carries its own weights)."""
-    return process_seed(WORKLOADS[name], repeat_index) if name in WORKLOADS else None
-
-
 def initial_layers(workload: Workload, dataset: Dataset, seed: int | None = None) -> list[Layer]:
     """Glorot-uniform weights and zero biases, drawn from `seed` (the workload's own if None)."""
     if workload.profiles:
