@@ -47,13 +47,14 @@ class Cell:
                 details: dict | None = None, status: CellStatus = CellStatus.OK,
                 reason: str = "") -> CellOutcome:
         """The cell's outcome with the import footprint (and, beside a working memory, the
-        user memory: both together), the sampling record and the process's seed added."""
+        user memory: both together), the sampling record and the process's seed (none for a
+        reader's own model, which brings its weights) added."""
         extra = [self.observe("import_footprint", self.footprint_mib)]
         extra += [self.observe("user_memory", self.footprint_mib + o.value)
                   for o in observations if o.metric == "working_memory" and o.step is None]
         return CellOutcome(status, [*observations, *extra], fairness, reason=reason,
                            details=(details or {}) | self.sampler.details()
-                           | {"seed": self.data.seed})
+                           | ({"seed": self.data.seed} if self.data.seed is not None else {}))
 
     def fairness(self, **words: str) -> Fairness:
         """This cell's manifest from its protocol's `words` (those of `cell_manifest`)."""

@@ -37,6 +37,7 @@ class ModelData:
     y: np.ndarray | None
     parity_x: np.ndarray
     reference: np.ndarray
+    seed: None = None  # the reader's model brings its own weights: no process seed
 
 
 def measured_or_failed(measure: Callable[[CellSpec], CellOutcome], spec: CellSpec
