@@ -176,9 +176,16 @@ def control_twins(cells: pd.DataFrame) -> dict[str, str]:
     if "config_json" not in cells:
         return twins
     for cell_id, config in zip(cells["cell_id"], cells["config_json"], strict=True):
-        if isinstance(config, str) and config and json.loads(config).get("control"):
+        if is_control(config):
             twins[str(cell_id)] = twin_of(str(cell_id))
     return twins
+
+
+def is_control(config_json: object) -> bool:
+    """Whether a cell's configuration (its cells-table config_json) marks it as an A/A
+    control's twin (runner/plan/controls.py plans it)."""
+    return isinstance(config_json, str) and bool(config_json) \
+        and bool(json.loads(config_json).get("control"))
 
 
 def twin_of(control_cell_id: str) -> str:

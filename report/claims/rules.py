@@ -30,7 +30,8 @@ from dlbench.core.conditions import (
     two_devices_reason,
     working_memory_reason,
 )
-from dlbench.core.verdict_engine import Standing, cell_values, like_with_like, standings
+from dlbench.core.verdict_engine import (Standing, cell_samples, cell_values, like_with_like,
+                                         standings)
 
 SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_MEASURABLE = ClaimOutcome
 DEFAULT_GROUPS = {RuleKind.ORDER: ("workload", "batch_size", "mode_class"),
@@ -300,10 +301,9 @@ def _equivalent(rule: Rule, context: Context, family: Family) -> dict[Key, Findi
         if len(best) < 2:
             return Finding(INCONCLUSIVE, f"{label}: only {best[0].contender} measured")
         cells_used = tuple(s.cell_id for s in best)
-        values = cell_values(group)
-        own_seeds = set(group.loc[group["own_seed"], "cell_id"].astype(str)) \
-            if "own_seed" in group else set()
-        if any(identical_repeats(values[c]) and c not in own_seeds for c in cells_used):
+        samples = cell_samples(group)
+        if any(identical_repeats(samples[c].values) and not samples[c].own_seeds
+               for c in cells_used):
             return Finding(INCONCLUSIVE, f"{label}: {IDENTICAL_REPEATS}", cells_used,
                            why=("identical repeats (deterministic reruns, not seeds)",))
         lows = [s.summary.ci_low for s in best]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 
 import pandas as pd
@@ -11,6 +10,7 @@ from dlbench.core.experiments import title
 from dlbench.core.schema import VARIANT_COLUMNS, system_label
 from dlbench.core.systems import system_of, systems_of
 from dlbench.core.summaries import result_stats
+from dlbench.core.verdict_engine import is_control
 from dlbench.report.render.labels import format_label, mode_label, workload_label
 from dlbench.report.inputs.source import Source
 
@@ -39,9 +39,8 @@ def cell_label(cell: pd.Series | dict) -> str:
     fp32 · call · batch 1', ' · A/A control' for a control's twin (its ID ends in '-aa')."""
     words = [workload_label(str(cell["workload"]), str(cell["device"])),
              system_label(system_of(cell)), variant_label(cell)]
-    control = json.loads(cell.get("config_json") or "{}").get("control") == "aa"
     return f"{title(str(cell['experiment']))}: {' · '.join(words)}" + (
-        " · A/A control" if control else "")
+        " · A/A control" if is_control(cell.get("config_json")) else "")
 
 
 def machine_label(environment: dict, device: str) -> str:

@@ -146,6 +146,7 @@ def process_seed(workload: Workload, repeat_index: int) -> int:
     the same weights k and trains in the same epoch order k."""
     return workload.seed + repeat_index
 
+
 def initial_layers(workload: Workload, dataset: Dataset, seed: int | None = None) -> list[Layer]:
     """Glorot-uniform weights and zero biases, drawn from `seed` (the workload's own if None)."""
     if workload.profiles:
