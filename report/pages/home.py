@@ -21,6 +21,7 @@ from dlbench.report.render.jinja import render
 from dlbench.report.inputs.source import Source, source_designs, source_processes
 from dlbench.report.inputs.summary import format_number, machine_label
 from dlbench.report.pages.answer_tables import answer_tables, group_label, answer_counts
+from dlbench.report.pages.machine_columns import machine_names, machine_tables
 from dlbench.report.verdicts.data import controls_summary, result_ids
 from dlbench.report.verdicts.stored import judged_apart, stored_verdicts
 from dlbench.core.verdict_engine import QUESTIONS, Pairing
@@ -284,12 +285,15 @@ def caption(source: Source) -> list[str]:
 
 
 def machines(frame: pd.DataFrame, source: Source) -> dict[tuple[str, str], str]:
-    """(run, device) -> its hardware, when the verdicts come from more than one machine."""
+    """(run, device) -> the machine in words, in the release's run order, when the verdicts
+    come from more than one machine; empty for one."""
     pairs = set(zip(frame["run_id"].astype(str), frame["device"].astype(str), strict=True))
-    known = {run.run_id for run in source.runs}
-    words = {(r, d): hardware_words(source.run(r).environment, d) for r, d in pairs
-             if r in known}
-    return words if len(set(words.values())) > 1 else {}
+    ordered = [(run.run_id, device) for run in source.runs for device in ("cpu", "cuda")
+               if (run.run_id, device) in pairs]
+    if len(ordered) < 2:
+        return {}
+    return machine_names({(r, d): (hardware_words(source.run(r).environment, d),
+                                   source.run(r).environment) for r, d in ordered})
 
 
 def page_verdicts(inputs: PageInputs) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
@@ -306,10 +310,14 @@ def home_page(inputs: PageInputs) -> Page:
     source, found = inputs.source, inputs.judged.answers
     frame, today, stored = page_verdicts(inputs)
     apart = judged_apart(stored, today) if stored is not None else {}
-    tables = answer_tables(frame, machines(frame, source), apart)
+    names = machines(frame, source)
+    tables = answer_tables(frame, names, apart)
+    per_machine = {table["key"]: table for table in machine_tables(frame, names)} \
+        if names else {}
     evidence = {block["key"]: block
                 for block in question_blocks(source, inputs.summary, found)}
     text = render(inputs.env, "index.md.j2", tables=tables, evidence=evidence,
+                  per_machine=per_machine,
                   caption=caption(source), stored=stored is not None, apart=len(apart),
                   counts=answer_counts(frame),
                   experiments=experiment_links(inputs.summary, inputs.questions),

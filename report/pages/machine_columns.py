@@ -1,0 +1,192 @@
+"""The home page's answers when a release holds several machines: one table per question with
+a column per machine and the line saying where each answer holds (dlbench/core/where_it_holds.py
+is the rule; this module reads it from a verdicts table and words it)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+
+import pandas as pd
+
+from dlbench.core.metrics import Direction
+from dlbench.core.schema import system_label
+from dlbench.core.verdict_engine import QUESTIONS, metric_direction
+from dlbench.core.where_it_holds import (NO_DIFFERENCE, WINNER, Holds, Lead, MachineAnswer,
+                                         WhereItHolds, lead_range, where_it_holds)
+from dlbench.core.words import plural
+from dlbench.report.inputs.summary import format_number
+from dlbench.report.pages.answer_tables import UNDECIDED, TIED, group_label
+from dlbench.report.render.user_text import plain_text
+
+#: A machine: (run ID, device) of the verdicts table.
+Machine = tuple[str, str]
+
+
+def _float(value: object) -> float:
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return math.nan
+    return number
+
+
+def lead_of(pair: Mapping, direction: Direction) -> Lead:
+    """How many times better the pair's first side (the best) is, with its interval."""
+    ratio, low, high = (_float(pair[k]) for k in ("ratio", "ci_low", "ci_high"))
+    if direction is Direction.LOWER:
+        ratio, low, high = 1 / ratio if ratio else math.nan, \
+            1 / high if high else math.nan, 1 / low if low else math.nan
+    return Lead(ratio, low, high)
+
+
+def machine_answers(frame: pd.DataFrame, names: Mapping[Machine, str]
+                    ) -> dict[tuple[str, str], list[MachineAnswer]]:
+    """(question, group key) -> each machine's answer, machines in `names`' order."""
+    answers = frame[frame["row"] == "answer"].to_dict("records")
+    pairs = frame[frame["row"] == "pair"].to_dict("records")
+    order = {machine: index for index, machine in enumerate(names)}
+    found: dict[tuple[str, str], list[tuple[int, MachineAnswer]]] = {}
+    for answer in answers:
+        machine = (str(answer["run_id"]), str(answer["device"]))
+        if machine not in names:
+            continue
+        key = (str(answer["question"]), str(answer.get("group_key") or answer["group"]))
+        direction = metric_direction(str(answer["metric"]))
+        leads = {str(p["contender_b"]): lead_of(p, direction) for p in pairs
+                 if (p["question"], p["run_id"], p["device"], p["group"])
+                 == (answer["question"], answer["run_id"], answer["device"], answer["group"])}
+        threshold = _float(answer.get("threshold"))
+        found.setdefault(key, []).append((order[machine], MachineAnswer(
+            names[machine], str(answer["outcome"]), str(answer.get("contender_a") or ""),
+            str(answer.get("winner") or ""), leads,
+            threshold if not math.isnan(threshold) else 0.05)))
+    return {key: [a for _, a in sorted(listed, key=lambda item: item[0])]
+            for key, listed in found.items()}
+
+
+def _times(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{format_number(value)}x"
+
+
+def _machine_cell(answer: MachineAnswer | None) -> str:
+    """One machine's answer in a cell: the decided winner in bold with its lead over the
+    closest other, ≈ for no meaningful difference, ? after an undecided best, – unmeasured."""
+    if answer is None or not answer.answered:
+        return "–"
+    closest = min(answer.leads.values(), key=lambda lead: lead.value, default=None)
+    lead = f" {_times(closest.value)}" if closest else ""
+    if answer.outcome == WINNER:
+        return f"**{system_label(answer.winner)}**{lead}"
+    if answer.outcome == NO_DIFFERENCE:
+        return f"{TIED} {system_label(answer.best)}{lead}"
+    return f"{system_label(answer.best)} {UNDECIDED}{lead}"
+
+
+def _names(answers: tuple[MachineAnswer, ...]) -> str:
+    return ", ".join(a.machine for a in answers)
+
+
+def holds_words(reading: WhereItHolds) -> str:
+    """The 'where it holds' line of one answer."""
+    answered, count = reading.answered, len(reading.answered)
+    winner = system_label(reading.winner)
+    span = lead_range(reading)
+    leads = "" if span is None else (f" (leads {_times(span[0])})" if span[0] == span[1]
+                                     else f" (leads {_times(span[0])}–{_times(span[1])})")
+    if reading.holds is Holds.ONE_MACHINE:
+        words = "measured on one machine only: too few machines to say where it holds"
+    elif reading.holds is Holds.EVERYWHERE:
+        words = f"{winner} on all {count} machines{leads}"
+    elif reading.holds is Holds.MARGIN_DEPENDS:
+        against = reading.margin_against
+        each = "; ".join(f"{_times(a.leads[against].value)} on {a.machine}" for a in answered
+                         if against in a.leads)
+        words = (f"{winner} on all {count} machines, by a margin that depends on the machine "
+                 f"(against {system_label(against)}: {each})")
+    elif reading.holds is Holds.WINNER_DEPENDS:
+        words = "the winner depends on the machine: " + "; ".join(
+            f"{system_label(a.winner)} on {a.machine}" if a.outcome == WINNER
+            else f"{a.outcome if a.outcome != 'inconclusive' else 'not decided'} on {a.machine}"
+            for a in answered)
+    elif reading.holds is Holds.WHERE_DECIDED:
+        decided = tuple(a for a in answered if a.outcome == WINNER)
+        rest = "; ".join(f"{'no meaningful difference' if a.outcome == NO_DIFFERENCE else 'not decided'}"
+                         f" on {a.machine}" for a in answered if a.outcome != WINNER)
+        words = f"{winner} on {len(decided)} of {count} machines ({_names(decided)}){leads}; {rest}"
+    elif reading.holds is Holds.NO_DIFFERENCE_EVERYWHERE:
+        words = f"no meaningful difference on all {count} machines"
+    else:
+        words = f"decided on none of the {plural(count, 'machine')}"
+    missing = reading.not_answered
+    return words + (f"; not measurable on {_names(missing)}" if missing else "")
+
+
+def machine_tables(frame: pd.DataFrame, names: Mapping[Machine, str]) -> list[dict]:
+    """One table per question with answers: a row per group, a column per machine, and where
+    each answer holds."""
+    by_group = machine_answers(frame, names)
+    columns = list(dict.fromkeys(names.values()))
+    tables = []
+    for question in QUESTIONS:
+        mine = {group: answers for (key, group), answers in by_group.items()
+                if key == question.key}
+        rows = []
+        for group, answers in sorted(mine.items(), key=lambda item: _label(item[0], question.contest)):
+            if not any(a.answered and a.leads for a in answers):
+                continue  # one contender on every machine: nothing was compared
+            reading = where_it_holds(answers)
+            cells = {a.machine: _machine_cell(a) for a in answers}
+            rows.append({"label": _label(group, question.contest),
+                         "cells": [cells.get(c, "–") for c in columns],
+                         "holds": holds_words(reading), "outcome": reading.holds.value})
+        if rows:
+            tables.append({"key": question.key, "title": question.title, "columns": columns,
+                           "rows": rows})
+    return tables
+
+
+def _label(group_key: str, contest: str) -> str:
+    try:
+        json.loads(group_key)
+    except ValueError:
+        return group_key
+    return group_label(group_key, "cpu", contest)
+
+
+def depends_on_machine(tables: list[dict]) -> list[dict]:
+    """The answers whose winner or margin depends on the machine, for the release notes."""
+    return [{"title": t["title"], "label": r["label"], "holds": r["holds"]} for t in tables
+            for r in t["rows"] if r["outcome"] in (Holds.WINNER_DEPENDS.value,
+                                                   Holds.MARGIN_DEPENDS.value)]
+
+
+def isa_words(environment: Mapping) -> str:
+    """The CPU feature that most changes the frameworks' kernels, in words ('' unknown)."""
+    cpu = environment.get("cpu") or {}
+    if cpu.get("amx"):
+        return "AMX"
+    if cpu.get("avx512_bf16"):
+        return "AVX-512 BF16"
+    if cpu.get("avx512f"):
+        return "AVX-512"
+    return "AVX2" if "avx512f" in cpu else ""
+
+
+def machine_names(machines: Mapping[Machine, tuple[str, Mapping]]) -> dict[Machine, str]:
+    """Each machine's words (`machines`: (run, device) -> (hardware words, environment)),
+    as inert text (a run's record comes from another machine), made unique within the
+    release: a kind measured twice is told apart by its run."""
+    words = {}
+    for machine, (hardware, environment) in machines.items():
+        isa = isa_words(environment) if machine[1] == "cpu" else ""
+        short = re.sub(r" (CPU|Processor)\b", "", hardware)
+        words[machine] = plain_text(short + (f", {isa}" if isa else ""))
+    seen: dict[str, int] = {}
+    for machine, name in words.items():
+        seen[name] = seen.get(name, 0) + 1
+        if list(words.values()).count(name) > 1:
+            words[machine] = f"{name} (run {seen[name]})"
+    return words

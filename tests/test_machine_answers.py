@@ -1,0 +1,83 @@
+"""A site built from runs of two and three machine kinds: one table per question with a column
+per machine and the line saying where each answer holds (report/pages/machine_columns.py)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from dlbench.report.inputs.source import load_draft
+from dlbench.report.site.build import site_files
+from tests.machine_fixtures import AMD_AVX2, AMD_AVX512, INTEL_AMX, machine_run
+from tests.site_fixtures import RUN_A, SITE_URL, TEMPLATES, golden_results
+
+TRAINING_TIME = "## Which framework trains fastest?"
+
+
+def _home(results: Path, runs: list[str]) -> str:
+    return site_files(load_draft(results, runs), TEMPLATES, SITE_URL)["index.md"].decode()
+
+
+def _machine_table(home: str, heading: str) -> list[list[str]]:
+    """The rows of the machine table under `heading`, as cells."""
+    section = home.split(heading, 1)[1].split("Per machine and system:", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ")]
+    return [[cell.strip() for cell in row.strip("|").split(" | ")] for row in rows]
+
+
+@pytest.fixture(scope="module")
+def three_machines(tmp_path_factory) -> str:
+    """Three CPU kinds: TensorFlow twice as slow on the AVX2 EPYC (its oneDNN custom
+    operations are off there), PyTorch 3x slower on the AVX-512 EPYC."""
+    results = golden_results(tmp_path_factory.mktemp("machines"))
+    runs = [machine_run(results, RUN_A, "20261201T120000Z-amx", INTEL_AMX),
+            machine_run(results, RUN_A, "20261201T130000Z-avx512", AMD_AVX512,
+                        {"pytorch": 3.0}),
+            machine_run(results, RUN_A, "20261201T140000Z-avx2", AMD_AVX2,
+                        {"tensorflow": 2.0})]
+    return _home(results, runs)
+
+
+def test_each_question_has_a_column_per_machine_named_in_words(three_machines):
+    header, _, *rows = _machine_table(three_machines, TRAINING_TIME)
+    assert header == ["Workload", "Intel Xeon, 2 cores, AMX", "AMD EPYC 9B14, 2 cores, "
+                      "AVX-512 BF16", "AMD EPYC 7B13, 2 cores, AVX2", "Where it holds"]
+    assert len(rows) == 2 and all(len(row) == len(header) for row in rows)
+
+
+def test_a_winner_that_changes_with_the_cpu_says_so_with_each_machines_winner(three_machines):
+    rows = _machine_table(three_machines, TRAINING_TIME)[2:]
+    cnn = next(row for row in rows if row[0].startswith("CNN"))
+    assert cnn[1].startswith("**TensorFlow**") and cnn[3].startswith("**PyTorch**")
+    assert cnn[-1].startswith("the winner depends on the machine: TensorFlow on Intel Xeon")
+    assert "PyTorch on AMD EPYC 7B13, 2 cores, AVX2" in cnn[-1]
+
+
+def test_the_same_winner_on_two_machines_holds_on_both(tmp_path):
+    results = golden_results(tmp_path)
+    runs = [machine_run(results, RUN_A, "20261201T120000Z-amx", INTEL_AMX),
+            machine_run(results, RUN_A, "20261201T140000Z-avx2", AMD_AVX2)]
+    rows = _machine_table(_home(results, runs), TRAINING_TIME)[2:]
+    cnn = next(row for row in rows if row[0].startswith("CNN"))
+    assert cnn[1] == cnn[2] == "**TensorFlow** 1.09x"
+    assert re.fullmatch(r"TensorFlow on all 2 machines \(leads 1\.09x\)", cnn[-1])
+
+
+def test_a_single_machine_release_keeps_its_one_table_per_question(tmp_path):
+    results = golden_results(tmp_path)
+    home = _home(results, [RUN_A])
+    assert "Where it holds" not in home and "Per machine and system:" not in home
+    assert TRAINING_TIME in home
+
+
+def test_a_machine_label_from_a_run_reaches_the_page_as_text(tmp_path):
+    results = golden_results(tmp_path)
+    hostile = AMD_AVX2 | {"model": "<script>alert(1)</script> [x](javascript:alert(1))"}
+    runs = [machine_run(results, RUN_A, "20261201T120000Z-amx", INTEL_AMX),
+            machine_run(results, RUN_A, "20261201T140000Z-avx2", hostile)]
+    table = "\n".join(" | ".join(row) for row in
+                      _machine_table(_home(results, runs), TRAINING_TIME))
+    assert "<script>" not in table and not re.search(r"(?<!\\)\]\(javascript:", table)
+    assert r"&lt;script&gt;alert(1)&lt;/script&gt; \[x\](javascript:alert(1))" in table

@@ -1,0 +1,83 @@
+"""The cross-machine rule (dlbench/core/where_it_holds.py), one test per outcome, on synthetic
+per-machine answers."""
+
+from __future__ import annotations
+
+import math
+
+from dlbench.core.where_it_holds import (Holds, Lead, MachineAnswer, lead_range,
+                                         where_it_holds)
+
+AMX, AVX512, AVX2 = "Intel Xeon, AMX", "AMD EPYC, AVX-512 BF16", "AMD EPYC, AVX2"
+
+
+def won(machine: str, winner: str, lead: Lead, other: str = "keras-tensorflow",
+        threshold: float = 0.05) -> MachineAnswer:
+    return MachineAnswer(machine, "winner", winner, winner, {other: lead}, threshold)
+
+
+def test_one_machine_is_too_few_to_say_where_an_answer_holds():
+    reading = where_it_holds([won(AVX2, "pytorch", Lead(5.9, 5.0, 7.0))])
+    assert reading.holds is Holds.ONE_MACHINE and reading.winner == "pytorch"
+
+
+def test_a_machine_that_could_not_measure_does_not_count_as_a_second_machine():
+    reading = where_it_holds([won(AVX2, "pytorch", Lead(5.9, 5.0, 7.0)),
+                              MachineAnswer(AMX, "not measurable here", "")])
+    assert reading.holds is Holds.ONE_MACHINE
+    assert [a.machine for a in reading.not_answered] == [AMX]
+
+
+def test_the_same_winner_with_alike_leads_holds_everywhere():
+    reading = where_it_holds([won(AVX2, "pytorch", Lead(1.6, 1.3, 2.0)),
+                              won(AVX512, "pytorch", Lead(1.5, 1.2, 1.9)),
+                              won(AMX, "pytorch", Lead(2.1, 1.7, 2.6))])
+    assert reading.holds is Holds.EVERYWHERE and reading.winner == "pytorch"
+    assert lead_range(reading) == (1.5, 2.1)
+
+
+def test_a_lead_whose_size_differs_beyond_noise_makes_the_margin_depend_on_the_machine():
+    reading = where_it_holds([won(AVX2, "pytorch", Lead(5.9, 5.2, 6.7)),
+                              won(AVX512, "pytorch", Lead(1.5, 1.3, 1.8))])
+    assert reading.holds is Holds.MARGIN_DEPENDS
+    assert reading.margin_against == "keras-tensorflow" and reading.winner == "pytorch"
+
+
+def test_disjoint_intervals_within_the_threshold_are_not_a_different_margin():
+    # intervals apart, but 1.10x against 1.12x is within a 5% threshold of each other
+    reading = where_it_holds([won(AVX2, "pytorch", Lead(1.10, 1.095, 1.105)),
+                              won(AVX512, "pytorch", Lead(1.12, 1.115, 1.125))])
+    assert reading.holds is Holds.EVERYWHERE
+
+
+def test_different_decided_winners_make_the_winner_depend_on_the_machine():
+    reading = where_it_holds([won(AVX2, "pytorch", Lead(1.6, 1.3, 2.0), "tensorflow"),
+                              won(AMX, "tensorflow", Lead(1.4, 1.2, 1.7), "pytorch")])
+    assert reading.holds is Holds.WINNER_DEPENDS and reading.winner == ""
+
+
+def test_a_winner_on_some_machines_and_undecided_on_others_holds_where_decided():
+    reading = where_it_holds([won(AVX2, "pytorch", Lead(1.6, 1.3, 2.0)),
+                              MachineAnswer(AMX, "inconclusive", "pytorch", "",
+                                            {"keras-tensorflow": Lead(1.2, 0.9, 1.6)})])
+    assert reading.holds is Holds.WHERE_DECIDED and reading.winner == "pytorch"
+    assert lead_range(reading) == (1.6, 1.6)
+
+
+def test_no_meaningful_difference_on_every_machine():
+    reading = where_it_holds([MachineAnswer(AVX2, "no meaningful difference", "jax"),
+                              MachineAnswer(AMX, "no meaningful difference", "pytorch")])
+    assert reading.holds is Holds.NO_DIFFERENCE_EVERYWHERE
+    assert lead_range(reading) is None
+
+
+def test_machines_that_all_fail_to_decide_decide_nowhere():
+    reading = where_it_holds([MachineAnswer(AVX2, "inconclusive", "pytorch"),
+                              MachineAnswer(AMX, "no meaningful difference", "pytorch")])
+    assert reading.holds is Holds.DECIDED_NOWHERE
+
+
+def test_a_lead_without_a_ratio_never_decides_a_margin():
+    reading = where_it_holds([won(AVX2, "pytorch", Lead(math.nan, math.nan, math.nan)),
+                              won(AMX, "pytorch", Lead(1.5, 1.3, 1.8))])
+    assert reading.holds is Holds.EVERYWHERE
