@@ -11,7 +11,8 @@
 
 Freezing and numbering releases lives here; reading them, and every path, in
 dlbench/core/layout.py. A release merges runs only if each cell ID it holds was measured with one
-configuration (dlbench/core/identity.py). A release's data never changes once written.
+configuration (dlbench/core/identity.py), and only runs measured by the same code
+(dlbench/core/measurement_code.py). A release's data never changes once written.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import pandas as pd
 from dlbench.core.atomic import atomic_write_bytes, atomic_write_json, copy_tree, new_dir, saving
 from dlbench.core.errors import ReleaseError, ResultsFileError, SaveError
 from dlbench.core.identity import config_differences, differences_text
+from dlbench.core.measurement_code import refuse_mixed_code
 from dlbench.core.layout import (
     load_run, release_dir, release_names, release_run_dir, run_dir, run_ids, run_tables,
     write_release_info,
@@ -172,6 +174,7 @@ def _fill_release(staging: Path, results_dir: Path, name: str, ids: list[str], d
         copy_tree(run_dir(results_dir, run_id), release_run_dir(staging, run_id))
     cells, observations = run_tables([load_run(release_run_dir(staging, i)) for i in ids])
     refuse_unlike_cells(cells)
+    refuse_mixed_code({run_id: release_run_dir(staging, run_id) for run_id in ids})
     tables = {"cells": cells, "observations": observations}
     for kind, frame in tables.items():
         write_table(frame, staging / kind, kind)  # the release's tables, all runs together
