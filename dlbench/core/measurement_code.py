@@ -37,6 +37,15 @@ def run_code_record(run_root: Path) -> dict[str, frozenset[str]]:
     return {relative: frozenset(found) for relative, found in sorted(hashes.items())}
 
 
+def runs_code_record(run_roots: list[Path]) -> dict[str, frozenset[str]]:
+    """The code record of several runs together: every hash any of them recorded per file."""
+    merged: dict[str, frozenset[str]] = {}
+    for root in run_roots:
+        for relative, hashes in run_code_record(root).items():
+            merged[relative] = merged.get(relative, frozenset()) | hashes
+    return merged
+
+
 def _imported(record: dict) -> dict[str, str]:
     """The files one process record names: every imported file, or (records before
     2027.03) the experiment module it ran."""

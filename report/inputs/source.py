@@ -104,3 +104,17 @@ def source_designs(source: Source) -> dict:
         most = rows.groupby(["cell_id", "metric"])["repeat"].nunique().max() if len(rows) else 1
         designs[run.run_id] = single_look(int(most) if most == most else 1)
     return designs
+
+
+def newest_release(source: Source, results_dir: Path | None) -> Source | None:
+    """The newest release beside a draft's runs, the one its machine is placed beside; None
+    for a release, or where there is none to read."""
+    if not source.draft or results_dir is None:
+        return None
+    names = release_names(results_dir)
+    if not names:
+        return None
+    try:
+        return load_release(results_dir, names[-1])
+    except SourceError:
+        return None

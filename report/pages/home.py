@@ -18,7 +18,8 @@ from dlbench.report.pages.experiment import experiment_title, result_anchor
 from dlbench.report.verdicts.first_published import first_published, rules_changed
 from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.jinja import render
-from dlbench.report.inputs.source import Source, source_designs, source_processes
+from dlbench.report.inputs.source import (Source, newest_release, source_designs,
+                                          source_processes)
 from dlbench.report.inputs.summary import format_number, machine_label
 from dlbench.report.pages.answer_tables import answer_tables, group_label, answer_counts
 from dlbench.report.pages.machine_columns import machine_names, machine_tables
@@ -303,6 +304,12 @@ def page_verdicts(inputs: PageInputs) -> tuple[pd.DataFrame, pd.DataFrame, pd.Da
     return (inputs.verdicts if stored is None else stored), inputs.verdicts, stored
 
 
+def _beside_release(inputs: PageInputs) -> str:
+    """The release a draft's machine is placed beside (your-machine.md), or ''."""
+    release = newest_release(inputs.source, inputs.results_dir)
+    return release.name if release else ""
+
+
 @page("index.md")
 def home_page(inputs: PageInputs) -> Page:
     """The home page: one table per question, from the release's stored verdicts when it
@@ -317,7 +324,7 @@ def home_page(inputs: PageInputs) -> Page:
     evidence = {block["key"]: block
                 for block in question_blocks(source, inputs.summary, found)}
     text = render(inputs.env, "index.md.j2", tables=tables, evidence=evidence,
-                  per_machine=per_machine,
+                  per_machine=per_machine, beside=_beside_release(inputs),
                   caption=caption(source), stored=stored is not None, apart=len(apart),
                   counts=answer_counts(frame),
                   experiments=experiment_links(inputs.summary, inputs.questions),
