@@ -248,6 +248,13 @@ def build_parser() -> argparse.ArgumentParser:
     importing.add_argument("archive", metavar="ARCHIVE", help="the run's .tar.gz")
     importing.add_argument("--results-dir", default="results", help="where results/ lives")
     importing.set_defaults(handler=_later("import_run", "import_command"))
+    exporting = commands.add_parser(
+        "export-run", help="pack a run of this machine as one archive to send (import-run "
+                           "takes it)")
+    exporting.add_argument("run", metavar="RUN", help="a run ID, or latest")
+    exporting.add_argument("--results-dir", default="results", help="where results/ lives")
+    exporting.add_argument("--out", default=".", help="the folder the archive goes into")
+    exporting.set_defaults(handler=_later("export_run", "export_command"))
     _add_site_commands(commands)
     return parser
 

@@ -1,0 +1,71 @@
+"""`dlbench export-run RUN`: pack one run of this machine as the archive `import-run` takes, to
+send it to the project (a reader's machine, placed beside the published ones).
+
+The run is packed only if `import-run` would take it: every file a regular file inside the
+run's folder (a link or anything else is refused by name), then the packed archive is
+extracted and validated exactly as `import-run` does before it is named `<run_id>.tar.gz`."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+from pathlib import Path
+
+from dlbench.core import layout
+from dlbench.core.errors import ResultsFileError, UsageError
+from dlbench.core.run_archive import ARCHIVE_SUFFIX, extract_run, pack_run
+from dlbench.runner.store.validate import validate_run
+
+LATEST = "latest"
+
+
+def export_command(args: argparse.Namespace) -> int:
+    """Pack the run, check the archive as `import-run` would, and print where it is."""
+    results_dir = Path(args.results_dir)
+    run_root = _run_root(results_dir, args.run)
+    refuse_foreign_files(run_root)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file, not a folder; pass the folder the archive "
+                         "goes into")
+    target = out / f"{run_root.name}{ARCHIVE_SUFFIX}"
+    if target.exists():
+        raise UsageError(f"{target} exists; an archive is written once (move it away, or "
+                         "pass another --out)")
+    with tempfile.TemporaryDirectory(prefix=".export-") as scratch:
+        packed = pack_run(run_root, Path(scratch))
+        check_importable(packed, Path(scratch) / "check")
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(packed), str(target))
+    print(f"wrote {target}: run {run_root.name}, as `dlbench import-run {target.name}` "
+          "takes it")
+    return 0
+
+
+def _run_root(results_dir: Path, run: str) -> Path:
+    """The folder of run `run` ('latest': the newest); UsageError listing the runs."""
+    known = layout.run_ids(results_dir)
+    chosen = known[-1] if run == LATEST and known else run
+    if chosen not in known:
+        raise UsageError(f"unknown run {run!r} in {results_dir}/runs; runs: "
+                         f"{', '.join(known[-5:]) or 'none yet (run `dlbench run` first)'}")
+    return layout.run_dir(results_dir, chosen)
+
+
+def refuse_foreign_files(run_root: Path) -> None:
+    """UsageError naming the first thing in the run folder that is neither a folder nor a
+    regular file (a link, a FIFO, a device): the runner writes none."""
+    for path in sorted(run_root.rglob("*")):
+        if path.is_symlink() or not (path.is_dir() or path.is_file()):
+            raise UsageError(f"{path}: not a regular file (a link or a device); a run holds "
+                             "only the files the runner wrote, so it is not packed")
+
+
+def check_importable(archive: Path, scratch: Path) -> None:
+    """Extract and validate `archive` as `import-run` does; UsageError saying why not."""
+    scratch.mkdir()
+    try:
+        validate_run(extract_run(archive, scratch), str(archive))
+    except ResultsFileError as error:
+        raise UsageError(f"the run would not import: {error}") from None
