@@ -16,8 +16,13 @@ from tests.site_fixtures import RUN_A, SITE_URL, TEMPLATES, golden_results
 TRAINING_TIME = "## Which framework trains fastest?"
 
 
+def _pages(results: Path, runs: list[str]) -> dict[str, str]:
+    files = site_files(load_draft(results, runs), TEMPLATES, SITE_URL)
+    return {page: files[page].decode() for page in ("index.md", "claims.md")}
+
+
 def _home(results: Path, runs: list[str]) -> str:
-    return site_files(load_draft(results, runs), TEMPLATES, SITE_URL)["index.md"].decode()
+    return _pages(results, runs)["index.md"]
 
 
 def _machine_table(home: str, heading: str) -> list[list[str]]:
@@ -28,7 +33,7 @@ def _machine_table(home: str, heading: str) -> list[list[str]]:
 
 
 @pytest.fixture(scope="module")
-def three_machines(tmp_path_factory) -> str:
+def three_pages(tmp_path_factory) -> dict[str, str]:
     """Three CPU kinds: TensorFlow twice as slow on the AVX2 EPYC (its oneDNN custom
     operations are off there), PyTorch 3x slower on the AVX-512 EPYC."""
     results = golden_results(tmp_path_factory.mktemp("machines"))
@@ -37,7 +42,19 @@ def three_machines(tmp_path_factory) -> str:
                         {"pytorch": 3.0}),
             machine_run(results, RUN_A, "20261201T140000Z-avx2", AMD_AVX2,
                         {"tensorflow": 2.0})]
-    return _home(results, runs)
+    return _pages(results, runs)
+
+
+@pytest.fixture(scope="module")
+def three_machines(three_pages) -> str:
+    return three_pages["index.md"]
+
+
+def test_each_claim_says_where_it_holds_across_the_machines(three_pages):
+    lines = re.findall(r"^\*\*Where it holds:\*\* (.+)\.$", three_pages["claims.md"],
+                       re.MULTILINE)
+    assert lines and all(re.match(r"(\w[\w ]* on all 3 machines|depends on the machine: )",
+                                  line) for line in lines)
 
 
 def test_each_question_has_a_column_per_machine_named_in_words(three_machines):

@@ -10,6 +10,7 @@ import pandas as pd
 from dlbench.core.judging import Regime
 from dlbench.report.render.charts import ratio_chart
 from dlbench.report.claims.check import ClaimVerdict, check_source_claims, load_claims, load_listings
+from dlbench.report.claims.vocabulary import ClaimOutcome
 from dlbench.report.pages.experiment import result_anchor
 from dlbench.report.pages.home import page_verdicts
 from dlbench.report.verdicts.first_published import first_published, rules_changed
@@ -173,9 +174,34 @@ def claim_blocks(source: Source, summary: pd.DataFrame, answers: pd.DataFrame | 
         shown = [dict(rule.listings) for rule in claim.evidence if rule.listings]
         blocks.append({"id": claim.id, "claim": claim.claim, "source": claim.source,
                        "decides": paragraphs(claim.decides), "rows": rows,
+                       "holds": claim_holds(rows),
                        "listings": [{"framework": f, "path": p, "code": listings.get(p, "")}
                                     for paths in shown for f, p in paths.items()]})
     return blocks, charts
+
+
+#: Claim verdicts that answer nothing on a machine: they neither hold nor fail there.
+NOT_ANSWERED = (ClaimOutcome.NOT_MEASURABLE.value,)
+
+
+def claim_holds(rows: list[dict]) -> str:
+    """Where a claim's verdict holds across the machines of a release, in words: '' for one
+    machine; 'supported on all 3 machines'; else each verdict with the machines it has."""
+    machines = {(r["machine"], r["device"]) for r in rows}
+    answered = [r for r in rows if r["verdict"] not in NOT_ANSWERED]
+    if len(machines) < 2 or not answered:
+        return ""
+    by_verdict: dict[str, list[str]] = {}
+    for row in answered:
+        by_verdict.setdefault(row["verdict"], []).append(row["machine"])
+    unmeasured = [r["machine"] for r in rows if r["verdict"] in NOT_ANSWERED]
+    rest = f"; not measured on {', '.join(unmeasured)}" if unmeasured else ""
+    if len(by_verdict) == 1:
+        verdict, names = next(iter(by_verdict.items()))
+        where = f"all {len(names)} machines" if not unmeasured else ", ".join(names)
+        return f"{verdict} on {where}{rest}"
+    return "depends on the machine: " + "; ".join(
+        f"{verdict} on {', '.join(names)}" for verdict, names in by_verdict.items()) + rest
 
 
 def changed_claims(blocks: list[dict], release: str) -> list[dict] | None:

@@ -1,0 +1,35 @@
+"""A claim's verdicts across the machines of a release read as one line (claim_holds)."""
+
+from __future__ import annotations
+
+from dlbench.report.pages.claims import claim_holds
+
+AMX, AVX2 = "Intel Xeon, 2 cores, AMX", "AMD EPYC 7B13, 2 cores, AVX2"
+
+
+def _row(machine: str, verdict: str, device: str = "cpu") -> dict:
+    return {"machine": machine, "device": device, "verdict": verdict}
+
+
+def test_one_machine_says_nothing_about_where_a_claim_holds():
+    assert claim_holds([_row(AMX, "supported")]) == ""
+
+
+def test_one_verdict_on_every_machine_holds_on_all():
+    assert claim_holds([_row(AMX, "contradicted"), _row(AVX2, "contradicted")]) == \
+        "contradicted on all 2 machines"
+
+
+def test_machines_that_could_not_measure_are_left_out_and_said_so():
+    assert claim_holds([_row(AMX, "supported"), _row(AVX2, "not measurable here")]) == \
+        f"supported on {AMX}; not measured on {AVX2}"
+
+
+def test_different_verdicts_make_the_claim_depend_on_the_machine():
+    line = claim_holds([_row(AMX, "supported"), _row(AVX2, "contradicted")])
+    assert line == f"depends on the machine: supported on {AMX}; contradicted on {AVX2}"
+
+
+def test_no_machine_that_measured_it_gives_no_line():
+    assert claim_holds([_row(AMX, "not measurable here"),
+                        _row(AVX2, "not measurable here")]) == ""
