@@ -38,6 +38,16 @@ def test_tensorflow_chooses_its_own_onednn_default_whatever_the_shell_forced():
     assert recorded_settings(env)["TF_ENABLE_ONEDNN_OPTS"] == ""
 
 
+def test_onednn_computes_fp32_in_fp32_whatever_the_shell_allowed():
+    env = cell_environment(_spec(framework="tensorflow", backend=""),
+                           base={"TF_SET_ONEDNN_FPMATH_MODE": "BF16",
+                                 "ONEDNN_DEFAULT_FPMATH_MODE": "BF16"})
+    assert "TF_SET_ONEDNN_FPMATH_MODE" not in env
+    assert env["ONEDNN_DEFAULT_FPMATH_MODE"] == "STRICT"
+    assert recorded_settings(env)["ONEDNN_DEFAULT_FPMATH_MODE"] == "STRICT"
+    assert recorded_settings(env)["TF_SET_ONEDNN_FPMATH_MODE"] == ""
+
+
 def test_a_cpu_cell_hides_every_gpu_even_when_the_caller_named_some():
     env = cell_environment(_spec(device="cpu"), base={"CUDA_VISIBLE_DEVICES": "0,1"})
     assert env["CUDA_VISIBLE_DEVICES"] == ""
