@@ -22,6 +22,7 @@ from dlbench.runner.harness.data import CellData
 from dlbench.runner.harness.inference import (InferencePlan, Predictor, latencies_ms, latency_summary,
                                       throughput)
 from dlbench.runner.harness.training import Trainer, train_once
+from dlbench.runner.machine.kernels import bf16_units, cpu_flags, isa_features
 from dlbench.runner.cell.outcome import CellOutcome, Fairness
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.workloads.catalog import Layer, epoch_order
@@ -133,11 +134,22 @@ def measure_precision(cell: Cell, make: Callable[[str], PrecisionTrainer], fairn
     # the fp32 baseline runs last, so it cannot inflate this cell's peak memory
     base_logits, base_accuracy = ((logits, accuracy) if spec.precision == "fp32"
                                   else fp32_baseline(make, data, epochs))
+    deviation = float(np.max(np.abs(logits - base_logits)))
+    scale = float(np.max(np.abs(base_logits)))
     observations += [
-        cell.observe("output_deviation_vs_fp32", np.max(np.abs(logits - base_logits))),
+        cell.observe("output_deviation_vs_fp32", deviation),
+        cell.observe("output_deviation_rel_vs_fp32", deviation / scale if scale else deviation),
         cell.observe("accuracy_change_vs_fp32", accuracy - base_accuracy),
         cell.model_memory()]
-    return cell.outcome(observations, fairness, cell.workload_details())
+    return cell.outcome(observations, fairness, cell.workload_details() | units_details(spec))
+
+
+def units_details(spec: CellSpec) -> dict:
+    """On a CPU, its bf16 arithmetic units in words: a CPU without them still runs the bf16
+    cell, and its answer says that bf16 was converted to fp32 there."""
+    if spec.device != "cpu":
+        return {}
+    return {"bf16_units": bf16_units(isa_features(cpu_flags()))}
 
 
 def precision_fairness(cell: Cell, *, policy: str, timer_includes: str,
