@@ -38,6 +38,16 @@ def test_tensorflow_chooses_its_own_onednn_default_whatever_the_shell_forced():
     assert recorded_settings(env)["TF_ENABLE_ONEDNN_OPTS"] == ""
 
 
+def test_onednn_computes_fp32_in_fp32_whatever_the_shell_allowed():
+    env = cell_environment(_spec(framework="tensorflow", backend=""),
+                           base={"TF_SET_ONEDNN_FPMATH_MODE": "BF16",
+                                 "ONEDNN_DEFAULT_FPMATH_MODE": "BF16"})
+    assert "TF_SET_ONEDNN_FPMATH_MODE" not in env
+    assert env["ONEDNN_DEFAULT_FPMATH_MODE"] == "STRICT"
+    assert recorded_settings(env)["ONEDNN_DEFAULT_FPMATH_MODE"] == "STRICT"
+    assert recorded_settings(env)["TF_SET_ONEDNN_FPMATH_MODE"] == ""
+
+
 def test_a_cpu_cell_hides_every_gpu_even_when_the_caller_named_some():
     env = cell_environment(_spec(device="cpu"), base={"CUDA_VISIBLE_DEVICES": "0,1"})
     assert env["CUDA_VISIBLE_DEVICES"] == ""
@@ -114,3 +124,30 @@ def test_a_tensorflow_cell_records_the_onednn_choice_tensorflow_made_not_the_she
     assert _recorded_onednn(forced) == "True"
     cell_env = cell_environment(_spec(framework="tensorflow", backend=""), base=forced)
     assert _recorded_onednn(cell_env) == _recorded_onednn(default)
+
+
+def test_the_machine_record_names_the_isa_and_each_frameworks_own_kernel_choice():
+    """The CPU record keeps its earlier keys and adds the vendor, every kernel-deciding ISA
+    flag and what each framework chose on this CPU (read in child processes)."""
+    from dlbench.core.machines import machine_kind
+    from dlbench.runner.machine.environment import cpu_facts
+
+    cpu = cpu_facts()
+    for key in ("model", "arch", "logical_cores", "physical_cores", "usable_cores",
+                "avx512f", "avx512_bf16", "avx512_vnni", "avx_vnni", "amx", "vendor", "avx2",
+                "avx512_fp16", "amx_bf16", "neon", "sve"):
+        assert key in cpu, key
+    kernels = cpu["framework_kernels"]
+    assert set(kernels) == {"tensorflow", "torch", "openvino"}
+    tensorflow, openvino = kernels["tensorflow"], kernels["openvino"]
+    if not str(cpu["arch"]).upper().startswith("X86"):
+        return  # the rules below are x86's (on ARM oneDNN is on and OpenVINO prefers f16)
+    # TensorFlow's own rule: oneDNN custom operations on with VNNI, BF16 or AMX units
+    decides = cpu["avx512_vnni"] or cpu["avx512_bf16"] or cpu["avx_vnni"] or cpu["amx"]
+    assert tensorflow["onednn_custom_ops"] is bool(decides)
+    assert kernels["torch"]["cpu_capability"] in {"AVX2", "AVX512", "DEFAULT", "NO AVX",
+                                                  "ZVECTOR", "VSX", "SVE256"}
+    if "error" not in openvino:  # OpenVINO's default precision follows the bf16 units
+        native = cpu["avx512_bf16"] or cpu["amx"]
+        assert openvino["default_inference_precision"] == ("bf16" if native else "f32")
+    assert machine_kind({"cpu": cpu}).words.startswith(cpu["vendor"])

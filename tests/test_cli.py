@@ -10,7 +10,7 @@ from dlbench.cli import main
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        (["run", "--suite", "huge"], "unknown suite 'huge'; valid: quick, standard, full"),
+        (["run", "--suite", "huge"], "unknown suite 'huge'; valid: quick, standard, machine, full"),
         (["run", "--experiment", "speed"], "unknown experiment 'speed'; valid: training"),
         (["run", "--framework", "mxnet"], "unknown framework 'mxnet'; valid: pytorch"),
         (["run", "--workload", "resnet"], "unknown workload 'resnet'; valid: mlp-digits"),
@@ -50,3 +50,26 @@ def test_list_names_every_framework_and_whether_installed(capsys):
         expected = "no: missing " + ", ".join(missing) if missing else "yes"
         assert rows[framework.name] == expected
     assert main(["list"]) == 0
+
+
+def test_the_machine_suite_is_listed_dry_run_and_in_the_readme(capsys, tmp_path):
+    """`dlbench list` names the machine suite; `--dry-run` prints its cells and projected
+    minutes, locks and writes nothing; the README's run section says what it measures."""
+    from pathlib import Path
+
+    assert main(["list"]) == 0
+    assert "machine" in capsys.readouterr().out.split("suites:")[1]
+    code = main(["run", "--suite", "machine", "--dry-run", "--device", "cpu",
+                 "--results-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "dry run of the machine suite on cpu" in out and "citable" in out
+    assert "precision, resnet50-synthetic: 11 cells" in out
+    assert "precision, bert-base-tokens: 0 cells, 10 not measured here" in out
+    assert "look 2 (3 -> 5 processes)" in out and "whole run: projected" in out
+    assert not any(tmp_path.iterdir())
+    assert main(["run", "--suite", "machine", "--dry-run", "--model", "m.py:build",
+                 "--results-dir", str(tmp_path)]) == 2
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    assert "The machine suite (`--suite machine`)" in readme
+    assert "--suite machine --dry-run" in readme

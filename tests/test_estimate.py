@@ -68,3 +68,59 @@ def test_cells_sharing_a_process_pay_their_frameworks_import_once(tmp_path):
     assert shared.processes == alone.processes == 2
     assert "2 processes in 1 worker processes" in shared.sentence()
     assert "worker processes" not in alone.sentence()
+
+
+def write_release(results: Path, name: str, run_id: str, walls: dict[str, list[float]]) -> None:
+    """A committed release holding one run's processes table."""
+    import json
+
+    release = results / "releases" / name
+    write_processes(release, run_id, walls)
+    (release / "release.json").write_text(json.dumps({"name": name, "title": name, "runs": [
+        run_id], "date": f"{name}-01"}))
+
+
+def test_a_cell_no_run_here_measured_takes_the_newest_release_that_did(tmp_path):
+    torch_cell, tf_cell = spec("pytorch"), spec("tensorflow")
+    write_release(tmp_path, "2027.01", "20261201T000000Z-cpu", {torch_cell.cell_id: [40.0],
+                                                                tf_cell.cell_id: [30.0]})
+    write_release(tmp_path, "2027.02", "20261202T000000Z-cpu", {torch_cell.cell_id: [20.0]})
+    history = recorded_process_seconds(tmp_path)
+    assert history == {torch_cell.cell_id: 20.0, tf_cell.cell_id: 30.0}
+    write_processes(tmp_path, "20261203T000000Z-cpu", {torch_cell.cell_id: [7.0]})
+    assert recorded_process_seconds(tmp_path)[torch_cell.cell_id] == 7.0  # its own runs first
+
+
+def test_a_cell_recorded_as_not_measured_costs_nothing_even_with_history(tmp_path):
+    from dataclasses import replace
+
+    from dlbench.runner.cell.spec import NOT_MEASURED
+
+    cell = spec("pytorch")
+    cut = replace(cell, params=cell.params | {NOT_MEASURED: "left to the full suite"})
+    assert estimate([[cut]], {cut.cell_id: 60.0}).seconds == 0.0
+    assert estimate([[cell]], {cell.cell_id: 60.0}).seconds == 60.0
+
+
+def test_the_machine_suite_is_projected_within_75_minutes():
+    """First look, then its undecided pairs topped up at release 2027.02's share, with the
+    committed releases' process times as history (what `dlbench run --suite machine
+    --dry-run` prints in this checkout)."""
+    from dlbench.runner.plan.cells import RunRequest, plan_cells
+    from dlbench.runner.plan.projection import project
+
+    results = Path(__file__).resolve().parent.parent / "results"
+    cells = plan_cells(RunRequest(suite="machine", device="cpu", threads=2), "cpu")
+    projection = project(cells, "machine", recorded_process_seconds(results))
+    assert projection.projected_min <= 75
+    assert projection.first_min < projection.projected_min < projection.bound_min
+    assert [(look.before, look.after) for look in projection.looks] == [(3, 5)]
+    assert projection.lines()[-1].startswith("whole run: projected")
+
+
+def test_the_projections_error_is_said_with_its_sign():
+    from dlbench.runner.plan.projection import error_line
+
+    assert error_line(60.0, 4500.0) == ("estimate's error: projected 60 min, measured 75 min "
+                                        "(+25%)")
+    assert error_line(60.0, 2700.0).endswith("(-25%)")

@@ -81,8 +81,56 @@ def test_real_pytorch_fp16_cell_compares_with_fp32_from_the_same_weights():
     assert {o.repeat for o in outcome.observations} == {1}
     values = {o.metric: o.value for o in outcome.observations if o.step is None}
     assert 0 < values["output_deviation_vs_fp32"] < 0.05  # half precision rounds, a little
+    assert 0 < values["output_deviation_rel_vs_fp32"] < 0.05
+    assert values["output_deviation_rel_vs_fp32"] != values["output_deviation_vs_fp32"]
+    assert outcome.details["bf16_units"]  # this CPU's, in words, with or without units
     assert abs(values["accuracy_change_vs_fp32"]) < 0.1
     assert values["test_accuracy"] > 0.8
     for metric in ("steady_epoch_time", "working_memory", "inference_throughput", "latency_p50"):
         assert values[metric] > 0
     assert "GradScaler" in outcome.fairness.precision_policy
+
+
+@pytest.mark.parametrize(("flags", "words"), [
+    ({"amx_bf16", "amx_tile", "avx512_bf16"}, "AMX and AVX-512 BF16"),
+    ({"avx512_bf16", "avx512f"}, "AVX-512 BF16"),
+    ({"avx2", "fma"}, "none: bf16 is converted to fp32 for the arithmetic (no native bf16 "
+                      "units)"),
+])
+def test_a_cpus_bf16_units_are_said_with_or_without_them(flags, words):
+    from dlbench.runner.machine.kernels import bf16_units, isa_features
+
+    assert bf16_units(isa_features(flags)) == words
+
+
+def test_cpu_flags_read_from_an_arm_cpuinfo(tmp_path):
+    from dlbench.runner.machine.kernels import cpu_flags
+
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nFeatures\t: fp asimd sve bf16\n")
+    assert cpu_flags(cpuinfo) == {"fp", "asimd", "sve", "bf16"}
+
+
+@pytest.mark.slow
+def test_a_bf16_cell_without_accuracy_states_its_output_parity_and_the_cpus_units():
+    """A real-size precision cell's baseline (NO_ACCURACY_PARAM) is fp32's forward pass alone:
+    the bf16 outputs' deviation is stated, no accuracy change; on any CPU, with or without
+    bf16 units, the cell runs and says which units it had."""
+    from dlbench.runner.process.execute import execute_cell
+    from dlbench.runner.workloads.real_size import NO_ACCURACY_PARAM
+
+    spec = CellSpec(experiment="precision", workload="mlp-digits", framework="pytorch",
+                    backend="", device="cpu", precision="bf16", mode="mixed", batch_size=32,
+                    repeats=1, threads=1, timeout_s=240,
+                    params={"epochs": 1, "warmup_calls": 2, "latency_calls": 10,
+                            "throughput_batch": 64, "throughput_samples": 2,
+                            "min_window_s": 0.02, NO_ACCURACY_PARAM: True})
+    record = execute_cell(spec)
+    outcome = record.outcome
+    assert outcome.status.value == "ok", outcome.reason + record.stderr_tail
+    values = {o.metric: o.value for o in outcome.observations if o.step is None}
+    assert "accuracy_change_vs_fp32" not in values
+    assert 0 < values["output_deviation_rel_vs_fp32"] < 0.05  # bf16 rounds, a little
+    from dlbench.runner.machine.kernels import bf16_units, cpu_flags, isa_features
+
+    assert outcome.details["bf16_units"] == bf16_units(isa_features(cpu_flags()))

@@ -92,6 +92,8 @@ def test_resume_after_a_plan_change_measures_only_missing_processes(tmp_path, mo
     store.root.mkdir(parents=True)
     kept, dropped, added = tiny(32), tiny(64), tiny(16)
     run_tiny(store, [kept, dropped])
+    projected = store.load_run_info()  # a new run: its projection first, its error at the end
+    assert projected["estimate"]["projected_min"] > 0 and "estimate_error" in projected
     before = {(r.spec.cell_id, r.spec.repeat_index): r for r in store.load_records()}
     assert len(before) == 4
     stopped = store.load_records()[0]
@@ -109,6 +111,7 @@ def test_resume_after_a_plan_change_measures_only_missing_processes(tmp_path, mo
         r.order_index for r in remaining)
     info = store.load_run_info()
     assert info["planned_cells"] == [kept.cell_id, added.cell_id] and info["status"] == "complete"
+    assert info["estimate"] == projected["estimate"]  # going on keeps the first projection
     cells = read_table(store.root / "cells.parquet", "cells")
     assert sorted(cells["batch_size"]) == [16, 32, 64]  # the removed cell's finished processes stay
 

@@ -210,3 +210,50 @@ def test_a_standard_cpu_cut_leaves_its_cell_planned_with_its_reason_and_every_ot
             ("transformer-tokens", "keras-tensorflow", "default")} <= training
     assert ("mlp-digits", "pytorch", "default") not in training
     assert ("resnet-synthetic", "keras-tensorflow", "default") not in training
+
+
+def test_the_machine_suite_plans_what_a_machine_answers():
+    """Real-size serving (ResNet-50 and BERT-base) and runtimes, ResNet-50's training steps,
+    bf16 against fp32 at ResNet-50 in every system, and the digits MLP trained and served;
+    BERT-base in bf16 planned as not measured, with its reason."""
+    from dlbench.runner.plan.cells import plan_cells
+
+    cells = plan_cells(RunRequest(suite="machine", device="cpu", threads=2), "cpu")
+    measured = {(c.experiment, c.workload) for c in cells if c.runs}
+    assert measured == {("training", "mlp-digits"), ("training", "resnet50-synthetic"),
+                        ("inference", "mlp-digits"), ("inference", "resnet50-synthetic"),
+                        ("inference", "bert-base-tokens"), ("parity", "mlp-digits"),
+                        ("precision", "resnet50-synthetic"), ("export", "resnet50-synthetic")}
+    precision = {(c.framework_id.name, c.precision) for c in cells
+                 if c.experiment == "precision" and c.runs and not c.control}
+    assert precision == {(s, p) for s in SYSTEMS for p in ("fp32", "bf16")}
+    steps = [c for c in cells if c.experiment == "training"
+             and c.workload == "resnet50-synthetic" and not c.control]
+    assert {c.framework_id.name for c in steps} == SYSTEMS and {c.mode for c in steps} == {
+        "default"}
+    assert all(c.params["epochs"] == 2 for c in steps)  # one steady epoch after the first
+    runtimes = {c.export_format for c in cells if c.experiment == "export"}
+    assert runtimes == {"onnx-dynamo", "onnx-openvino", "savedmodel", "tflite"}
+    bert_bf16 = [c for c in cells if c.experiment == "precision"
+                 and c.workload == "bert-base-tokens"]
+    assert bert_bf16 and all("machine suite" in c.params[NOT_MEASURED] for c in bert_bf16)
+    assert all(c.repeats == 3 for c in cells if c.runs and c.experiment != "parity")
+    assert sum(c.control != "" for c in cells) == 4  # an A/A twin per judged experiment
+
+
+def test_the_machine_suite_is_citable_and_tops_undecided_pairs_up_once():
+    request = RunRequest(suite="machine", device="cpu", threads=2)
+    policy = request.policy()
+    assert policy["citable"] and policy["design"]["looks"] == [3, 5]
+
+
+def test_a_real_size_precision_cell_compares_outputs_not_accuracy_with_fp32():
+    """Its fp32 baseline is one forward pass (a few steps reach no accuracy to compare)."""
+    from dlbench.runner.workloads.real_size import NO_ACCURACY_PARAM
+
+    cells = planned("precision", suite="full", workloads=("resnet50-synthetic",))
+    assert cells and all(c.params[NO_ACCURACY_PARAM] for c in cells)
+    bf16 = next(c for c in cells if c.precision == "bf16")
+    fp32 = next(c for c in cells if c.precision == "fp32" and c.framework == bf16.framework)
+    # the bf16 process's own baseline costs one fp32 pass over the test samples, no training
+    assert default_process_s(bf16) - default_process_s(fp32) < 0.2 * default_process_s(fp32)

@@ -299,6 +299,11 @@ def test_a_torch_module_and_the_example_are_prepared_and_agree_in_each_runtime(m
             assert values["parity_pass"] == 1.0, (record.spec.mode, values)
             assert values["parity_forward_max_rel"] <= values["parity_tolerance"]
         assert "openvino.convert_model" in records["openvino"].outcome.fairness.compile_mode
+        # fp32 on every CPU: OpenVINO's own default is bf16 where the CPU has bf16 units
+        settings = records["openvino"].outcome.fairness.settings
+        assert settings["openvino.inference_precision_hint"] == "f32"
+        assert records["eager"].outcome.fairness.settings["torch.mkldnn_fp32_precision"] == \
+            "matmul=ieee, conv=ieee"
     finally:
         prepared.discard()
     example = Path(__file__).resolve().parent.parent / "examples" / "gru_classifier.py"
@@ -306,6 +311,30 @@ def test_a_torch_module_and_the_example_are_prepared_and_agree_in_each_runtime(m
     gru.discard()
     assert gru.facts["kind"] == "keras" and gru.facts["trains"]
     assert gru.facts["output_shape"] == [4] and gru.facts["input_shape"] == [20, 8]
+
+
+@pytest.mark.slow
+def test_a_keras_model_on_openvino_runs_at_f32_and_agrees_with_the_reference(model_files):
+    """Keras' OpenVINO backend compiles with no precision hint (bf16 on CPUs with bf16
+    units); the cell pins f32, reads it back, and agrees with the reference at fp32."""
+    pytest.importorskip("openvino")
+    from dlbench.runner.user_model.preparation import prepare_model
+    from dlbench.runner.user_model.source import model_request
+
+    request = model_request(f"{model_files}/kmodel.py:build", "6", "float32", "", 4)
+    prepared = prepare_model(request, 1)
+    try:
+        cells = model_cells(_plan(), prepared.facts, {"model": request.to_dict(), "model_dir":
+                            str(prepared.folder), "facts": prepared.facts})
+        parity = [c for c in cells if c.experiment == PARITY and c.backend == "openvino"][0]
+        (record,) = execute_cells([parity])
+    finally:
+        prepared.discard()
+    values = {o.metric: o.value for o in record.outcome.observations}
+    assert record.outcome.status.value == "ok", record.outcome.reason
+    assert values["parity_pass"] == 1.0, values
+    assert record.outcome.fairness.settings["openvino.inference_precision_hint"].startswith(
+        "f32 (pinned")
 
 
 @pytest.mark.slow

@@ -15,7 +15,8 @@ from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.process.execute import execute_cells
 from dlbench.runner.store.run_store import RunStore
-from dlbench.runner.user_model.known_crashes import cpu_flags, onednn_refusal
+from dlbench.runner.machine.kernels import cpu_flags
+from dlbench.runner.user_model.known_crashes import onednn_refusal
 from dlbench.runner.user_model.plan import INFERENCE, PARITY, TRAINING, model_cells
 
 SMALL_MODEL = textwrap.dedent('''

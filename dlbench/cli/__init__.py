@@ -23,6 +23,10 @@ def _run(args: argparse.Namespace) -> int:
 
     arguments = run_arguments(args)
     check_run_paths(args)
+    if args.dry_run:
+        from dlbench.runner.commands.dry_run import dry_run_command
+
+        return dry_run_command(arguments)
     if arguments.model or arguments.resume:
         from dlbench.runner.commands.run_model import resumes_a_model_run, run_model_command
 
@@ -143,7 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = commands.add_parser("run", help="run a suite of experiments on this machine")
-    run.add_argument("--suite", default="quick", help="quick | standard | full")
+    run.add_argument("--suite", default="quick", help="quick | standard | machine | full")
+    run.add_argument("--dry-run", action="store_true",
+                     help="print the cells and the expected minutes; measure nothing")
     run.add_argument("--experiment", action="append", default=[], metavar="E",
                      help="only this experiment (repeatable)")
     run.add_argument("--workload", action="append", default=[], metavar="W",

@@ -75,8 +75,8 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "does it cost in accuracy, and does each framework support it?",
         ("steady_epoch_time", "first_epoch_time", "train_throughput", "working_memory",
          "test_accuracy", "accuracy_change_vs_fp32", "output_deviation_vs_fp32",
-         "inference_throughput", "latency_p50", "latency_p90", "latency_p99", "user_memory",
-         "model_memory", _IMPORT)),
+         "output_deviation_rel_vs_fp32", "inference_throughput", "latency_p50", "latency_p90",
+         "latency_p99", "user_memory", "model_memory", _IMPORT)),
     Experiment(
         "execution-mode", "dlbench.runner.experiments.execution_mode",
         "Do graph and compiled modes train faster than eager execution, and after how many "

@@ -54,6 +54,8 @@ RUN_SCHEMA: Schema = {
     "executor": ((str,), False),  # local, or ray: measured on a Ray cluster's nodes
     "address": ((str,), False),  # the Ray cluster's address (executor ray)
     "machine_kind": ((str,), False),  # the kind of node that measured it (executor ray)
+    "estimate": ((dict,), False),  # the projected minutes (dlbench.runner.plan.projection)
+    "estimate_error": ((int, float), False),  # measured over projected wall time, less 1
 }
 
 #: environment.json, likewise; every field optional (older runs recorded fewer).

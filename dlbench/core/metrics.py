@@ -120,6 +120,9 @@ _ALL = [
     _m("output_deviation_vs_fp32", "abs", "lower", "output deviation from fp32",
        "Maximum absolute difference of the logits from the fp32 forward pass on the same "
        "weights and test inputs, before training."),
+    _m("output_deviation_rel_vs_fp32", "ratio", "lower", "relative output deviation from fp32",
+       "output_deviation_vs_fp32 divided by the largest absolute fp32 logit: the parity of the "
+       "reduced precision's outputs, at any scale of logits."),
     # execution-mode
     _m("step_time", "ms", "lower", "step time",
        "Wall time of one training step, synchronised: step 0 is a fresh model's first step "

@@ -74,6 +74,8 @@ def three_looks(first: int, second: int, last: int) -> Design:
 SUITE_DESIGNS: dict[str, Design] = {
     "quick": single_look(3),
     "standard": three_looks(3, 6, 12),
+    # the machine suite (75 minutes on 2 cores): undecided pairs get 5 processes, once
+    "machine": two_looks(3, 5),
     "full": three_looks(5, 10, 20),
 }
 

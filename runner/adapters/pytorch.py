@@ -18,7 +18,9 @@ from dlbench.runner.workloads.catalog import Layer, ModelStart, Workload
 
 
 def configure_torch(spec: CellSpec) -> dict[str, str]:
-    """Threads, TF32 off and a fresh inductor/triton cache; returns the settings."""
+    """Threads, TF32 off, fp32 matmuls and oneDNN (mkldnn) fp32 kernels in fp32 (never
+    bf16 or TF32 by a precision default) and a fresh inductor/triton cache; returns the
+    settings, read back from torch."""
     torch.set_num_threads(spec.threads)
     try:
         torch.set_num_interop_threads(1)
@@ -26,6 +28,9 @@ def configure_torch(spec: CellSpec) -> dict[str, str]:
         pass
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")
+    for backend in (torch.backends.mkldnn.matmul, torch.backends.mkldnn.conv):
+        backend.fp32_precision = "ieee"
     if torch.are_deterministic_algorithms_enabled():  # off by default: the call imports
         torch.use_deterministic_algorithms(False)  # inductor, 2.5 s in every eager process
     cache = fresh_cache_dir("inductor")
@@ -39,6 +44,9 @@ def configure_torch(spec: CellSpec) -> dict[str, str]:
     return accelerator | {
         "torch.num_threads": str(torch.get_num_threads()),
         "torch.allow_tf32": "False",
+        "torch.float32_matmul_precision": torch.get_float32_matmul_precision(),
+        "torch.mkldnn_fp32_precision": f"matmul={torch.backends.mkldnn.matmul.fp32_precision}, "
+                                       f"conv={torch.backends.mkldnn.conv.fp32_precision}",
         "torch.version": torch.__version__,
         "torch.inductor_cache": f"fresh per process ({cache_files(cache)} files at start)",
     }

@@ -23,6 +23,7 @@ from dlbench.core.verdict_engine import QUESTIONS, Question
 from dlbench.core.tables import ResultsFileError
 from dlbench.runner.machine.environment import capture_environment
 from dlbench.runner.plan.estimate import estimate, recorded_process_seconds
+from dlbench.runner.plan.projection import error_line, project
 from dlbench.runner.harness.code_record import PROJECT_ROOT
 from dlbench.runner.process.execute import execute_cells
 from dlbench.runner.machine.lock import MachineLockedError, measurement_lock
@@ -212,6 +213,7 @@ def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[Cel
     of each look; after a look, the cells of `questions`' undecided pairs get the next look's
     processes."""
     info = start_info(store, request, device, cells, seed, record_plan)
+    projected = _projected_here(store, info, cells, request) if record_plan else None
     if not (store.root / "environment.json").exists():
         store.save_environment(capture_environment(PROJECT_ROOT))
     design = recorded_design(info, request)
@@ -238,8 +240,22 @@ def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[Cel
         raise
     except SaveError as error:
         raise kept_for_resume(store, error) from None
-    mark_complete(store, started)
+    mark_complete(store, started, projected)
     return store.load_records()
+
+
+def _projected_here(store: RunStore, info: dict, cells: list[CellSpec],
+                    request: RunRequest) -> float | None:
+    """A new run's projected minutes, printed and recorded in run.json (`estimate`), for
+    its error to be said at the end; None for a run started by an earlier invocation."""
+    if "estimate" in info:
+        return None
+    projection = project(cells, request.suite,
+                         recorded_process_seconds(store.root.parent.parent),
+                         override=None if request.plan else request.repeats)
+    console.print(projection.lines()[-1])
+    store.save_run_info(store.load_run_info() | {"estimate": projection.record()})
+    return projection.projected_min
 
 
 def recorded_design(info: dict, request: RunRequest) -> Design:
@@ -303,12 +319,16 @@ def mark_interrupted(store: RunStore) -> None:
                   f"`dlbench run --resume {store.run_id}`")
 
 
-def mark_complete(store: RunStore, started: float) -> None:
-    """Final tables, and the run marked complete with its wall time since `started`."""
+def mark_complete(store: RunStore, started: float, projected_min: float | None = None) -> None:
+    """Final tables, and the run marked complete with its wall time since `started` (and,
+    for a run projected by this invocation, the projection's error, printed too)."""
     store.rebuild_tables()
-    store.save_run_info(store.load_run_info() | {
-        "status": "complete", "finished_at": _now(),
-        "wall_time_s": round(time.perf_counter() - started, 1)})
+    wall = round(time.perf_counter() - started, 1)
+    done = {"status": "complete", "finished_at": _now(), "wall_time_s": wall}
+    if projected_min:
+        console.print(error_line(projected_min, wall))
+        done["estimate_error"] = round(wall / 60 / projected_min - 1, 3)
+    store.save_run_info(store.load_run_info() | done)
 
 
 def _measure_processes(store: RunStore, batch: list[CellSpec],

@@ -22,7 +22,12 @@ from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.cell.spec import NOT_MEASURED, UNSUPPORTED, CellSpec, FrameworkId
 from dlbench.runner.experiments.standard_cpu_cuts import standard_cpu_cut
 
-SUITES = ("quick", "standard", "full")
+SUITES = ("quick", "standard", "machine", "full")
+
+#: A suite an experiment's grid does not name takes the grid of its base suite: the machine
+#: suite is standard's measurement (its sizes, calls and cuts) narrowed to what a machine
+#: answers (`--suite machine --experiment execution-mode` measures standard's cells).
+BASE_SUITE: dict[str, str] = {"machine": "standard"}
 
 #: The experiments a suite measures when none is named (--experiment names any of them in
 #: any suite). Quick is a preview that fits a few minutes on 2 cores with 3 processes per
@@ -31,12 +36,22 @@ SUITES = ("quick", "standard", "full")
 #: It leaves to standard the model families, precision, execution modes, data parallelism
 #: and export (README: "The quick suite").
 QUICK_EXPERIMENTS: tuple[str, ...] = ("training", "inference", "parity")
+#: The machine suite: what one machine answers, alone on 2 cores in at most 75 minutes
+#: (README: "The machine suite"): real-size serving, runtimes and training steps, bf16
+#: against fp32 at real size, and the small models' training to target and per-call
+#: overhead. Execution modes and data parallelism are standard's and full's.
+MACHINE_EXPERIMENTS: tuple[str, ...] = ("training", "inference", "parity", "precision",
+                                        "export")
+SUITE_EXPERIMENTS: dict[str, tuple[str, ...]] = {"quick": QUICK_EXPERIMENTS,
+                                                 "machine": MACHINE_EXPERIMENTS}
 
 
 def suite_experiments(suite: str) -> list[str]:
-    """The experiments `suite` measures when none is named: quick's preview, else every
-    declared experiment in suite order."""
-    return list(QUICK_EXPERIMENTS) if suite == "quick" else experiment_names()
+    """The experiments `suite` measures when none is named: quick's preview, the machine
+    suite's, else every declared experiment in suite order."""
+    if suite in SUITE_EXPERIMENTS:
+        return [name for name in experiment_names() if name in SUITE_EXPERIMENTS[suite]]
+    return experiment_names()
 
 
 class FrameworkCode(Protocol):
@@ -112,8 +127,9 @@ def suite_grid(grids: dict[str, dict], request: RunRequest) -> dict:
 
     A grid may hold a "cpu" entry: the sizes that keep a suite within its time on a
     2-core CPU (realistic sizes are meant for a GPU). Its "params" merge into the grid's.
+    A suite the grids do not name takes its BASE_SUITE's grid.
     """
-    grid = dict(grids[request.suite])
+    grid = dict(grids.get(request.suite) or grids[BASE_SUITE[request.suite]])
     overrides = grid.pop("cpu", {})
     if request.device != "cpu":
         return grid

@@ -14,6 +14,7 @@ from pathlib import Path
 import psutil
 
 from dlbench.core.systems import SYSTEMS
+from dlbench.runner.machine.kernels import framework_kernels, isa_features, vendor_name
 from dlbench.runner.process.cellenv import PINNED_VARIABLES
 
 #: The packages whose versions a run records: every system's required modules
@@ -110,23 +111,24 @@ def _gpu_peak() -> dict | None:
 
 
 def cpu_facts() -> dict:
+    """The CPU: vendor, model, cores, the ISA features that decide the frameworks' kernels
+    (dlbench.runner.machine.kernels; the keys of earlier runs kept) and each framework's own
+    kernel choice on it."""
     import cpuinfo
 
     info = cpuinfo.get_cpu_info()
     flags = set(info.get("flags", []))
     return {
+        "vendor": vendor_name(info.get("vendor_id_raw", "")),
         "model": info.get("brand_raw", platform.processor()),
         "arch": info.get("arch", platform.machine()),
         "logical_cores": psutil.cpu_count(logical=True),
         "physical_cores": psutil.cpu_count(logical=False),
         "usable_cores": len(os.sched_getaffinity(0)),
-        "avx512_bf16": "avx512_bf16" in flags,
-        "avx512f": "avx512f" in flags,
-        # with avx512_bf16 and amx: what decides TensorFlow's default for its oneDNN custom
-        # operations on Linux (on where any of them is present; runner/process/cellenv.py)
-        "avx512_vnni": "avx512_vnni" in flags,
-        "avx_vnni": "avx_vnni" in flags,
-        "amx": any(f.startswith("amx") for f in flags),
+        # avx512_vnni, avx512_bf16, avx_vnni and amx decide TensorFlow's default for its
+        # oneDNN custom operations on Linux (on where any is present; cellenv.py)
+        **isa_features(flags),
+        "framework_kernels": framework_kernels(),
     }
 
 

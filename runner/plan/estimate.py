@@ -1,7 +1,8 @@
 """How long a planned run will take, said before it starts.
 
 Each process is estimated from the wall times earlier runs in the same results directory
-recorded for the same cell (their median), and otherwise from a per-experiment,
+recorded for the same cell (their median; a cell none of its runs measured takes the newest
+committed release that did, measured alone on a quiet machine), and otherwise from a per-experiment,
 per-framework default: the quick suite's processes measured on 2 cores (see README; an
 experiment a system has no figure for: its declaration's estimate_s), less
 the framework's import for cells that share a worker process after its first.
@@ -59,8 +60,8 @@ class Estimate:
 
     def sentence(self) -> str:
         minutes = self.seconds / 60
-        source = (f"{self.from_history} from earlier runs of the same cells here, the rest "
-                  f"from per-framework defaults" if self.from_history
+        source = (f"{self.from_history} from earlier runs of the same cells here or in a "
+                  f"committed release, the rest from per-framework defaults" if self.from_history
                   else "from per-framework defaults measured on 2 cores")
         shared = (f" in {self.workers} worker processes (cells of one framework share one)"
                   if self.workers < self.processes else "")
@@ -69,10 +70,21 @@ class Estimate:
 
 
 def recorded_process_seconds(results_dir: Path) -> dict[str, float]:
-    """The median wall time of every cell's finished processes in earlier runs."""
+    """The median wall time of every cell's finished processes in earlier runs here, else in
+    the newest release (under results_dir/releases) that measured the cell."""
+    recorded: dict[str, float] = {}
+    for name in layout.release_names(results_dir):  # oldest first: newer ones override
+        release = layout.release_dir(results_dir, name)
+        recorded |= _median_walls(sorted((release / "runs").glob("*/processes.parquet")))
+    runs = [layout.run_dir(results_dir, run_id) / "processes.parquet"
+            for run_id in layout.run_ids(results_dir)]
+    return recorded | _median_walls(runs)
+
+
+def _median_walls(paths: list[Path]) -> dict[str, float]:
+    """The median wall time of each cell's processes in the processes tables at `paths`."""
     times: dict[str, list[float]] = defaultdict(list)
-    for run_id in layout.run_ids(results_dir):
-        path = layout.run_dir(results_dir, run_id) / "processes.parquet"
+    for path in paths:
         try:
             table = read_table(path, "processes") if path.is_file() else None
         except ResultsFileError:
@@ -106,9 +118,10 @@ def estimate(batches: list[list[CellSpec]], history: dict[str, float]) -> Estima
     or several sharing it: dlbench.runner.plan.sharing). A recorded wall time is taken as it is; a
     default is a process of its own, so in a shared process every cell after the first
     leaves out its framework's import."""
-    known = [history[p.cell_id] for batch in batches for p in batch if p.cell_id in history]
+    known = [history[p.cell_id] for batch in batches for p in batch
+             if p.cell_id in history and p.runs]  # a cell recorded as not measured costs 0
     rest = [_default_in_batch(p, position) for batch in batches
-            for position, p in enumerate(batch) if p.cell_id not in history]
+            for position, p in enumerate(batch) if p.cell_id not in history or not p.runs]
     return Estimate(sum(known) + sum(rest), sum(map(len, batches)), len(known),
                     len(batches))
 

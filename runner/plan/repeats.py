@@ -4,8 +4,9 @@ one per suite). Inside a process there is one repeat; its timed samples are sub-
 
 Processes per cell at the first look: quick 3 (a preview of a few cells that fits minutes on 2
 cores, not to cite; worker k of a framework measures process k of its cells:
-dlbench.runner.plan.sharing), standard 3, full 5. The suite's verdict design (dlbench/core/sequential.py) then tops up the
-cells of undecided pairs to 6 (standard) or 10 (full) processes (runner/commands/looks.py).
+dlbench.runner.plan.sharing), standard 3, machine 3, full 5. The suite's verdict design
+(dlbench/core/sequential.py) then tops up the cells of undecided pairs to 6 (standard),
+5 (machine) or 10 (full) processes (runner/commands/looks.py).
 `--repeats N` sets N for every cell, in one look. Parity is measured by one process whatever
 the suite: whether two frameworks compute the same function does not vary between processes.
 A run is citable when its suite is standard or full and every cell has at least that
@@ -20,7 +21,7 @@ from dlbench.runner.plan.sharing import suite_shares
 #: Worker processes per cell at each suite's first look.
 SUITE_PROCESSES: dict[str, int] = {suite: d.first for suite, d in SUITE_DESIGNS.items()}
 #: Suites whose results may be cited (quick is a preview).
-CITABLE_SUITES = ("standard", "full")
+CITABLE_SUITES = ("standard", "machine", "full")
 #: Experiments one process measures whatever the suite, and why.
 SINGLE_PROCESS_EXPERIMENTS: dict[str, str] = {
     "parity": "agreement between frameworks does not vary between processes",

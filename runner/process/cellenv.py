@@ -10,6 +10,11 @@ records what TensorFlow chose (`tf.onednn_custom_ops`). Forcing them on
 (`TF_ENABLE_ONEDNN_OPTS=1`, pinned until 2026-12-05) made TensorFlow's graph path serve
 ResNet-50 at batch 1 17x slower than its default on a 2-core AMD EPYC without AVX-512
 (1.07 s against 62 ms), a setting no reader runs.
+
+Their arithmetic is not TensorFlow's to choose: oneDNN (in TensorFlow and PyTorch) may compute
+fp32 operations in bf16 when its fpmath mode allows it (ONEDNN_DEFAULT_FPMATH_MODE, and
+TensorFlow's TF_SET_ONEDNN_FPMATH_MODE=BF16), so the mode is pinned strict: an fp32 cell
+computes fp32 on every CPU kind, and a bf16 cell's bf16 comes from its own casts.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ PINNED_VARIABLES = (
     "TF_NUM_INTRAOP_THREADS",
     "TF_NUM_INTEROP_THREADS",
     "TF_ENABLE_ONEDNN_OPTS",
+    "ONEDNN_DEFAULT_FPMATH_MODE",
+    "TF_SET_ONEDNN_FPMATH_MODE",
     "TF_DETERMINISTIC_OPS",
     "TF_CPP_MIN_LOG_LEVEL",
     "KERAS_BACKEND",
@@ -49,6 +56,7 @@ def cell_environment(spec: CellSpec, base: dict[str, str] | None = None) -> dict
             "TF_NUM_INTEROP_THREADS": "1",
             "TF_DETERMINISTIC_OPS": "0",
             "TF_CPP_MIN_LOG_LEVEL": "2",
+            "ONEDNN_DEFAULT_FPMATH_MODE": "STRICT",  # fp32 computed in fp32 by oneDNN
             "KERAS_BACKEND": spec.backend or "tensorflow",
             "XLA_PYTHON_CLIENT_PREALLOCATE": "false",
             "PYTHONHASHSEED": "0",
@@ -56,6 +64,7 @@ def cell_environment(spec: CellSpec, base: dict[str, str] | None = None) -> dict
         }
     )
     env.pop("TF_ENABLE_ONEDNN_OPTS", None)  # TensorFlow's own default for this CPU
+    env.pop("TF_SET_ONEDNN_FPMATH_MODE", None)  # TensorFlow's own: no implicit bf16
     if spec.device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""  # no framework may quietly use a GPU in a CPU cell
     else:

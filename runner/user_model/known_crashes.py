@@ -9,8 +9,6 @@ aborts in free(), segfaults or hangs (reproduced with plain torch; 2-4 channels 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 #: Fewer input channels than this, at a strided 1x1 Conv2D, hit the oneDNN kernel's bug.
 ONEDNN_MIN_CHANNELS = 8
 #: The CPU flag whose presence gives oneDNN its AVX-512 kernels instead of the AVX2 one.
@@ -34,16 +32,6 @@ def strided_small_1x1(model) -> list[dict]:
                 and channels < ONEDNN_MIN_CHANNELS):
             found.append({"layer": layer.name, "strides": strides, "input_channels": channels})
     return found
-
-
-def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> set[str]:
-    """This machine's CPU flags (empty where /proc/cpuinfo does not say)."""
-    try:
-        text = cpuinfo.read_text()
-    except OSError:
-        return set()
-    line = next((row for row in text.splitlines() if row.startswith("flags")), "")
-    return set(line.partition(":")[2].split())
 
 
 def onednn_refusal(facts: dict, backend: str, training: bool, device: str,

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from dlbench.runner.cell.outcome import CellOutcome, Fairness, failed
+from dlbench.runner.cell.outcome import CellOutcome, Fairness, failed, unsupported
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.adapters import Adapter, adapter_for
+from dlbench.runner.experiments.export.runtimes import PrecisionNotPinned, pin_openvino_compiles
 from dlbench.runner.harness import Cell, CellSkipped, cell_manifest, configured_adapter
 from dlbench.runner.harness.inference import InferencePlan, Predictor, inference_observations
 from dlbench.runner.harness.sampling import Sampler
@@ -48,6 +49,8 @@ def measured_or_failed(measure: Callable[[CellSpec], CellOutcome], spec: CellSpe
         return measure(spec)
     except CellSkipped:
         raise
+    except PrecisionNotPinned as error:  # the runtime's precision, not the user's code
+        return unsupported(str(error))
     except Exception as error:  # noqa: BLE001 - the user's code failing in one backend
         traceback.print_exc()
         return failed(error_line(error, 500))
@@ -83,11 +86,10 @@ def _configured(spec: CellSpec) -> tuple[Adapter, dict[str, str]]:
         adapter.warm_up()
         return adapter, settings
     import keras
-    import openvino
 
     return adapter_for(spec), {"keras.version": keras.__version__,
-                               "keras.backend": keras.backend.backend(),
-                               "openvino.version": openvino.__version__}
+                               "keras.backend": keras.backend.backend()
+                               } | pin_openvino_compiles()
 
 
 def parity_outcome(cell: Cell, predictor: Predictor, fairness: Fairness) -> CellOutcome:

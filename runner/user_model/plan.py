@@ -20,7 +20,7 @@ from dataclasses import replace
 from dlbench.core.modes import same_as
 from dlbench.core.verdict_engine import CONTROL_SUFFIX
 from dlbench.runner.cell.spec import NOT_MEASURED, CellSpec, FrameworkId
-from dlbench.runner.experiments import not_measured_params
+from dlbench.runner.experiments import BASE_SUITE, not_measured_params
 from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.plan.sharing import COMPILES
 
@@ -50,7 +50,7 @@ NO_LATENCY_BUDGET_S = 1e9
 
 def calls_per_process(suite: str, steps: int | None) -> dict:
     """The suite's calls per process, or with `steps` N timed calls and training steps."""
-    calls = dict(CALLS[suite])
+    calls = dict(CALLS.get(suite) or CALLS[BASE_SUITE[suite]])
     if steps:
         calls |= {"latency_calls": steps, "latency_budget_s": NO_LATENCY_BUDGET_S,
                   "train_steps": steps}

@@ -61,6 +61,12 @@ def inference_params(workload: str) -> dict:
 TRAINING = {"epochs": 3, "data_size": "small", "test_samples": 16}
 
 
+#: The precision cell parameter that leaves out the fp32 baseline's training (a real-size
+#: model's few steps reach no accuracy worth comparing: accuracy is judged on the small
+#: models), so the baseline gives the output deviation alone, for one fp32 forward pass.
+NO_ACCURACY_PARAM = "no_accuracy_vs_fp32"
+
+
 def training_params(workload: str) -> dict:
     """The training and precision grids' parameters for a real-size workload (the SGD
     learning rate is the workload's; no target is expected to be reached in 12 steps)."""

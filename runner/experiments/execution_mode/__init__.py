@@ -6,7 +6,8 @@ from __future__ import annotations
 from dlbench.core.modes import MODES as MODE_MATRIX
 from dlbench.core.modes import OTHER, measured, mode_class
 from dlbench.core.systems import frameworks
-from dlbench.runner.experiments import MODEL_WORKLOADS, Experiment, not_measured_params, suite_grid
+from dlbench.runner.experiments import (BASE_SUITE, MODEL_WORKLOADS, Experiment,
+                                        not_measured_params, suite_grid)
 from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec, FrameworkId
 
@@ -43,9 +44,10 @@ def modes(request: RunRequest, framework: FrameworkId) -> list[str]:
     GPU; the plain and production ones in standard on a CPU; quick without duplicates;
     never a mode another mode's cell measures (dlbench.core.modes.SAME_AS)."""
     every = list(MODES[framework.framework])
-    if request.suite == "full" or (request.suite == "standard" and request.device != "cpu"):
+    suite = BASE_SUITE.get(request.suite, request.suite)  # machine: as standard
+    if suite == "full" or (suite == "standard" and request.device != "cpu"):
         kept = every
-    elif request.suite == "standard":
+    elif suite == "standard":
         kept = [mode for mode in every
                 if mode_class("execution-mode", framework.framework, mode) != OTHER]
     else:

@@ -52,6 +52,9 @@ GRID: dict[str, dict] = {
                  # measured per-call overhead, and the suite's 150 minutes go to ResNet-50
                  "cpu": {"workloads": (), "formats": STANDARD_CPU_FORMATS,
                          "real_size": {"resnet50-synthetic": REAL_SIZE_FORMATS}}},
+    # machine: standard's CPU cells, the runtimes serving ResNet-50
+    "machine": {"workloads": (), "formats": STANDARD_CPU_FORMATS,
+                "real_size": {"resnet50-synthetic": REAL_SIZE_FORMATS}},
     "full": {"workloads": ("mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS),
              "formats": FORMATS,
              "cpu": {"real_size": {"resnet50-synthetic": FULL_REAL_SIZE_FORMATS,

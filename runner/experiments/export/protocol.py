@@ -13,13 +13,13 @@ import importlib.util
 import statistics
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from dlbench.core.schema import CellStatus
-from dlbench.runner.experiments.export.runtimes import Predict, artifact_size_mib
+from dlbench.runner.experiments.export.runtimes import Predict, artifact_size_mib, runtime_settings
 from dlbench.runner.harness import Cell, CellSkipped
 from dlbench.runner.harness.data import CellData
 from dlbench.runner.process.measure import NS_PER_S, clock_ns
@@ -113,6 +113,7 @@ def measure_export(cell: Cell, eager: Predict, path: ExportPath,
             start = clock_ns()
             predict = path.load(artifact)
             load_s = (clock_ns() - start) / NS_PER_S
+            fairness = replace(fairness, settings=fairness.settings | runtime_settings(predict))
             stage = "running the artifact"
             inputs = path.layout(x)  # not timed
             diff = float(np.max(np.abs(in_batches(predict, inputs, spec.batch_size)

@@ -27,6 +27,11 @@ GRID: dict[str, dict] = {
                  "cpu": {"workloads": ["mlp-digits", *REAL_SIZE_WORKLOADS],
                          "params": {"warmup_calls": 10, "latency_calls": 200,
                                     "throughput_batch": 128, "throughput_samples": 5}}},
+    # machine: standard's CPU cells (ResNet-50 and BERT-base serving on their plain and
+    # production paths, less standard's cuts; the MLP's per-call overhead)
+    "machine": {"workloads": ["mlp-digits", *REAL_SIZE_WORKLOADS],
+                "params": {"warmup_calls": 10, "latency_calls": 200, "throughput_batch": 128,
+                           "throughput_samples": 5}},
     "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
              "params": {"warmup_calls": 100, "latency_calls": 1000, "throughput_batch": 4096,
                         "throughput_samples": 10},

@@ -13,6 +13,7 @@ GRID: dict[str, dict] = {
     "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
                  # on 2 CPU cores (90 minutes for the suite): the MLP and the three models
                  "cpu": {"workloads": ["mlp-digits", *MODEL_WORKLOADS]}},
+    "machine": {"workloads": ["mlp-digits"]},  # the MLP the machine suite trains and serves
     "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS]},
 }
 

@@ -7,7 +7,7 @@ from dlbench.runner.experiments import MODEL_WORKLOADS, Experiment, not_measured
 from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.workloads import real_size
-from dlbench.runner.workloads.real_size import REAL_SIZE_WORKLOADS
+from dlbench.runner.workloads.real_size import NO_ACCURACY_PARAM, REAL_SIZE_WORKLOADS
 
 PRECISIONS = ("fp32", "bf16", "fp16")
 #: The real-size models (on a CPU) in fp32 and the CPU's own reduced precision: fp16 matmuls
@@ -35,6 +35,16 @@ GRID: dict[str, dict] = {
                  # Asked for by name (--workload mlp-digits), the MLP trains as it did: fp32
                  # and bf16 (fp16 is a GPU question) for the 20 epochs training gives it.
                  "cpu": {"workloads": [], "precisions": ("fp32", "bf16"), "epochs": 20}},
+    # machine: bf16 against fp32 at real size, serving (batch 1 and the serving batch) and
+    # training steps in every system, on whatever units the CPU has (a CPU without bf16
+    # units says so: runner/machine/kernels.bf16_units). BERT-base is planned and left to
+    # the full suite (standard_cpu_cuts.MACHINE_CUTS: its time)
+    "machine": {"workloads": [], "epochs": 20, "precisions": ("fp32", "bf16"),
+                "params": {"warmup_calls": 20, "latency_calls": 200, "throughput_batch": 1024,
+                           "throughput_samples": 5},
+                "real_size": ["resnet50-synthetic", "bert-base-tokens"],
+                # one steady epoch (4 steps) after the first, per process
+                "real_size_params": {"epochs": 2}},
     "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
              "epochs": 10,
              "data_size": "large",
@@ -59,7 +69,8 @@ def plan(request: RunRequest) -> list[CellSpec]:
         params = dict(grid["params"], epochs=grid["epochs"])
         precisions, timeout_s = grid.get("precisions", PRECISIONS), 600.0
         if real_size.is_real_size(name):  # few steps and test samples, the serving batch
-            params = real_size.inference_params(name) | real_size.training_params(name)
+            params = (real_size.inference_params(name) | real_size.training_params(name)
+                      | {NO_ACCURACY_PARAM: True} | grid.get("real_size_params", {}))
             precisions, timeout_s = REAL_SIZE_PRECISIONS, real_size.TIMEOUT_S
         elif workload.dataset == "synthetic-images" and "data_size" in grid:
             params["data_size"] = grid["data_size"]

@@ -22,6 +22,8 @@ from dlbench.runner.harness.data import CellData
 from dlbench.runner.harness.inference import (InferencePlan, Predictor, latencies_ms, latency_summary,
                                       throughput)
 from dlbench.runner.harness.training import Trainer, train_once
+from dlbench.runner.workloads.real_size import NO_ACCURACY_PARAM
+from dlbench.runner.machine.kernels import bf16_units, cpu_flags, isa_features
 from dlbench.runner.cell.outcome import CellOutcome, Fairness
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.workloads.catalog import Layer, epoch_order
@@ -99,11 +101,14 @@ def probe(trainer: PrecisionTrainer, data: CellData, layers: list[Layer],
 
 
 def fp32_baseline(make: Callable[[str], PrecisionTrainer], data: CellData,
-                  epochs: int) -> tuple[np.ndarray, float]:
-    """fp32 logits on the test inputs from the initial weights, and fp32 final accuracy."""
+                  epochs: int) -> tuple[np.ndarray, float | None]:
+    """fp32 logits on the test inputs from the initial weights, and fp32 final accuracy
+    (None for `epochs` 0: no training)."""
     trainer = make("fp32")
     trainer.reset(data.initial_layers())
     logits = trainer.logits(data.x_test)
+    if not epochs:
+        return logits, None
     for epoch in range(epochs):
         order = epoch_order(len(data.dataset.y_train), epoch, data.seed)
         trainer.train_epoch(data.x_train[order], data.dataset.y_train[order])
@@ -131,13 +136,26 @@ def measure_precision(cell: Cell, make: Callable[[str], PrecisionTrainer], fairn
     observations += latency_summary(cell, latencies_ms(cell, trainer, data.x_test, plan),
                                     keep_calls=False)
     # the fp32 baseline runs last, so it cannot inflate this cell's peak memory
+    base_epochs = 0 if spec.params.get(NO_ACCURACY_PARAM) else epochs
     base_logits, base_accuracy = ((logits, accuracy) if spec.precision == "fp32"
-                                  else fp32_baseline(make, data, epochs))
+                                  else fp32_baseline(make, data, base_epochs))
+    deviation = float(np.max(np.abs(logits - base_logits)))
+    scale = float(np.max(np.abs(base_logits)))
     observations += [
-        cell.observe("output_deviation_vs_fp32", np.max(np.abs(logits - base_logits))),
-        cell.observe("accuracy_change_vs_fp32", accuracy - base_accuracy),
+        cell.observe("output_deviation_vs_fp32", deviation),
+        cell.observe("output_deviation_rel_vs_fp32", deviation / scale if scale else deviation),
         cell.model_memory()]
-    return cell.outcome(observations, fairness, cell.workload_details())
+    if base_accuracy is not None:
+        observations.append(cell.observe("accuracy_change_vs_fp32", accuracy - base_accuracy))
+    return cell.outcome(observations, fairness, cell.workload_details() | units_details(spec))
+
+
+def units_details(spec: CellSpec) -> dict:
+    """On a CPU, its bf16 arithmetic units in words: a CPU without them still runs the bf16
+    cell, and its answer says that bf16 was converted to fp32 there."""
+    if spec.device != "cpu":
+        return {}
+    return {"bf16_units": bf16_units(isa_features(cpu_flags()))}
 
 
 def precision_fairness(cell: Cell, *, policy: str, timer_includes: str,

@@ -42,6 +42,13 @@ GRID: dict[str, dict] = {
                                     "transformer-tokens": 2, "lstm-tokens": 2},
                          "learning_rates": {"resnet-synthetic": 0.025},
                          "fastest_workloads": ["resnet-synthetic"]}},
+    # machine (README: "The machine suite"): the digits MLP to its target in standard's 20
+    # epochs (training to target, per-step overhead) and ResNet-50's training steps, each
+    # system in its plain mode
+    "machine": {"workloads": ["mlp-digits"], "epochs": {"mlp-digits": 20},
+                "cpu": {"real_size": ["resnet50-synthetic"], "fastest_workloads": [],
+                        # one steady epoch (4 steps) after the first, per process
+                        "real_size_params": {"epochs": 2}}},
     "full": {"epochs": {"mlp-digits": 30, "cnn-digits": 20, "cnn-synthetic": 8,
                         "resnet-synthetic": 4, "transformer-tokens": 4, "lstm-tokens": 4},
              "data_size": "large",
@@ -109,7 +116,8 @@ def _real_size_cells(request: RunRequest, name: str, grid: dict) -> list[CellSpe
 
     batch_size = device_batch_size(get_workload(name), request.device)
     return [request.cell("training", name, framework, timeout_s=real_size.TIMEOUT_S, mode=mode,
-                         batch_size=batch_size, params=real_size.training_params(name))
+                         batch_size=batch_size,
+                         params=real_size.training_params(name) | grid.get("real_size_params", {}))
             for framework in request.systems
             for mode in training_modes(request, framework, name, grid)]
 

@@ -8,7 +8,8 @@ import numpy as np
 
 from dlbench.runner.cell.outcome import CellOutcome, failed
 from dlbench.runner.cell.spec import CellSpec
-from dlbench.runner.user_model.known_crashes import cpu_flags, onednn_refusal
+from dlbench.runner.machine.kernels import cpu_flags
+from dlbench.runner.user_model.known_crashes import onednn_refusal
 from dlbench.runner.user_model.loading import load_user_model
 from dlbench.runner.user_model.measure import (inference_outcome, measured_or_failed, model_dir,
                                        model_fairness, model_request, open_model_cell,

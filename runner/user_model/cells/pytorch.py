@@ -15,7 +15,8 @@ import torch
 from dlbench.runner.cell.outcome import CellOutcome
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.experiments.export.pytorch import export_paths
-from dlbench.runner.experiments.export.runtimes import Predict
+from dlbench.runner.experiments.export.runtimes import (Predict, openvino_call, openvino_compiled,
+                                                        runtime_settings)
 from dlbench.runner.user_model.loading import first_array, load_user_model
 from dlbench.runner.user_model.measure import (inference_outcome, measured_or_failed, model_dir,
                                        model_fairness, model_request, open_model_cell,
@@ -43,6 +44,7 @@ class RuntimePredictor:
 
     def __init__(self, predict: Predict) -> None:
         self.call = predict
+        self.settings = runtime_settings(predict)  # the precision the runtime chose
 
     def prepare(self, x: np.ndarray) -> object:
         return np.ascontiguousarray(x)
@@ -52,13 +54,12 @@ class RuntimePredictor:
 
 
 def openvino_predict(model, example: torch.Tensor, threads: int) -> Predict:
-    """The module converted by openvino.convert_model, compiled for the CPU."""
+    """The module converted by openvino.convert_model, compiled for the CPU at fp32 (the
+    plugin's own default is bf16 on CPUs with bf16 units)."""
     import openvino
 
     converted = openvino.convert_model(model, example_input=example)
-    compiled = openvino.Core().compile_model(converted, "CPU",
-                                             {"INFERENCE_NUM_THREADS": threads})
-    return lambda x: compiled(x)[0]
+    return openvino_call(openvino_compiled(converted, threads))
 
 
 def predictor_for(spec: CellSpec, model, example: torch.Tensor, scratch: Path
@@ -87,6 +88,7 @@ def _measure(spec: CellSpec) -> CellOutcome:
     example = torch.from_numpy(np.ascontiguousarray(cell.data.x_test[:2]))
     with tempfile.TemporaryDirectory(prefix="dlbench-user-export-") as scratch:
         predictor, compile_mode = predictor_for(spec, model, example, Path(scratch))
+        cell.settings.update(getattr(predictor, "settings", {}))
         fairness = model_fairness(cell, timer_includes=f"one forward call ({spec.mode}) on "
                                   "prepared inputs, output as NumPy", compile_mode=compile_mode)
         if spec.experiment == PARITY:
