@@ -59,8 +59,8 @@ def test_each_claim_says_where_it_holds_across_the_machines(three_pages):
 
 def test_each_question_has_a_column_per_machine_named_in_words(three_machines):
     header, _, *rows = _machine_table(three_machines, TRAINING_TIME)
-    assert header == ["Workload", "Intel Xeon, 2 cores, AMX", "AMD EPYC 9B14, 2 cores, "
-                      "AVX-512 BF16", "AMD EPYC 7B13, 2 cores, AVX2", "Where it holds"]
+    assert header == ["Workload", "Intel Xeon, 2 cores, AMX, AVX-512 BF16", "AMD EPYC, 2 cores, "
+                      "AVX-512 BF16", "AMD EPYC, 2 cores, AVX2 only", "Where it holds"]
     assert len(rows) == 2 and all(len(row) == len(header) for row in rows)
 
 
@@ -69,7 +69,7 @@ def test_a_winner_that_changes_with_the_cpu_says_so_with_each_machines_winner(th
     cnn = next(row for row in rows if row[0].startswith("CNN"))
     assert cnn[1].startswith("**TensorFlow**") and cnn[3].startswith("**PyTorch**")
     assert cnn[-1].startswith("the winner depends on the machine: TensorFlow on Intel Xeon")
-    assert "PyTorch on AMD EPYC 7B13, 2 cores, AVX2" in cnn[-1]
+    assert "PyTorch on AMD EPYC, 2 cores, AVX2 only" in cnn[-1]
 
 
 def test_the_same_winner_on_two_machines_holds_on_both(tmp_path):

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import math
-import re
 
 import pandas as pd
 
 from dlbench.core.judging import PRACTICAL_THRESHOLD, Decision, Regime
+from dlbench.core.machines import machine_kind
 from dlbench.core.metrics import Direction, is_timing_unit, reader_label
 from dlbench.core.schema import system_label
 from dlbench.core.verdict_engine import busy_processes
@@ -253,16 +253,13 @@ def experiment_links(summary: pd.DataFrame, questions: dict[str, dict]) -> list[
 
 
 def hardware_words(environment: dict, device: str) -> str:
-    """The machine a device of a run is, for a caption: 'AMD EPYC CPU, 2 cores'."""
+    """The machine a device of a run is, in words: the GPU's model, or the CPU's kind
+    ('AMD EPYC, 2 cores, AVX2 only': dlbench/core/machines.py)."""
     if device == "cuda":
         gpus = environment.get("gpus") or [{}]
         return f"{gpus[0].get('model') or 'unknown'} GPU" + (
             f" (x{len(gpus)})" if len(gpus) > 1 else "")
-    cpu = environment.get("cpu") or {}
-    cores = cpu.get("usable_cores") or cpu.get("logical_cores")
-    model = re.sub(r"\((R|TM)\)", "", str(cpu.get("model") or "unknown")).strip()
-    model += "" if re.search(r"\b(CPU|Processor)\b", model) else " CPU"
-    return model + (f", {plural(cores, 'core')}" if cores else "")
+    return machine_kind(environment).words
 
 
 #: The framework packages a caption names, in its order, with their words.
@@ -293,8 +290,8 @@ def machines(frame: pd.DataFrame, source: Source) -> dict[tuple[str, str], str]:
                if (run.run_id, device) in pairs]
     if len(ordered) < 2:
         return {}
-    return machine_names({(r, d): (hardware_words(source.run(r).environment, d),
-                                   source.run(r).environment) for r, d in ordered})
+    return machine_names({(r, d): hardware_words(source.run(r).environment, d)
+                          for r, d in ordered})
 
 
 def page_verdicts(inputs: PageInputs) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Mapping
 
 import pandas as pd
@@ -163,27 +162,11 @@ def depends_on_machine(tables: list[dict]) -> list[dict]:
                                                    Holds.MARGIN_DEPENDS.value)]
 
 
-def isa_words(environment: Mapping) -> str:
-    """The CPU feature that most changes the frameworks' kernels, in words ('' unknown)."""
-    cpu = environment.get("cpu") or {}
-    if cpu.get("amx"):
-        return "AMX"
-    if cpu.get("avx512_bf16"):
-        return "AVX-512 BF16"
-    if cpu.get("avx512f"):
-        return "AVX-512"
-    return "AVX2" if "avx512f" in cpu else ""
-
-
-def machine_names(machines: Mapping[Machine, tuple[str, Mapping]]) -> dict[Machine, str]:
-    """Each machine's words (`machines`: (run, device) -> (hardware words, environment)),
-    as inert text (a run's record comes from another machine), made unique within the
-    release: a kind measured twice is told apart by its run."""
-    words = {}
-    for machine, (hardware, environment) in machines.items():
-        isa = isa_words(environment) if machine[1] == "cpu" else ""
-        short = re.sub(r" (CPU|Processor)\b", "", hardware)
-        words[machine] = plain_text(short + (f", {isa}" if isa else ""))
+def machine_names(machines: Mapping[Machine, str]) -> dict[Machine, str]:
+    """Each machine's words (`machines`: (run, device) -> its hardware in words) as inert
+    text (a run's record comes from another machine), made unique within the release: a
+    kind measured twice is told apart by its run."""
+    words = {machine: plain_text(hardware) for machine, hardware in machines.items()}
     seen: dict[str, int] = {}
     for machine, name in words.items():
         seen[name] = seen.get(name, 0) + 1

@@ -151,11 +151,11 @@ def your_machine_page(inputs: PageInputs) -> Page | None:
     release = newest_release(inputs.source, inputs.results_dir)
     if release is None:
         return None
-    words = machine_names({(run.run_id, "cpu"): (hardware_words(run.environment, "cpu"),
-                                                 run.environment) for run in release.runs})
+    words = machine_names({(run.run_id, "cpu"): hardware_words(run.environment, "cpu")
+                           for run in release.runs})
     machines = {run_id: name for (run_id, _), name in words.items()}
-    here = machine_names({(run.run_id, "cpu"): (hardware_words(run.environment, "cpu"),
-                                                run.environment) for run in inputs.source.runs})
+    here = machine_names({(run.run_id, "cpu"): hardware_words(run.environment, "cpu")
+                          for run in inputs.source.runs})
     rows = placements(inputs.judged.answers, inputs.source, release, machines)
     text = render(inputs.env, "your-machine.md.j2", release=release, rows=rows,
                   machines=list(machines.values()), here=", ".join(here.values()),
