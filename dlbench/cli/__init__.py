@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from dlbench.core.errors import LayoutError, ResultsFileError, SaveError, UsageError
+from dlbench.core.visible import visible_controls
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -260,7 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args)
     except (UsageError, ResultsFileError, LayoutError, SaveError) as error:
-        print(f"dlbench: error: {error}", file=sys.stderr)
+        print(f"dlbench: error: {visible_controls(str(error))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("dlbench: interrupted", file=sys.stderr)
