@@ -22,9 +22,10 @@ from dlbench.report.site.outputs import check_output, check_pages_repo, mark_out
 from dlbench.report.site.errata import Erratum, ErrataError, append_erratum
 from dlbench.report.site.verdict_store import store_release_verdicts
 from dlbench.report.site.publish import (
-    PublishError, build_mkdocs, deployed_versions, export_site, make_server, mike_deploy,
+    PublishError, build_mkdocs, deployed_versions, export_site, mike_deploy,
 )
 from dlbench.report.site.cache import BuildReport
+from dlbench.report.site.static_server import make_server
 from dlbench.report.site.requests import (BuildRequest, DeployRequest, ErratumRequest, ExportRequest,
                                   PublishRequest, ServeRequest, SitePaths)
 from dlbench.report.inputs.source import Source, SourceError, load_draft, load_release
