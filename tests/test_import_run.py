@@ -226,3 +226,99 @@ def test_a_full_or_read_only_disk_is_named_not_blamed_on_the_archive(archive, tm
         assert not list(results.glob(".import-*")) if results.exists() else True
     finally:
         disk.close()
+
+
+def _header(name: bytes, kind: bytes, size: int) -> bytes:
+    """One raw ustar header block (what tarfile would write), checksum included."""
+    block = bytearray(512)
+    block[:len(name)] = name[:100]
+    block[100:108] = b"0000644\0"
+    block[124:136] = f"{size:011o}\0".encode()
+    block[136:148] = b"00000000000\0"
+    block[148:156] = b" " * 8
+    block[156:157] = kind
+    block[257:263] = b"ustar\0"
+    block[263:265] = b"00"
+    block[148:156] = f"{sum(block):06o}\0 ".encode()
+    return bytes(block)
+
+
+def _raw_archive(target: Path, parts) -> Path:
+    """A gzipped tar written block by block from `parts` (bytes, or callables writing
+    to the stream), so a header may declare what no tar writer would."""
+    import gzip
+
+    with gzip.open(target, "wb", compresslevel=1) as stream:
+        for part in parts:
+            part(stream) if callable(part) else stream.write(part)
+        stream.write(b"\0" * 1024)
+    return target
+
+
+def _filler(size: int, byte: bytes = b"a"):
+    def write(stream) -> None:
+        chunk = byte * (1 << 20)
+        for start in range(0, size, len(chunk)):
+            stream.write(chunk[: size - start])
+    return write
+
+
+RUN = "20261201T100000Z-cpu"
+
+
+@pytest.mark.parametrize("case, expected", [
+    ("200 MiB long name", "GNU long-name header of 209715201 bytes, over the limit"),
+    ("100 MiB pax header", "pax header of 104857600 bytes, over the limit"),
+    ("global pax header", "a global pax member"),
+    ("sparse member", "a sparse member"),
+    ("pax sparse", "a sparse member (pax 'GNU.sparse.size')"),
+    ("2000-byte name", "has a name of 2021 bytes, over the limit of 1024"),
+])
+def test_archive_headers_are_bounded_before_they_are_read_whole(tmp_path, capsys, case,
+                                                                expected):
+    if case == "200 MiB long name":
+        parts = [_header(b"././@LongLink", b"L", (200 << 20) + 1), _filler(200 << 20),
+                 b"\0" * 512, _header(b"x", b"0", 0)]
+    elif case == "100 MiB pax header":
+        parts = [_header(b"PaxHeader", b"x", 100 << 20), _filler(100 << 20),
+                 _header(b"x", b"0", 0)]
+    elif case in ("global pax header", "sparse member"):
+        parts = [_header(f"{RUN}/run.json".encode(), b"g" if "global" in case else b"S", 0)]
+    elif case == "pax sparse":
+        record = b"GNU.sparse.size=9\n"
+        record = f"{len(record) + 3} ".encode() + record
+        parts = [_header(b"PaxHeader", b"x", len(record)), record.ljust(512, b"\0"),
+                 _header(f"{RUN}/run.json".encode(), b"0", 0)]
+    else:
+        name = f"{RUN}/{'n' * 2000}".encode()
+        parts = [_header(b"././@LongLink", b"L", len(name) + 1),
+                 (name + b"\0").ljust(2048, b"\0"), _header(name[:100], b"0", 0)]
+    error = refused_here(_raw_archive(tmp_path / "bad.tar.gz", parts), tmp_path / "results",
+                         capsys)
+    assert expected in error, error
+    assert len(error) < 400, len(error)  # a long name is cut in the line, not printed whole
+
+
+def test_an_archive_of_more_members_than_a_run_holds_is_refused_at_the_limit(tmp_path, capsys):
+    from dlbench.core.run_archive import MAX_MEMBERS
+
+    folder = _header(f"{RUN}/".encode(), b"5", 0)
+
+    def members(stream) -> None:
+        for _ in range(0, MAX_MEMBERS + 104, 1000):
+            stream.write(folder * 1000)
+
+    error = refused_here(_raw_archive(tmp_path / "bad.tar.gz", [members]),
+                         tmp_path / "results", capsys)
+    assert f"more than {MAX_MEMBERS} members" in error
+
+
+def test_names_with_terminal_controls_are_shown_escaped_in_the_error_line(archive, tmp_path,
+                                                                          capsys):
+    hostile = f"{archive.name.split('.')[0]}/../\x1b]0;owned\x07\x1b[2J\u202etxt.exe"
+    info = tarfile.TarInfo(hostile)
+    info.size = 2
+    error = refused_here(_with_member(archive, tmp_path / "bad.tar.gz", info, b"hi"),
+                         tmp_path / "results", capsys)
+    assert not any(char in error for char in "\x1b\x07\u202e"), repr(error)
+    assert "\\x1b]0;owned\\x07" in error and "\\u202e" in error
