@@ -322,3 +322,116 @@ def test_names_with_terminal_controls_are_shown_escaped_in_the_error_line(archiv
                          tmp_path / "results", capsys)
     assert not any(char in error for char in "\x1b\x07\u202e"), repr(error)
     assert "\\x1b]0;owned\\x07" in error and "\\u202e" in error
+
+
+def _table_bytes(frame, kind: str, version: bytes = b"2") -> bytes:
+    """A Parquet table as dlbench labels one, holding whatever `frame` holds."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    table = table.replace_schema_metadata({b"dlbench.table": kind.encode(),
+                                           b"dlbench.schema_version": version})
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    return buffer.getvalue()
+
+
+def _changed_table(stem: str, change, version: bytes = b"2"):
+    """A member change for _repack: the `stem` table's frame through `change`."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    def member(name: str, data: bytes) -> tuple[str, bytes]:
+        if not name.endswith(f"/{stem}.parquet"):
+            return name, data
+        frame = pq.read_table(io.BytesIO(data)).to_pandas()
+        frame = change(frame.astype({c: object for c in frame.columns
+                                     if str(frame[c].dtype) == "string"}), pd)
+        return name, _table_bytes(frame, stem, version)
+    return member
+
+
+def _changed_json(file: str, change):
+    def member(name: str, data: bytes) -> tuple[str, bytes]:
+        if name.endswith(f"/{file}"):
+            return name, change(json.loads(data)).encode() if callable(change) else change
+        return name, data
+    return member
+
+
+def _set(frame, column, value):
+    frame[column] = value
+    return frame
+
+
+DEEP = b'{"cpu": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+#: A stranger's run: what is wrong with it, and the words its one line must hold.
+STRANGER_CASES = {
+    "all-NaN values": (_changed_table("observations", lambda f, pd: _set(f, "value", float(
+        "nan"))), "has no value (all NaN)"),
+    "an infinite value": (_changed_table("observations", lambda f, pd: _set(f, "value", float(
+        "inf"))), "is infinite"),
+    "empty observations": (_changed_table("observations", lambda f, pd: f.iloc[:0]),
+                           "no observations"),
+    "no framework column": (_changed_table("cells", lambda f, pd: f.drop(columns="framework")),
+                            "cells.parquet: no column framework"),
+    "no run_id column": (_changed_table("observations", lambda f, pd: f.drop(
+        columns="run_id")), "observations.parquet: no column run_id"),
+    "value 'fast'": (_changed_table("observations", lambda f, pd: _set(f, "value", "fast")),
+                     "column value holds 'fast'; expected numbers"),
+    "unit not in the registry": (_changed_table("observations", lambda f, pd: _set(
+        f, "unit", "parsecs")), "has unit 'parsecs'; the registry says"),
+    "metric not in the registry": (_changed_table("observations", lambda f, pd: _set(
+        f, "metric", "speed<script>")), "is not in the metric registry"),
+    "batch_size 'one'": (_changed_table("cells", lambda f, pd: _set(f, "batch_size", "one")),
+                         "column batch_size holds 'one'; expected whole numbers"),
+    "batch_size 1.5": (_changed_table("observations", lambda f, pd: _set(
+        f, "batch_size", 1.5)), "column batch_size holds '1.5'; expected whole numbers"),
+    "unknown framework": (_changed_table("cells", lambda f, pd: _set(f, "framework", "jax")),
+                          "column framework holds 'jax'; accepted: pytorch"),
+    "unknown status": (_changed_table("cells", lambda f, pd: _set(f, "status", "great")),
+                       "column status holds 'great'"),
+    "unknown device": (_changed_table("cells", lambda f, pd: _set(f, "device", "tpu")),
+                       "column device holds 'tpu'"),
+    "empty cell_id": (_changed_table("cells", lambda f, pd: _set(f, "cell_id", None)),
+                      "column cell_id is empty in some rows"),
+    "reason a number": (_changed_table("cells", lambda f, pd: _set(f, "reason", 7)),
+                        "column reason holds int64 '7'; expected text"),
+    "bad table version": (_changed_table("cells", lambda f, pd: f, b"two"),
+                          "schema version 'two' is not a number"),
+    "table version 0": (_changed_table("cells", lambda f, pd: f, b"0"),
+                        "schema version 0 cannot be migrated"),
+    "environment nested 200k deep": (_changed_json("environment.json", DEEP),
+                                     "JSON nested deeper than 64 levels"),
+    "run.json nested 200k deep": (_changed_json("run.json", lambda i: json.dumps(i)[:-1] + (
+        ', "request": ' + "[" * 200_000 + "]" * 200_000 + "}")), "nested deeper than 64"),
+    "cpu.model a list": (_changed_json("environment.json", lambda e: json.dumps(e | {"cpu": {
+        "model": ["x"]}})), "environment.json.cpu.model is list, expected str"),
+    "gpus of strings": (_changed_json("environment.json", lambda e: json.dumps(e | {
+        "gpus": ["H100"]})), "environment.json.gpus[0] is str, expected an object"),
+    "workload words a dict": (_changed_json("run.json", lambda i: json.dumps(i | {
+        "workload_words": {"mlp-digits": {"a": 1}}})), "is dict, expected str"),
+    "a 1 MB cpu.model": (_changed_json("environment.json", lambda e: json.dumps(e | {"cpu": {
+        "model": "x" * (1 << 20)}})), "over the limit of 65536"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STRANGER_CASES))
+def test_a_strangers_run_is_checked_like_a_form_before_it_is_stored(archive, tmp_path,
+                                                                     capsys, case):
+    change, expected = STRANGER_CASES[case]
+    bad = _repack(archive, tmp_path / "bad.tar.gz", change)
+    error = refused_here(bad, tmp_path / "results", capsys)
+    assert expected in error, error
+
+
+@pytest.mark.parametrize("extra", ["junk.txt", "code-objects/not-a-hash", "notes.txt",
+                                   "processes/x.pkl", "cells/../../x", "deep/a/b.json"])
+def test_a_member_a_run_does_not_hold_is_refused_by_name(archive, tmp_path, capsys, extra):
+    info = tarfile.TarInfo(f"{archive.name.split('.')[0]}/{extra}")
+    info.size = 2
+    error = refused_here(_with_member(archive, tmp_path / "bad.tar.gz", info, b"hi"),
+                         tmp_path / "results", capsys)
+    assert "is not a file a run holds" in error or "escapes the archive" in error, error
+    assert extra.split("/")[-1] in error

@@ -28,6 +28,13 @@ RUN_ID_FORM = re.compile(r"\d{8}T\d{6}Z-[a-z0-9]+(?:-[a-z0-9]+)*")
 MAX_MEMBER_BYTES = 64 << 20
 MAX_TOTAL_BYTES = 1 << 30
 MAX_MEMBERS = 200_000
+#: The files a run holds, by their path inside its directory (dlbench/runner/store writes
+#: them; a user's model run adds model.json and model/): an archive holding anything else
+#: is refused, naming it.
+RUN_FILES = re.compile(r"(run|environment|model)\.json|(cells|observations|processes)\."
+                       r"(parquet|csv)|(processes|superseded|cells)/[^/]+\.json|"
+                       r"code/[^/].*|code-objects/[0-9a-f]{64}|model/[^/].*")
+RUN_FOLDERS = frozenset({"processes", "superseded", "cells", "code", "code-objects", "model"})
 CHUNK_BYTES = 1 << 20
 
 
@@ -74,6 +81,7 @@ def extract_run(archive: Path, target: Path) -> Path:
             paths = [_member_path(member, origin) for member in members]
             _check_sizes(members, origin)
             top = _run_directory(paths, origin)
+            _check_layout(members, paths, origin)
             for member, path in zip(members, paths):
                 _extract_member(tar, member, target.joinpath(*path.parts), origin)
     except (tarfile.TarError, EOFError, zlib.error) as error:
@@ -116,6 +124,20 @@ def _run_directory(paths: list[PurePosixPath], origin: str) -> str:
                                "ID of the runner's form YYYYMMDDTHHMMSSZ-name (e.g. "
                                "20261201T100000Z-cuda)")
     return top
+
+
+def _check_layout(members: list[tarfile.TarInfo], paths: list[PurePosixPath],
+                  origin: str) -> None:
+    """Refuse a member that is not one of a run's files or folders, by its name."""
+    for member, path in zip(members, paths):
+        inside = "/".join(path.parts[1:])
+        if not inside or (RUN_FILES.fullmatch(inside) if member.isfile() else
+                          inside in RUN_FOLDERS or inside.startswith(("code/", "model/"))):
+            continue
+        raise ResultsFileError(f"{origin}: member {shown_name(member.name)} is not a file a run "
+                               "holds (run.json, environment.json, the cells, observations and "
+                               "processes tables, processes/, superseded/, code/, "
+                               "code-objects/, a user model's model.json and model/)")
 
 
 def _extract_member(tar: tarfile.TarFile, member: tarfile.TarInfo, destination: Path,
