@@ -75,7 +75,11 @@ def _reason(output: str) -> str:
 def ensure_repo(pages_repo: Path) -> None:
     """Create the git repository the versioned site is committed to, if missing."""
     if not (pages_repo / ".git").exists():
-        pages_repo.mkdir(parents=True, exist_ok=True)
+        try:
+            pages_repo.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise PublishError(f"cannot make the pages repository {pages_repo} "
+                               f"({error.strerror or error})") from None
         try:
             _run(["git", "init", "--quiet", "--initial-branch=main"], pages_repo)
             _run(["git", "commit", "--quiet", "--allow-empty", "-m",
@@ -158,13 +162,20 @@ def export_site(pages_repo: Path, target: Path) -> Path:
 
 
 def _unpack(archive: bytes, staging: Path) -> None:
-    """Extract the site's tar into `staging`, its alias links replaced by copies."""
+    """Extract the site's tar into `staging`, its alias links (a version's folder) replaced
+    by copies; PublishError for a link that is not an alias of a version."""
     try:
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(staging, filter="data")
         for alias in [p for p in staging.iterdir() if p.is_symlink()]:
             version = alias.resolve()
+            if not (version.is_dir() and version.parent == staging.resolve()):
+                raise PublishError(f"branch {BRANCH} holds a link {alias.name} that is not "
+                                   "an alias of a version; nothing was exported")
             alias.unlink()
             shutil.copytree(version, alias)  # a plain copy: not every static host follows links
+    except (tarfile.TarError, RuntimeError) as error:  # a link leading out, a loop
+        raise PublishError(f"branch {BRANCH} holds what a site never does ({error}); "
+                           "nothing was exported") from None
     except OSError as error:
         raise save_error(staging, error) from None
