@@ -435,3 +435,28 @@ def test_a_member_a_run_does_not_hold_is_refused_by_name(archive, tmp_path, caps
                          tmp_path / "results", capsys)
     assert "is not a file a run holds" in error or "escapes the archive" in error, error
     assert extra.split("/")[-1] in error
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGINT"])
+def test_a_signal_during_import_leaves_no_staging_folder(tmp_path, stop):
+    import signal
+    import time
+
+    size = 60 << 20
+    parts = []
+    for index in range(6):  # large enough that the import is still reading when stopped
+        parts += [_header(f"{RUN}/code-objects/{index:064x}".encode()[-100:], b"0", size),
+                  _filler(size, b"\0")]
+    archive = _raw_archive(tmp_path / "big.tar.gz", parts)
+    results = tmp_path / "results"
+    driver = subprocess.Popen([*DLBENCH, "import-run", str(archive), "--results-dir",
+                               str(results)], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and driver.poll() is None and not (
+            results.is_dir() and list(results.glob(".import-*"))):
+        time.sleep(0.005)
+    driver.send_signal(getattr(signal, stop))
+    error = driver.communicate(timeout=120)[1]
+    assert driver.returncode == 130, error
+    assert error.strip() == "dlbench: interrupted"
+    assert not list(results.glob(".import-*")) and not list((results / "runs").iterdir())
