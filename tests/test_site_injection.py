@@ -152,6 +152,16 @@ def poison_run(run_root: Path, n: int) -> None:
     write_table(observations, run_root / "observations", "observations")
 
 
+def poison_model_file(run_root: Path, n: int) -> None:
+    """A user model's model.json (its file's name, NAME, class, facts) carrying payloads."""
+    facts = {"model_id": payload(n), "kind": "keras", "class_name": payload(n),
+             "parameters": 10, "input_shape": [payload(n)], "input_dtype": payload(n),
+             "output_shape": [3], "batch_size": 16, "batch_chosen": False, "trains": False,
+             "no_training": payload(n), "flops_note": payload(n), "repeat_max_abs": 0.0}
+    request = {"path": f"/tmp/{payload(n)}.py", "name": payload(n), "data_file": ""}
+    (run_root / "model.json").write_text(json.dumps({"request": request, "facts": facts}))
+
+
 @pytest.fixture(scope="module")
 def built_from_poisoned_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Both golden runs with payloads in every string they carry, released and built."""
@@ -159,6 +169,7 @@ def built_from_poisoned_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     results = golden_results(tmp)
     for number, run_id in ((10, RUN_A), (20, RUN_B)):
         poison_run(results / "runs" / run_id, number)
+    poison_model_file(results / "runs" / RUN_B, 26)
     freeze_release(results, "2026.12", [RUN_A, RUN_B], "2026-12-01", "poisoned",
                    Citation("2026.12", "2026-12-01", SITE_URL).cff())
     docs = tmp / "site_src"
@@ -173,8 +184,8 @@ def test_no_string_a_run_carries_becomes_live_code_in_the_built_site(
         built_from_poisoned_runs: Path) -> None:
     pages = sorted(built_from_poisoned_runs.rglob("*.html"))
     seen = " ".join(page.read_text() for page in pages)
-    for n in (10, 11, 12, 13, 14, 15, 22, 23):  # run.json, words, machine, GPU, fairness,
-        # reasons: each shown, as text
+    for n in (10, 11, 12, 13, 14, 15, 22, 23, 26):  # run.json, words, machine, GPU,
+        # fairness, reasons, a user model's names: each shown, as text
         assert f"alert({n})" in seen, n
     assert "\x1b" not in seen and "\u202e" not in seen  # controls made visible
     for page in pages:
