@@ -460,3 +460,15 @@ def test_a_signal_during_import_leaves_no_staging_folder(tmp_path, stop):
     assert driver.returncode == 130, error
     assert error.strip() == "dlbench: interrupted"
     assert not list(results.glob(".import-*")) and not list((results / "runs").iterdir())
+
+
+@pytest.mark.parametrize("record, expected", [
+    (b"{}", "without the time it was superseded"),
+    (b"[" * 100_000 + b"]" * 100_000, "nested deeper than 64"),
+])
+def test_a_bad_superseded_record_is_one_line(archive, tmp_path, capsys, record, expected):
+    info = tarfile.TarInfo(f"{archive.name.split('.')[0]}/superseded/x.json")
+    info.size = len(record)
+    error = refused_here(_with_member(archive, tmp_path / "bad.tar.gz", info, record),
+                         tmp_path / "results", capsys)
+    assert expected in error, error
