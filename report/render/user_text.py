@@ -94,6 +94,7 @@ def inert_frame(frame: pd.DataFrame) -> pd.DataFrame:
 def _inert_json(text: str) -> str:
     try:
         value = json.loads(text)
-    except ValueError:
+        inert = inert_record(value)
+    except (ValueError, RecursionError):  # not JSON, or nested past Python's stack
         return inert_text(text)
-    return json.dumps(inert_record(value), sort_keys=True, ensure_ascii=False)
+    return text if inert == value else json.dumps(inert, sort_keys=True, ensure_ascii=False)
