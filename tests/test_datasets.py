@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import pickle
 
 import numpy as np
@@ -166,3 +167,57 @@ def test_the_small_data_size_is_each_cpu_profiles_own():
 
     assert small("transformer-tokens") == 256  # BERT-mini learns in 32 steps of 8
     assert small("resnet-synthetic") == 1024 and small("lstm-tokens") == 512
+
+
+class _RunsACommand:
+    """A pickle whose loading calls os.system (what a hostile batch file holds)."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+@pytest.mark.parametrize("where", ["whole file", "inside the dict", "as the labels"])
+def test_a_cifar10_batch_that_would_run_code_is_refused_without_running_it(tmp_path, where):
+    write_cifar(tmp_path)
+    marker = tmp_path / "ran"
+    hostile = _RunsACommand(marker)
+    batch = {"whole file": hostile, "inside the dict": {b"data": hostile, b"labels": []},
+             "as the labels": {b"data": np.zeros((1, 3072), np.uint8), b"labels": hostile}}
+    (tmp_path / "test_batch").write_bytes(pickle.dumps(batch[where], protocol=2))
+    with pytest.raises(DatasetError) as error:
+        load_cifar10(tmp_path)
+    assert not marker.exists()
+    message = str(error.value)
+    assert "\n" not in message and "not a CIFAR-10 python batch" in message
+    assert "asks for posix.system" in message, message
+
+
+@pytest.mark.parametrize("hostile", [
+    b"cbuiltins\neval\n(S'1'\ntR.", b"c__builtin__\nexec\n(S'1'\ntR.",
+    b"\x80\x02c_codecs\nencode\nX\x01\x00\x00\x00aX\x05\x00\x00\x00rot13\x86R.",
+    b"\x80\x02cnumpy\ndtype\nX\x02\x00\x00\x00O8\x85R.", b"(P1\nt.", b"\x80\x05\x95",
+])
+def test_a_cifar10_batch_asking_for_anything_else_is_one_line(tmp_path, hostile):
+    write_cifar(tmp_path)
+    (tmp_path / "test_batch").write_bytes(hostile)
+    with pytest.raises(DatasetError, match="not a CIFAR-10 python batch") as error:
+        load_cifar10(tmp_path)
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("numpy_module", [b"numpy._core.multiarray", b"numpy.core.multiarray"])
+def test_a_real_format_cifar10_batch_still_loads(tmp_path, numpy_module):
+    """As the CIFAR-10 site's batches are pickled (protocol 2, byte keys, a uint8 array, a
+    list of ints), under numpy 2's and numpy 1's module names."""
+    write_cifar(tmp_path)
+    data = np.arange(2 * 3072, dtype=np.uint8).reshape(2, 3072)
+    batch = {b"batch_label": b"testing batch 1 of 1", b"labels": [3, 7], b"data": data,
+             b"filenames": [b"a.png", b"b.png"]}
+    raw = pickle.dumps(batch, protocol=2).replace(b"numpy._core.multiarray", numpy_module)
+    (tmp_path / "test_batch").write_bytes(raw)
+    loaded = load_cifar10(tmp_path)
+    assert list(loaded.y_test) == [3, 7]
+    assert loaded.x_test[1, 0, 0, 0] == pytest.approx(data[1, 0] / 255.0)

@@ -226,3 +226,249 @@ def test_a_full_or_read_only_disk_is_named_not_blamed_on_the_archive(archive, tm
         assert not list(results.glob(".import-*")) if results.exists() else True
     finally:
         disk.close()
+
+
+def _header(name: bytes, kind: bytes, size: int) -> bytes:
+    """One raw ustar header block (what tarfile would write), checksum included."""
+    block = bytearray(512)
+    block[:len(name)] = name[:100]
+    block[100:108] = b"0000644\0"
+    block[124:136] = f"{size:011o}\0".encode()
+    block[136:148] = b"00000000000\0"
+    block[148:156] = b" " * 8
+    block[156:157] = kind
+    block[257:263] = b"ustar\0"
+    block[263:265] = b"00"
+    block[148:156] = f"{sum(block):06o}\0 ".encode()
+    return bytes(block)
+
+
+def _raw_archive(target: Path, parts) -> Path:
+    """A gzipped tar written block by block from `parts` (bytes, or callables writing
+    to the stream), so a header may declare what no tar writer would."""
+    import gzip
+
+    with gzip.open(target, "wb", compresslevel=1) as stream:
+        for part in parts:
+            part(stream) if callable(part) else stream.write(part)
+        stream.write(b"\0" * 1024)
+    return target
+
+
+def _filler(size: int, byte: bytes = b"a"):
+    def write(stream) -> None:
+        chunk = byte * (1 << 20)
+        for start in range(0, size, len(chunk)):
+            stream.write(chunk[: size - start])
+    return write
+
+
+RUN = "20261201T100000Z-cpu"
+
+
+@pytest.mark.parametrize("case, expected", [
+    ("200 MiB long name", "GNU long-name header of 209715201 bytes, over the limit"),
+    ("100 MiB pax header", "pax header of 104857600 bytes, over the limit"),
+    ("global pax header", "a global pax member"),
+    ("sparse member", "a sparse member"),
+    ("pax sparse", "a sparse member (pax 'GNU.sparse.size')"),
+    ("2000-byte name", "has a name of 2021 bytes, over the limit of 1024"),
+])
+def test_archive_headers_are_bounded_before_they_are_read_whole(tmp_path, capsys, case,
+                                                                expected):
+    if case == "200 MiB long name":
+        parts = [_header(b"././@LongLink", b"L", (200 << 20) + 1), _filler(200 << 20),
+                 b"\0" * 512, _header(b"x", b"0", 0)]
+    elif case == "100 MiB pax header":
+        parts = [_header(b"PaxHeader", b"x", 100 << 20), _filler(100 << 20),
+                 _header(b"x", b"0", 0)]
+    elif case in ("global pax header", "sparse member"):
+        parts = [_header(f"{RUN}/run.json".encode(), b"g" if "global" in case else b"S", 0)]
+    elif case == "pax sparse":
+        record = b"GNU.sparse.size=9\n"
+        record = f"{len(record) + 3} ".encode() + record
+        parts = [_header(b"PaxHeader", b"x", len(record)), record.ljust(512, b"\0"),
+                 _header(f"{RUN}/run.json".encode(), b"0", 0)]
+    else:
+        name = f"{RUN}/{'n' * 2000}".encode()
+        parts = [_header(b"././@LongLink", b"L", len(name) + 1),
+                 (name + b"\0").ljust(2048, b"\0"), _header(name[:100], b"0", 0)]
+    error = refused_here(_raw_archive(tmp_path / "bad.tar.gz", parts), tmp_path / "results",
+                         capsys)
+    assert expected in error, error
+    assert len(error) < 400, len(error)  # a long name is cut in the line, not printed whole
+
+
+def test_an_archive_of_more_members_than_a_run_holds_is_refused_at_the_limit(tmp_path, capsys):
+    from dlbench.core.run_archive import MAX_MEMBERS
+
+    folder = _header(f"{RUN}/".encode(), b"5", 0)
+
+    def members(stream) -> None:
+        for _ in range(0, MAX_MEMBERS + 104, 1000):
+            stream.write(folder * 1000)
+
+    error = refused_here(_raw_archive(tmp_path / "bad.tar.gz", [members]),
+                         tmp_path / "results", capsys)
+    assert f"more than {MAX_MEMBERS} members" in error
+
+
+def test_names_with_terminal_controls_are_shown_escaped_in_the_error_line(archive, tmp_path,
+                                                                          capsys):
+    hostile = f"{archive.name.split('.')[0]}/../\x1b]0;owned\x07\x1b[2J\u202etxt.exe"
+    info = tarfile.TarInfo(hostile)
+    info.size = 2
+    error = refused_here(_with_member(archive, tmp_path / "bad.tar.gz", info, b"hi"),
+                         tmp_path / "results", capsys)
+    assert not any(char in error for char in "\x1b\x07\u202e"), repr(error)
+    assert "\\x1b]0;owned\\x07" in error and "\\u202e" in error
+
+
+def _table_bytes(frame, kind: str, version: bytes = b"2") -> bytes:
+    """A Parquet table as dlbench labels one, holding whatever `frame` holds."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    table = table.replace_schema_metadata({b"dlbench.table": kind.encode(),
+                                           b"dlbench.schema_version": version})
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    return buffer.getvalue()
+
+
+def _changed_table(stem: str, change, version: bytes = b"2"):
+    """A member change for _repack: the `stem` table's frame through `change`."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    def member(name: str, data: bytes) -> tuple[str, bytes]:
+        if not name.endswith(f"/{stem}.parquet"):
+            return name, data
+        frame = pq.read_table(io.BytesIO(data)).to_pandas()
+        frame = change(frame.astype({c: object for c in frame.columns
+                                     if str(frame[c].dtype) == "string"}), pd)
+        return name, _table_bytes(frame, stem, version)
+    return member
+
+
+def _changed_json(file: str, change):
+    def member(name: str, data: bytes) -> tuple[str, bytes]:
+        if name.endswith(f"/{file}"):
+            return name, change(json.loads(data)).encode() if callable(change) else change
+        return name, data
+    return member
+
+
+def _set(frame, column, value):
+    frame[column] = value
+    return frame
+
+
+DEEP = b'{"cpu": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+#: A stranger's run: what is wrong with it, and the words its one line must hold.
+STRANGER_CASES = {
+    "all-NaN values": (_changed_table("observations", lambda f, pd: _set(f, "value", float(
+        "nan"))), "has no value (all NaN)"),
+    "an infinite value": (_changed_table("observations", lambda f, pd: _set(f, "value", float(
+        "inf"))), "is infinite"),
+    "empty observations": (_changed_table("observations", lambda f, pd: f.iloc[:0]),
+                           "no observations"),
+    "no framework column": (_changed_table("cells", lambda f, pd: f.drop(columns="framework")),
+                            "cells.parquet: no column framework"),
+    "no run_id column": (_changed_table("observations", lambda f, pd: f.drop(
+        columns="run_id")), "observations.parquet: no column run_id"),
+    "value 'fast'": (_changed_table("observations", lambda f, pd: _set(f, "value", "fast")),
+                     "column value holds 'fast'; expected numbers"),
+    "unit not in the registry": (_changed_table("observations", lambda f, pd: _set(
+        f, "unit", "parsecs")), "has unit 'parsecs'; the registry says"),
+    "metric not in the registry": (_changed_table("observations", lambda f, pd: _set(
+        f, "metric", "speed<script>")), "is not in the metric registry"),
+    "batch_size 'one'": (_changed_table("cells", lambda f, pd: _set(f, "batch_size", "one")),
+                         "column batch_size holds 'one'; expected whole numbers"),
+    "batch_size 1.5": (_changed_table("observations", lambda f, pd: _set(
+        f, "batch_size", 1.5)), "column batch_size holds '1.5'; expected whole numbers"),
+    "unknown framework": (_changed_table("cells", lambda f, pd: _set(f, "framework", "jax")),
+                          "column framework holds 'jax'; accepted: pytorch"),
+    "unknown status": (_changed_table("cells", lambda f, pd: _set(f, "status", "great")),
+                       "column status holds 'great'"),
+    "unknown device": (_changed_table("cells", lambda f, pd: _set(f, "device", "tpu")),
+                       "column device holds 'tpu'"),
+    "empty cell_id": (_changed_table("cells", lambda f, pd: _set(f, "cell_id", None)),
+                      "column cell_id is empty in some rows"),
+    "reason a number": (_changed_table("cells", lambda f, pd: _set(f, "reason", 7)),
+                        "column reason holds int64 '7'; expected text"),
+    "bad table version": (_changed_table("cells", lambda f, pd: f, b"two"),
+                          "schema version 'two' is not a number"),
+    "table version 0": (_changed_table("cells", lambda f, pd: f, b"0"),
+                        "schema version 0 cannot be migrated"),
+    "environment nested 200k deep": (_changed_json("environment.json", DEEP),
+                                     "JSON nested deeper than 64 levels"),
+    "run.json nested 200k deep": (_changed_json("run.json", lambda i: json.dumps(i)[:-1] + (
+        ', "request": ' + "[" * 200_000 + "]" * 200_000 + "}")), "nested deeper than 64"),
+    "cpu.model a list": (_changed_json("environment.json", lambda e: json.dumps(e | {"cpu": {
+        "model": ["x"]}})), "environment.json.cpu.model is list, expected str"),
+    "gpus of strings": (_changed_json("environment.json", lambda e: json.dumps(e | {
+        "gpus": ["H100"]})), "environment.json.gpus[0] is str, expected an object"),
+    "workload words a dict": (_changed_json("run.json", lambda i: json.dumps(i | {
+        "workload_words": {"mlp-digits": {"a": 1}}})), "is dict, expected str"),
+    "a 1 MB cpu.model": (_changed_json("environment.json", lambda e: json.dumps(e | {"cpu": {
+        "model": "x" * (1 << 20)}})), "over the limit of 65536"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STRANGER_CASES))
+def test_a_strangers_run_is_checked_like_a_form_before_it_is_stored(archive, tmp_path,
+                                                                     capsys, case):
+    change, expected = STRANGER_CASES[case]
+    bad = _repack(archive, tmp_path / "bad.tar.gz", change)
+    error = refused_here(bad, tmp_path / "results", capsys)
+    assert expected in error, error
+
+
+@pytest.mark.parametrize("extra", ["junk.txt", "code-objects/not-a-hash", "notes.txt",
+                                   "processes/x.pkl", "cells/../../x", "deep/a/b.json"])
+def test_a_member_a_run_does_not_hold_is_refused_by_name(archive, tmp_path, capsys, extra):
+    info = tarfile.TarInfo(f"{archive.name.split('.')[0]}/{extra}")
+    info.size = 2
+    error = refused_here(_with_member(archive, tmp_path / "bad.tar.gz", info, b"hi"),
+                         tmp_path / "results", capsys)
+    assert "is not a file a run holds" in error or "escapes the archive" in error, error
+    assert extra.split("/")[-1] in error
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGINT"])
+def test_a_signal_during_import_leaves_no_staging_folder(tmp_path, stop):
+    import signal
+    import time
+
+    size = 60 << 20
+    parts = []
+    for index in range(6):  # large enough that the import is still reading when stopped
+        parts += [_header(f"{RUN}/code-objects/{index:064x}".encode()[-100:], b"0", size),
+                  _filler(size, b"\0")]
+    archive = _raw_archive(tmp_path / "big.tar.gz", parts)
+    results = tmp_path / "results"
+    driver = subprocess.Popen([*DLBENCH, "import-run", str(archive), "--results-dir",
+                               str(results)], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and driver.poll() is None and not (
+            results.is_dir() and list(results.glob(".import-*"))):
+        time.sleep(0.005)
+    driver.send_signal(getattr(signal, stop))
+    error = driver.communicate(timeout=120)[1]
+    assert driver.returncode == 130, error
+    assert error.strip() == "dlbench: interrupted"
+    assert not list(results.glob(".import-*")) and not list((results / "runs").iterdir())
+
+
+@pytest.mark.parametrize("record, expected", [
+    (b"{}", "without the time it was superseded"),
+    (b"[" * 100_000 + b"]" * 100_000, "nested deeper than 64"),
+])
+def test_a_bad_superseded_record_is_one_line(archive, tmp_path, capsys, record, expected):
+    info = tarfile.TarInfo(f"{archive.name.split('.')[0]}/superseded/x.json")
+    info.size = len(record)
+    error = refused_here(_with_member(archive, tmp_path / "bad.tar.gz", info, record),
+                         tmp_path / "results", capsys)
+    assert expected in error, error

@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import stat
 import subprocess
 import sys
 import tarfile
@@ -172,7 +173,7 @@ def test_serve_never_serves_a_file_outside_its_folder(tmp_path: Path) -> None:
     import urllib.error
     import urllib.request
 
-    from dlbench.report.site.publish import make_server
+    from dlbench.report.site.static_server import make_server
 
     site = tmp_path / "site"
     site.mkdir()
@@ -222,3 +223,100 @@ def test_publish_refuses_a_foreign_out_before_freezing_anything(
     _one_line_naming(capsys.readouterr().err, mine)
     assert not (results / "releases").exists() and not (tmp_path / "pages").exists()
     assert [p.name for p in mine.iterdir()] == ["mine.txt"]
+
+
+def _get(port: int, path: str) -> tuple[int, bytes]:
+    """Status and body of a raw GET of `path` (sent as it is, NUL bytes included)."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(b"GET " + path.encode("latin-1") + b" HTTP/1.0\r\n\r\n")
+        data = b""
+        while chunk := connection.recv(65536):
+            data += chunk
+    assert data, f"{path!r}: the connection was dropped without an answer"
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+@pytest.fixture
+def served(tmp_path: Path):
+    """A site folder served on loopback, with an outside folder beside it."""
+    import threading
+
+    from dlbench.report.site.static_server import make_server
+
+    site, outside = tmp_path / "site", tmp_path / "outside"
+    site.mkdir()
+    outside.mkdir()
+    (site / "index.html").write_text("inside")
+    (outside / "secret.txt").write_text("outside secret")
+    (outside / "404.html").write_text("outside 404")
+    server = make_server(site, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield site, outside, server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_serve_reads_no_404_page_through_a_link(served) -> None:
+    site, outside, port = served
+    (site / "404.html").symlink_to(outside / "secret.txt")
+    (site / "v").symlink_to(outside, target_is_directory=True)
+    for path in ("/nope", "/v/nope", "/v/404.html", "/v/secret.txt"):
+        status, body = _get(port, path)
+        assert status == 404 and b"outside" not in body, (path, body[:80])
+    (site / "404.html").unlink()
+    (site / "404.html").write_text("own 404")
+    assert _get(port, "/nope") == (404, b"own 404")
+
+
+@pytest.mark.parametrize("path", ["/%00", "/%2e%2e%00", "/index.html%00.txt", "/a\x00b",
+                                  "/" + "a" * 256, "/%2e%2e/" + "%61" * 300, "/%ff%fe",
+                                  "/x/" + "b" * 5000])
+def test_serve_answers_a_malformed_path_with_400(served, path: str) -> None:
+    assert _get(served[2], path)[0] == 400
+
+
+def test_serve_sends_regular_files_only(served) -> None:
+    site, outside, port = served
+    os.mkfifo(site / "fifo")
+    (site / "zero").symlink_to("/dev/zero")
+    try:
+        os.mknod(site / "device", 0o644 | stat.S_IFCHR, os.makedev(1, 5))  # /dev/zero
+    except PermissionError:
+        pass  # not root: the FIFO and the link stand for it
+    (site / "folder").mkdir()
+    (site / "folder" / "index.html").write_text("folder index")
+    for path in ("/fifo", "/zero", "/device"):
+        assert _get(port, path)[0] == 404, path
+    assert _get(port, "/folder") == (301, b"")
+    assert _get(port, "/folder/") == (200, b"folder index")
+    assert _get(port, "/") == (200, b"inside")
+
+
+def test_serve_sends_the_file_it_checked_while_it_is_swapped_for_a_link(served) -> None:
+    import threading
+
+    site, outside, port = served
+    (site / "page.txt").write_text("inside page")
+    (site / "link.txt").symlink_to(outside / "secret.txt")
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():  # the page and the link trade places, again and again
+            os.rename(site / "page.txt", site / "tmp.txt")
+            os.rename(site / "link.txt", site / "page.txt")
+            os.rename(site / "page.txt", site / "link.txt")
+            os.rename(site / "tmp.txt", site / "page.txt")
+
+    swapper = threading.Thread(target=swap)
+    swapper.start()
+    try:
+        bodies = [_get(port, "/page.txt")[1] for _ in range(400)]
+    finally:
+        stop.set()
+        swapper.join()
+    assert not [body for body in bodies if b"outside" in body]

@@ -15,7 +15,8 @@ from urllib.parse import urlparse
 
 import pytest
 
-from dlbench.report.site.publish import export_site, make_server
+from dlbench.report.site.publish import export_site
+from dlbench.report.site.static_server import make_server
 from tests.site_fixtures import publish_golden
 
 pytestmark = pytest.mark.browser

@@ -19,7 +19,8 @@ import pytest
 
 from dlbench.core.metrics import METRICS
 from dlbench.report.site.build import build_site
-from dlbench.report.site.publish import build_mkdocs, export_site, make_server, mike_deploy
+from dlbench.report.site.publish import build_mkdocs, export_site, mike_deploy
+from dlbench.report.site.static_server import make_server
 from dlbench.report.inputs.source import load_draft, load_release
 from tests.site_fixtures import ROOT, TEMPLATES, golden_results, site_config, RUN_A
 

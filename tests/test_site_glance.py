@@ -135,7 +135,7 @@ def test_citation_files_are_served_as_utf8_text(tmp_path):
     import threading
     import urllib.request
 
-    from dlbench.report.site.publish import make_server
+    from dlbench.report.site.static_server import make_server
 
     (tmp_path / "r.bib").write_text("@misc{x, note = {fp32 · default mode}}\n", encoding="utf-8")
     (tmp_path / "CITATION.cff").write_text("title: dlbench · Zürich\n", encoding="utf-8")

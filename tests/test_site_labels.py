@@ -19,7 +19,7 @@ from dlbench.report.pages.cite import Citation, ResultCitation
 from dlbench.report.pages.claims import LINE_CHARS, interval_words, paragraphs, reason_lines
 from dlbench.report.render.labels import (cell_words, environment_key, environment_value, metric_ids_in_words,
                                   reason_label, status_label)
-from dlbench.report.site.publish import not_found_page
+from dlbench.report.site.static_server import not_found_page
 from dlbench.report.inputs.source import load_release
 from dlbench.report.pages.experiment import history_rows
 from dlbench.report.render.jinja import environment, render
@@ -202,6 +202,6 @@ def test_an_unknown_path_finds_the_sites_own_404_page(tmp_path: Path) -> None:
     (tmp_path / "2027.01" / "404.html").write_text("version's")
     (tmp_path / "latest").mkdir()
     (tmp_path / "latest" / "404.html").write_text("latest's")
-    assert not_found_page(tmp_path, "/2027.01/nope/").read_text() == "version's"
-    assert not_found_page(tmp_path, "/nope/x").read_text() == "latest's"
-    assert not_found_page(tmp_path, "/../etc/passwd").read_text() == "latest's"
+    assert not_found_page(tmp_path, "/2027.01/nope/") == b"version's"
+    assert not_found_page(tmp_path, "/nope/x") == b"latest's"
+    assert not_found_page(tmp_path, "/../etc/passwd") == b"latest's"

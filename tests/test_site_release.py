@@ -269,3 +269,150 @@ def test_release_notes_are_frozen_and_shown_on_the_release_home_page(
     assert "## What changed since the previous release" in home
     # Markdown rendered to sanitised HTML (dlbench.report.render.user_text)
     assert "<li>Each repeat is its own <strong>worker process</strong>.</li>" in home
+
+
+def _no_release_and_no_staging(results: Path) -> bool:
+    releases = results / "releases"
+    return not releases.exists() or not list(releases.iterdir())
+
+
+@pytest.mark.parametrize("link", ["to a file outside", "dangling", "a FIFO"])
+def test_publish_copies_nothing_a_link_leads_to(tmp_path: Path, capsys, link: str) -> None:
+    import os
+
+    results = golden_results(tmp_path)
+    (tmp_path / "secret.txt").write_text("outside the run")
+    notes = results / "runs" / RUN_A / "notes.txt"
+    if link == "a FIFO":
+        os.mkfifo(notes)
+    else:
+        notes.symlink_to(tmp_path / ("secret.txt" if link != "dangling" else "gone.txt"))
+    assert main(_publish(tmp_path, results, "--local")) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "notes.txt" in error, error
+    assert ("is a link" if link != "a FIFO" else "is not a regular file") in error
+    assert _no_release_and_no_staging(results)
+
+
+@pytest.mark.parametrize("notes, expected", [
+    ("/dev/zero", "is not a regular file"), ("fifo", "is not a regular file"),
+    ("big", "is over 262144 bytes"), ("missing", "No such file or directory"),
+])
+def test_publish_notes_are_a_bounded_regular_file(tmp_path: Path, capsys, notes: str,
+                                                  expected: str) -> None:
+    import os
+
+    results = golden_results(tmp_path)
+    path = Path(notes) if notes.startswith("/") else tmp_path / notes
+    if notes == "fifo":
+        os.mkfifo(path)
+    elif notes == "big":
+        path.write_text("x" * (300 << 10))
+    assert main(_publish(tmp_path, results, "--local", "--notes", str(path))) == 2
+    error = capsys.readouterr().err
+    assert expected in error and error.count("\n") == 1, error
+    assert _no_release_and_no_staging(results)
+
+
+def test_publish_to_a_read_only_pages_repo_is_one_line_before_freezing(tmp_path: Path,
+                                                                       capsys) -> None:
+    from tests.small_disk import SmallDisk
+
+    disk = SmallDisk(tmp_path / "ro", "1m", read_only=True)
+    try:
+        if not disk.mounted:
+            pytest.skip("needs a read-only tmpfs mount (root)")
+        results = golden_results(tmp_path)
+        command = _publish(tmp_path, results, "--local")
+        command[command.index("--pages-repo") + 1] = str(disk.root / "pages")
+        assert main(command) == 2
+        error = capsys.readouterr().err
+        assert "is not writable" in error and error.count("\n") == 1, error
+        assert _no_release_and_no_staging(results)
+    finally:
+        disk.close()
+
+
+def test_export_from_a_pages_branch_holding_links_is_one_line(tmp_path: Path, capsys) -> None:
+    import subprocess
+
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@localhost"]
+    subprocess.run([*git, "init", "-q", "-b", "gh-pages"], cwd=pages, check=True)
+    (pages / "versions.json").write_text('[{"version": "2026.12", "title": "x", '
+                                         '"aliases": ["latest"]}]')
+    (pages / "2026.12").mkdir()
+    (pages / "2026.12" / "passwd").symlink_to("/etc/passwd")
+    subprocess.run([*git, "add", "-A"], cwd=pages, check=True)
+    subprocess.run([*git, "commit", "-qm", "links"], cwd=pages, check=True)
+    target = tmp_path / "exported"
+    assert main(["export", str(target), "--pages-repo", str(pages)]) == 2
+    error = capsys.readouterr().err
+    assert "holds what a site never does" in error and error.count("\n") == 1, error
+    assert not target.exists() and not list(tmp_path.glob(".exported*"))
+
+
+def test_an_interrupted_publish_leaves_no_half_release_and_says_what_to_run(
+        tmp_path: Path, capsys, monkeypatch) -> None:
+    from dlbench.core.releases import verify_manifest
+    from dlbench.report.site import commands
+
+    results = golden_results(tmp_path)
+
+    def interrupted_while_judging(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(commands, "store_staged_verdicts", interrupted_while_judging)
+        assert main(_publish(tmp_path, results, "--local")) == 130
+    error = capsys.readouterr().err
+    assert "release 2026.12 was not frozen and nothing of it was written" in error
+    assert "run the same `dlbench publish` again" in error
+    assert _no_release_and_no_staging(results)
+    with monkeypatch.context() as patch:
+        patch.setattr(commands, "_deploy", interrupted_while_judging)
+        assert main(_publish(tmp_path, results, "--local")) == 130
+    error = capsys.readouterr().err
+    assert "release 2026.12 is frozen, whole, with its verdicts" in error
+    assert "deploy it with `dlbench deploy 2026.12`" in error
+    root = results / "releases" / "2026.12"
+    verify_manifest(root)
+    assert (root / "verdicts.csv").is_file()
+    assert main(_publish(tmp_path, results, "--local")) == 2  # again: the release is there
+    assert "deploy it with `dlbench deploy 2026.12`" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])
+def test_a_signal_during_publish_leaves_the_release_whole_or_absent(tmp_path: Path,
+                                                                    stop: str) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from dlbench.core.releases import verify_manifest
+
+    results = golden_results(tmp_path)
+    driver = subprocess.Popen([sys.executable, "-m", "dlbench.cli",
+                               *_publish(tmp_path, results, "--local")], cwd=ROOT,
+                              stderr=subprocess.PIPE, text=True)
+    releases, deadline = results / "releases", time.monotonic() + 120
+    while time.monotonic() < deadline and driver.poll() is None and not (
+            releases.is_dir() and list(releases.iterdir())):
+        time.sleep(0.005)
+    driver.send_signal(getattr(signal, stop))
+    error = driver.communicate(timeout=300)[1]
+    root = releases / "2026.12"
+    if driver.returncode == 0:
+        pytest.skip("publish finished before the signal arrived")
+    assert driver.returncode == 130 and error.count("\n") == 1, error
+    assert not [p for p in releases.iterdir() if p.name.startswith(".")]  # no staging left
+    if root.exists():
+        verify_manifest(root)
+        assert (root / "verdicts.csv").is_file()
+        assert "deploy it with `dlbench deploy 2026.12`" in error
+    else:
+        assert "run the same `dlbench publish` again" in error
+        assert main(_publish(tmp_path, results, "--local")) == 0
+        verify_manifest(root)

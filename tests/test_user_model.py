@@ -378,3 +378,39 @@ def test_user_arrays_from_npz_are_the_inputs_repeated_to_the_samples_needed(mode
     with pytest.raises(Exception, match="x has 3 samples but y has 2"):
         model_request(f"{model_files}/kmodel.py:build", "", "float32",
                       str(model_files / "uneven.npz"), None)
+
+
+@pytest.mark.parametrize("content, expected", [
+    ("not a zip", "not a .keras archive"),
+    ("big config", "its 'config.json' expands to 17825792 bytes, over the limit"),
+])
+def test_a_keras_file_is_checked_for_its_expanded_size_before_keras_reads_it(
+        tmp_path: Path, capsys, content: str, expected: str) -> None:
+    import zipfile
+
+    model = tmp_path / "m.keras"
+    if content == "not a zip":
+        model.write_text("{}")
+    else:
+        with zipfile.ZipFile(model, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr("metadata.json", "{}")
+            archive.writestr("config.json", b" " * (17 << 20))  # kilobytes in the file
+    results = tmp_path / "results"
+    code, error = _run(["--model", str(model)], results, capsys)
+    assert code == 2 and expected in error and error.count("\n") == 1, error
+    assert not results.exists()
+
+
+def test_timeout_bounds_building_the_model(tmp_path: Path, capsys) -> None:
+    (tmp_path / "slow.py").write_text(textwrap.dedent('''
+        import time
+
+        def build():
+            time.sleep(600)
+    '''))
+    results = tmp_path / "results"
+    code, error = _run(["--model", f"{tmp_path}/slow.py:build", "--input-shape", "6",
+                        "--timeout", "2"], results, capsys)
+    assert code == 2 and error.count("\n") == 1, error
+    assert "building the model took more than 2 s (--timeout)" in error
+    assert not results.exists() or not list((results / "runs").glob("*"))

@@ -15,6 +15,8 @@ import sys
 from collections.abc import Callable, Sequence
 
 from dlbench.core.errors import LayoutError, ResultsFileError, SaveError, UsageError
+from dlbench.cli.signals import terminate_as_interrupt
+from dlbench.core.visible import visible_controls
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -271,12 +273,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
-        return handler(args)
+        with terminate_as_interrupt(args.command):
+            return handler(args)
     except (UsageError, ResultsFileError, LayoutError, SaveError) as error:
-        print(f"dlbench: error: {error}", file=sys.stderr)
+        print(f"dlbench: error: {visible_controls(str(error))}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("dlbench: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as interrupt:  # its message, if any, says what to run next
+        print("dlbench: interrupted" + (f": {interrupt}" if str(interrupt) else ""),
+              file=sys.stderr)
         return 130
 
 

@@ -21,6 +21,7 @@ import pandas as pd
 from dlbench.core.compare import Change, ComparisonReport, compare
 from dlbench.core.errors import CompareError, UsageError
 from dlbench.core.metrics import UnknownMetricError
+from dlbench.core.visible import visible_controls
 
 WIDTH = 80
 SHORT = {Change.NO_SIGNIFICANT_DIFFERENCE: "n.s.", Change.DIFFERENT: "differs"}
@@ -131,7 +132,8 @@ def table_text(report: ComparisonReport, show_all: bool = False) -> str:
     blocks = [[textwrap.fill(line, WIDTH) for line in machine_lines(report)],
               _metric_lines(report, show_all), _not_comparable_lines(report, show_all),
               _other_lines(report, show_all)]
-    return "\n".join("\n".join(block) for block in blocks if block) + "\n"
+    text = "\n".join("\n".join(block) for block in blocks if block) + "\n"
+    return visible_controls(text)
 
 
 def _markdown_cell(value: object) -> str:

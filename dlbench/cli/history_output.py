@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from dlbench.cli.terminal_text import terminal_text
 from dlbench.core.errors import UsageError
 from dlbench.core.history import history
 from dlbench.core.metrics import METRICS
@@ -22,13 +23,14 @@ def history_command(args: argparse.Namespace) -> int:
     if frame.empty:
         raise UsageError(f"no release holds cell {args.cell_id!r}; cell IDs look like "
                          "training:mlp-digits:pytorch:fp32-default-b32:cpu")
-    table = Table(title=f"cell {args.cell_id} across releases")
+    table = Table(title=terminal_text(f"cell {args.cell_id} across releases"))
     for column in ("metric", "release", "result ID", "median", "min–max", "processes"):
         table.add_column(column, justify="right" if column in ("median", "processes")
                          else "left")
     for row in frame.itertuples(index=False):
         unit = METRICS[row.metric].unit if row.metric in METRICS else ""
-        table.add_row(row.metric, row.release, row.result_id, f"{row.median:.4g} {unit}",
+        table.add_row(*map(terminal_text, (row.metric, row.release, row.result_id)),
+                      f"{row.median:.4g} {unit}",
                       f"{row.low:.4g}–{row.high:.4g}", str(row.n))
     console = Console() if Console().is_terminal else Console(width=200)
     console.print(table)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from dlbench.cli.bounds import MAX_PROCESSES, bounded_int
 from dlbench.core.errors import UsageError
+from dlbench.core.visible import visible_controls
 from dlbench.runner.commands.reproduce import ReproduceError, explain, reproduce
 from dlbench.runner.commands.reproduce_ratio import explain_ratio, reproduce_ratio
 
@@ -29,5 +30,5 @@ def reproduce_command(args: argparse.Namespace) -> int:
     except ReproduceError as error:
         raise UsageError(str(error)) from None
     for line in lines:
-        print(line)
+        print(visible_controls(line))
     return 0 if inside else 1

@@ -9,6 +9,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from dlbench.cli.terminal_text import terminal_text
 from dlbench.core.layout import load_run, resolve_run_id, run_dir
 from dlbench.core.parity import pair_results
 from dlbench.core.summaries import result_stats
@@ -23,8 +24,9 @@ def show_command(args: argparse.Namespace) -> int:
     if not console.is_terminal:
         console = Console(width=200)
     suite = run.info.get("request", {}).get("suite") or run.info.get("suite", "?")
-    console.print(f"run {run.run_id} · suite {suite} · device "
-                  f"{run.info.get('device', '?')} · status {run.info.get('status', '?')}")
+    console.print(terminal_text(f"run {run.run_id} · suite {suite} · device "
+                                f"{run.info.get('device', '?')} · status "
+                                f"{run.info.get('status', '?')}"))
     console.print(status_table(cells))
     console.print(summary_table(result_stats(observations)))
     pairs = pair_results(cells)
@@ -39,7 +41,8 @@ def parity_table(pairs: pd.DataFrame) -> Table:
     for column in ("workload", "pair", "forward", "after one step", "tolerance", "pass"):
         table.add_column(column)
     for row in pairs.itertuples():
-        table.add_row(row.workload, f"{row.framework_a} vs {row.framework_b}",
+        table.add_row(terminal_text(row.workload),
+                      terminal_text(f"{row.framework_a} vs {row.framework_b}"),
                       f"{row.forward_max_rel:.2g}", f"{row.step_max_rel:.2g}",
                       f"{row.tolerance:.0e}", "yes" if row.passed else "NO")
     return table
@@ -51,7 +54,8 @@ def status_table(cells: pd.DataFrame) -> Table:
     for column in ("cell_id", "status", "reason"):
         table.add_column(column)
     for row in cells[cells["status"] != "ok"].itertuples():
-        table.add_row(row.cell_id, row.status, str(row.reason)[:120])
+        table.add_row(terminal_text(row.cell_id), terminal_text(row.status),
+                      terminal_text(str(row.reason)[:120]))
     return table
 
 
@@ -64,7 +68,8 @@ def summary_table(summaries: pd.DataFrame) -> Table:
     for row in summaries.itertuples():
         shown = "" if row.cell_id == previous else row.cell_id
         previous = row.cell_id
-        table.add_row(shown, f"{row.metric} ({row.unit})", str(row.n),
+        table.add_row(terminal_text(shown), terminal_text(f"{row.metric} ({row.unit})"),
+                      str(row.n),
                       f"{row.median:.4g} [{row.ci_low:.4g}, {row.ci_high:.4g}]",
                       "-" if pd.isna(row.cv) else f"{row.cv:.1%}")
     return table

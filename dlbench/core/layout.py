@@ -152,7 +152,7 @@ def release_names(results_dir: Path) -> list[str]:
     if not root.is_dir():
         return []
     dated = [(str(read_release_info(p).get("date")), p.name) for p in root.iterdir()
-             if is_release(p)]
+             if is_release(p) and not p.name.startswith(".")]  # not a staged one
     return [name for _, name in sorted(dated)]
 
 

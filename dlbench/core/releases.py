@@ -21,6 +21,8 @@ import hashlib
 import os
 import re
 import shutil
+import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -108,6 +110,22 @@ def add_release_file(root: Path, relative: str, data: bytes) -> Path:
     return target
 
 
+def refuse_links(run_root: Path) -> None:
+    """ReleaseError for a link or anything but a file or folder in a run's folder: a release
+    holds the run's own files, never what a link leads to."""
+    for folder, names, files in os.walk(run_root):
+        for entry in sorted([*names, *files]):
+            path = Path(folder) / entry
+            mode = path.lstat().st_mode
+            if stat.S_ISLNK(mode):
+                raise ReleaseError(f"{path} is a link (to {os.readlink(path)!r}); a release "
+                                   "copies a run's own files only: put the file itself there "
+                                   "or remove the link")
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                raise ReleaseError(f"{path} is not a regular file; a release copies a run's "
+                                   "own files only: remove it")
+
+
 def _check_new(results_dir: Path, name: str, ids: list[str]) -> Path:
     if not RELEASE_NAME.match(name):
         raise ReleaseError(
@@ -117,7 +135,9 @@ def _check_new(results_dir: Path, name: str, ids: list[str]) -> Path:
     if target.exists():
         raise ReleaseError(
             f"release {name!r} already exists in {target.parent}; a release's data never "
-            f"changes: choose a new name (existing: {', '.join(release_names(results_dir))})"
+            f"changes: choose a new name (existing: {', '.join(release_names(results_dir))}), "
+            f"or, if publishing it was interrupted after it was frozen, deploy it with "
+            f"`dlbench deploy {name}`"
         )
     known = run_ids(results_dir)
     if not ids:
@@ -143,17 +163,21 @@ def refuse_unlike_cells(cells: pd.DataFrame) -> None:
 def freeze_release(
     results_dir: Path, name: str, ids: list[str], date: str, title: str, cff: str,
     labels: dict[str, bool] | None = None, notes: str = "", site_url: str = "",
+    finish: Callable[[Path], object] | None = None,
 ) -> Path:
     """Copy runs into results/releases/<name>/ with result IDs and a manifest, atomically;
     `labels` (e.g. local, preview), `notes` (Markdown: what changed since the previous
     release) and `site_url` (the address it is published and cited at) are recorded in
-    release.json."""
+    release.json; `finish` adds files to the complete staged release (its verdicts) before
+    the one rename that makes it a release."""
     target = _check_new(results_dir, name, ids)
     with saving(f"release {name}", f"nothing of it is left in {target.parent}"):
         staging = new_dir(target.parent, f".{name}.")
         try:
             _fill_release(staging, results_dir, name, ids, date, title, cff, labels, notes,
                           site_url)
+            if finish is not None:
+                finish(staging)
             os.rename(staging, target)
         except SaveError as error:  # name the file by its place in the release
             shutil.rmtree(staging, ignore_errors=True)
@@ -170,6 +194,8 @@ def _fill_release(staging: Path, results_dir: Path, name: str, ids: list[str], d
                   title: str, cff: str, labels: dict[str, bool] | None, notes: str,
                   site_url: str = "") -> None:
     """Write every file of release `name` into the folder `staging`."""
+    for run_id in ids:
+        refuse_links(run_dir(results_dir, run_id))
     for run_id in ids:
         copy_tree(run_dir(results_dir, run_id), release_run_dir(staging, run_id))
     cells, observations = run_tables([load_run(release_run_dir(staging, i)) for i in ids])

@@ -8,6 +8,7 @@ so extracting it can only write inside the directory it is extracted into.
 
 from __future__ import annotations
 
+import gzip
 import re
 import tarfile
 import zlib
@@ -16,6 +17,8 @@ from typing import BinaryIO
 
 from dlbench.core.atomic import save_error
 from dlbench.core.errors import ResultsFileError
+from dlbench.core.tar_headers import Limits, check_headers
+from dlbench.core.visible import shown_name
 
 ARCHIVE_SUFFIX = ".tar.gz"
 #: A run ID as the runner makes one: its UTC start, then a name (device, "reproduce", ...).
@@ -25,6 +28,13 @@ RUN_ID_FORM = re.compile(r"\d{8}T\d{6}Z-[a-z0-9]+(?:-[a-z0-9]+)*")
 MAX_MEMBER_BYTES = 64 << 20
 MAX_TOTAL_BYTES = 1 << 30
 MAX_MEMBERS = 200_000
+#: The files a run holds, by their path inside its directory (dlbench/runner/store writes
+#: them; a user's model run adds model.json and model/): an archive holding anything else
+#: is refused, naming it.
+RUN_FILES = re.compile(r"(run|environment|model)\.json|(cells|observations|processes)\."
+                       r"(parquet|csv)|(processes|superseded|cells)/[^/]+\.json|"
+                       r"code/[^/].*|code-objects/[0-9a-f]{64}|model/[^/].*")
+RUN_FOLDERS = frozenset({"processes", "superseded", "cells", "code", "code-objects", "model"})
 CHUNK_BYTES = 1 << 20
 
 
@@ -49,11 +59,11 @@ def pack_run(run_root: Path, out_dir: Path) -> Path:
 def _member_path(member: tarfile.TarInfo, origin: str) -> PurePosixPath:
     """The member's relative path, or ResultsFileError for a link, device or escaping name."""
     if not (member.isfile() or member.isdir()):
-        raise ResultsFileError(f"{origin}: member {member.name!r} is not a regular file or "
-                               "directory (links and devices are refused)")
+        raise ResultsFileError(f"{origin}: member {shown_name(member.name)} is not a regular "
+                               "file or directory (links and devices are refused)")
     path = PurePosixPath(member.name)
     if path.is_absolute() or ".." in path.parts or not path.parts or "\\" in member.name:
-        raise ResultsFileError(f"{origin}: member {member.name!r} escapes the archive "
+        raise ResultsFileError(f"{origin}: member {shown_name(member.name)} escapes the archive "
                                "(absolute or '..' paths are refused)")
     return path
 
@@ -64,11 +74,14 @@ def extract_run(archive: Path, target: Path) -> Path:
     SaveError says where the filesystem refused a write (no space, read-only)."""
     origin = str(archive)
     try:
+        with gzip.open(archive, "rb") as stream:  # bounded, before tarfile reads them whole
+            check_headers(stream, origin, Limits(MAX_MEMBERS, MAX_MEMBER_BYTES, MAX_TOTAL_BYTES))
         with tarfile.open(archive, "r:gz") as tar:
             members = tar.getmembers()
             paths = [_member_path(member, origin) for member in members]
             _check_sizes(members, origin)
             top = _run_directory(paths, origin)
+            _check_layout(members, paths, origin)
             for member, path in zip(members, paths):
                 _extract_member(tar, member, target.joinpath(*path.parts), origin)
     except (tarfile.TarError, EOFError, zlib.error) as error:
@@ -89,7 +102,7 @@ def _check_sizes(members: list[tarfile.TarInfo], origin: str) -> None:
                                f"(at most {MAX_MEMBERS})")
     for member in members:
         if member.size > MAX_MEMBER_BYTES:
-            raise ResultsFileError(f"{origin}: member {member.name!r} declares "
+            raise ResultsFileError(f"{origin}: member {shown_name(member.name)} declares "
                                    f"{member.size} bytes, over the limit of "
                                    f"{MAX_MEMBER_BYTES} for one file of a run")
     total = sum(member.size for member in members)
@@ -102,15 +115,29 @@ def _run_directory(paths: list[PurePosixPath], origin: str) -> str:
     """The one top directory of the archive, a run ID of the runner's own form."""
     tops = {path.parts[0] for path in paths}
     if len(tops) != 1:
-        found = ", ".join(sorted(tops)) or "nothing"
+        found = ", ".join(map(shown_name, sorted(tops)[:5])) or "nothing"
         raise ResultsFileError(f"{origin}: expected one run directory at the top, "
                                f"found {found}")
     top = tops.pop()
     if not RUN_ID_FORM.fullmatch(top):
-        raise ResultsFileError(f"{origin}: its run directory {top!r} is not a run ID of the "
-                               "runner's form YYYYMMDDTHHMMSSZ-name (e.g. "
+        raise ResultsFileError(f"{origin}: its run directory {shown_name(top)} is not a run "
+                               "ID of the runner's form YYYYMMDDTHHMMSSZ-name (e.g. "
                                "20261201T100000Z-cuda)")
     return top
+
+
+def _check_layout(members: list[tarfile.TarInfo], paths: list[PurePosixPath],
+                  origin: str) -> None:
+    """Refuse a member that is not one of a run's files or folders, by its name."""
+    for member, path in zip(members, paths):
+        inside = "/".join(path.parts[1:])
+        if not inside or (RUN_FILES.fullmatch(inside) if member.isfile() else
+                          inside in RUN_FOLDERS or inside.startswith(("code/", "model/"))):
+            continue
+        raise ResultsFileError(f"{origin}: member {shown_name(member.name)} is not a file a run "
+                               "holds (run.json, environment.json, the cells, observations and "
+                               "processes tables, processes/, superseded/, code/, "
+                               "code-objects/, a user model's model.json and model/)")
 
 
 def _extract_member(tar: tarfile.TarFile, member: tarfile.TarInfo, destination: Path,
@@ -122,7 +149,8 @@ def _extract_member(tar: tarfile.TarFile, member: tarfile.TarInfo, destination: 
             destination.parent.mkdir(parents=True, exist_ok=True)
         out = None if member.isdir() else destination.open("xb", buffering=0)
     except FileExistsError:
-        raise ResultsFileError(f"{origin}: member {member.name!r} appears twice") from None
+        raise ResultsFileError(f"{origin}: member {shown_name(member.name)} appears "
+                               "twice") from None
     except OSError as error:
         raise save_error(destination, error).about("the imported run") from None
     if out is None:
@@ -134,8 +162,8 @@ def _extract_member(tar: tarfile.TarFile, member: tarfile.TarInfo, destination: 
         while chunk := source.read(CHUNK_BYTES):  # a bad archive raises here
             written += len(chunk)
             if written > member.size:
-                raise ResultsFileError(f"{origin}: member {member.name!r} holds more than "
-                                       f"the {member.size} bytes it declares")
+                raise ResultsFileError(f"{origin}: member {shown_name(member.name)} holds more "
+                                       f"than the {member.size} bytes it declares")
             _write(out, chunk, destination)
 
 

@@ -53,9 +53,19 @@ def _add_config_id(frame: pd.DataFrame, origin: str) -> pd.DataFrame:
 MIGRATIONS: dict[int, Callable[[pd.DataFrame, str], pd.DataFrame]] = {1: _add_config_id}
 
 
+#: A JSON file of a run is far smaller and flatter than these (its largest, run.json, holds
+#: a few hundred kB at depth 5); a file past them is refused, not parsed into memory.
+MAX_JSON_BYTES = 64 << 20
+MAX_JSON_DEPTH = 64
+_TOO_DEEP = object()
+
+
 def read_json(path: Path) -> dict:
     """Read a JSON object written by us, or raise ResultsFileError saying what is wrong."""
     try:
+        if path.stat().st_size > MAX_JSON_BYTES:
+            raise ResultsFileError(f"{path}: {path.stat().st_size} bytes, over the limit of "
+                                   f"{MAX_JSON_BYTES} for a JSON file of a run")
         text = path.read_text()
         value = json.loads(text)
     except FileNotFoundError:
@@ -66,9 +76,27 @@ def read_json(path: Path) -> dict:
             from None
     except UnicodeDecodeError as error:
         raise ResultsFileError(f"{path}: not valid JSON ({error})") from None
+    except RecursionError:
+        value = _TOO_DEEP  # nested deeper than the parser goes: far past MAX_JSON_DEPTH
+    if value is _TOO_DEEP or json_depth(value) > MAX_JSON_DEPTH:
+        raise ResultsFileError(f"{path}: JSON nested deeper than {MAX_JSON_DEPTH} levels; a "
+                               "dlbench file is a few levels deep")
     if not isinstance(value, dict):
         raise ResultsFileError(f"{path}: expected a JSON object, found {type(value).__name__}")
     return value
+
+
+def json_depth(value: object) -> int:
+    """How deep lists and objects nest in a parsed JSON value (a number or string: 0)."""
+    deepest, level = 0, [(value, 1)]
+    while level:
+        item, depth = level.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(
+            item, list) else None
+        if children is not None:
+            deepest = max(deepest, depth)
+            level.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def conform(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
@@ -129,9 +157,18 @@ def read_table(path: Path, kind: str) -> pd.DataFrame:
         raise ResultsFileError(
             f"{path}: not a dlbench {kind} table (no '{_META_TABLE.decode()}={kind}' metadata)"
         )
-    version = int(metadata.get(_META_VERSION, b"0"))
+    try:
+        version = int(metadata.get(_META_VERSION, b"0"))
+    except ValueError:
+        raise ResultsFileError(f"{path}: schema version "
+                               f"{metadata[_META_VERSION][:20].decode(errors='replace')!r} is not "
+                               f"a number; a dlbench table records 1 to {SCHEMA_VERSION}") from None
     frame = table.to_pandas()
-    return migrate(frame, version, str(path))
+    try:
+        return migrate(frame, version, str(path))
+    except (TypeError, ValueError, KeyError) as error:  # an old table holding what none did
+        raise ResultsFileError(f"{path}: schema version {version} cannot be migrated "
+                               f"({' '.join(str(error).split())[:200]})") from None
 
 
 def migrate(frame: pd.DataFrame, version: int, origin: str) -> pd.DataFrame:

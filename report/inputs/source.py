@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -15,6 +15,7 @@ from dlbench.core.layout import (
 from dlbench.core.releases import (
     assign_result_ids, read_result_ids, refuse_unlike_cells, verify_manifest,
 )
+from dlbench.report.render.user_text import inert_frame, inert_record
 
 __all__ = ["RunData", "Source", "SourceError", "load_draft", "load_release", "release_names",
            "run_ids"]
@@ -55,8 +56,8 @@ def load_release(results_dir: Path, name: str) -> Source:
         cells, observations = run_tables(runs)
     except (LayoutError, ResultsFileError) as error:
         raise SourceError(str(error)) from None
-    return Source(name, meta["title"], meta["date"], False, tuple(runs), cells, observations,
-                  read_result_ids(root), root, meta.get("notes", ""))
+    return Source(name, meta["title"], meta["date"], False, inert_runs(runs), inert_frame(cells),
+                  inert_frame(observations), read_result_ids(root), root, meta.get("notes", ""))
 
 
 def load_draft(results_dir: Path, ids: list[str]) -> Source:
@@ -75,8 +76,15 @@ def load_draft(results_dir: Path, ids: list[str]) -> Source:
         raise SourceError(str(error)) from None
     result_ids = assign_result_ids("draft", observations, [r.run_id for r in runs])
     date = str(runs[-1].info.get("started_at", ""))[:10]
-    return Source("draft", "Draft (unreleased)", date, True, tuple(runs), cells, observations,
-                  result_ids)
+    return Source("draft", "Draft (unreleased)", date, True, inert_runs(runs), inert_frame(cells),
+                  inert_frame(observations), result_ids)
+
+
+def inert_runs(runs: list[RunData]) -> tuple[RunData, ...]:
+    """The runs with every string of their run.json and environment.json made inert: a run
+    may come from anyone (`dlbench import-run`), and what it recorded reaches every page."""
+    return tuple(replace(run, info=inert_record(run.info), environment=inert_record(
+        run.environment)) for run in runs)
 
 
 def source_processes(source: Source) -> pd.DataFrame | None:
@@ -85,7 +93,7 @@ def source_processes(source: Source) -> pd.DataFrame | None:
 
     frames = [read_table(run.root / "processes.parquet", "processes") for run in source.runs
               if (run.root / "processes.parquet").is_file()]
-    return pd.concat(frames, ignore_index=True) if frames else None
+    return inert_frame(pd.concat(frames, ignore_index=True)) if frames else None
 
 
 def source_designs(source: Source) -> dict:

@@ -13,6 +13,7 @@ from dlbench.core.errors import CompareError
 from dlbench.core.metrics import reader_label
 from dlbench.core.schema import system_label
 from dlbench.report.render.labels import cell_words, workload_label
+from dlbench.report.render.user_text import inert_record
 from dlbench.core.layout import release_names
 from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.jinja import render
@@ -58,6 +59,11 @@ def comparison_pairs(source: Source, results_dir: Path) -> list[tuple[str, str, 
 
 
 def _block(title: str, a: str, b: str, results_dir: Path) -> dict:
+    """One comparison, every string of it inert (the runs it reads come from anyone)."""
+    return inert_record(_comparison(title, a, b, results_dir))
+
+
+def _comparison(title: str, a: str, b: str, results_dir: Path) -> dict:
     try:
         report = compare(a, b, results_dir)
     except CompareError as error:

@@ -20,6 +20,7 @@ from dlbench.report.inputs.summary import format_number
 from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.charts import result_chart
 from dlbench.report.render.jinja import ChartBlock, chart_block, render
+from dlbench.report.render.user_text import inert_record
 
 MODEL_FILE = "model.json"
 #: The table's columns: metric -> heading.
@@ -98,7 +99,7 @@ def regime(facts: dict, table: pd.DataFrame, environment: dict) -> str:
 
 def model_section(inputs: PageInputs, run: RunData) -> tuple[dict, list[ChartBlock]]:
     """The page's part for one model run."""
-    model = json.loads((run.root / MODEL_FILE).read_text())
+    model = inert_record(json.loads((run.root / MODEL_FILE).read_text()))  # from anyone
     source = inputs.source
     cells = source.cells[source.cells["run_id"] == run.run_id]
     observations = source.observations[source.observations["run_id"] == run.run_id]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import re
@@ -41,9 +42,17 @@ def chart_block(chart_id: str, chart: alt.TopLevelMixin) -> ChartBlock:
     return ChartBlock(slug(chart_id), chart.to_dict(validate=False))
 
 
+#: Longest slug kept whole (a chart's file name is made of one): a longer one is cut and
+#: ends in a hash of the whole, so a machine's long model name still makes a file name.
+MAX_SLUG = 120
+
+
 def slug(text: str) -> str:
-    """Lower-case letters, digits and single dashes."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    """Lower-case letters, digits and single dashes; at most MAX_SLUG characters."""
+    words = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    if len(words) <= MAX_SLUG:
+        return words
+    return f"{words[:MAX_SLUG - 13].rstrip('-')}-{hashlib.sha256(words.encode()).hexdigest()[:12]}"
 
 
 def table_cell(value: object) -> str:

@@ -23,6 +23,7 @@ from dlbench.report.render.charts import static_spec
 from dlbench.report.render.labels import use_recorded_words
 from dlbench.report.render.svg import BackgroundBundle, render_svg, svg_pool
 from dlbench.core.history import history
+from dlbench.report.render.user_text import inert_frame
 from dlbench.report.pages.cite import Citation, release_citation, result_citation
 from dlbench.report.site.errata import read_errata, superseded_by
 from dlbench.report.pages.home import source_judgement
@@ -148,7 +149,7 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
     questions = {e.name: {"question": e.question} for e in declared_experiments.EXPERIMENTS}
     summary = summarize(source)
     cite = release_citation(source.root, source.name, source.date, site_url)
-    past = history(results_dir) if results_dir is not None else None
+    past = inert_frame(history(results_dir)) if results_dir is not None else None  # any run
     early = render_pages_before_verdicts(SourceInputs(source, summary, env, past))
     charts = {f"charts/{block.svg}": block for done in early.values() for block in done.charts}
     experiment_svgs = BackgroundCharts(charts, cache)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime
+import os
+import stat
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -11,7 +13,7 @@ import yaml
 
 from dlbench.core import layout
 from dlbench.core.errors import UsageError
-from dlbench.core.layout import LATEST, release_names, run_ids
+from dlbench.core.layout import LATEST, release_dir, release_names, run_ids
 from dlbench.core.releases import RELEASE_NAME, ReleaseError, freeze_release
 from dlbench.report.site.build import build_site
 from dlbench.report.pages.cite import (
@@ -20,11 +22,13 @@ from dlbench.report.pages.cite import (
 )
 from dlbench.report.site.outputs import check_output, check_pages_repo, mark_output
 from dlbench.report.site.errata import Erratum, ErrataError, append_erratum
-from dlbench.report.site.verdict_store import store_release_verdicts
+from dlbench.report.site.verdict_store import store_staged_verdicts
+from dlbench.report.verdicts.stored import STORED
 from dlbench.report.site.publish import (
-    PublishError, build_mkdocs, deployed_versions, export_site, make_server, mike_deploy,
+    PublishError, build_mkdocs, deployed_versions, export_site, mike_deploy,
 )
 from dlbench.report.site.cache import BuildReport
+from dlbench.report.site.static_server import make_server
 from dlbench.report.site.requests import (BuildRequest, DeployRequest, ErratumRequest, ExportRequest,
                                   PublishRequest, ServeRequest, SitePaths)
 from dlbench.report.inputs.source import Source, SourceError, load_draft, load_release
@@ -140,14 +144,29 @@ def _deploy(paths: SitePaths, name: str) -> None:
     print(f"deployed {name} as a site version in {paths.pages_repo} (alias latest)")
 
 
+#: Release notes say what changed since the previous release: a page, not a book.
+MAX_NOTES_BYTES = 256 << 10
+
+
 def read_notes(path: Path) -> str:
-    """The release notes file's Markdown; UsageError if it cannot be read or is empty."""
+    """The release notes file's Markdown; UsageError if it cannot be read, is not a regular
+    file, is over MAX_NOTES_BYTES or is empty."""
     try:
-        notes = path.read_text(encoding="utf-8").strip()
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO does not block
+        with os.fdopen(descriptor, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                raise UsageError(f"--notes {str(path)!r} is not a regular file; expected a "
+                                 "UTF-8 Markdown file")
+            os.set_blocking(descriptor, True)
+            data = handle.read(MAX_NOTES_BYTES + 1)
+        notes = data.decode("utf-8").strip()
     except (OSError, UnicodeDecodeError) as error:
         reason = getattr(error, "strerror", None) or error
         raise UsageError(f"cannot read --notes {str(path)!r}: {reason}; expected a UTF-8 "
                          "Markdown file") from None
+    if len(data) > MAX_NOTES_BYTES:
+        raise UsageError(f"--notes {str(path)!r} is over {MAX_NOTES_BYTES} bytes; release "
+                         "notes say what changed since the previous release, in a page")
     if not notes:
         raise UsageError(f"--notes {str(path)!r} is empty; expected what changed since the "
                          "previous release, in Markdown")
@@ -172,17 +191,31 @@ def publish_command(request: PublishRequest) -> int:
     try:
         path = freeze_release(paths.results_dir, release, runs, date,
                               request.title or f"dlbench release {release}", cff, labels,
-                              notes, site_url=url)
+                              notes, site_url=url, finish=lambda staging: store_staged_verdicts(
+                                  paths.results_dir, staging, release))
     except ReleaseError as error:
         raise UsageError(str(error)) from None
+    except KeyboardInterrupt:
+        raise _interrupted(paths.results_dir, release) from None
     print(f"froze {len(runs)} run(s) into {path}")
-    print(f"stored its verdicts in {store_release_verdicts(paths.results_dir, release)}")
+    print(f"stored its verdicts in {path / STORED}")
     try:
         _deploy(paths, release)
     except UsageError as error:
         raise UsageError(f"{error}; the release is frozen: deploy it again with "
                          f"`dlbench deploy {release}`") from None
+    except KeyboardInterrupt:
+        raise _interrupted(paths.results_dir, release) from None
     return 0
+
+
+def _interrupted(results_dir: Path, release: str) -> KeyboardInterrupt:
+    """What an interrupted publish left, and what to run next."""
+    if release_dir(results_dir, release).is_dir():
+        return KeyboardInterrupt(f"release {release} is frozen, whole, with its verdicts; "
+                                 f"deploy it with `dlbench deploy {release}`")
+    return KeyboardInterrupt(f"release {release} was not frozen and nothing of it was "
+                             "written; run the same `dlbench publish` again")
 
 
 def _today() -> str:

@@ -64,3 +64,8 @@ def check_pages_repo(path: Path, flag: str = "--pages-repo") -> None:
     if path.is_dir() and not (path / ".git").exists() and set(os.listdir(path)) - HARMLESS:
         raise UsageError(f"{flag} {path} is neither a git repository nor empty; pass a git "
                          "repository (its gh-pages branch holds the site) or a new folder")
+    written = next((place for place in (path / ".git", path, *path.absolute().parents)
+                    if place.exists()), None)
+    if written is not None and not os.access(written, os.W_OK):
+        raise UsageError(f"{flag} {path}: {written} is not writable (read-only, or not "
+                         "yours); pass a git repository or a new folder you can write")

@@ -1,10 +1,9 @@
-"""Versioned publication with mike: deploy releases, export and serve the whole site."""
+"""Versioned publication with mike: deploy releases and export the whole site (served by
+report/site/static_server.py)."""
 
 from __future__ import annotations
 
 import contextlib
-import functools
-import http.server
 import io
 import json
 import os
@@ -76,7 +75,11 @@ def _reason(output: str) -> str:
 def ensure_repo(pages_repo: Path) -> None:
     """Create the git repository the versioned site is committed to, if missing."""
     if not (pages_repo / ".git").exists():
-        pages_repo.mkdir(parents=True, exist_ok=True)
+        try:
+            pages_repo.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise PublishError(f"cannot make the pages repository {pages_repo} "
+                               f"({error.strerror or error})") from None
         try:
             _run(["git", "init", "--quiet", "--initial-branch=main"], pages_repo)
             _run(["git", "commit", "--quiet", "--allow-empty", "-m",
@@ -159,65 +162,20 @@ def export_site(pages_repo: Path, target: Path) -> Path:
 
 
 def _unpack(archive: bytes, staging: Path) -> None:
-    """Extract the site's tar into `staging`, its alias links replaced by copies."""
+    """Extract the site's tar into `staging`, its alias links (a version's folder) replaced
+    by copies; PublishError for a link that is not an alias of a version."""
     try:
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(staging, filter="data")
         for alias in [p for p in staging.iterdir() if p.is_symlink()]:
             version = alias.resolve()
+            if not (version.is_dir() and version.parent == staging.resolve()):
+                raise PublishError(f"branch {BRANCH} holds a link {alias.name} that is not "
+                                   "an alias of a version; nothing was exported")
             alias.unlink()
             shutil.copytree(version, alias)  # a plain copy: not every static host follows links
+    except (tarfile.TarError, RuntimeError) as error:  # a link leading out, a loop
+        raise PublishError(f"branch {BRANCH} holds what a site never does ({error}); "
+                           "nothing was exported") from None
     except OSError as error:
         raise save_error(staging, error) from None
-
-
-def make_server(root: Path, port: int, host: str = "127.0.0.1") -> http.server.HTTPServer:
-    """An HTTP server for the exported site (port 0 picks a free one)."""
-    handler = functools.partial(_QuietHandler, directory=str(root))
-    return http.server.ThreadingHTTPServer((host, port), handler)
-
-
-def not_found_page(root: Path, url_path: str) -> Path | None:
-    """The site's own 404 page for a missing `url_path`: its version's, else the root's,
-    else the default version's (None when the site has none)."""
-    first = url_path.lstrip("/").split("/", 1)[0]
-    inside = first not in ("", ".", "..") and "\\" not in first
-    candidates = ([root / first / "404.html"] if inside else []) + [
-        root / "404.html", root / LATEST / "404.html"]
-    return next((page for page in candidates if page.is_file()), None)
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    """Static files of its folder only (a link leading outside is not followed); an unknown
-    path gets the site's own 404 page, with status 404."""
-
-    def translate_path(self, path: str) -> str:
-        """The file for `path`, its links resolved; outside the folder: a name that is not
-        there (so a 404)."""
-        local = super().translate_path(path)
-        root = os.path.realpath(str(self.directory))
-        real = os.path.realpath(local)
-        if real == root or real.startswith(root + os.sep):
-            return local
-        return os.path.join(root, ".dlbench-outside-the-site")
-
-    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
-                      ".bib": "text/plain; charset=utf-8", ".cff": "text/plain; charset=utf-8"}
-
-    def send_error(self, code: int, message: str | None = None,
-                   explain: str | None = None) -> None:
-        page = not_found_page(Path(self.directory), self.path.split("?", 1)[0]) \
-            if code == 404 else None
-        if page is None:
-            super().send_error(code, message, explain)
-            return
-        body = page.read_bytes()
-        self.send_response(404)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
-        pass

@@ -3,6 +3,7 @@ published before releases stored them (with an erratum naming the code that judg
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -25,6 +26,14 @@ def store_release_verdicts(results_dir: Path, name: str) -> Path:
     """Judge release `name` and store its verdicts in it (ReleaseError if it has them)."""
     return store_verdicts(release_dir(results_dir, name),
                           release_verdicts(load_release(results_dir, name)))
+
+
+def store_staged_verdicts(results_dir: Path, staging: Path, name: str) -> Path:
+    """Judge the complete release `name` staged in `staging` (under results/releases, not yet
+    renamed into place) and store its verdicts in it: a release is frozen with them or not
+    at all."""
+    source = replace(load_release(results_dir, staging.name), name=name)
+    return store_verdicts(staging, release_verdicts(source))
 
 
 def backfill_verdicts(results_dir: Path, name: str, code: str, date: str) -> Path:

@@ -110,7 +110,7 @@ def run_model_command(arguments: RunArguments) -> int:
     digest = model_digest(model.path)  # the file as it is built now
     try:
         with measurement_lock():
-            prepared = prepare_model(model, threads)
+            prepared = prepare_model(model, threads, run_request.timeout_s)
             try:
                 store = RunStore(layout.run_dir(arguments.results_dir, new_run_id(device)))
                 request = json.loads((prepared.folder / "request.json").read_text())

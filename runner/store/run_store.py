@@ -103,6 +103,9 @@ class RunStore:
     def load_superseded(self) -> list[dict]:
         """Every superseded process record with its reason and time, oldest first."""
         entries = [read_json(path) for path in sorted(self.superseded_dir.glob("*.json"))]
+        if any(not isinstance(entry.get("superseded_at"), str) for entry in entries):
+            raise ResultsFileError(f"{self.superseded_dir}: a superseded record without the "
+                                   "time it was superseded (superseded_at)")
         return sorted(entries, key=lambda e: e["superseded_at"])
 
     def next_order_index(self) -> int:

@@ -50,12 +50,15 @@ def prepare_backend() -> str:
     return "tensorflow"
 
 
-def prepare_model(request: ModelRequest, threads: int) -> Prepared:
-    """Build the model once; UsageError (nothing kept) when it cannot be measured as given."""
+def prepare_model(request: ModelRequest, threads: int,
+                  timeout_s: float | None = None) -> Prepared:
+    """Build the model once, within `timeout_s` (--timeout; default PREPARE_TIMEOUT_S);
+    UsageError (nothing kept) when it cannot be measured as given."""
     from dlbench.runner.cell.spec import CellSpec
     from dlbench.runner.process.cellenv import cell_environment
     from dlbench.runner.process.execute import PROJECT_ROOT
 
+    timeout = timeout_s or PREPARE_TIMEOUT_S
     folder = Path(tempfile.mkdtemp(prefix="dlbench-model-"))
     (folder / "request.json").write_text(json.dumps(request.to_dict()))
     spec = CellSpec("model-prepare", request.model_id, "keras", prepare_backend(), "cpu",
@@ -64,13 +67,13 @@ def prepare_model(request: ModelRequest, threads: int) -> Prepared:
         completed = subprocess.run(
             [sys.executable, "-m", "dlbench.runner.user_model.prepare", str(folder / "request.json"),
              str(folder)], cwd=PROJECT_ROOT, env=cell_environment(spec), capture_output=True,
-            text=True, timeout=PREPARE_TIMEOUT_S)
+            text=True, timeout=timeout)
         result_file = folder / "prepared.json"
         result = json.loads(result_file.read_text()) if result_file.exists() else {
             "error": "building the model ended without a result: "
                      + (completed.stderr.strip().splitlines() or ["no output"])[-1][:300]}
     except subprocess.TimeoutExpired:
-        result = {"error": f"building the model took more than {PREPARE_TIMEOUT_S:g} s"}
+        result = {"error": f"building the model took more than {timeout:g} s (--timeout)"}
     if "error" in result:
         shutil.rmtree(folder, ignore_errors=True)
         raise UsageError(f"--model {Path(request.path).name}"

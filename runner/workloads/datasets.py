@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from dlbench.core.atomic import atomic_write_bytes
+from dlbench.runner.workloads.cifar_batches import read_batch
 
 DATASETS = ("digits", "synthetic-images", "synthetic-tokens", "mnist", "cifar10")
 
@@ -194,12 +195,13 @@ def load_cifar10(folder: Path) -> Dataset:
 
 def _cifar_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
     try:
-        with path.open("rb") as handle:
-            batch = pickle.load(handle, encoding="bytes")
+        batch = read_batch(path)
         data = np.asarray(batch[b"data"], dtype=np.uint8)
         labels = np.asarray(batch[b"labels"], dtype=np.int64)
-    except (pickle.UnpicklingError, EOFError, KeyError, TypeError) as error:
-        raise DatasetError(f"{path}: not a CIFAR-10 python batch ({error!r})") from None
+    except (pickle.UnpicklingError, EOFError, KeyError, TypeError, ValueError,
+            AttributeError, IndexError, OverflowError, RecursionError) as error:
+        raise DatasetError(f"{path}: not a CIFAR-10 python batch "
+                           f"({' '.join(str(error).split())})") from None
     if data.ndim != 2 or data.shape[1] != 3072 or len(data) != len(labels):
         raise DatasetError(f"{path}: expected data of shape (N, 3072), got {data.shape}")
     images = data.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1)
