@@ -34,7 +34,8 @@ from dlbench.core.verdict_engine import (
     threshold_for,
     unmeasurable,
 )
-from dlbench.core.conditions import cell_fractions, regime_of_cells
+from dlbench.core.achieved import cell_fractions
+from dlbench.core.conditions import regime_of_cells
 
 class VerdictOutcome(enum.Enum):
     """What a verdict can say."""
