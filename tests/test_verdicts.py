@@ -66,7 +66,7 @@ OWN_SEEDS = {"processes": {"seeds": [7, 8, 9, 10, 11]}}
 
 
 @pytest.mark.parametrize(("accuracies", "outcome", "winner"), [
-    ({"pytorch": 1.0, "tensorflow": 1.0}, VerdictOutcome.NO_MEANINGFUL_DIFFERENCE, None),
+    ({"pytorch": 0.99, "tensorflow": 0.99}, VerdictOutcome.NO_MEANINGFUL_DIFFERENCE, None),
     ({"pytorch": 0.95, "tensorflow": 0.93}, VerdictOutcome.NO_MEANINGFUL_DIFFERENCE, None),
     ({"pytorch": 0.95, "tensorflow": 0.80}, VerdictOutcome.WINNER, "pytorch"),
 ])
@@ -77,6 +77,17 @@ def test_identical_accuracy_on_five_different_seeds_is_exact(accuracies, outcome
              for s, a in accuracies.items()]
     verdict = one("accuracy", cells)
     assert verdict.outcome is outcome and verdict.winner == winner
+    assert "deterministic rerun" not in verdict.reason
+
+
+@pytest.mark.parametrize("details", [OWN_SEEDS, {}])
+def test_accuracy_at_the_ceiling_on_every_process_says_the_task_cannot_tell_them_apart(details):
+    cells = [{"system": s, "values": {"test_accuracy": [1.0] * 5}, "details": details}
+             for s in ("pytorch", "tensorflow")]
+    verdict = one("accuracy", cells)
+    assert verdict.outcome is VerdictOutcome.INCONCLUSIVE and verdict.winner is None
+    assert "the task cannot tell them apart" in verdict.reason
+    assert "no meaningful difference" not in verdict.reason
     assert "deterministic rerun" not in verdict.reason
 
 
