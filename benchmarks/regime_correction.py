@@ -17,7 +17,9 @@ from pathlib import Path
 
 from dlbench.core.achieved import cell_rates, run_peaks
 from dlbench.core.fma_peak import Clock, theoretical_peak
+from dlbench.core.judging import regime_of
 from dlbench.report.inputs.source import Source, load_release
+from dlbench.report.pages.home import source_verdicts
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL_SIZE = ("resnet50-synthetic", "bert-base-tokens")
@@ -73,6 +75,38 @@ def table_lines(source: Source, clock_ghz: float) -> list[str]:
     return lines
 
 
+def answer_lines(source: Source, clock_ghz: float) -> list[str]:
+    """Every answer with a regime: published (over the probe), on the release's pages today
+    (over the probe raised to the run's best rate) and over the theoretical upper bound."""
+    published = {run.run_id: run.environment for run in source.runs}
+    corrected = {r: corrected_environment(e, clock_ghz) for r, e in published.items()}
+    rates = cell_rates(source.observations, source.cells)
+    readings = {"page": run_peaks(rates, published), "bound": run_peaks(rates, corrected)}
+    lines = ["", "| answer | group | published | pages now | over the theoretical bound |",
+             "|---|---|---|---|---|"]
+    for verdict in source_verdicts(source):
+        keys = [(verdict.run_id, s.cell_id) for s in verdict.standings]
+        known = [rates[k] for k in keys if k in rates]
+        if not known or len(known) < len(keys):
+            continue
+        best = max(r.flops_per_second for r in known)
+        key = known[0].peak_key
+        probe = published[verdict.run_id]["compute_peak"].get(key)
+        texts = [_regime_text(best / probe if probe else None)]
+        for name in ("page", "bound"):
+            peak = readings[name].get((verdict.run_id, key))
+            texts.append(_regime_text(best / peak.flops if peak else None))
+        group = ", ".join(f"{k} {v}" for k, v in verdict.group)
+        lines.append(f"| {verdict.question} | {group} | " + " | ".join(texts) + " |")
+    return lines
+
+
+def _regime_text(fraction: float | None) -> str:
+    if fraction is None:
+        return "not recorded"
+    return f"{regime_of(fraction).value} ({fraction:.1%})"
+
+
 def main() -> None:
     """Print the corrected regime table of one release."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -81,7 +115,7 @@ def main() -> None:
     parser.add_argument("--results-dir", default=str(ROOT / "results"))
     args = parser.parse_args()
     source = load_release(Path(args.results_dir), args.release)
-    print("\n".join(table_lines(source, args.clock_ghz)))
+    print("\n".join(table_lines(source, args.clock_ghz) + answer_lines(source, args.clock_ghz)))
 
 
 if __name__ == "__main__":
