@@ -110,3 +110,18 @@ def test_a_precision_without_a_recorded_peak_has_no_fraction():
                                                               "bf16_flops": None},
                                              precision="bf16")
     assert cell_fractions(observations, cells, environments) == {}
+
+
+def test_2027_03_real_size_cells_read_at_most_100_percent_of_the_corrected_peak():
+    from pathlib import Path
+
+    from benchmarks.regime_correction import table_lines
+    from dlbench.report.inputs.source import load_release
+
+    source = load_release(Path(__file__).parents[1] / "results", "2027.03")
+    rows = [line.split(" | ") for line in table_lines(source, 4.1) if line.startswith("| ")
+            and "%" in line]
+    published = [float(r[2].rstrip("%")) for r in rows]
+    corrected = [float(r[3].rstrip("% |")) for r in rows]
+    assert len(rows) >= 16 and sum(p > 100 for p in published) == 9
+    assert max(corrected) <= 100 and max(corrected) == 67
