@@ -125,3 +125,14 @@ def test_2027_03_real_size_cells_read_at_most_100_percent_of_the_corrected_peak(
     corrected = [float(r[3].rstrip("% |")) for r in rows]
     assert len(rows) >= 16 and sum(p > 100 for p in published) == 9
     assert max(corrected) <= 100 and max(corrected) == 67
+
+
+def test_machines_are_told_apart_by_their_measured_probe_not_their_theoretical_peak():
+    from dlbench.core.fma_peak import measured_fp32_flops
+
+    recorded = combined_peak(theoretical_peak(AVX2, 2, CLOCK),
+                             {"numpy_fp32_flops": 1.1e11, "torch_fp32_flops": 1.2e11})
+    assert recorded["fp32_flops"] == pytest.approx(1.92e11)  # the theoretical peak
+    assert measured_fp32_flops(recorded) == 1.2e11
+    assert measured_fp32_flops({"fp32_flops": 1.156e11, "probe": "NumPy 512"}) == 1.156e11
+    assert measured_fp32_flops(None) is None

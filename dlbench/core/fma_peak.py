@@ -137,3 +137,17 @@ def run_peak(recorded: Mapping, key: str, achieved: Mapping[str, float],
 WINOGRAD_WORDS = ("FLOPs counted as direct convolutions; a 3x3 convolution computed with "
                   "Winograd does fewer multiply-adds than counted, so this rate may exceed the "
                   "arithmetic the machine did")
+
+
+def measured_fp32_flops(compute_peak: Mapping | None) -> float | None:
+    """A run's measured fp32 matmul rate, what tells two machines apart: its best probe
+    (a record since 2026-12-06 holds the theoretical peak in fp32_flops), else the
+    fp32_flops an older record (or a GPU's) measured."""
+    record = compute_peak or {}
+    probes = [float(value) for name, value in (record.get("probes") or {}).items()
+              if name.endswith("fp32_flops") and value]
+    if probes:
+        return max(probes)
+    if record.get("theoretical"):
+        return None
+    return float(record["fp32_flops"]) if record.get("fp32_flops") else None
