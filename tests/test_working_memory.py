@@ -18,9 +18,11 @@ from dlbench.runner.process.cellenv import cell_environment
 
 ROOT = Path(__file__).resolve().parents[1]
 KNOWN_MIB = 64
-#: How far the metric may miss the known allocation: 1/8 of it (page rounding, the
-#: allocator's own bookkeeping, and the two processes' other differences).
-TOLERANCE_MIB = KNOWN_MIB / 8
+#: How far the metric may miss the known allocation: 3/16 of it (12 MiB: page rounding, the
+#: allocator's own bookkeeping and the two processes' other differences; seen here 0-7 MiB
+#: above the allocation, never below it by more than 1), far from the 64 MiB that a metric
+#: blind to it misses.
+TOLERANCE_MIB = KNOWN_MIB * 3 / 16
 #: (framework, backend, TF_ENABLE_ONEDNN_OPTS): TensorFlow under its own default for this CPU
 #: and with its oneDNN operations off, the two allocators it runs with on CPU kinds that
 #: differ in AVX-512 VNNI/BF16, AVX-VNNI or AMX (its oneDNN allocator is a pool).
