@@ -120,8 +120,8 @@ def run_peak(recorded: Mapping, key: str, achieved: Mapping[str, float],
     achieved in the run (cell -> FLOP/s), naming which set it; None where neither is known."""
     candidates = []
     if recorded.get(key):
-        candidates.append((float(recorded[key]), str(recorded.get(f"{key}_basis")
-                                                      or recorded.get("probe") or "recorded peak")))
+        basis = recorded.get(f"{key}_basis") or recorded.get("probe") or "recorded peak"
+        candidates.append((float(recorded[key]), str(basis)))
     for cell, rate in achieved.items():
         if rate and math.isfinite(rate):
             why = f"rate achieved by cell {cell}, above the recorded peak"

@@ -72,6 +72,9 @@ class Question:
     needs: tuple[str, ...] = ()  # dlbench/core/conditions.py Need values
     stand_in: str = ""  # rows of this metric show the question was asked, not decidable
     derived_from: str = ""  # a question whose test this one's metric repeats (not counted)
+    #: the systems start from the same weights and data: a parity answer, never a verdict
+    #: (dlbench.core.same_start), and no look buys processes for it
+    parity: bool = False
 
 
 def load_questions(path: Path = QUESTIONS_FILE) -> tuple[Question, ...]:
@@ -444,7 +447,7 @@ def undecided_cells(observations: pd.DataFrame, cells: pd.DataFrame,
     floors = noise_floors(controls, rows)
     open_cells = {cell for c in controls if c.judgement.decision is Decision.UNDECIDED
                   for cell in (c.cell_a, c.cell_b)}
-    for question in questions:
+    for question in (q for q in questions if not q.parity):
         for key, group in question_groups(rows, question):
             group, _ = unmeasurable(question, group, str(key[1]),
                                     (environments or {}).get(str(key[0])) or {})
