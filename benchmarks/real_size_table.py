@@ -16,7 +16,7 @@ import pandas as pd
 
 from dlbench.report.inputs.source import Source, load_draft, load_release
 from dlbench.report.inputs.summary import summarize
-from dlbench.core.conditions import cell_fractions
+from dlbench.core.achieved import cell_fractions
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL_SIZE = ("resnet50-synthetic", "bert-base-tokens")

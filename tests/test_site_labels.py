@@ -37,8 +37,7 @@ def _rows(medians: list[float]) -> pd.DataFrame:
 
 def test_environment_keys_and_values_read_as_words() -> None:
     assert environment_key("hostname_sha256") == "host (hashed name)"
-    assert environment_key("compute_peak.fp32_flops") == "measured compute peak · fp32 peak " \
-                                                          "(GFLOP/s)"
+    assert environment_key("compute_peak.fp32_flops") == "compute peak · fp32 peak (GFLOP/s)"
     assert environment_key("[0].at") == "#1 when"
     assert environment_key("OMP_NUM_THREADS", "environment_variables") == "OMP_NUM_THREADS"
     assert environment_value("fp32_flops", "192444370551.9885") == "192.4"
@@ -205,3 +204,15 @@ def test_an_unknown_path_finds_the_sites_own_404_page(tmp_path: Path) -> None:
     assert not_found_page(tmp_path, "/2027.01/nope/") == b"version's"
     assert not_found_page(tmp_path, "/nope/x") == b"latest's"
     assert not_found_page(tmp_path, "/../etc/passwd") == b"latest's"
+
+
+def test_the_environment_page_publishes_each_cell_s_rate_and_a_peak_none_exceeds() -> None:
+    source = load_release(ROOT / "results", "2027.03")  # 9 cells above its NumPy probe
+    groups = [g for run in environment_runs(source) for g in run["groups"]
+              if g["title"] == "Achieved compute rates"]
+    rows = dict(groups[0]["rows"])
+    peak = rows["fp32 peak the regime divides by (GFLOP/s)"]
+    assert peak.startswith("177.1: rate achieved by ") and "ResNet-50" in peak
+    assert "Winograd" in peak and not any(c in peak for c in source.cells["cell_id"])
+    shares = [float(v.split(", ")[1].split("%")[0]) for k, v in rows.items() if "GFLOP/s," in v]
+    assert len(shares) > 20 and max(shares) == 100.0

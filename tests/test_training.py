@@ -101,7 +101,7 @@ def test_one_process_measures_one_repeat_its_working_memory_and_its_code(tmp_pat
 
 
 def test_a_training_cell_records_the_flops_its_regime_reads(tmp_path):
-    from dlbench.core.conditions import cell_fractions
+    from dlbench.core.achieved import cell_fractions
 
     store = training_run(tmp_path, ["cnn-digits"], ["pytorch"])
     cells = read_table(store.root / "cells.parquet", "cells")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from tests.judging_fixtures import CPU_ENV, noisy, tables
 
@@ -10,6 +12,10 @@ from dlbench.core.verdict_engine import QUESTIONS
 from dlbench.report.verdicts.answers import VerdictOutcome, answer
 
 Q = {q.key: q for q in QUESTIONS}
+#: The accuracy question judged as a verdict (as it was before it became a parity answer),
+#: for the rules that still judge accuracy pairs: the claims' and any question on accuracy
+#: that is not from the same start.
+Q["accuracy-verdict"] = replace(Q["accuracy"], parity=False)
 
 
 def one(key: str, cells: list[dict], env: dict | None = None):
@@ -57,7 +63,7 @@ def test_a_large_gap_three_processes_cannot_confirm_is_inconclusive_not_a_tie():
 def test_identical_accuracy_repeats_are_inconclusive():
     cells = [{"system": "pytorch", "values": {"test_accuracy": [0.95] * 5}},
              {"system": "tensorflow", "values": {"test_accuracy": [0.93] * 5}}]
-    verdict = one("accuracy", cells)
+    verdict = one("accuracy-verdict", cells)
     assert verdict.outcome is VerdictOutcome.INCONCLUSIVE
     assert "deterministic rerun" in verdict.reason
 
@@ -66,7 +72,7 @@ OWN_SEEDS = {"processes": {"seeds": [7, 8, 9, 10, 11]}}
 
 
 @pytest.mark.parametrize(("accuracies", "outcome", "winner"), [
-    ({"pytorch": 1.0, "tensorflow": 1.0}, VerdictOutcome.NO_MEANINGFUL_DIFFERENCE, None),
+    ({"pytorch": 0.99, "tensorflow": 0.99}, VerdictOutcome.NO_MEANINGFUL_DIFFERENCE, None),
     ({"pytorch": 0.95, "tensorflow": 0.93}, VerdictOutcome.NO_MEANINGFUL_DIFFERENCE, None),
     ({"pytorch": 0.95, "tensorflow": 0.80}, VerdictOutcome.WINNER, "pytorch"),
 ])
@@ -75,9 +81,51 @@ def test_identical_accuracy_on_five_different_seeds_is_exact(accuracies, outcome
     # differences are all the same and the ratio is exact
     cells = [{"system": s, "values": {"test_accuracy": [a] * 5}, "details": OWN_SEEDS}
              for s, a in accuracies.items()]
-    verdict = one("accuracy", cells)
+    verdict = one("accuracy-verdict", cells)
     assert verdict.outcome is outcome and verdict.winner == winner
     assert "deterministic rerun" not in verdict.reason
+
+
+@pytest.mark.parametrize("details", [OWN_SEEDS, {}])
+def test_accuracy_at_the_ceiling_on_every_process_says_the_task_cannot_tell_them_apart(details):
+    cells = [{"system": s, "values": {"test_accuracy": [1.0] * 5}, "details": details}
+             for s in ("pytorch", "tensorflow")]
+    verdict = one("accuracy-verdict", cells)
+    assert verdict.outcome is VerdictOutcome.INCONCLUSIVE and verdict.winner is None
+    assert "the task cannot tell them apart" in verdict.reason
+    assert "no meaningful difference" not in verdict.reason
+    assert "deterministic rerun" not in verdict.reason
+
+
+@pytest.mark.parametrize(("second", "largest", "ceiling"), [
+    ([0.95, 0.93, 0.96, 0.94, 0.95], "0 (process 0", False),
+    ([0.95, 0.90, 0.96, 0.94, 0.95], "0.03 (process 1", False),
+    ([1.0] * 5, "0 (process 0", True),
+])
+def test_accuracy_from_the_same_start_is_a_parity_answer_never_a_verdict(second, largest,
+                                                                         ceiling):
+    first = [0.95, 0.93, 0.96, 0.94, 0.95] if not ceiling else [1.0] * 5
+    cells = [{"system": s, "values": {"test_accuracy": v}, "details": OWN_SEEDS}
+             for s, v in (("pytorch", first), ("tensorflow", second))]
+    verdict = one("accuracy", cells)
+    assert verdict.outcome is VerdictOutcome.PARITY and verdict.winner is None
+    assert not verdict.tested  # not counted among the tested answers
+    assert f"the largest difference across systems is {largest}" in verdict.reason
+    assert "a parity result, not a verdict" in verdict.reason
+    assert ("the task cannot tell them apart" in verdict.reason) is ceiling
+
+
+def test_a_parity_answer_buys_no_processes_at_a_look():
+    from dlbench.core.sequential import three_looks
+    from dlbench.core.verdict_engine import undecided_cells
+
+    cells = [{"system": s, "values": {"test_accuracy": noisy(0.95, i, n=3, spread=0.05)},
+              "details": OWN_SEEDS} for i, s in enumerate(("pytorch", "tensorflow"))]
+    observations, cell_table = tables(cells)
+    design = three_looks(3, 6, 12)
+    assert undecided_cells(observations, cell_table, None, design, (Q["accuracy"],)) == set()
+    assert undecided_cells(observations, cell_table, None, design,
+                           (Q["accuracy-verdict"],))
 
 
 def test_identical_accuracy_against_one_that_varies_by_seed_is_tested_paired():
@@ -85,7 +133,7 @@ def test_identical_accuracy_against_one_that_varies_by_seed_is_tested_paired():
               "details": OWN_SEEDS},
              {"system": "tensorflow", "values": {"test_accuracy": [1.0, 0.99, 1.0, 0.6, 1.0]},
               "details": OWN_SEEDS}]
-    verdict = one("accuracy", cells)
+    verdict = one("accuracy-verdict", cells)
     assert verdict.outcome is VerdictOutcome.INCONCLUSIVE  # one seed's 0.6: five cannot tell
     assert "deterministic rerun" not in verdict.reason
     assert "processes cannot tell" in verdict.reason
@@ -94,7 +142,7 @@ def test_identical_accuracy_against_one_that_varies_by_seed_is_tested_paired():
 def test_accuracy_over_seeds_names_a_winner():
     cells = [{"system": "pytorch", "values": {"test_accuracy": noisy(0.95, 1, spread=0.002)}},
              {"system": "tensorflow", "values": {"test_accuracy": noisy(0.80, 2, spread=0.002)}}]
-    assert one("accuracy", cells).winner == "pytorch"
+    assert one("accuracy-verdict", cells).winner == "pytorch"
 
 
 def test_memory_from_the_process_peak_is_not_measurable_and_working_memory_is():
@@ -196,8 +244,8 @@ def test_release_2026_12_says_which_of_its_first_published_answers_changed():
     changes = changed_answers("2026.12", source_verdicts(source))
     # first published: "fp32 has 1.00x lower peak memory than fp16" and accuracy from
     # identical reruns; now not measurable / inconclusive
-    assert any(c["title"] == Q["accuracy"].title and c["after"] == "inconclusive"
-               for c in changes)
+    assert any(c["title"] == Q["accuracy"].title
+               and c["after"] == VerdictOutcome.PARITY.value for c in changes)
     assert any(c["after"] == "not measurable here" for c in changes)
     assert changed_answers("1999.01", []) is None
     blocks = [{"id": "c", "claim": "C.", "rows": [{"machine": "m", "device": "cpu",
@@ -231,9 +279,11 @@ def test_release_2027_01_says_its_undecided_answers_first_read_no_meaningful_dif
     assert "inconclusive" in after and {"PyTorch", "Keras on JAX"} <= after  # winners named now, in words
     assert any("mode" in c["group"] for c in erratum)  # matched within mode classes
     # issue 22's mode classes: Keras' model(x) no longer stands for its plain inference, so
-    # those groups change beyond the erratum
+    # those groups change beyond the erratum; issue 50: accuracy from the same start is a
+    # parity answer
     assert all(c["title"].startswith(("Which framework answers", "Which framework serves",
                                       "Does reduced precision need less memory"))
+               or c["after"] == VerdictOutcome.PARITY.value
                for c in changes if c not in erratum)
     assert "undecided" in rules_changed("2027.01") and rules_changed("1999.01") == ""
     assert "one family per question group" in rules_changed("2027.01")
@@ -314,9 +364,9 @@ def test_the_calibration_simulates_answers_with_a_spread_and_leaves_out_exact_on
     from dlbench.core.sequential import single_look
     from dlbench.report.verdicts.data import calibrate, simulated
 
-    exact = one("accuracy", [{"system": s, "values": {"test_accuracy": [1.0] * 5},
+    exact = one("accuracy-verdict", [{"system": s, "values": {"test_accuracy": [1.0] * 5},
                               "details": OWN_SEEDS} for s in ("pytorch", "tensorflow")])
-    varied = one("accuracy", [
+    varied = one("accuracy-verdict", [
         {"system": s, "values": {"test_accuracy": noisy(0.95, i, n=5, spread=0.01)},
          "details": OWN_SEEDS} for i, s in enumerate(("pytorch", "tensorflow"))])
     assert exact.tested and not simulated(exact)  # no sampling error to simulate

@@ -25,6 +25,7 @@ import pandas as pd
 
 from dlbench.core.decisions import Decision, Family, judge_together
 from dlbench.core.errors import CompareError, LayoutError, ResultsFileError
+from dlbench.core.fma_peak import measured_fp32_flops
 from dlbench.core.identity import config_differences, differences_text
 from dlbench.core.layout import (
     LATEST, RunData, is_release, is_run, known_names, load_run, release_dir, release_runs,
@@ -272,10 +273,10 @@ PEAK_TOLERANCE = 0.10
 
 def _machine(environment: dict) -> tuple[str, str, float | None]:
     """CPU model, GPU model and measured fp32 peak (FLOP/s) of one run's machine."""
-    peak = (environment.get("compute_peak") or {}).get("fp32_flops")
+    peak = measured_fp32_flops(environment.get("compute_peak"))
     gpus = environment.get("gpus") or [{}]
     return (str((environment.get("cpu") or {}).get("model") or "unknown CPU"),
-            str(gpus[0].get("model") or "no GPU"), float(peak) if peak else None)
+            str(gpus[0].get("model") or "no GPU"), peak)
 
 
 def machine_differences(a: Side, b: Side) -> tuple[str, ...]:

@@ -7,14 +7,13 @@ a reason (words for the page); a met need gives None.
 from __future__ import annotations
 
 import enum
-import json
 import math
 import re
 from collections.abc import Mapping
 
 import pandas as pd
 
-from dlbench.core.judging import Regime, achieved_fraction, regime_of
+from dlbench.core.judging import Regime, regime_of
 from dlbench.core.words import plural
 
 #: The model's working memory; a run without it has only the process's high-water mark.
@@ -27,10 +26,6 @@ MODEL_MEMORY_FACTOR = 10.0
 #: CPU flags (environment.json cpu record) that give a CPU arithmetic units for a precision.
 HALF_PRECISION_FLAGS = {"fp16": ("avx512_fp16", "amx_fp16"),
                         "bf16": ("avx512_bf16", "amx_bf16", "amx")}
-
-#: Metrics that give a cell's samples per second, and whether the cell trains.
-THROUGHPUT_METRICS = {"train_throughput": True, "inference_throughput": False,
-                      "artifact_throughput": False}
 
 OPTIONAL_PACKAGE = re.compile(r"needs the ([\w.-]+) package, which is not installed"
                               r"|No module named '([\w.]+)'")
@@ -107,45 +102,6 @@ def optional_package(status: str, reason: str) -> str | None:
         return None
     found = OPTIONAL_PACKAGE.search(str(reason or ""))
     return (found.group(1) or found.group(2)) if found else None
-
-
-def _details(text: object) -> dict:
-    try:
-        value = json.loads(str(text)) if text and not pd.isna(text) else {}
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def _samples_per_second(rows: pd.DataFrame, batch_size: float) -> tuple[float | None, bool]:
-    for metric, training in THROUGHPUT_METRICS.items():
-        values = rows.loc[rows["metric"] == metric, "value"]
-        if len(values):
-            return float(values.median()), training
-    steps = rows.loc[rows["metric"] == "steady_step_time", "value"]  # ms per training step
-    if len(steps) and batch_size and float(steps.median()) > 0:
-        return batch_size * 1000.0 / float(steps.median()), True
-    return None, False
-
-
-def cell_fractions(observations: pd.DataFrame, cells: pd.DataFrame,
-                   environments: Mapping[str, Mapping]) -> dict[tuple[str, str], float]:
-    """Achieved fraction of the measured peak per (run_id, cell_id), where both are recorded."""
-    rows = observations[observations["step"].isna()]
-    grouped = dict(iter(rows.groupby(["run_id", "cell_id"])))
-    fractions = {}
-    for cell in cells.itertuples():
-        flops = _details(getattr(cell, "details_json", None)).get("flops_per_sample")
-        peak = (environments.get(str(cell.run_id)) or {}).get("compute_peak") or {}
-        key = "fp32_flops" if str(cell.precision) in ("fp32", "", "nan") else "bf16_flops"
-        cell_rows = grouped.get((cell.run_id, cell.cell_id))
-        if not flops or not peak.get(key) or cell_rows is None:
-            continue
-        rate, training = _samples_per_second(cell_rows, float(cell.batch_size or 0))
-        fraction = achieved_fraction(float(flops), rate, float(peak[key]), training)
-        if fraction is not None:
-            fractions[(str(cell.run_id), str(cell.cell_id))] = fraction
-    return fractions
 
 
 def regime_of_cells(fractions: Mapping[tuple[str, str], float],

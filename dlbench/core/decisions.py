@@ -51,6 +51,12 @@ PAIRED_BY_SEED = frozenset({"test_accuracy", "epoch_accuracy", "reached_target"}
 
 T = TypeVar("T")
 
+#: The largest value each bounded metric can take: where every process of both sides is there,
+#: the task is too easy to tell the sides apart, and no pair of such values is tested.
+CEILINGS = {"test_accuracy": 1.0, "epoch_accuracy": 1.0, "reached_target": 1.0}
+AT_CEILING = ("every process on both sides scored the maximum: the task cannot tell them "
+              "apart (a harder task could)")
+
 IDENTICAL_REPEATS = ("its repeats are identical (a deterministic rerun, not repeats that "
                      "differ in seed), so they carry no uncertainty to test")
 
@@ -118,11 +124,14 @@ class PairTest:
 
 
 def pair_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray,
-              paired: bool = False, own_seeds: bool = False) -> PairTest:
+              paired: bool = False, own_seeds: bool = False,
+              ceiling: float | None = None) -> PairTest:
     """Welch's t on the logs of A's and B's processes, or with `paired` (A[k] and B[k] share
     process k's seed) a t on the per-seed log differences; a note instead, where untestable.
     With `own_seeds` as well (process k ran seed k, unlike process j), a side whose values
-    are identical is no rerun: the seed does not move them, and the pair is tested."""
+    are identical is no rerun: the seed does not move them, and the pair is tested. Where
+    every value of both sides is at the metric's `ceiling`, the pair is not tested: the
+    task cannot tell them apart."""
     array_a = np.asarray(a, dtype=float).ravel()
     array_b = np.asarray(b, dtype=float).ravel()
     if paired:
@@ -135,6 +144,9 @@ def pair_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray,
         array_a, array_b = array_a[~np.isnan(array_a)], array_b[~np.isnan(array_b)]
     n_a, n_b = int(array_a.size), int(array_b.size)
     note = _untestable(array_a, array_b, identical_is_exact=paired and own_seeds)
+    if ceiling is not None and n_a >= 2 and n_b >= 2 and np.all(array_a == ceiling) \
+            and np.all(array_b == ceiling):
+        note = AT_CEILING
     if note and (n_a == 0 or n_b == 0 or np.any(array_a <= 0) or np.any(array_b <= 0)):
         return PairTest(n_a, n_b, math.nan, math.nan, math.nan, 1.0, note, paired)
     log_a, log_b = np.log(array_a), np.log(array_b)
@@ -283,12 +295,14 @@ class Family:
 
     def judge(self, key: Hashable, a: Sequence[float] | np.ndarray,
               b: Sequence[float] | np.ndarray, direction: Direction,
-              threshold: float = PRACTICAL_THRESHOLD, paired: bool = False) -> PairDecision:
-        """Judge A against B under `key` (what identifies the pair: cells and metric)."""
+              threshold: float = PRACTICAL_THRESHOLD, paired: bool = False,
+              ceiling: float | None = None) -> PairDecision:
+        """Judge A against B under `key` (what identifies the pair: cells and metric); values
+        all at the metric's `ceiling` are not tested (AT_CEILING)."""
         if key not in self._pairs:
             if self._holm is not None:
                 raise ValueError(f"pair {key!r} was not judged before the family settled")
-            self._pairs[key] = (pair_test(a, b, paired), threshold)
+            self._pairs[key] = (pair_test(a, b, paired, ceiling=ceiling), threshold)
         test, threshold = self._pairs[key]
         if not test.testable:
             return decide_family([test], direction, threshold, self.alpha)[0]

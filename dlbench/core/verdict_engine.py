@@ -35,8 +35,8 @@ import yaml
 from dlbench.core.conditions import (MODEL_MEMORY, Need, half_precision_reason,
                                      overhead_memory_reason, two_devices_reason,
                                      working_memory_reason)
-from dlbench.core.decisions import (PAIRED_BY_SEED, PRACTICAL_THRESHOLD, Decision, PairDecision,
-                                    PairTest, decide_family, pair_test)
+from dlbench.core.decisions import (CEILINGS, PAIRED_BY_SEED, PRACTICAL_THRESHOLD, Decision,
+                                    PairDecision, PairTest, decide_family, pair_test)
 from dlbench.core.metrics import METRICS, Direction
 from dlbench.core.modes import by_class, mode_class
 from dlbench.core.noise_floor import noise_floors, threshold_for
@@ -72,6 +72,9 @@ class Question:
     needs: tuple[str, ...] = ()  # dlbench/core/conditions.py Need values
     stand_in: str = ""  # rows of this metric show the question was asked, not decidable
     derived_from: str = ""  # a question whose test this one's metric repeats (not counted)
+    #: the systems start from the same weights and data: a parity answer, never a verdict
+    #: (dlbench.core.same_start), and no look buys processes for it
+    parity: bool = False
 
 
 def load_questions(path: Path = QUESTIONS_FILE) -> tuple[Question, ...]:
@@ -273,17 +276,18 @@ def _process_indices(rows: pd.DataFrame) -> np.ndarray:
 
 
 def decide_sequential(pairs: list[tuple[Sample, Sample]], direction: Direction,
-                      threshold: float, design: Design, paired: bool = False
-                      ) -> list[PairDecision]:
+                      threshold: float, design: Design, paired: bool = False,
+                      ceiling: float | None = None) -> list[PairDecision]:
     """Decide a family's pairs look by look: a pair undecided at a look whose cells got more
     processes is judged again at the next look's level, within the pairs still open. With
-    `paired`, each pair is tested on the processes both sides have (matched by index)."""
+    `paired`, each pair is tested on the processes both sides have (matched by index); a
+    pair whose every value is at the metric's `ceiling` is not tested (decisions.AT_CEILING)."""
     decided: list[PairDecision | None] = [None] * len(pairs)
     open_pairs = list(range(len(pairs)))
     for look, (limit, alpha) in enumerate(zip(design.looks, design.alphas, strict=True)):
         last = look == len(design.looks) - 1
         seen = None if last else limit
-        tests = [_test(pairs[i][0], pairs[i][1], seen, paired) for i in open_pairs]
+        tests = [_test(pairs[i][0], pairs[i][1], seen, paired, ceiling) for i in open_pairs]
         for index, decision in zip(open_pairs, decide_family(tests, direction, threshold,
                                                              alpha, look + 1), strict=True):
             decided[index] = decision
@@ -294,7 +298,8 @@ def decide_sequential(pairs: list[tuple[Sample, Sample]], direction: Direction,
     return [d for d in decided if d is not None]
 
 
-def _test(a: Sample, b: Sample, limit: int | None, paired: bool) -> PairTest:
+def _test(a: Sample, b: Sample, limit: int | None, paired: bool,
+          ceiling: float | None = None) -> PairTest:
     """The pair's test on the processes before `limit`: paired by process index (seed) when
     asked and both sides have two or more processes in common, with identical values exact
     where both sides' processes each ran a seed of their own."""
@@ -304,8 +309,8 @@ def _test(a: Sample, b: Sample, limit: int | None, paired: bool) -> PairTest:
             common = common[common < limit]
         if common.size >= 2:
             return pair_test(_by_process(a, common), _by_process(b, common), paired=True,
-                             own_seeds=a.own_seeds and b.own_seeds)
-    return pair_test(a.upto(limit), b.upto(limit))
+                             own_seeds=a.own_seeds and b.own_seeds, ceiling=ceiling)
+    return pair_test(a.upto(limit), b.upto(limit), ceiling=ceiling)
 
 
 def _by_process(sample: Sample, processes: np.ndarray) -> np.ndarray:
@@ -331,7 +336,8 @@ def judge_group(rows: pd.DataFrame, contest: str, metric: str, design: Design,
     samples = cell_samples(rows)
     best = samples[ranked[0].cell_id]
     decisions = decide_sequential([(best, samples[s.cell_id]) for s in ranked[1:]],
-                                  direction, threshold, design, metric in PAIRED_BY_SEED)
+                                  direction, threshold, design, metric in PAIRED_BY_SEED,
+                                  CEILINGS.get(metric))
     return ranked, tuple(Pairing(s.contender, s.cell_id, d)
                          for s, d in zip(ranked[1:], decisions, strict=True))
 
@@ -394,7 +400,8 @@ def judge_controls(rows: pd.DataFrame, cells: pd.DataFrame, design: Design,
                 continue
             decision = decide_sequential([(samples[cell_a], samples[cell_b])],
                                          metric_direction(str(metric)), PRACTICAL_THRESHOLD,
-                                         design, str(metric) in PAIRED_BY_SEED)[0]
+                                         design, str(metric) in PAIRED_BY_SEED,
+                                         CEILINGS.get(str(metric)))[0]
             found.append(Control(str(run_id), str(experiment), str(metric), cell_a, cell_b,
                                  natural, decision))
     return found
@@ -440,7 +447,7 @@ def undecided_cells(observations: pd.DataFrame, cells: pd.DataFrame,
     floors = noise_floors(controls, rows)
     open_cells = {cell for c in controls if c.judgement.decision is Decision.UNDECIDED
                   for cell in (c.cell_a, c.cell_b)}
-    for question in questions:
+    for question in (q for q in questions if not q.parity):
         for key, group in question_groups(rows, question):
             group, _ = unmeasurable(question, group, str(key[1]),
                                     (environments or {}).get(str(key[0])) or {})

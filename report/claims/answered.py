@@ -109,11 +109,12 @@ class AnsweredFamily(Family):
 
     def judge(self, key: Hashable, a: Sequence[float] | np.ndarray,
               b: Sequence[float] | np.ndarray, direction: Direction,
-              threshold: float = PRACTICAL_THRESHOLD, paired: bool = False) -> PairDecision:
+              threshold: float = PRACTICAL_THRESHOLD, paired: bool = False,
+              ceiling: float | None = None) -> PairDecision:
         found = self.answered.get(key) if isinstance(key, tuple) else None
         if found is not None:
             return found
-        return super().judge(key, a, b, direction, threshold, paired)
+        return super().judge(key, a, b, direction, threshold, paired, ceiling)
 
     def from_home_page(self, key: Hashable) -> bool:
         """Whether the pair under `key` is the home page's decision."""

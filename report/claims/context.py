@@ -10,7 +10,8 @@ import pandas as pd
 
 from dlbench.core.judging import Regime
 from dlbench.report.claims.vocabulary import Rule
-from dlbench.core.conditions import cell_fractions, regime_of_cells
+from dlbench.core.achieved import cell_fractions
+from dlbench.core.conditions import regime_of_cells
 from dlbench.core.verdict_engine import repeat_rows
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 
 import pandas as pd
 
-from dlbench.core.decisions import (IDENTICAL_REPEATS, Decision, Family, PairDecision,
+from dlbench.core.decisions import (CEILINGS, IDENTICAL_REPEATS, Decision, Family, PairDecision,
                                     identical_repeats)
 from dlbench.core.judging import Regime
 from dlbench.core.metrics import METRICS, Direction, reader_label
@@ -181,7 +181,7 @@ def _order(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
         for a, b in itertools.combinations(best, 2):
             judgement = family.judge(pair_key(group, rule.metric, a.cell_id, b.cell_id),
                                      values[a.cell_id], values[b.cell_id], direction,
-                                     rule.margin)
+                                     rule.margin, ceiling=CEILINGS.get(rule.metric))
             outcomes.append(_pair_outcome(judgement))
             why += why_undecided(judgement)
             texts.append(f"{a.contender}/{b.contender} {reader_label(rule.metric)} "

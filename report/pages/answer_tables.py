@@ -19,12 +19,15 @@ from dlbench.core.verdict_engine import QUESTIONS, metric_direction
 from dlbench.core.words import plural
 from dlbench.report.inputs.summary import format_number
 from dlbench.report.render.labels import workload_label
+from dlbench.report.verdicts.answers import VerdictOutcome
 from dlbench.report.verdicts.stored import answer_key
 
 #: The mark of a cell whose pair the processes could not decide.
 UNDECIDED = "?"
 #: The mark of a cell within the practical threshold of the best.
 TIED = "≈"
+#: A parity answer's outcome (the same model from the same start): its cells carry no mark.
+PARITY = VerdictOutcome.PARITY.value
 #: Precisions in the order a reader compares them.
 PRECISION_ORDER = ("fp32", "bf16", "fp16")
 
@@ -104,8 +107,10 @@ def _row(answer: Mapping, pairs: pd.DataFrame, columns: list[str], direction: Di
          contest: str, machines: Mapping[tuple[str, str], str], apart: Mapping) -> dict:
     best = str(answer["contender_a"])
     cells = {best: f"**{_times(1.0)}**" if answer["outcome"] == "winner" else _times(1.0)}
+    parity = answer["outcome"] == PARITY
     for pair in pairs.to_dict("records"):
-        cells[str(pair["contender_b"])] = _cell(pair, direction)
+        cells[str(pair["contender_b"])] = (_times(_advantage(pair, direction)[0]) if parity
+                                           else _cell(pair, direction))
     label = group_label(str(answer.get("group_key") or ""), str(answer["device"]), contest) \
         or str(answer["group"])
     machine = machines.get((str(answer["run_id"]), str(answer["device"])))
@@ -140,11 +145,15 @@ def _sentence(rows: list[dict], derived: bool) -> str:
         if row["winner"]:
             leads[row["winner"]] = leads.get(row["winner"], 0) + 1
     tied = sum(r["outcome"] == "no meaningful difference" for r in rows)
-    rest = len(rows) - sum(leads.values()) - tied
+    same = sum(r["outcome"] == PARITY for r in rows)
+    rest = len(rows) - sum(leads.values()) - tied - same
     parts = [f"{system_label(w)} wins {n} of {len(rows)} {'row' if len(rows) == 1 else 'rows'}"
              for w, n in sorted(leads.items(), key=lambda item: -item[1])]
     parts.append(f"{tied} {'shows' if tied == 1 else 'show'} no meaningful difference"
                  if tied else "")
+    parts.append(f"{same} {'compares' if same == 1 else 'compare'} the same model from the "
+                 "same start (a parity result: the largest per-seed difference is in its "
+                 "evidence, no winner is named)" if same else "")
     takes = sorted({r["take"] for r in rows if r["take"]})
     parts.append(f"{rest} {'is' if rest == 1 else 'are'} not decided"
                  + (f" ({'; '.join(takes)})" if takes else "") if rest else "")

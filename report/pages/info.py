@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from dlbench.core.achieved import cell_rates, run_peaks
 from dlbench.core.calibration import POWER_RATIOS
 from dlbench.core.metrics import METRICS
 from dlbench.core.schema import CELL_COLUMNS, OBSERVATION_COLUMNS, system_label
@@ -164,10 +165,39 @@ def environment_runs(source: Source) -> list[dict]:
         machine = "; ".join(machine_label(run.environment, d) for d in devices or ["cpu"])
         cells = source.cells[source.cells["run_id"] == run.run_id]
         names = {str(c["cell_id"]): cell_label(c) for c in cells.to_dict("records")}
-        groups = (_groups(run.environment, "machine")
+        groups = (_groups(run.environment, "machine") + rate_groups(source, run, names)
                   + _groups(run_settings(run.info, names), "run"))
         runs.append({"run_id": run.run_id, "machine": machine, "groups": groups})
     return runs
+
+
+def _in_words(text: str, names: dict[str, str]) -> str:
+    """`text` with each cell ID it names replaced by the cell's words."""
+    for cell_id, words in names.items():
+        text = text.replace(f"cell {cell_id}", words)
+    return text
+
+
+def rate_groups(source: Source, run, names: dict[str, str]) -> list[dict]:
+    """A run's achieved FLOP/s per cell with its fraction of the peak, and the peak each
+    precision's cells are divided by with what set it (dlbench.core.achieved)."""
+    cells = source.cells[source.cells["run_id"] == run.run_id]
+    rates = cell_rates(source.observations, cells)
+    peaks = run_peaks(rates, {run.run_id: run.environment})
+    rows = [(f"{key.removesuffix('_flops')} peak the regime divides by (GFLOP/s)",
+             f"{reading.flops / 1e9:,.1f}: {_in_words(reading.basis, names)}")
+            for (_, key), reading in sorted(peaks.items())]
+    for (_, cell_id), rate in sorted(rates.items(), key=lambda item: names.get(item[0][1], "")):
+        peak = peaks.get((run.run_id, rate.peak_key))
+        share = f", {rate.flops_per_second / peak.flops:.1%} of the peak" if peak else ""
+        winograd = "; convolutions counted as direct ones (Winograd not credited)" \
+            if rate.note else ""
+        rows.append((names.get(cell_id) or cell_words(cell_id),
+                     f"{rate.flops_per_second / 1e9:,.2f} GFLOP/s{share}{winograd}"))
+    if not rows:
+        return []
+    return [{"title": "Achieved compute rates", "anchor": "achieved-rates", "rows": rows,
+             "code_keys": False}]
 
 
 #: The fairness manifest's columns: header and key, in reading order.

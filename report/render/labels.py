@@ -24,6 +24,12 @@ ENVIRONMENT_LABELS = {
     "os": "operating system", "platform": "platform", "python": "Python", "gpus": "GPUs",
     "fp32_flops": "fp32 peak (GFLOP/s)", "bf16_flops": "bf16 peak (GFLOP/s)",
     "fp16_flops": "fp16 peak (GFLOP/s)", "probe": "how the peak was measured",
+    "theoretical": "theoretical FMA peak", "probes": "matmul probes",
+    "fp32_flops_basis": "what set the fp32 peak", "bf16_flops_basis": "what set the bf16 peak",
+    "numpy_fp32_flops": "NumPy fp32 (GFLOP/s)", "torch_fp32_flops": "torch fp32 (GFLOP/s)",
+    "torch_bf16_flops": "torch bf16 (GFLOP/s)", "clock_ghz": "clock (GHz)",
+    "fp32_flop_per_cycle": "fp32 FLOP per cycle per core",
+    "bf16_flop_per_cycle": "bf16 FLOP per cycle per core",
     "amx": "AMX units", "arch": "architecture", "avx512_bf16": "AVX-512 bf16",
     "avx512f": "AVX-512", "avx512_vnni": "AVX-512 VNNI", "avx_vnni": "AVX-VNNI",
     "logical_cores": "logical cores", "physical_cores": "physical cores",
@@ -39,7 +45,7 @@ ENVIRONMENT_LABELS = {
     "repeats": "processes asked for", "threads": "threads", "timeout_s": "time-out (s)",
     "workloads": "workloads", "at": "when", "cells": "cells", "reason": "reason",
     "single_process_experiments": "experiments measured once", "cpu": "CPU",
-    "compute_peak": "measured compute peak", "environment_variables": "environment variables",
+    "compute_peak": "compute peak", "environment_variables": "environment variables",
     "git": "git", "packages": "packages", "processes_policy": "processes per cell",
     "remeasured": "re-measured", "request": "what the run was asked for",
     "workload_words": "workloads in words",
@@ -67,7 +73,8 @@ IDENTIFIER_GROUPS = ("workload_words",)
 #: they are.
 VERBATIM_GROUPS = ("environment_variables", "packages", *IDENTIFIER_GROUPS)
 #: Values of a number of FLOP/s shown in GFLOP/s.
-GIGA_KEYS = ("fp32_flops", "bf16_flops", "fp16_flops")
+GIGA_KEYS = ("fp32_flops", "bf16_flops", "fp16_flops", "numpy_fp32_flops", "torch_fp32_flops",
+             "torch_bf16_flops")
 #: A Python exception in a reason: the cell crashed, whatever status it was recorded with.
 CRASH = re.compile(r"\b(AttributeError|TypeError|NameError|KeyError|IndexError|"
                    r"UnboundLocalError|AssertionError)\b")

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dlbench.core.decisions import processes_needed
+from dlbench.core.decisions import CEILINGS, processes_needed
 from dlbench.core.judging import Decision, Regime
 from dlbench.core.metrics import METRICS, Direction
+from dlbench.core.same_start import parity_words, same_start_parity
 from dlbench.core.schema import system_label
 from dlbench.core.sequential import Design, design_from_policy
 from dlbench.core.verdict_engine import (
@@ -25,6 +26,7 @@ from dlbench.core.verdict_engine import (
     Pairing,
     Question,
     Standing,
+    cell_samples,
     judge_controls,
     judge_group,
     metric_direction,
@@ -34,7 +36,8 @@ from dlbench.core.verdict_engine import (
     threshold_for,
     unmeasurable,
 )
-from dlbench.core.conditions import cell_fractions, regime_of_cells
+from dlbench.core.achieved import cell_fractions
+from dlbench.core.conditions import regime_of_cells
 
 class VerdictOutcome(enum.Enum):
     """What a verdict can say."""
@@ -44,6 +47,8 @@ class VerdictOutcome(enum.Enum):
     INCONCLUSIVE = "inconclusive"
     NOT_MEASURABLE = "not measurable here"
     INSUFFICIENT_DATA = "insufficient data"
+    #: the same model from the same start (a parity question): no winner, no tie, a figure
+    PARITY = "same model from the same start"
 
 
 @dataclass(frozen=True)
@@ -78,7 +83,8 @@ class Verdict:
     @property
     def tested(self) -> bool:
         """Whether this verdict is a test of its own (not a derived metric's repeat)."""
-        return bool(self.pairings) and not self.derived_from
+        return (bool(self.pairings) and not self.derived_from
+                and self.outcome is not VerdictOutcome.PARITY)
 
 
 @dataclass(frozen=True)
@@ -146,6 +152,11 @@ def _decide(question: Question, key: tuple, rows: pd.DataFrame, context: Context
     elif len(ranked) < 2:
         outcome = VerdictOutcome.INSUFFICIENT_DATA
         reason = "only " + ", ".join(s.contender for s in ranked) + " measured"
+    elif question.parity:
+        samples = cell_samples(rows)
+        outcome, reason = VerdictOutcome.PARITY, parity_words(same_start_parity(
+            {s.cell_id: (samples[s.cell_id].processes, samples[s.cell_id].values)
+             for s in ranked}, CEILINGS.get(question.metric)))
     else:
         outcome, why = lead_outcome(ranked[0].contender, pairings)
         reason = "; ".join(r for r in (why, reason) if r)

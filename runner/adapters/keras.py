@@ -269,7 +269,9 @@ class KerasTrainer:
                        callbacks=[epoch_clock_callback(clock, batches, epochs)])
 
     def accuracy(self, x: np.ndarray, y: np.ndarray) -> float:
-        logits = self.model.predict(x, batch_size=1024, verbose=0)
+        """Test accuracy, predicted at the training batch size, so that evaluating never
+        needs more memory than a training step."""
+        logits = self.model.predict(x, batch_size=self.batch_size, verbose=0)
         return float((np.argmax(logits, axis=1) == y).mean())
 
     def peak_memory_mib(self) -> float | None:

@@ -209,8 +209,14 @@ class TorchTrainer:
 
     @torch.inference_mode()
     def accuracy(self, x: np.ndarray, y: np.ndarray) -> float:
+        """Test accuracy, evaluated at the training batch size without gradients, so that
+        evaluating never needs more memory than a training step (working memory's region
+        holds the evaluation after each epoch)."""
         self.model.eval()
-        predictions = self.model(to_tensor(x, self.device)).argmax(dim=1).cpu().numpy()
+        with torch.no_grad():
+            predictions = np.concatenate([
+                self.model(to_tensor(x[i:i + self.batch_size], self.device)).argmax(dim=1)
+                .cpu().numpy() for i in range(0, len(x), self.batch_size)])
         return float((predictions == y).mean())
 
     def peak_memory_mib(self) -> float | None:

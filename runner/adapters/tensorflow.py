@@ -217,8 +217,12 @@ class TfTrainer:
         loop_epochs(self, epochs, epoch_data, clock)
 
     def accuracy(self, x: np.ndarray, y: np.ndarray) -> float:
+        """Test accuracy, evaluated at the training batch size, so that evaluating never
+        needs more memory than a training step (nor grows TensorFlow's oneDNN pool)."""
         with tf.device(self.device):
-            predictions = tf.argmax(self.model(tf.constant(x)), axis=1).numpy()
+            predictions = np.concatenate([
+                tf.argmax(self.model(tf.constant(x[i:i + self.batch_size])), axis=1).numpy()
+                for i in range(0, len(x), self.batch_size)])
         return float((predictions == y).mean())
 
     def peak_memory_mib(self) -> float | None:

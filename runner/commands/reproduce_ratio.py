@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from dlbench.core.decisions import PairTest, pair_test
+from dlbench.core.fma_peak import measured_fp32_flops
 from dlbench.core.layout import load_run, release_dir, release_run_dir
 from dlbench.core.schema import CellStatus
 from dlbench.runner.commands.reproduce import PublishedResult, ReproduceError, load_published, store_records
@@ -56,8 +57,8 @@ def machine_differences(published: dict, here: dict) -> list[str]:
     for key, words in (("model", "CPU"), ("logical_cores", "logical cores")):
         if then_cpu.get(key) != now_cpu.get(key):
             notes.append(f"{words}: {then_cpu.get(key)} in the release, {now_cpu.get(key)} here")
-    then_peak = (published.get("compute_peak") or {}).get("fp32_flops")
-    now_peak = (here.get("compute_peak") or {}).get("fp32_flops")
+    then_peak = measured_fp32_flops(published.get("compute_peak"))
+    now_peak = measured_fp32_flops(here.get("compute_peak"))
     if then_peak and now_peak and abs(now_peak / then_peak - 1) > PEAK_TOLERANCE:
         notes.append(f"measured fp32 peak: {then_peak / 1e9:.0f} GFLOP/s in the release, "
                      f"{now_peak / 1e9:.0f} here ({now_peak / then_peak:.2f}x): absolute "

@@ -17,7 +17,7 @@ from dlbench.runner.harness.sampling import Sampler
 from dlbench.runner.process.measure import process_memory_kib
 from dlbench.runner.cell.outcome import CellOutcome, Fairness, Observation
 from dlbench.runner.cell.spec import CellSpec
-from dlbench.runner.workloads.catalog import flops_per_sample
+from dlbench.runner.workloads.catalog import CONVOLUTIONAL_MODELS, flops_per_sample
 
 
 #: Arrays of the parameters' size a training step holds: weights, gradients, momentum.
@@ -70,9 +70,11 @@ class Cell:
         """What the report needs of the cell's workload: its forward FLOPs per sample at the
         size it runs on this device (the regime of the cell's verdicts rests on it), the
         classes it predicts (chance is 1/classes) and the accuracy its training must reach,
-        as they were when it was measured."""
+        as they were when it was measured; `convolutions` says its FLOPs count 3x3
+        convolutions as direct ones (a Winograd kernel does fewer multiply-adds)."""
         return {"flops_per_sample": flops_per_sample(self.spec.workload, self.spec.device,
                                                      self.data.profile),
+                "convolutions": self.data.workload.model in CONVOLUTIONAL_MODELS,
                 "classes": self.data.dataset.classes,
                 "target_accuracy": self.data.workload.target_accuracy}
 

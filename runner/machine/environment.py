@@ -15,6 +15,7 @@ import psutil
 
 from dlbench.core.systems import SYSTEMS
 from dlbench.runner.machine.kernels import framework_kernels, isa_features, vendor_name
+from dlbench.runner.machine.peak import cpu_peak
 from dlbench.runner.process.cellenv import PINNED_VARIABLES
 
 #: The packages whose versions a run records: every system's required modules
@@ -41,36 +42,19 @@ def capture_environment(project_root: Path) -> dict:
     }
 
 
-#: Square matrix sizes of the peak probes: large enough to reach the matmul kernels' speed.
-CPU_PROBE_SIZE, GPU_PROBE_SIZE = 512, 8192
+#: Square matrix size of the GPU peak probe: large enough to reach the matmul kernels' speed.
+GPU_PROBE_SIZE = 8192
 
 
 def compute_peak() -> dict:
-    """The machine's measured matrix-multiply rate, the yardstick of achieved FLOP/s: on a GPU
-    (torch, in a child process) fp32 and bf16, else the CPU's fp32 through NumPy."""
+    """The machine's compute peak, the yardstick of achieved FLOP/s: on a GPU (torch, in a
+    child process) fp32 and bf16 matmul rates, else the CPU's theoretical FMA peak and its
+    large matmul probes (dlbench.runner.machine.peak)."""
     if gpu_facts():
         measured = _gpu_peak()
         if measured:
             return measured
-    return {"fp32_flops": _numpy_peak(CPU_PROBE_SIZE), "bf16_flops": None,
-            "probe": f"NumPy float32 {CPU_PROBE_SIZE}x{CPU_PROBE_SIZE} matmul on every usable "
-                     "core, best of 7 after one warm-up; bf16 not probed on a CPU (NumPy has "
-                     "no bf16 matmul)"}
-
-
-def _numpy_peak(size: int, tries: int = 7) -> float:
-    import time
-
-    import numpy as np
-
-    a, b = np.random.default_rng(0).standard_normal((2, size, size), dtype=np.float32)
-    a @ b
-    best = float("inf")
-    for _ in range(tries):
-        start = time.perf_counter()
-        a @ b
-        best = min(best, time.perf_counter() - start)
-    return 2.0 * size ** 3 / best
+    return cpu_peak()
 
 
 _GPU_PROBE = """

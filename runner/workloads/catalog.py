@@ -281,6 +281,10 @@ DATASET_SHAPES = {"digits": (8, 8, 1), "synthetic-images": (32, 32, 3), "mnist":
                   "cifar10": (32, 32, 3)}
 
 
+#: Models whose FLOPs include 3x3 convolutions, counted as direct convolutions.
+CONVOLUTIONAL_MODELS = ("cnn", "resnet")
+
+
 def flops_per_sample(name: str, device: str = "cpu", profile: str = "") -> int:
     """Forward FLOPs of one sample of workload `name` at the size it runs on `device`
     (dlbench.runner.models.flops: 2 x MACs of every matrix product)."""
