@@ -98,3 +98,10 @@ def test_a_machine_label_from_a_run_reaches_the_page_as_text(tmp_path):
                       _machine_table(_home(results, runs), TRAINING_TIME))
     assert "<script>" not in table and not re.search(r"(?<!\\)\]\(javascript:", table)
     assert "‹script›alert(1)‹/script› ［x］(javascript:alert(1)), 2 cores, AVX2 only" in table
+
+
+def test_a_parity_answer_is_no_verdict_to_read_across_machines():
+    from dlbench.core.where_it_holds import MachineAnswer
+    from dlbench.report.pages.machine_columns import PARITY, _machine_cell
+
+    assert _machine_cell(MachineAnswer("Intel Xeon", PARITY, "pytorch")) == "same model"

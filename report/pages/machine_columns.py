@@ -19,6 +19,7 @@ from dlbench.core.words import plural
 from dlbench.report.inputs.summary import format_number
 from dlbench.report.pages.answer_tables import UNDECIDED, TIED, group_label
 from dlbench.report.render.user_text import plain_text
+from dlbench.report.verdicts.answers import VerdictOutcome
 
 #: A machine: (run ID, device) of the verdicts table.
 Machine = tuple[str, str]
@@ -70,11 +71,18 @@ def _times(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{format_number(value)}x"
 
 
+#: The outcome of a parity answer (systems started from the same weights and data): a
+#: parity result on each machine, never a verdict to read across machines.
+PARITY = VerdictOutcome.PARITY.value
+
+
 def _machine_cell(answer: MachineAnswer | None) -> str:
     """One machine's answer in a cell: the decided winner in bold with its lead over the
     closest other, ≈ for no meaningful difference, ? after an undecided best, – unmeasured."""
     if answer is None or not answer.answered:
         return "–"
+    if answer.outcome == PARITY:
+        return "same model"
     closest = min(answer.leads.values(), key=lambda lead: lead.value, default=None)
     lead = f" {_times(closest.value)}" if closest else ""
     if answer.outcome == WINNER:
@@ -136,11 +144,15 @@ def machine_tables(frame: pd.DataFrame, names: Mapping[Machine, str]) -> list[di
         for group, answers in sorted(mine.items(), key=lambda item: _label(item[0], question.contest)):
             if not any(a.answered and a.leads for a in answers):
                 continue  # one contender on every machine: nothing was compared
-            reading = where_it_holds(answers)
             cells = {a.machine: _machine_cell(a) for a in answers}
+            parity = all(a.outcome == PARITY for a in answers if a.answered)
+            reading = where_it_holds(answers)
             rows.append({"label": _label(group, question.contest),
                          "cells": [cells.get(c, "–") for c in columns],
-                         "holds": holds_words(reading), "outcome": reading.holds.value})
+                         "holds": "a parity result on each machine (the systems started from "
+                                  "the same weights and data), not a verdict" if parity
+                         else holds_words(reading),
+                         "outcome": "parity" if parity else reading.holds.value})
         if rows:
             tables.append({"key": question.key, "title": question.title, "columns": columns,
                            "rows": rows})
