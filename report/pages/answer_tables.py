@@ -17,7 +17,7 @@ from dlbench.core.modes import CLASS_WORDS
 from dlbench.core.schema import system_label
 from dlbench.core.verdict_engine import QUESTIONS, metric_direction
 from dlbench.core.words import plural
-from dlbench.report.inputs.summary import format_number
+from dlbench.report.inputs.summary import BatchIndex, format_number, value_batch
 from dlbench.report.render.labels import workload_label
 from dlbench.report.verdicts.stored import answer_key
 
@@ -56,13 +56,17 @@ def _cell(pair: Mapping, direction: Direction) -> str:
     return f"{_times(value)}{interval}"
 
 
-def group_label(group_key: str, device: str, contest: str) -> str:
-    """A row's group in words: 'ResNet-20, 32 px, batch 32, plain mode'."""
+def group_label(group_key: str, device: str, contest: str, batch: str = "") -> str:
+    """A row's group in words: 'ResNet-20, 32 px, batch 32, plain mode'; `batch` (the batch
+    its values were measured at, in words) in place of the group's where given: a release
+    before 2027.03 filed throughput under its cell's batch, not the serving batch."""
     group = json.loads(group_key) if group_key else {}
     parts = []
     if "workload" in group:
         parts.append(workload_label(str(group["workload"]), device))
-    if "batch_size" in group:
+    if batch:
+        parts.append(batch)
+    elif "batch_size" in group:
         parts.append(f"batch {group['batch_size']}")
     if "workers" in group:
         parts.append(plural(int(group["workers"]), "worker"))
@@ -101,13 +105,16 @@ def what_it_would_take(needed: object, measured: int) -> str:
 
 
 def _row(answer: Mapping, pairs: pd.DataFrame, columns: list[str], direction: Direction,
-         contest: str, machines: Mapping[tuple[str, str], str], apart: Mapping) -> dict:
+         contest: str, machines: Mapping[tuple[str, str], str], apart: Mapping,
+         batches: BatchIndex) -> dict:
     best = str(answer["contender_a"])
     cells = {best: f"**{_times(1.0)}**" if answer["outcome"] == "winner" else _times(1.0)}
     for pair in pairs.to_dict("records"):
         cells[str(pair["contender_b"])] = _cell(pair, direction)
-    label = group_label(str(answer.get("group_key") or ""), str(answer["device"]), contest) \
-        or str(answer["group"])
+    batch = value_batch(batches, str(answer["run_id"]), str(answer.get("cell_a") or ""),
+                        str(answer["metric"]))
+    label = group_label(str(answer.get("group_key") or ""), str(answer["device"]), contest,
+                        batch) or str(answer["group"])
     machine = machines.get((str(answer["run_id"]), str(answer["device"])))
     changed = apart.get(answer_key(answer))
     measured = max([int(v) for c in ("processes_a", "processes_b")
@@ -172,8 +179,10 @@ def compared_answers(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def answer_tables(frame: pd.DataFrame, machines: Mapping[tuple[str, str], str],
-                  apart: Mapping[tuple, dict] | None = None) -> list[dict]:
-    """One table per question with compared answers, in question order."""
+                  apart: Mapping[tuple, dict] | None = None,
+                  batches: BatchIndex | None = None) -> list[dict]:
+    """One table per question with compared answers, in question order; `batches` (the
+    release's cells) labels each row with the batch its values were measured at."""
     answers = frame[frame["row"] == "answer"]
     pairs = frame[frame["row"] == "pair"]
     tables = []
@@ -190,7 +199,7 @@ def answer_tables(frame: pd.DataFrame, machines: Mapping[tuple[str, str], str],
         columns = _columns(contenders, question.contest)
         direction = metric_direction(question.metric)
         rows = [_row(a, by_answer[_key(a)], columns, direction, question.contest, machines,
-                     apart or {}) for a in compared]
+                     apart or {}, batches or {}) for a in compared]
         tables.append({"key": question.key, "title": question.title,
                        "experiment": question.experiment,
                        "columns": [system_label(c) for c in columns], "rows": rows,

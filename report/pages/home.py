@@ -20,7 +20,8 @@ from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.jinja import render
 from dlbench.report.inputs.source import (Source, newest_release, source_designs,
                                           source_processes)
-from dlbench.report.inputs.summary import format_number, machine_label
+from dlbench.report.inputs.summary import (BatchIndex, batch_index, format_number,
+                                           machine_label, value_batch)
 from dlbench.report.pages.answer_tables import answer_tables, group_label, answer_counts
 from dlbench.report.pages.machine_columns import machine_names, machine_tables
 from dlbench.report.verdicts.data import controls_summary, result_ids
@@ -48,7 +49,7 @@ def _evidence(verdict: Verdict, experiment: str, ids: dict[tuple, str],
     parts = []
     for standing in verdict.standings:
         s = standing.summary
-        variant = variants.get((verdict.run_id, standing.cell_id), "")
+        variant = variants.get((verdict.run_id, standing.cell_id, verdict.metric), "")
         text = (f"{system_label(standing.contender)}" + (f" ({variant})" if variant else "")
                 + f": {format_number(s.median)}{unit} (95% CI "
                 f"{format_number(s.ci_low)}–{format_number(s.ci_high)}, n={s.n})")
@@ -118,11 +119,14 @@ def _answer(verdict: Verdict) -> dict:
 
 
 def _row(verdict: Verdict, source: Source, experiment: str, ids: dict[tuple, str],
-         variants: dict[tuple, str]) -> dict:
+         variants: dict[tuple, str], batches: BatchIndex) -> dict:
     return {
         "machine": machine_label(source.run(verdict.run_id).environment, verdict.device),
         "group": group_label(json.dumps(dict(verdict.group)), verdict.device,
-                             _contest(verdict.question)),
+                             _contest(verdict.question), value_batch(
+                                 batches, verdict.run_id,
+                                 verdict.standings[0].cell_id if verdict.standings else "",
+                                 verdict.metric)),
         "answer": _answer(verdict),
         "evidence": _evidence(verdict, experiment, ids, variants),
     }
@@ -157,7 +161,7 @@ def one_sided(verdict: Verdict) -> bool:
     return verdict.outcome is VerdictOutcome.INSUFFICIENT_DATA and len(verdict.standings) == 1
 
 
-def one_sided_groups(found: list[Verdict]) -> dict | None:
+def one_sided_groups(found: list[Verdict], batches: BatchIndex | None = None) -> dict | None:
     """The question groups that measured one contender only, counted in one line below the
     answers (they answer nothing); None when there are none."""
     lonely = [v for v in found if one_sided(v)]
@@ -168,8 +172,9 @@ def one_sided_groups(found: list[Verdict]) -> dict | None:
     kinds = [word for contest, word in CONTEST_WORDS.items() if contest in used] or ["contender"]
     return {"line": f"{plural(len(lonely), 'question group')} measured one "
                     f"{' or '.join(kinds)} only",
-            "rows": [{"title": v.title, "group": group_label(json.dumps(dict(v.group)), v.device,
-                                                             _contest(v.question)),
+            "rows": [{"title": v.title, "group": group_label(
+                json.dumps(dict(v.group)), v.device, _contest(v.question),
+                value_batch(batches or {}, v.run_id, v.standings[0].cell_id, v.metric)),
                       "only": system_label(v.standings[0].contender)} for v in lonely]}
 
 
@@ -178,10 +183,12 @@ def question_blocks(source: Source, summary: pd.DataFrame,
     """One block per question that has answers in the release, one row per verdict; groups
     that measured one contender only are left to one_sided_groups."""
     ids = result_ids(summary)
-    variants = {(r, c): v for r, c, v in zip(summary["run_id"], summary["cell_id"],
-                                             summary["variant"], strict=True)} \
+    variants = {(r, c, m): v for r, c, m, v in zip(summary["run_id"], summary["cell_id"],
+                                                   summary["metric"], summary["variant"],
+                                                   strict=True)} \
         if "variant" in summary else {}
     found = source_verdicts(source) if found is None else found
+    batches = batch_index(source.cells)
     blocks = []
     for question in QUESTIONS:
         mine = [v for v in found if v.question == question.key and not one_sided(v)]
@@ -191,7 +198,8 @@ def question_blocks(source: Source, summary: pd.DataFrame,
                 "experiment": experiment_title(question.experiment),
                 "page": f"experiments/{question.experiment}.md",
                 "key": question.key,
-                "rows": [_row(v, source, question.experiment, ids, variants) for v in mine],
+                "rows": [_row(v, source, question.experiment, ids, variants, batches)
+                         for v in mine],
             })
     return blocks
 
@@ -318,7 +326,7 @@ def home_page(inputs: PageInputs) -> Page:
     frame, today, stored = page_verdicts(inputs)
     apart = judged_apart(stored, today) if stored is not None else {}
     names = machines(frame, source)
-    tables = answer_tables(frame, names, apart)
+    tables = answer_tables(frame, names, apart, batch_index(source.cells))
     per_machine = {table["key"]: table for table in machine_tables(frame, names)} \
         if names else {}
     evidence = {block["key"]: block
@@ -328,7 +336,7 @@ def home_page(inputs: PageInputs) -> Page:
                   caption=caption(source), stored=stored is not None, apart=len(apart),
                   counts=answer_counts(frame),
                   experiments=experiment_links(inputs.summary, inputs.questions),
-                  one_sided=one_sided_groups(found), tally=tally(found),
+                  one_sided=one_sided_groups(found, batch_index(source.cells)), tally=tally(found),
                   thresholds=threshold_words(found),
                   risk=inputs.calibration.risk, controls=controls_summary(inputs.judged.controls),
                   busy_left_out=busy_left_out(source), multiple_machines=len(source.runs) > 1,
