@@ -73,6 +73,31 @@ CRASH = re.compile(r"\b(AttributeError|TypeError|NameError|KeyError|IndexError|"
                    r"UnboundLocalError|AssertionError)\b")
 
 
+#: Exported models named by the runtime that serves them (the home page's runtime question).
+RUNTIME_LABELS = {"onnx-dynamo": "ONNX Runtime", "onnx": "ONNX Runtime",
+                  "onnx-openvino": "OpenVINO", "tflite": "LiteRT", "savedmodel": "SavedModel",
+                  "tf_saved_model": "SavedModel", "torch.export": "torch.export"}
+#: A framework's own paths as contenders beside the runtimes: its mode class in words.
+PATH_LABELS = {"default": "framework, plain", "fastest": "framework, production"}
+
+
+def contender_label(contest: str, value: str) -> str:
+    """A contender of a question in words: a system, a runtime ('ONNX Runtime'), a
+    framework's own path ('framework, production'), a mode class ('plain'), or a mode."""
+    from dlbench.core.modes import CLASS_WORDS
+    from dlbench.core.schema import system_label
+
+    if contest == "path":
+        return PATH_LABELS.get(value) or RUNTIME_LABELS.get(value) or format_label(value)
+    if contest == "export_format":
+        return RUNTIME_LABELS.get(value) or format_label(value)
+    if contest == "mode_class":
+        return CLASS_WORDS.get(value, value)
+    if contest == "mode":
+        return mode_label(value)
+    return system_label(value)
+
+
 def mode_label(mode: str) -> str:
     """An execution mode in words, e.g. 'inference_mode' -> 'inference mode'."""
     return MODE_LABELS.get(mode, mode.replace("_", " "))
