@@ -230,7 +230,11 @@ def test_release_pages_are_built_from_the_frozen_copy(tmp_path: Path) -> None:
         assert files[f"downloads/{name}"] == (root / name).read_bytes()
     assert "2026.12-0001" in files["experiments/training.md"].decode()
     cite = files["cite.md"].decode()
-    assert "https://dlbench.example.org/2026.12/" in cite and "@misc{dlbench-2026-12," in cite
+    # the fixture's site_url is the placeholder: no address is cited, the release name is
+    assert "example.org" not in cite and "@misc{dlbench-2026-12," in cite
+    assert "No public address yet: cite it by its release name, 2026.12" in cite
+    real = site_files(load_release(results, "2026.12"), TEMPLATES, "https://bench.test/")
+    assert "<https://bench.test/2026.12/>" in real["cite.md"].decode()
     assert "released 2026-12-01" in cite
 
 
