@@ -37,6 +37,8 @@ def variant_label(row: pd.Series | dict, metric: str = "") -> str:
         parts.append(f"{row['workers']} workers")
     if isinstance(row["export_format"], str) and row["export_format"]:
         parts.append(format_label(row["export_format"]))
+    if is_control(row.get("config_json")):  # an A/A twin: the same configuration again
+        parts.append("A/A control")
     return " · ".join(parts)
 
 
@@ -66,8 +68,7 @@ def cell_label(cell: pd.Series | dict) -> str:
     fp32 · call · batch 1', ' · A/A control' for a control's twin (its ID ends in '-aa')."""
     words = [workload_label(str(cell["workload"]), str(cell["device"])),
              system_label(system_of(cell)), variant_label(cell)]
-    return f"{title(str(cell['experiment']))}: {' · '.join(words)}" + (
-        " · A/A control" if is_control(cell.get("config_json")) else "")
+    return f"{title(str(cell['experiment']))}: {' · '.join(words)}"
 
 
 def machine_label(environment: dict, device: str) -> str:

@@ -239,3 +239,14 @@ def answer_counts(frame: pd.DataFrame) -> dict:
     compared = compared_answers(frame)
     compared = compared[compared["derived_from"].fillna("").astype(str) == ""]
     return {"tested": len(compared), "winners": int((compared["outcome"] == "winner").sum())}
+
+
+def answer_outcomes(frame: pd.DataFrame) -> dict[str, int]:
+    """How the answers that test something of their own came out: the page's one count of
+    tested answers and its split into winners, no difference and inconclusive."""
+    compared = compared_answers(frame)
+    compared = compared[compared["derived_from"].fillna("").astype(str) == ""]
+    outcome = compared["outcome"].astype(str)
+    return {"total": len(compared), "winner": int((outcome == "winner").sum()),
+            "tied": int((outcome == "no meaningful difference").sum()),
+            "inconclusive": int((outcome == "inconclusive").sum())}

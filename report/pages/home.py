@@ -18,12 +18,14 @@ from dlbench.report.pages.experiment import experiment_title, result_anchor
 from dlbench.report.verdicts.first_published import first_published, rules_changed
 from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.jinja import render
+from dlbench.report.render.paragraphs import short_paragraphs
 from dlbench.report.render.labels import contender_label
 from dlbench.report.inputs.source import (Source, newest_release, source_designs,
                                           source_processes)
 from dlbench.report.inputs.summary import (BatchIndex, batch_index, format_number,
                                            machine_label, value_batch)
-from dlbench.report.pages.answer_tables import answer_tables, group_label, answer_counts
+from dlbench.report.pages.answer_tables import (answer_counts, answer_outcomes, answer_tables,
+                                                group_label)
 from dlbench.report.pages.answer_values import medians_of
 from dlbench.report.pages.machine_columns import machine_names, machine_tables
 from dlbench.report.verdicts.data import controls_summary, result_ids
@@ -367,9 +369,12 @@ def home_page(inputs: PageInputs) -> Page:
     text = render(inputs.env, "index.md.j2", tables=tables, evidence=evidence,
                   per_machine=per_machine, beside=_beside_release(inputs),
                   caption=caption(source), stored=stored is not None, apart=len(apart),
+                  notes=short_paragraphs(source.notes or ""),
                   counts=answer_counts(frame),
                   experiments=experiment_links(inputs.summary, inputs.questions),
-                  one_sided=one_sided_groups(found, batch_index(source.cells)), tally=tally(found),
+                  one_sided=one_sided_groups(found, batch_index(source.cells)),
+                  tally=None if (found_tally := tally(found)) is None
+                  else found_tally | answer_outcomes(frame),
                   thresholds=threshold_words(found),
                   risk=inputs.calibration.risk, controls=controls_summary(inputs.judged.controls),
                   busy_left_out=busy_left_out(source), multiple_machines=len(source.runs) > 1,

@@ -204,6 +204,42 @@ def cell_words(cell_id: str) -> str:
     return f"{workload_label(workload, device)}, {system_label(system)}"
 
 
+def cell_id_words(cell_id: str) -> str:
+    """A cell ID in words with its variant: 'MLP, 8x8 digits, PyTorch · fp32 · torch.compile
+    · batch 1' (an A/A control's twin says so); an ID of another shape as it is."""
+    parts = cell_id.split(":")
+    if len(parts) != 5:
+        return cell_id
+    words, tokens = [], re.split(r"-(?=[a-z0-9])", parts[3])
+    for index, token in enumerate(tokens):  # a format's own dash joins its two tokens
+        if index + 1 < len(tokens) and f"{token}-{tokens[index + 1]}" in FORMAT_LABELS:
+            tokens[index + 1], token = f"{token}-{tokens[index + 1]}", ""
+        if not token:
+            continue
+        batch = re.fullmatch(r"b(\d+)", token)
+        words.append(f"batch {batch.group(1)}" if batch else "A/A control" if token == "aa"
+                     else FORMAT_LABELS.get(token) or MODE_LABELS.get(token)
+                     or token.replace("_", " "))
+    return " · ".join([cell_words(cell_id), *words])
+
+
+def setting_words(text: str) -> str:
+    """Recorded settings in words: 'params.learning_rate —→0.025' -> 'learning rate
+    —→0.025'."""
+    return re.sub(r"\b(?:params\.)?([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+)(?= [^ ]*→)",
+                  lambda m: m.group(1).replace("_", " "), text.replace("params.", ""))
+
+
+#: An API setting in recorded text: 'jit_compile=True', "compile(jit_compile='auto')".
+API_SETTING = re.compile(r"(?<![`\w])([A-Za-z_][\w.]*\([^()`]*\)|[a-z_][\w.]*=[\w'.\"]+)")
+
+
+def settings_as_code(text: str) -> str:
+    """Recorded text with its API settings as code ('run_eagerly=False' -> `run_eagerly=False`):
+    the exact name a framework documents, shown as code rather than as a word."""
+    return API_SETTING.sub(lambda m: f"`{m.group(1)}`", text)
+
+
 def ids_in_words(text: str) -> str:
     """Generated text with its identifiers in words: 'workload mlp-digits' -> 'MLP, 8x8
     digits', 'system keras-jax' -> 'Keras on JAX', 'batch size 32' -> 'batch 32', metric keys
@@ -218,7 +254,22 @@ def ids_in_words(text: str) -> str:
     text = re.sub(r"(?<![\w./#-])(" + "|".join(map(re.escape, bare)) + r")(?![\w/-])",
                   lambda m: (workload_label(m.group(1)) if m.group(1) in workloads
                              else system_label(m.group(1))), text)
+    text = re.sub(r"(?<![\w./#-])([a-z][\w.-]*)/([a-z][\w.-]*)(?![\w/-])",
+                  lambda m: "/".join(_name_words(n) for n in m.groups()), text)
+    formats = "|".join(map(re.escape, sorted(FORMAT_LABELS, key=len, reverse=True)))
+    text = re.sub(r"(?<![\w./#`-])(" + formats + r")(?![\w/`-])",
+                  lambda m: RUNTIME_LABELS.get(m.group(1)) or format_label(m.group(1)), text)
     return metric_ids_in_words(re.sub(r"\bbatch size (\d+)", r"batch \1", text))
+
+
+def _name_words(name: str) -> str:
+    """A system, export format or mode in words; anything else as it is."""
+    from dlbench.core.schema import system_label
+    from dlbench.core.systems import SYSTEMS
+
+    if name in {s.name for s in SYSTEMS}:
+        return system_label(name)
+    return RUNTIME_LABELS.get(name) or FORMAT_LABELS.get(name) or MODE_LABELS.get(name) or name
 
 
 def short_sentences(text: str) -> list[str]:
