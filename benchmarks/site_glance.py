@@ -78,7 +78,9 @@ def identifiers(releases_dir: Path) -> re.Pattern[str]:
 
     from dlbench.core.systems import format_words
 
-    words: set[str] = {m for m in METRICS if "_" in m} | set(format_words())
+    # export formats by key ('onnx' alone is also a package's name, which the environment
+    # page lists as it is)
+    words: set[str] = {m for m in METRICS if "_" in m} | (set(format_words()) - {"onnx"})
     for release in releases_dir.iterdir():
         cells = pd.read_csv(release / "cells.csv", dtype=str, keep_default_na=False)
         words |= set(cells["workload"]) | set(cells["cell_id"])

@@ -82,3 +82,13 @@ def test_the_page_states_one_count_of_tested_answers_and_its_split():
     ] + [{"row": "pair", "question": "q", "run_id": "r", "device": "cpu", "group": g,
           "outcome": "", "derived_from": ""} for g in ("a", "b", "c")])
     assert answer_outcomes(frame) == {"total": 2, "winner": 1, "tied": 0, "inconclusive": 1}
+
+
+def test_recorded_reasons_name_modes_in_words_and_notes_show_identifiers_as_code():
+    from dlbench.report.render.labels import reason_label
+    from dlbench.report.render.paragraphs import identifiers_as_code
+
+    assert reason_label("skipped", "Keras' jit_compile on TensorFlow: 50 s") == \
+        "Keras' jit-compiled on TensorFlow: 50 s"
+    assert identifiers_as_code("Keras' jit_compile, not `run_eagerly`; TF_X=1") == \
+        "Keras' `jit_compile`, not `run_eagerly`; TF_X=1"

@@ -18,7 +18,7 @@ from dlbench.report.pages.experiment import experiment_title, result_anchor
 from dlbench.report.verdicts.first_published import first_published, rules_changed
 from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.jinja import render
-from dlbench.report.render.paragraphs import short_paragraphs
+from dlbench.report.render.paragraphs import identifiers_as_code, short_paragraphs
 from dlbench.report.render.labels import contender_label
 from dlbench.report.inputs.source import (Source, newest_release, source_designs,
                                           source_processes)
@@ -369,7 +369,7 @@ def home_page(inputs: PageInputs) -> Page:
     text = render(inputs.env, "index.md.j2", tables=tables, evidence=evidence,
                   per_machine=per_machine, beside=_beside_release(inputs),
                   caption=caption(source), stored=stored is not None, apart=len(apart),
-                  notes=short_paragraphs(source.notes or ""),
+                  notes=identifiers_as_code(short_paragraphs(source.notes or "")),
                   counts=answer_counts(frame),
                   experiments=experiment_links(inputs.summary, inputs.questions),
                   one_sided=one_sided_groups(found, batch_index(source.cells)),

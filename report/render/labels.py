@@ -188,7 +188,7 @@ def reason_label(status: str, reason: str) -> str:
         name = names[-1] if names else "a Python error"
         return (f"the worker process crashed ({name}); the full error is in the cells table "
                 f"of the downloads")
-    first = text.splitlines()[0].strip()  # one line for a reader; the record keeps it all
+    first = mode_ids_in_words(text.splitlines()[0].strip())  # one line; the record keeps all
     return first if len(first) <= 200 else first[:199] + "…"
 
 
@@ -223,11 +223,20 @@ def cell_id_words(cell_id: str) -> str:
     return " · ".join([cell_words(cell_id), *words])
 
 
+def mode_ids_in_words(text: str) -> str:
+    """Recorded text with each mode identifier that has an underscore ('jit_compile',
+    'inference_mode') in words, outside code."""
+    names = sorted((m for m in MODE_LABELS if "_" in m), key=len, reverse=True)
+    return re.sub(r"(?<![\w`.=])(" + "|".join(map(re.escape, names)) + r")(?![\w`=(])",
+                  lambda m: MODE_LABELS[m.group(1)], text)
+
+
 def setting_words(text: str) -> str:
     """Recorded settings in words: 'params.learning_rate —→0.025' -> 'learning rate
     —→0.025'."""
-    return re.sub(r"\b(?:params\.)?([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+)(?= [^ ]*→)",
-                  lambda m: m.group(1).replace("_", " "), text.replace("params.", ""))
+    return mode_ids_in_words(re.sub(
+        r"\b(?:params\.)?([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+)(?= [^ ]*→)",
+        lambda m: m.group(1).replace("_", " "), text.replace("params.", "")))
 
 
 #: An API setting in recorded text: 'jit_compile=True', "compile(jit_compile='auto')".

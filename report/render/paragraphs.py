@@ -59,3 +59,15 @@ def short_paragraphs(markdown_text: str, limit: int = PARAGRAPH_LIMIT) -> str:
         return markdown_text
     blocks = re.split(r"\n\s*\n", markdown_text.strip("\n"))
     return "\n\n".join(_block(block.split("\n"), limit) for block in blocks)
+
+
+#: A bare snake_case identifier in prose (`jit_compile`), outside code and links.
+SNAKE_NAME = re.compile(r"(?<![`\w./#=-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![`\w/(=-])")
+
+
+def identifiers_as_code(markdown_text: str) -> str:
+    """Recorded Markdown with its bare snake_case identifiers as code, the way the site shows
+    a name a framework documents (fenced code left as it is)."""
+    if "```" in markdown_text:
+        return markdown_text
+    return SNAKE_NAME.sub(lambda m: f"`{m.group(1)}`", markdown_text)
