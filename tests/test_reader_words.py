@@ -92,3 +92,7 @@ def test_recorded_reasons_name_modes_in_words_and_notes_show_identifiers_as_code
         "Keras' jit-compiled on TensorFlow: 50 s"
     assert identifiers_as_code("Keras' jit_compile, not `run_eagerly`; TF_X=1") == \
         "Keras' `jit_compile`, not `run_eagerly`; TF_X=1"
+
+
+def test_an_environment_value_one_side_lacks_stays_as_the_comparison_marks_it():
+    assert environment_value("compute_peak.bf16_flops", "—") == "—"

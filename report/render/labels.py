@@ -156,7 +156,10 @@ def environment_value(key: str, value: object, group: str = "") -> str:
     if value is None or value == "None":
         return "not measured" if leaf in GIGA_KEYS else "not recorded"
     if leaf in GIGA_KEYS:
-        return f"{float(value) / 1e9:,.1f}"
+        try:
+            return f"{float(value) / 1e9:,.1f}"
+        except (TypeError, ValueError):  # '—': not recorded on one side of a comparison
+            return str(value)
     if isinstance(value, bool) or value in ("True", "False"):
         return "yes" if value in (True, "True") else "no"
     if value in ("", "(empty)"):
