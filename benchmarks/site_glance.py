@@ -54,10 +54,11 @@ DRAWN = """() => [...document.querySelectorAll('div.dlbench-chart')]
 VISIBLE = """() => { const a = document.querySelector('article').cloneNode(true);
   a.querySelectorAll('pre, code, .tabbed-set, details:not([open])').forEach(n => n.remove());
   return a.innerText; }"""
-PARAGRAPHS = """() => Math.max(0, ...[...document.querySelectorAll('article p, article li')]
+PARAGRAPHS = """() => Math.max(0, ...[...document.querySelectorAll(
+  'article p, article li:not(:has(p))')]
   .map(p => p.innerText.length))"""
 #: Visible paragraphs and list items (not inside a closed details block) and their lengths.
-LENGTHS = """() => [...document.querySelectorAll('article p, article li')]
+LENGTHS = """() => [...document.querySelectorAll('article p, article li:not(:has(p))')]
   .filter(p => p.offsetParent !== null).map(p => p.innerText.length)"""
 #: Longer than this, a visible paragraph is a wall of text (issue 53).
 LONG_PARAGRAPH = 500

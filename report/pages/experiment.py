@@ -202,6 +202,7 @@ def metric_sections(summary: pd.DataFrame, experiment: str,
         columns, common = table_columns(table, metric.unit)
         sections.append({
             "heading": metric.heading, "anchor": f"metric-{metric.name}",
+            "short": metric.words[:1].upper() + metric.words[1:],  # the page's index says this
             "description": metric_ids_in_words(metric.description), "charts": charts, "rows": table,
             "columns": columns, "common": common, "notes": notes + empty,
             "main": metric_name in main,
@@ -365,7 +366,7 @@ def experiment_page(inputs: SourceInputs, experiment: str) -> Page:
                                missed_target(source.observations), cell_configs(source))
     curves = curve_blocks(source, experiment)
     not_ok = not_ok_rows(source, experiment)
-    index = [(s["heading"], s["anchor"]) for s in sections]
+    index = [(s["short"], s["anchor"]) for s in sections]
     index += [("curves per epoch or step", "curves")] if curves else []
     index += [("cells without results", "not-ok")] if not_ok else []
     releases, history = history_rows(mine, past) \
