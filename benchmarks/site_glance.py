@@ -60,6 +60,9 @@ PARAGRAPHS = """() => Math.max(0, ...[...document.querySelectorAll(
 #: Visible paragraphs and list items (not inside a closed details block) and their lengths.
 LENGTHS = """() => [...document.querySelectorAll('article p, article li:not(:has(p))')]
   .filter(p => p.offsetParent !== null).map(p => p.innerText.length)"""
+#: The chart texts cut short, for the examples.
+TRUNCATED = """() => [...document.querySelectorAll('div.dlbench-chart svg text')]
+  .map(t => t.textContent).filter(t => /…|\\.\\.\\.$/.test(t))"""
 #: Longer than this, a visible paragraph is a wall of text (issue 53).
 LONG_PARAGRAPH = 500
 #: Counts of tested answers a page states ('27 tested answers').
@@ -136,6 +139,9 @@ def count(url: str, release: str, raw: re.Pattern[str], shots: Path | None) -> d
                     long = [n for n in page.evaluate(LENGTHS) if n > LONG_PARAGRAPH]
                     totals["long_paragraphs"][path or "home"] = long
                     totals["tested_counts"][path or "home"] = sorted(set(TESTED.findall(text)))
+                    cut = page.evaluate(TRUNCATED)
+                    if cut:
+                        totals.setdefault("truncated_examples", {})[path or "home"] = cut[:3]
                 if path == "claims/" and kind == "desktop":
                     totals["claims_longest"] = page.evaluate(PARAGRAPHS)
                 if path == "" and shots is not None:
@@ -178,7 +184,8 @@ def main() -> None:
               f"per page {f['raw_per_page']}; visible paragraphs over {LONG_PARAGRAPH} "
               f"characters {sum(map(len, f['long_paragraphs'].values()))} "
               f"({ {p: v for p, v in f['long_paragraphs'].items() if v} }); tested-answer "
-              f"counts stated per page { {p: v for p, v in f['tested_counts'].items() if v} }")
+              f"counts stated per page { {p: v for p, v in f['tested_counts'].items() if v} }; "
+              f"truncated chart texts {f.get('truncated_examples', {})}")
 
 
 if __name__ == "__main__":
