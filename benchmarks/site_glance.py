@@ -54,8 +54,23 @@ DRAWN = """() => [...document.querySelectorAll('div.dlbench-chart')]
 VISIBLE = """() => { const a = document.querySelector('article').cloneNode(true);
   a.querySelectorAll('pre, code, .tabbed-set, details:not([open])').forEach(n => n.remove());
   return a.innerText; }"""
-PARAGRAPHS = """() => Math.max(0, ...[...document.querySelectorAll('article p, article li')]
+PARAGRAPHS = """() => Math.max(0, ...[...document.querySelectorAll(
+  'article p, article li:not(:has(p))')]
   .map(p => p.innerText.length))"""
+#: Visible paragraphs and list items (not inside a closed details block) and their lengths.
+LENGTHS = """() => [...document.querySelectorAll('article p, article li:not(:has(p))')]
+  .filter(p => p.offsetParent !== null).map(p => p.innerText.length)"""
+#: The chart texts cut short, for the examples.
+TRUNCATED = """() => [...document.querySelectorAll('div.dlbench-chart svg text')]
+  .map(t => t.textContent).filter(t => /…|\\.\\.\\.$/.test(t))"""
+#: Longer than this, a visible paragraph is a wall of text (issue 53).
+LONG_PARAGRAPH = 500
+#: Counts of tested answers a page states ('27 tested answers').
+TESTED = re.compile(r"(\d+) tested answers?")
+#: A raw key in snake_case or dotted (`compute_peak.fp32_flops`, `jit_compile`), or a cell ID.
+SNAKE = r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?:\.[a-z0-9_]+)*|[a-z0-9-]+(?::[\w.+-]+){3,4}"
+#: Pages where identifiers are the point: the data dictionary.
+RAW_ALLOWED = ("downloads/",)
 
 
 def identifiers(releases_dir: Path) -> re.Pattern[str]:
@@ -65,16 +80,20 @@ def identifiers(releases_dir: Path) -> re.Pattern[str]:
 
     from dlbench.core.metrics import METRICS
 
-    words: set[str] = {m for m in METRICS if "_" in m}
+    from dlbench.core.systems import format_words
+
+    # export formats by key ('onnx' alone is also a package's name, which the environment
+    # page lists as it is)
+    words: set[str] = {m for m in METRICS if "_" in m} | (set(format_words()) - {"onnx"})
     for release in releases_dir.iterdir():
         cells = pd.read_csv(release / "cells.csv", dtype=str, keep_default_na=False)
         words |= set(cells["workload"]) | set(cells["cell_id"])
         words |= {f"keras-{b}" for b in set(cells["backend"]) if b}
     pattern = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
-    return re.compile(r"(?<![\w./-])(" + pattern + r")(?![\w/-])")
+    return re.compile(r"(?<![\w./-])(" + pattern + "|" + SNAKE + r")(?![\w/-])")
 
 
-def deploy(tmp: Path) -> Path:
+def deploy(tmp: Path, names: list[str] | None = None) -> Path:
     """The committed releases built with this code, deployed with mike and exported."""
     from dlbench.report.inputs.source import load_release
     from dlbench.report.site.build import build_site
@@ -86,7 +105,7 @@ def deploy(tmp: Path) -> Path:
                "hooks": [str(ROOT / h) for h in config.get("hooks", [])]}
     config["theme"]["custom_dir"] = str(ROOT / config["theme"]["custom_dir"])
     (tmp / "mkdocs.yml").write_text(yaml.safe_dump(config, sort_keys=False))
-    for name in RELEASES:
+    for name in names or RELEASES:
         build_site(load_release(ROOT / "results", name), tmp / "site_src", ROOT / "templates",
                    "http://127.0.0.1/", ROOT / "results")
         mike_deploy(tmp / "mkdocs.yml", tmp / "pages", name, name)
@@ -97,7 +116,8 @@ def count(url: str, release: str, raw: re.Pattern[str], shots: Path | None) -> d
     """Every figure of one release's pages at both widths."""
     from playwright.sync_api import sync_playwright
 
-    totals: dict = {"raw_identifiers": 0, "raw_examples": set(), "claims_longest": 0}
+    totals: dict = {"raw_identifiers": 0, "raw_examples": set(), "claims_longest": 0,
+                    "raw_per_page": {}, "long_paragraphs": {}, "tested_counts": {}}
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path="/usr/bin/chromium",
                                              args=["--no-sandbox"])
@@ -110,10 +130,18 @@ def count(url: str, release: str, raw: re.Pattern[str], shots: Path | None) -> d
                 page.wait_for_function(DRAWN, timeout=30000)
                 for key, value in page.evaluate(LAYOUT).items():
                     totals[f"{kind}_{key}"] = totals.get(f"{kind}_{key}", 0) + value
-                if kind == "desktop":
-                    found = raw.findall(page.evaluate(VISIBLE))
+                if kind == "desktop" and path not in RAW_ALLOWED:
+                    text = page.evaluate(VISIBLE)
+                    found = raw.findall(text)
                     totals["raw_identifiers"] += len(found)
+                    totals["raw_per_page"][path or "home"] = len(found)
                     totals["raw_examples"] |= {f"{path or 'home'} {word}" for word in found[:5]}
+                    long = [n for n in page.evaluate(LENGTHS) if n > LONG_PARAGRAPH]
+                    totals["long_paragraphs"][path or "home"] = long
+                    totals["tested_counts"][path or "home"] = sorted(set(TESTED.findall(text)))
+                    cut = page.evaluate(TRUNCATED)
+                    if cut:
+                        totals.setdefault("truncated_examples", {})[path or "home"] = cut[:3]
                 if path == "claims/" and kind == "desktop":
                     totals["claims_longest"] = page.evaluate(PARAGRAPHS)
                 if path == "" and shots is not None:
@@ -135,7 +163,7 @@ def main() -> None:
     from dlbench.report.site.publish import make_server
 
     with tempfile.TemporaryDirectory() as tmp:
-        root = deploy(Path(tmp))
+        root = deploy(Path(tmp), args.release)
         server = make_server(root, 0)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         url = f"http://127.0.0.1:{server.server_address[1]}/"
@@ -152,7 +180,12 @@ def main() -> None:
               f"{f['desktop_clipped']} charts clipped, {f['desktop_wide']} tables too wide, "
               f"{f['desktop_truncated']} truncated axis labels; {f['raw_identifiers']} raw "
               f"identifiers in visible text (e.g. {', '.join(f['raw_examples'][:5])}); "
-              f"longest claims paragraph {f['claims_longest']} characters")
+              f"longest claims paragraph {f['claims_longest']} characters; raw identifiers "
+              f"per page {f['raw_per_page']}; visible paragraphs over {LONG_PARAGRAPH} "
+              f"characters {sum(map(len, f['long_paragraphs'].values()))} "
+              f"({ {p: v for p, v in f['long_paragraphs'].items() if v} }); tested-answer "
+              f"counts stated per page { {p: v for p, v in f['tested_counts'].items() if v} }; "
+              f"truncated chart texts {f.get('truncated_examples', {})}")
 
 
 if __name__ == "__main__":

@@ -91,9 +91,10 @@ def test_a_published_runs_records_rebuild_the_tables_it_published(tmp_path):
         assert rebuilt[added].isna().all().all()  # records from before the column: empty
         if stem == "observations":  # issue 32: a rate is filed under the batch it ran at
             moved = rebuilt["batch_size"] != published["batch_size"]
-            assert set(rebuilt.loc[moved, "metric"]) <= {"inference_throughput",
-                                                         "artifact_latency"}
-            assert (rebuilt.loc[moved & (rebuilt["metric"] == "artifact_latency"),
+            one_sample = {"artifact_latency", "latency_p50", "latency_p90", "latency_p99",
+                          "inference_latency"}  # issue 53: a precision cell's latency too
+            assert set(rebuilt.loc[moved, "metric"]) <= {"inference_throughput", *one_sample}
+            assert (rebuilt.loc[moved & rebuilt["metric"].isin(one_sample),
                                 "batch_size"] == 1).all()
             published = published.assign(batch_size=rebuilt["batch_size"])
         pd.testing.assert_frame_equal(rebuilt[list(published.columns)], published)

@@ -95,7 +95,7 @@ def test_release_citation_is_valid_cff(tmp_path: Path) -> None:
     root = freeze(golden_results(tmp_path), "2026.12", [RUN_A], "2026-12-01")
     document = _validate_cff(root / "CITATION.cff")
     assert document["version"] == "2026.12"
-    assert document["url"] == "https://dlbench.example.org/2026.12/"
+    assert "url" not in document  # the placeholder address is never cited
 
 
 def test_root_citation_is_valid_cff() -> None:

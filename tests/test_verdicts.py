@@ -349,7 +349,10 @@ def test_groups_that_measured_one_system_are_counted_in_one_line_below_the_answe
 
     empty = pd.DataFrame(columns=["run_id", "cell_id", "metric", "result_id"])
 
-    class Source:  # a release of one run: question_blocks reads only its environment
+    class Source:  # a release of one run: question_blocks reads its environment and cells
+        cells = pd.DataFrame(columns=["run_id", "cell_id", "experiment", "batch_size",
+                                      "config_json"])
+
         def run(self, run_id):
             return type("Run", (), {"environment": CPU_ENV})()
 

@@ -38,7 +38,7 @@ from dlbench.core.conditions import (MODEL_MEMORY, Need, half_precision_reason,
 from dlbench.core.decisions import (CEILINGS, PAIRED_BY_SEED, PRACTICAL_THRESHOLD, Decision,
                                     PairDecision, PairTest, decide_family, pair_test)
 from dlbench.core.metrics import METRICS, Direction
-from dlbench.core.modes import by_class, mode_class
+from dlbench.core.modes import DEFAULT, FASTEST, by_class, mode_class
 from dlbench.core.noise_floor import noise_floors, threshold_for
 from dlbench.core.seeds import cells_with_own_seeds
 from dlbench.core.sequential import Design
@@ -75,6 +75,13 @@ class Question:
     #: the systems start from the same weights and data: a parity answer, never a verdict
     #: (dlbench.core.same_start), and no look buys processes for it
     parity: bool = False
+    # other experiments whose cells compete too, each read at its own metric (experiment ->
+    # metric: a framework's inference throughput beside its exported model's, same unit)
+    joins: tuple[tuple[str, str], ...] = ()
+
+    def metric_of(self, cell_id: str) -> str:
+        """The metric this question reads of a cell (a joined experiment's own metric)."""
+        return dict(self.joins).get(str(cell_id).split(":", 1)[0], self.metric)
 
 
 def load_questions(path: Path = QUESTIONS_FILE) -> tuple[Question, ...]:
@@ -86,6 +93,7 @@ def load_questions(path: Path = QUESTIONS_FILE) -> tuple[Question, ...]:
                              for k, vs in sorted((raw.get("where") or {}).items()))
         raw["group_by"] = tuple(raw.get("group_by") or Question.group_by)
         raw["needs"] = tuple(raw.get("needs") or ())
+        raw["joins"] = tuple((str(k), str(v)) for k, v in (raw.get("joins") or {}).items())
         questions.append(Question(**raw))
     return tuple(questions)
 
@@ -135,8 +143,12 @@ def with_system(frame: pd.DataFrame) -> pd.DataFrame:
     systems = systems_of(frame)
     classes = [mode_class(str(e), str(f), str(m)) for e, f, m in
                zip(frame["experiment"], frame["framework"], frame["mode"], strict=True)]
+    formats = (frame["export_format"].fillna("").astype(str) if "export_format" in frame
+               else pd.Series("", index=frame.index))
+    paths = [f or c for f, c in zip(formats, classes, strict=True)]
     return frame.assign(system=pd.Series(systems, index=frame.index, dtype="object"),
-                        mode_class=pd.Series(classes, index=frame.index, dtype="object"))
+                        mode_class=pd.Series(classes, index=frame.index, dtype="object"),
+                        path=pd.Series(paths, index=frame.index, dtype="object"))
 
 
 def like_with_like(rows: pd.DataFrame, group_by: tuple[str, ...]) -> pd.DataFrame:
@@ -201,8 +213,13 @@ def twin_of(control_cell_id: str) -> str:
 def select(rows: pd.DataFrame, question: Question, metrics: set[str] | None = None) -> pd.DataFrame:
     """The contenders' rows a question reads (no A/A control cells)."""
     metrics = metrics or {question.metric}
-    rows = rows[(rows["experiment"] == question.experiment) & rows["metric"].isin(metrics)
-                & ~rows["control"]]
+    chosen = rows[(rows["experiment"] == question.experiment) & rows["metric"].isin(metrics)
+                  & ~rows["control"]]
+    for experiment, metric in question.joins:  # a framework's plain and production paths
+        joined = rows[(rows["experiment"] == experiment) & (rows["metric"] == metric)
+                      & ~rows["control"] & rows["mode_class"].isin([DEFAULT, FASTEST])]
+        chosen = pd.concat([chosen, joined.assign(metric=question.metric)])
+    rows = chosen
     for column, allowed in question.where:
         rows = rows[rows[column].astype(str).isin(allowed)]
     return like_with_like(rows, question.group_by)

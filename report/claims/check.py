@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import pandas as pd
@@ -28,6 +28,7 @@ from dlbench.report.claims.vocabulary import (
     Finding,
     Rule,
     RuleKind,
+    UNDECIDING,
     StatusCondition,
     combine_findings,
 )
@@ -203,11 +204,11 @@ def check_claims(observations: pd.DataFrame, cells: pd.DataFrame,
             per_rule = [evaluate(rule, context, family) for rule in claim.evidence]
             for machine, device in devices:
                 findings = [found.get((machine, device)) or Finding(
-                    ClaimOutcome.NOT_MEASURABLE if rule.optional else ClaimOutcome.INCONCLUSIVE,
+                    ClaimOutcome.NOT_MEASURABLE if rule.optional else ClaimOutcome.NOT_MEASURED,
                     f"no {rule.experiment} cells{_metric_text(rule)}{_where_text(rule)} on "
                     f"this device")
                     for rule, found in zip(claim.evidence, per_rule, strict=True)]
-                total = combine_findings(findings, Combine.ALL)
+                total = claim_total(findings)
                 verdicts.append(ClaimVerdict(
                     claim.id, claim.claim, machine, device, total.outcome, total.sentence + ".",
                     total.cells, tuple(str(run_of[(machine, c)]) for c in total.cells),
@@ -215,6 +216,17 @@ def check_claims(observations: pd.DataFrame, cells: pd.DataFrame,
         return verdicts
 
     return judge_together(judge_all, AnsweredFamily(answered=answered or {}))
+
+
+def claim_total(findings: list[Finding]) -> Finding:
+    """A claim's rules as one finding: 'not measured in this release' when none of them was
+    measured; otherwise a rule that was not measured leaves the claim short of support (it
+    is part of what the claim says), so it counts as inconclusive."""
+    if all(f.outcome in UNDECIDING for f in findings):
+        return combine_findings(findings, Combine.ALL)
+    return combine_findings([replace(f, outcome=ClaimOutcome.INCONCLUSIVE)
+                             if f.outcome is ClaimOutcome.NOT_MEASURED else f
+                             for f in findings], Combine.ALL)
 
 
 def _where_text(rule: Rule) -> str:

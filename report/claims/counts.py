@@ -18,7 +18,9 @@ from dlbench.report.claims.vocabulary import ClaimOutcome, Finding, Rule, Status
 from dlbench.core.conditions import optional_package
 from dlbench.core.verdict_engine import with_system
 
-SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_MEASURABLE = ClaimOutcome
+SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_MEASURABLE = (
+    ClaimOutcome.SUPPORTED, ClaimOutcome.CONTRADICTED, ClaimOutcome.INCONCLUSIVE,
+    ClaimOutcome.NOT_MEASURABLE)
 Key = tuple[str, str]
 
 

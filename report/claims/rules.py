@@ -33,7 +33,11 @@ from dlbench.core.conditions import (
 from dlbench.core.verdict_engine import (Standing, cell_samples, cell_values, like_with_like,
                                          standings)
 
-SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_MEASURABLE = ClaimOutcome
+SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_MEASURABLE = (
+    ClaimOutcome.SUPPORTED, ClaimOutcome.CONTRADICTED, ClaimOutcome.INCONCLUSIVE,
+    ClaimOutcome.NOT_MEASURABLE)
+#: A group without the cells its rule names compares nothing: the claim's other groups decide.
+NOT_MEASURED = ClaimOutcome.NOT_MEASURED
 DEFAULT_GROUPS = {RuleKind.ORDER: ("workload", "batch_size", "mode_class"),
                   RuleKind.EQUIVALENT: ("workload", "batch_size", "mode_class"),
                   RuleKind.EFFECT: ("workload", "batch_size", "system")}
@@ -171,7 +175,7 @@ def _order(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
         for name in rule.order:
             mine = of_system(group, name)
             if mine.empty:
-                return Finding(INCONCLUSIVE, f"{label}: no {name} cell")
+                return Finding(NOT_MEASURED, f"{label}: no {name} cell")
             best.append(standings(mine, "system", direction)[0])
         cells = tuple(s.cell_id for s in best)
         regime, gated = _regime_gate(rule, context, label, group, cells)
@@ -250,7 +254,7 @@ def _effect(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
         contest = group[rule.contest].astype(str)
         is_base = contest.isin(rule.baseline)
         if not is_base.any() and not rule.baseline_metric:
-            return Finding(INCONCLUSIVE, f"{label}: no {' or '.join(rule.baseline)} cell")
+            return Finding(NOT_MEASURED, f"{label}: no {' or '.join(rule.baseline)} cell")
         variants = rule.variants or tuple(sorted(set(contest) - set(rule.baseline)))
         findings, values = [], cell_values(group)
         for variant in (v for v in variants if _stands_for(rule, group, v).any()):
@@ -285,7 +289,7 @@ def _effect(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
             device = str(group["device"].iloc[0])
             emulated = Need.HALF_PRECISION_UNITS in rule.needs and all(
                 half_precision_reason(v, device, env) for v in variants)
-            return Finding(NOT_MEASURABLE if emulated else INCONCLUSIVE,
+            return Finding(NOT_MEASURABLE if emulated else NOT_MEASURED,
                            f"{label}: no {' or '.join(variants)} cell"
                            + (" computed natively here" if emulated else ""))
         return combine_findings(findings, rule.combine)
@@ -299,8 +303,11 @@ def _equivalent(rule: Rule, context: Context, family: Family) -> dict[Key, Findi
     def judge(label: str, group: pd.DataFrame, env: Mapping) -> Finding:
         best = standings(group, "system", direction)
         if len(best) < 2:
-            return Finding(INCONCLUSIVE, f"{label}: only {best[0].contender} measured")
+            return Finding(NOT_MEASURED, f"{label}: only {best[0].contender} measured")
         cells_used = tuple(s.cell_id for s in best)
+        home = _as_home_page(rule, family, group, best, label)
+        if home is not None:
+            return home
         samples = cell_samples(group)
         if any(identical_repeats(samples[c].values) and not samples[c].own_seeds
                for c in cells_used):
@@ -320,6 +327,36 @@ def _equivalent(rule: Rule, context: Context, family: Family) -> dict[Key, Findi
         return Finding(INCONCLUSIVE, text, cells_used)
 
     return _by_group(rule, context, judge)
+
+
+#: An equivalence rule's group as the home page decided its pairs: the claim's outcome.
+_HOME_EQUAL = {Decision.NO_MEANINGFUL_DIFFERENCE: SUPPORTED, Decision.A_BETTER: CONTRADICTED,
+               Decision.B_BETTER: CONTRADICTED}
+
+
+def _as_home_page(rule: Rule, family: Family, group: pd.DataFrame, best: list[Standing],
+                  label: str) -> Finding | None:
+    """An equivalence group whose every pair (the best against each other) the home page
+    decided takes its decisions: supported when none differs meaningfully (and every median
+    clears the rule's minimum), contradicted when one does, else inconclusive; None where the
+    home page did not judge all of them."""
+    keys = [pair_key(group, rule.metric, best[0].cell_id, s.cell_id) for s in best[1:]]
+    answered = getattr(family, "answered", {})
+    if not keys or not all(key in answered for key in keys):
+        return None
+    outcomes = {_HOME_EQUAL.get(answered[key].decision, INCONCLUSIVE) for key in keys}
+    outcome = (CONTRADICTED if CONTRADICTED in outcomes else
+               INCONCLUSIVE if INCONCLUSIVE in outcomes else SUPPORTED)
+    floor = rule.min_value
+    if outcome is SUPPORTED and floor is not None and min(s.summary.median for s in best) < floor:
+        outcome = CONTRADICTED
+    medians = ", ".join(f"{s.contender} {s.summary.median:.4g}" for s in best)
+    words = {SUPPORTED: "no meaningful difference", CONTRADICTED: "a meaningful difference",
+             INCONCLUSIVE: "not decided"}[outcome]
+    return Finding(outcome, f"{label}: {reader_label(rule.metric)} medians {medians}; "
+                   f"{words}, as the home page decides it"
+                   + (f" (minimum {floor:g})" if floor else ""),
+                   tuple(s.cell_id for s in best))
 
 
 HANDLERS = {RuleKind.ORDER: _order, RuleKind.EFFECT: _effect, RuleKind.EQUIVALENT: _equivalent,

@@ -20,6 +20,11 @@ class ClaimOutcome(enum.Enum):
     CONTRADICTED = "contradicted"
     INCONCLUSIVE = "inconclusive"
     NOT_MEASURABLE = "not measurable here"
+    NOT_MEASURED = "not measured in this release"  # no cell of the rule exists: nothing ran
+
+
+#: Outcomes that decide nothing: a claim's other findings decide where there are any.
+UNDECIDING = (ClaimOutcome.NOT_MEASURABLE, ClaimOutcome.NOT_MEASURED)
 
 
 class RuleKind(enum.Enum):
@@ -113,16 +118,20 @@ class Finding:
 
 def combine_findings(findings: list[Finding], combine: Combine) -> Finding:
     """Several findings as one: a contradiction wins under ALL, a support under ANY; findings
-    that are not measurable here count only when nothing else is known."""
+    that are not measurable here or not measured in this release count only when nothing
+    else is known."""
     if not findings:
         return Finding(ClaimOutcome.INCONCLUSIVE, "no evidence")
     cells = tuple(dict.fromkeys(c for f in findings for c in f.cells))
     regimes = tuple(dict.fromkeys(r for f in findings for r in f.regimes))
     ratios = tuple(r for f in findings for r in f.ratios)
     why = tuple(dict.fromkeys(w for f in findings for w in f.why))
-    measurable = [f for f in findings if f.outcome is not ClaimOutcome.NOT_MEASURABLE]
-    if not measurable:
-        return Finding(ClaimOutcome.NOT_MEASURABLE, _join(findings), cells, regimes, ratios, why)
+    measurable = [f for f in findings if f.outcome not in UNDECIDING]
+    if not measurable:  # nothing measured says so; else the device could not show it
+        outcome = (ClaimOutcome.NOT_MEASURED if all(
+            f.outcome is ClaimOutcome.NOT_MEASURED for f in findings)
+            else ClaimOutcome.NOT_MEASURABLE)
+        return Finding(outcome, _join(findings), cells, regimes, ratios, why)
     by = {o: [f for f in measurable if f.outcome is o] for o in ClaimOutcome}
     supported, contradicted = by[ClaimOutcome.SUPPORTED], by[ClaimOutcome.CONTRADICTED]
     outcome, told = ClaimOutcome.INCONCLUSIVE, findings

@@ -7,6 +7,7 @@ import math
 import pandas as pd
 
 from dlbench.core.experiments import title
+from dlbench.core.measured_batch import batch_words, cell_batch_words, params_of
 from dlbench.core.schema import VARIANT_COLUMNS, system_label
 from dlbench.core.systems import system_of, systems_of
 from dlbench.core.summaries import result_stats
@@ -14,8 +15,8 @@ from dlbench.core.verdict_engine import is_control
 from dlbench.report.render.labels import format_label, mode_label, workload_label
 from dlbench.report.inputs.source import Source
 
-__all__ = ["SUMMARY_COLUMNS", "cell_label", "format_number", "machine_label", "summarize",
-           "variant_label"]
+__all__ = ["SUMMARY_COLUMNS", "BatchIndex", "batch_index", "cell_label", "format_number",
+           "machine_label", "summarize", "value_batch", "variant_label"]
 
 SUMMARY_COLUMNS = [
     "result_id", "run_id", "cell_id", "experiment", "workload", "system", "framework",
@@ -24,14 +25,42 @@ SUMMARY_COLUMNS = [
 ]
 
 
-def variant_label(row: pd.Series) -> str:
-    """The variant columns that are set, in words (e.g. 'fp32 · inference mode · batch 64')."""
-    parts = [str(row["precision"]), mode_label(str(row["mode"])), f"batch {row['batch_size']}"]
+def variant_label(row: pd.Series | dict, metric: str = "") -> str:
+    """The variant columns that are set, in words, with the batch `metric` was measured at
+    (dlbench.core.measured_batch; without a metric, every batch the cell measured at), e.g.
+    'fp32 · inference mode · batch 64'."""
+    params, experiment = params_of(row.get("config_json")), str(row.get("experiment") or "")
+    batch = (batch_words(metric, int(row["batch_size"]), params, experiment) if metric
+             else cell_batch_words(experiment, int(row["batch_size"]), params))
+    parts = [str(row["precision"]), mode_label(str(row["mode"])), batch]
     if int(row["workers"]) != 1:
         parts.append(f"{row['workers']} workers")
     if isinstance(row["export_format"], str) and row["export_format"]:
         parts.append(format_label(row["export_format"]))
+    if is_control(row.get("config_json")):  # an A/A twin: the same configuration again
+        parts.append("A/A control")
     return " · ".join(parts)
+
+
+#: (run_id, cell_id) -> the cell's experiment, batch size and recorded parameters.
+BatchIndex = dict[tuple[str, str], tuple[str, int, dict]]
+
+
+def batch_index(cells: pd.DataFrame) -> BatchIndex:
+    """What each cell's values need to say their batch, by (run_id, cell_id)."""
+    return {(str(r), str(c)): (str(e), int(b), params_of(j)) for r, c, e, b, j in zip(
+        cells["run_id"], cells["cell_id"], cells["experiment"], cells["batch_size"],
+        cells["config_json"], strict=True)}
+
+
+def value_batch(index: BatchIndex, run_id: str, cell_id: str, metric: str) -> str:
+    """The batch a cell's `metric` was measured at in words ('batch 8'), '' for a cell the
+    index does not hold."""
+    known = index.get((str(run_id), str(cell_id)))
+    if known is None:
+        return ""
+    experiment, batch, params = known
+    return batch_words(metric, batch, params, experiment)
 
 
 def cell_label(cell: pd.Series | dict) -> str:
@@ -39,8 +68,7 @@ def cell_label(cell: pd.Series | dict) -> str:
     fp32 · call · batch 1', ' · A/A control' for a control's twin (its ID ends in '-aa')."""
     words = [workload_label(str(cell["workload"]), str(cell["device"])),
              system_label(system_of(cell)), variant_label(cell)]
-    return f"{title(str(cell['experiment']))}: {' · '.join(words)}" + (
-        " · A/A control" if is_control(cell.get("config_json")) else "")
+    return f"{title(str(cell['experiment']))}: {' · '.join(words)}"
 
 
 def machine_label(environment: dict, device: str) -> str:
@@ -61,7 +89,7 @@ def summarize(source: Source) -> pd.DataFrame:
     frame = stats.merge(cells, on=["run_id", "cell_id"], how="left")
     frame = frame.merge(source.result_ids, on=keys, how="left")
     frame["system"] = systems_of(frame)
-    frame["variant"] = [variant_label(row) for _, row in frame.iterrows()]
+    frame["variant"] = [variant_label(row, str(row["metric"])) for _, row in frame.iterrows()]
     frame["machine"] = [
         machine_label(source.run(r).environment, d)
         for r, d in zip(frame["run_id"], frame["device"], strict=True)

@@ -15,10 +15,12 @@ import pandas as pd
 from dlbench.core.metrics import METRICS, Direction, is_timing_unit, reader_label
 from dlbench.core.modes import CLASS_WORDS
 from dlbench.core.schema import system_label
-from dlbench.core.verdict_engine import QUESTIONS, metric_direction
+from dlbench.core.verdict_engine import QUESTIONS, Question, metric_direction
 from dlbench.core.words import plural
-from dlbench.report.inputs.summary import format_number
-from dlbench.report.render.labels import workload_label
+from dlbench.report.inputs.summary import BatchIndex, format_number, value_batch
+from dlbench.report.pages.answer_values import (Medians, best_value, compile_cost,
+                                                is_compile_question)
+from dlbench.report.render.labels import contender_label, workload_label
 from dlbench.report.verdicts.answers import VerdictOutcome
 from dlbench.report.verdicts.stored import answer_key
 
@@ -59,13 +61,17 @@ def _cell(pair: Mapping, direction: Direction) -> str:
     return f"{_times(value)}{interval}"
 
 
-def group_label(group_key: str, device: str, contest: str) -> str:
-    """A row's group in words: 'ResNet-20, 32 px, batch 32, plain mode'."""
+def group_label(group_key: str, device: str, contest: str, batch: str = "") -> str:
+    """A row's group in words: 'ResNet-20, 32 px, batch 32, plain mode'; `batch` (the batch
+    its values were measured at, in words) in place of the group's where given: a release
+    before 2027.03 filed throughput under its cell's batch, not the serving batch."""
     group = json.loads(group_key) if group_key else {}
     parts = []
     if "workload" in group:
         parts.append(workload_label(str(group["workload"]), device))
-    if "batch_size" in group:
+    if batch:
+        parts.append(batch)
+    elif "batch_size" in group:
         parts.append(f"batch {group['batch_size']}")
     if "workers" in group:
         parts.append(plural(int(group["workers"]), "worker"))
@@ -76,15 +82,20 @@ def group_label(group_key: str, device: str, contest: str) -> str:
     return ", ".join(parts)
 
 
+#: A framework's own paths first, plain then production, where they compete.
+PATH_ORDER = ("default", "fastest")
+
+
 def _columns(contenders: set[str], contest: str) -> list[str]:
     if contest == "precision":
         return sorted(contenders, key=lambda c: (PRECISION_ORDER.index(c)
                                                  if c in PRECISION_ORDER else 9, c))
-    return sorted(contenders, key=lambda c: system_label(c).lower())
+    return sorted(contenders, key=lambda c: (PATH_ORDER.index(c) if c in PATH_ORDER else 9,
+                                             contender_label(contest, c).lower()))
 
 
-def _outcome_words(outcome: str, winner: str) -> str:
-    return f"{system_label(winner)} leads" if winner else outcome
+def _outcome_words(outcome: str, winner: str, contest: str = "system") -> str:
+    return f"{contender_label(contest, winner)} leads" if winner else outcome
 
 
 #: "What it would take" is said only within this many times the processes measured.
@@ -103,16 +114,20 @@ def what_it_would_take(needed: object, measured: int) -> str:
     return f"about {plural(count, 'process')} per cell would decide it"
 
 
-def _row(answer: Mapping, pairs: pd.DataFrame, columns: list[str], direction: Direction,
-         contest: str, machines: Mapping[tuple[str, str], str], apart: Mapping) -> dict:
+def _row(answer: Mapping, pairs: pd.DataFrame, columns: list[str], question: Question,
+         machines: Mapping[tuple[str, str], str], apart: Mapping, batches: BatchIndex,
+         medians: Medians) -> dict:
+    contest, direction = question.contest, metric_direction(question.metric)
     best = str(answer["contender_a"])
     cells = {best: f"**{_times(1.0)}**" if answer["outcome"] == "winner" else _times(1.0)}
     parity = answer["outcome"] == PARITY
     for pair in pairs.to_dict("records"):
         cells[str(pair["contender_b"])] = (_times(_advantage(pair, direction)[0]) if parity
                                            else _cell(pair, direction))
-    label = group_label(str(answer.get("group_key") or ""), str(answer["device"]), contest) \
-        or str(answer["group"])
+    batch = value_batch(batches, str(answer["run_id"]), str(answer.get("cell_a") or ""),
+                        str(answer["metric"]))
+    label = group_label(str(answer.get("group_key") or ""), str(answer["device"]), contest,
+                        batch) or str(answer["group"])
     machine = machines.get((str(answer["run_id"]), str(answer["device"])))
     changed = apart.get(answer_key(answer))
     measured = max([int(v) for c in ("processes_a", "processes_b")
@@ -122,9 +137,18 @@ def _row(answer: Mapping, pairs: pd.DataFrame, columns: list[str], direction: Di
             if answer["outcome"] == "inconclusive" else "",
             "cells": [cells.get(c, "–") for c in columns], "outcome": str(answer["outcome"]),
             "winner": str(answer["winner"] or ""),
+            "best": best_value(answer, question, medians),
+            "cost": compile_cost(answer, pairs, question, medians)
+            if is_compile_question(question) else None,
             "changed": None if changed is None else {
-                "stored": _outcome_words(*changed["stored"]),
-                "today": _outcome_words(*changed["today"])}}
+                "stored": _outcome_words(*changed["stored"], contest),
+                "today": _outcome_words(*changed["today"], contest)}}
+
+
+def _best_header(metric: str) -> str:
+    """The header of the best's own value: 'Best (ms)'."""
+    known = METRICS.get(metric)
+    return f"Best ({known.unit})" if known and known.unit != "fraction" else "Best"
 
 
 def _legend(metric: str) -> str:
@@ -138,7 +162,7 @@ def _legend(metric: str) -> str:
             "(1.5 = the best has 1.5 times as much)")
 
 
-def _sentence(rows: list[dict], derived: bool) -> str:
+def _sentence(rows: list[dict], derived: bool, contest: str = "system") -> str:
     """One sentence saying how the question's rows came out."""
     leads: dict[str, int] = {}
     for row in rows:
@@ -147,7 +171,8 @@ def _sentence(rows: list[dict], derived: bool) -> str:
     tied = sum(r["outcome"] == "no meaningful difference" for r in rows)
     same = sum(r["outcome"] == PARITY for r in rows)
     rest = len(rows) - sum(leads.values()) - tied - same
-    parts = [f"{system_label(w)} wins {n} of {len(rows)} {'row' if len(rows) == 1 else 'rows'}"
+    parts = [f"{contender_label(contest, w)} wins {n} of {len(rows)} "
+             f"{'row' if len(rows) == 1 else 'rows'}"
              for w, n in sorted(leads.items(), key=lambda item: -item[1])]
     parts.append(f"{tied} {'shows' if tied == 1 else 'show'} no meaningful difference"
                  if tied else "")
@@ -181,8 +206,13 @@ def compared_answers(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def answer_tables(frame: pd.DataFrame, machines: Mapping[tuple[str, str], str],
-                  apart: Mapping[tuple, dict] | None = None) -> list[dict]:
-    """One table per question with compared answers, in question order."""
+                  apart: Mapping[tuple, dict] | None = None,
+                  batches: BatchIndex | None = None, medians: Medians | None = None,
+                  judged_today: frozenset[str] = frozenset()) -> list[dict]:
+    """One table per question with compared answers, in question order; `batches` (the
+    release's cells) labels each row with the batch its values were measured at, `medians`
+    (the summary's) gives the best's own value, and a question in `judged_today` says it was
+    judged at this build, not published with the release."""
     answers = frame[frame["row"] == "answer"]
     pairs = frame[frame["row"] == "pair"]
     tables = []
@@ -197,14 +227,18 @@ def answer_tables(frame: pd.DataFrame, machines: Mapping[tuple[str, str], str],
         contenders = set(mine_pairs["contender_a"].astype(str)) | set(
             mine_pairs["contender_b"].astype(str))
         columns = _columns(contenders, question.contest)
-        direction = metric_direction(question.metric)
-        rows = [_row(a, by_answer[_key(a)], columns, direction, question.contest, machines,
-                     apart or {}) for a in compared]
+        rows = [_row(a, by_answer[_key(a)], columns, question, machines, apart or {},
+                     batches or {}, medians or {}) for a in compared]
         tables.append({"key": question.key, "title": question.title,
                        "experiment": question.experiment,
-                       "columns": [system_label(c) for c in columns], "rows": rows,
-                       "legend": _legend(question.metric),
-                       "sentence": _sentence(rows, bool(question.derived_from)),
+                       "columns": [contender_label(question.contest, c) for c in columns],
+                       "rows": rows, "legend": _legend(question.metric),
+                       "best_header": _best_header(question.metric)
+                       if any(r["best"] for r in rows) else "",
+                       "compile": is_compile_question(question),
+                       "judged_today": question.key in judged_today,
+                       "sentence": _sentence(rows, bool(question.derived_from),
+                                             question.contest),
                        "unmeasured": len(mine) - len(compared)})
     return tables
 
@@ -214,3 +248,14 @@ def answer_counts(frame: pd.DataFrame) -> dict:
     compared = compared_answers(frame)
     compared = compared[compared["derived_from"].fillna("").astype(str) == ""]
     return {"tested": len(compared), "winners": int((compared["outcome"] == "winner").sum())}
+
+
+def answer_outcomes(frame: pd.DataFrame) -> dict[str, int]:
+    """How the answers that test something of their own came out: the page's one count of
+    tested answers and its split into winners, no difference and inconclusive."""
+    compared = compared_answers(frame)
+    compared = compared[compared["derived_from"].fillna("").astype(str) == ""]
+    outcome = compared["outcome"].astype(str)
+    return {"total": len(compared), "winner": int((outcome == "winner").sum()),
+            "tied": int((outcome == "no meaningful difference").sum()),
+            "inconclusive": int((outcome == "inconclusive").sum())}

@@ -60,8 +60,8 @@ def bibtex_entry(key: str, title: str, date: str, version: str, url: str, note: 
         f"  year = {{{date[:4]}}},\n"
         f"  month = {{{date[5:7]}}},\n"
         f"  version = {{{version}}},\n"
-        f"  howpublished = {{\\url{{{url}}}}},\n"
-        f"  note = {{{note}}}\n"
+        + (f"  howpublished = {{\\url{{{url}}}}},\n" if url else "")
+        + f"  note = {{{note}}}\n"
         f"}}"
     )
 
@@ -84,8 +84,8 @@ def cff_text(message: str, title: str, version: str, date: str, url: str,
         f'  - name: "{AUTHOR}"\n'
         f'version: "{version}"\n'
         f'date-released: "{date}"\n'
-        f'url: "{url}"\n'
-        f"license: {LICENSE}\n"
+        + (f'url: "{url}"\n' if url else "")
+        + f"license: {LICENSE}\n"
     ) + listed
 
 
@@ -110,9 +110,15 @@ class Citation:
         return "; ".join(parts)
 
     @property
+    def has_address(self) -> bool:
+        """Whether the site has a public address to cite (not the placeholder)."""
+        return bool(self.site_url) and self.site_url != PLACEHOLDER_SITE_URL
+
+    @property
     def url(self) -> str:
-        """The release's own, versioned address."""
-        return f"{self.site_url}{self.release}/"
+        """The release's own, versioned address; '' while the site has no public address
+        (a citation then names the release and result IDs, never the placeholder)."""
+        return f"{self.site_url}{self.release}/" if self.has_address else ""
 
     @property
     def title(self) -> str:
@@ -133,7 +139,8 @@ class Citation:
     def apa(self) -> str:
         """An APA 7 reference for a data set."""
         kind = f"Data set; {self.caveat}" if self.caveat else "Data set"
-        return f"{AUTHOR}. ({self.date[:4]}). *{plain_text(self.title)}* [{kind}]. {self.url}"
+        return (f"{AUTHOR}. ({self.date[:4]}). *{plain_text(self.title)}* [{kind}]."
+                + (f" {self.url}" if self.url else ""))
 
     def cff(self) -> str:
         """A CITATION.cff (CFF 1.2.0) for this release."""
@@ -164,7 +171,8 @@ class ResultCitation:
     @property
     def url(self) -> str:
         """The permanent link into the release's version, at the result's row."""
-        return f"{self.release.url}{self.page}#r-{self.result_id}"
+        base = self.release.url
+        return f"{base}{self.page}#r-{self.result_id}" if base else ""
 
     @property
     def key(self) -> str:

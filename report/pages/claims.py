@@ -12,7 +12,7 @@ from dlbench.report.render.charts import ratio_chart
 from dlbench.report.claims.check import ClaimVerdict, check_source_claims, load_claims, load_listings
 from dlbench.report.claims.vocabulary import ClaimOutcome
 from dlbench.report.pages.experiment import result_anchor
-from dlbench.report.pages.home import page_verdicts
+from dlbench.report.pages.home import page_verdicts, with_new_questions
 from dlbench.report.verdicts.first_published import first_published, rules_changed
 from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.jinja import ChartBlock, chart_block, render
@@ -181,7 +181,7 @@ def claim_blocks(source: Source, summary: pd.DataFrame, answers: pd.DataFrame | 
 
 
 #: Claim verdicts that answer nothing on a machine: they neither hold nor fail there.
-NOT_ANSWERED = (ClaimOutcome.NOT_MEASURABLE.value,)
+NOT_ANSWERED = (ClaimOutcome.NOT_MEASURABLE.value, ClaimOutcome.NOT_MEASURED.value)
 
 
 def claim_holds(rows: list[dict]) -> str:
@@ -216,7 +216,9 @@ def changed_claims(blocks: list[dict], release: str) -> list[dict] | None:
 @page("claims.md")
 def claims_page(inputs: PageInputs) -> Page:
     """The claims-checked page, and its charts."""
-    claims, charts = claim_blocks(inputs.source, inputs.summary, page_verdicts(inputs)[0])
+    # the home page's decisions, a question added after publication's as judged today
+    shown, _ = with_new_questions(*page_verdicts(inputs))
+    claims, charts = claim_blocks(inputs.source, inputs.summary, shown)
     text = render(inputs.env, "claims.md.j2", claims=claims,
                   changes=changed_claims(claims, inputs.source.name),
                   rules_changed=paragraphs(rules_changed(inputs.source.name) or ""),

@@ -12,7 +12,9 @@ from dlbench.core.compare import Change, compare
 from dlbench.core.errors import CompareError
 from dlbench.core.metrics import reader_label
 from dlbench.core.schema import system_label
-from dlbench.report.render.labels import cell_words, workload_label
+from dlbench.report.render.labels import (cell_id_words, cell_words, environment_key,
+                                          environment_value, setting_words,
+                                          workload_label)
 from dlbench.report.render.user_text import inert_record
 from dlbench.core.layout import release_names
 from dlbench.report.pages.registry import Page, PageInputs, page
@@ -85,9 +87,14 @@ def _comparison(title: str, a: str, b: str, results_dir: Path) -> dict:
         "counts": ", ".join(f"{n} {c}" for c, n in counts.items() if n) or "nothing",
         "rows": rows, "more": max(0, len(significant) - MAX_ROWS),
         "only": len(report.only_in_a) + len(report.only_in_b),
-        "not_comparable": [row | {"what": cell_words(str(row["cell_id"]))} for row
+        "not_comparable": [row | {"what": cell_id_words(str(row["cell_id"])),
+                                  "differences": setting_words(str(row["differences"]))}
+                           for row
                            in report.not_comparable.head(MAX_ROWS).to_dict("records")],
-        "environment": [(r["key"], r["a"], r["b"]) for _, r in report.environment.iterrows()],
+        "environment": [(environment_key(str(r["key"])),
+                         environment_value(str(r["key"]), r["a"]),
+                         environment_value(str(r["key"]), r["b"]))
+                        for _, r in report.environment.iterrows()],
     }
 
 

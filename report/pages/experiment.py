@@ -202,6 +202,7 @@ def metric_sections(summary: pd.DataFrame, experiment: str,
         columns, common = table_columns(table, metric.unit)
         sections.append({
             "heading": metric.heading, "anchor": f"metric-{metric.name}",
+            "short": metric.words[:1].upper() + metric.words[1:],  # the page's index says this
             "description": metric_ids_in_words(metric.description), "charts": charts, "rows": table,
             "columns": columns, "common": common, "notes": notes + empty,
             "main": metric_name in main,
@@ -217,11 +218,12 @@ def curve_blocks(source: Source, experiment: str) -> list[ChartBlock]:
         return []
     stepped["system"] = systems_of(stepped)
     cells = source.cells.drop_duplicates(["run_id", "cell_id"])
-    labels = {(r, c): variant_label(row) for (r, c), row in
-              zip(zip(cells["run_id"], cells["cell_id"], strict=True), cells.to_dict("records"),
-                  strict=True)}
-    stepped["variant"] = [labels[key] for key in
-                          zip(stepped["run_id"], stepped["cell_id"], strict=True)]
+    records = {(r, c): row for (r, c), row in
+               zip(zip(cells["run_id"], cells["cell_id"], strict=True), cells.to_dict("records"),
+                   strict=True)}
+    stepped["variant"] = [variant_label(records[(r, c)], str(m)) for r, c, m in
+                          zip(stepped["run_id"], stepped["cell_id"], stepped["metric"],
+                              strict=True)]
     stepped["machine"] = [machine_label(source.run(r).environment, d)
                           for r, d in zip(stepped["run_id"], stepped["device"], strict=True)]
     blocks = []
@@ -284,6 +286,10 @@ def history_rows(summary: pd.DataFrame, past: pd.DataFrame) -> tuple[list[str], 
     # by cell alone: a metric another release measured for a cell of this page is labelled
     # by the cell's words too, never by its ID
     labels = summary.drop_duplicates("cell_id").set_index("cell_id")
+    # the variant names the batch its metric was measured at: that metric's row where this
+    # release holds one
+    variants = {(c, m): v for c, m, v in zip(summary["cell_id"], summary["metric"],
+                                             summary["variant"], strict=True)}
     rows = []
     for (cell_id, metric), group in known.groupby(["cell_id", "metric"], sort=True):
         here = labels.loc[cell_id]
@@ -291,7 +297,8 @@ def history_rows(summary: pd.DataFrame, past: pd.DataFrame) -> tuple[list[str], 
                       for r in group.itertuples(index=False)}
         rows.append({
             "what": (f"{workload_label(here['workload'], here['device'])} · "
-                     f"{system_label(here['system'])} · {here['variant']}"),
+                     f"{system_label(here['system'])} · "
+                     f"{variants.get((cell_id, metric), here['variant'])}"),
             "metric": get_metric(str(metric)).label if metric in summary["metric"].values
             else str(metric).replace("_", " "),
             "cells": [by_release.get(r, "—") for r in releases],
@@ -359,7 +366,7 @@ def experiment_page(inputs: SourceInputs, experiment: str) -> Page:
                                missed_target(source.observations), cell_configs(source))
     curves = curve_blocks(source, experiment)
     not_ok = not_ok_rows(source, experiment)
-    index = [(s["heading"], s["anchor"]) for s in sections]
+    index = [(s["short"], s["anchor"]) for s in sections]
     index += [("curves per epoch or step", "curves")] if curves else []
     index += [("cells without results", "not-ok")] if not_ok else []
     releases, history = history_rows(mine, past) \

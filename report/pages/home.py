@@ -18,10 +18,15 @@ from dlbench.report.pages.experiment import experiment_title, result_anchor
 from dlbench.report.verdicts.first_published import first_published, rules_changed
 from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.jinja import render
+from dlbench.report.render.paragraphs import identifiers_as_code, short_paragraphs
+from dlbench.report.render.labels import contender_label
 from dlbench.report.inputs.source import (Source, newest_release, source_designs,
                                           source_processes)
-from dlbench.report.inputs.summary import format_number, machine_label
-from dlbench.report.pages.answer_tables import answer_tables, group_label, answer_counts
+from dlbench.report.inputs.summary import (BatchIndex, batch_index, format_number,
+                                           machine_label, value_batch)
+from dlbench.report.pages.answer_tables import (answer_counts, answer_outcomes, answer_tables,
+                                                group_label)
+from dlbench.report.pages.answer_values import medians_of
 from dlbench.report.pages.machine_columns import machine_names, machine_tables
 from dlbench.report.verdicts.data import controls_summary, result_ids
 from dlbench.report.verdicts.stored import judged_apart, stored_verdicts
@@ -46,15 +51,21 @@ def _evidence(verdict: Verdict, experiment: str, ids: dict[tuple, str],
               variants: dict[tuple, str]) -> str:
     unit = "" if verdict.unit == "fraction" else f" {verdict.unit}"
     parts = []
+    question = next((q for q in QUESTIONS if q.key == verdict.question), None)
     for standing in verdict.standings:
         s = standing.summary
-        variant = variants.get((verdict.run_id, standing.cell_id), "")
-        text = (f"{system_label(standing.contender)}" + (f" ({variant})" if variant else "")
+        # a joined experiment's cell is read at its own metric, on its own page
+        metric = question.metric_of(standing.cell_id) if question else verdict.metric
+        page = standing.cell_id.split(":", 1)[0] if question and question.joins \
+            else experiment
+        variant = variants.get((verdict.run_id, standing.cell_id, metric), "")
+        text = (f"{_named(verdict.question, standing.contender)}"
+                + (f" ({variant})" if variant else "")
                 + f": {format_number(s.median)}{unit} (95% CI "
                 f"{format_number(s.ci_low)}–{format_number(s.ci_high)}, n={s.n})")
-        result_id = ids.get((verdict.run_id, standing.cell_id, verdict.metric))
+        result_id = ids.get((verdict.run_id, standing.cell_id, metric))
         if result_id:
-            text += f" [{result_id}](experiments/{experiment}.md#{result_anchor(result_id)})"
+            text += f" [{result_id}](experiments/{page}.md#{result_anchor(result_id)})"
         parts.append(text)
     return "<br>".join(parts) or "—"
 
@@ -84,10 +95,10 @@ def _processes(pairing: Pairing) -> str:
     return f"{plural(n_a, 'process')} each" if n_a == n_b else counts([n_a, n_b], "process")
 
 
-def _pair_words(pairing: Pairing) -> dict:
+def _pair_words(pairing: Pairing, contest: str = "system") -> dict:
     """One pairing's ratio, adjusted interval, coverage and processes, in words."""
     low, high = pairing.advantage_interval()
-    return {"other": system_label(pairing.other), "ratio": _times(pairing.advantage),
+    return {"other": contender_label(contest, pairing.other), "ratio": _times(pairing.advantage),
             "low": _times(low), "high": _times(high),
             "confidence": f"{pairing.judgement.confidence:.1%}".replace(".0%", "%"),
             "processes": _processes(pairing), "look": pairing.judgement.look}
@@ -102,11 +113,13 @@ def _answer(verdict: Verdict) -> dict:
                      None)
     shown = undecided if verdict.outcome is VerdictOutcome.INCONCLUSIVE else closest
     return {
-        "outcome": verdict.outcome.value, "winner": system_label(verdict.winner or ""),
-        "best": system_label(verdict.standings[0].contender) if verdict.standings else "",
-        "leaders": ", ".join(system_label(c) for c in verdict.leaders),
+        "outcome": verdict.outcome.value,
+        "winner": _named(verdict.question, verdict.winner) if verdict.winner else "",
+        "best": _named(verdict.question, verdict.standings[0].contender)
+        if verdict.standings else "",
+        "leaders": ", ".join(_named(verdict.question, c) for c in verdict.leaders),
         "better": _better_word(verdict),
-        "pair": _pair_words(shown) if shown else None,
+        "pair": _pair_words(shown, _contest(verdict.question)) if shown else None,
         "others": len(verdict.pairings) - 1,
         "untestable": bool(shown and shown.judgement.test.note),
         "threshold": f"{verdict.threshold:.0%}",
@@ -118,11 +131,14 @@ def _answer(verdict: Verdict) -> dict:
 
 
 def _row(verdict: Verdict, source: Source, experiment: str, ids: dict[tuple, str],
-         variants: dict[tuple, str]) -> dict:
+         variants: dict[tuple, str], batches: BatchIndex) -> dict:
     return {
         "machine": machine_label(source.run(verdict.run_id).environment, verdict.device),
         "group": group_label(json.dumps(dict(verdict.group)), verdict.device,
-                             _contest(verdict.question)),
+                             _contest(verdict.question), value_batch(
+                                 batches, verdict.run_id,
+                                 verdict.standings[0].cell_id if verdict.standings else "",
+                                 verdict.metric)),
         "answer": _answer(verdict),
         "evidence": _evidence(verdict, experiment, ids, variants),
     }
@@ -130,6 +146,11 @@ def _row(verdict: Verdict, source: Source, experiment: str, ids: dict[tuple, str
 
 def _contest(question: str) -> str:
     return next((q.contest for q in QUESTIONS if q.key == question), "system")
+
+
+def _named(question: str, contender: str) -> str:
+    """A contender of a question in words (a system, a runtime, a path, a mode)."""
+    return contender_label(_contest(question), contender)
 
 
 def threshold_words(found: list[Verdict]) -> str:
@@ -157,7 +178,7 @@ def one_sided(verdict: Verdict) -> bool:
     return verdict.outcome is VerdictOutcome.INSUFFICIENT_DATA and len(verdict.standings) == 1
 
 
-def one_sided_groups(found: list[Verdict]) -> dict | None:
+def one_sided_groups(found: list[Verdict], batches: BatchIndex | None = None) -> dict | None:
     """The question groups that measured one contender only, counted in one line below the
     answers (they answer nothing); None when there are none."""
     lonely = [v for v in found if one_sided(v)]
@@ -168,9 +189,11 @@ def one_sided_groups(found: list[Verdict]) -> dict | None:
     kinds = [word for contest, word in CONTEST_WORDS.items() if contest in used] or ["contender"]
     return {"line": f"{plural(len(lonely), 'question group')} measured one "
                     f"{' or '.join(kinds)} only",
-            "rows": [{"title": v.title, "group": group_label(json.dumps(dict(v.group)), v.device,
-                                                             _contest(v.question)),
-                      "only": system_label(v.standings[0].contender)} for v in lonely]}
+            "rows": [{"title": v.title, "group": group_label(
+                json.dumps(dict(v.group)), v.device, _contest(v.question),
+                value_batch(batches or {}, v.run_id, v.standings[0].cell_id, v.metric)),
+                      "only": _named(v.question, v.standings[0].contender)}
+                     for v in lonely]}
 
 
 def question_blocks(source: Source, summary: pd.DataFrame,
@@ -178,10 +201,12 @@ def question_blocks(source: Source, summary: pd.DataFrame,
     """One block per question that has answers in the release, one row per verdict; groups
     that measured one contender only are left to one_sided_groups."""
     ids = result_ids(summary)
-    variants = {(r, c): v for r, c, v in zip(summary["run_id"], summary["cell_id"],
-                                             summary["variant"], strict=True)} \
+    variants = {(r, c, m): v for r, c, m, v in zip(summary["run_id"], summary["cell_id"],
+                                                   summary["metric"], summary["variant"],
+                                                   strict=True)} \
         if "variant" in summary else {}
     found = source_verdicts(source) if found is None else found
+    batches = batch_index(source.cells)
     blocks = []
     for question in QUESTIONS:
         mine = [v for v in found if v.question == question.key and not one_sided(v)]
@@ -191,7 +216,8 @@ def question_blocks(source: Source, summary: pd.DataFrame,
                 "experiment": experiment_title(question.experiment),
                 "page": f"experiments/{question.experiment}.md",
                 "key": question.key,
-                "rows": [_row(v, source, question.experiment, ids, variants) for v in mine],
+                "rows": [_row(v, source, question.experiment, ids, variants, batches)
+                         for v in mine],
             })
     return blocks
 
@@ -301,6 +327,21 @@ def page_verdicts(inputs: PageInputs) -> tuple[pd.DataFrame, pd.DataFrame, pd.Da
     return (inputs.verdicts if stored is None else stored), inputs.verdicts, stored
 
 
+def with_new_questions(frame: pd.DataFrame, today: pd.DataFrame,
+                       stored: pd.DataFrame | None) -> tuple[pd.DataFrame, frozenset[str]]:
+    """The verdicts a page shows, and the questions judged at this build because the
+    release's stored verdicts do not ask them (a question added after it was published):
+    their rows come from today's rule, each such table says so, and the published count
+    leaves them out."""
+    if stored is None:
+        return frame, frozenset()
+    asked = set(stored["question"].astype(str))
+    new = today[(today["row"] != "control") & ~today["question"].astype(str).isin(asked)]
+    if new.empty:
+        return frame, frozenset()
+    return pd.concat([frame, new], ignore_index=True), frozenset(new["question"].astype(str))
+
+
 def _beside_release(inputs: PageInputs) -> str:
     """The release a draft's machine is placed beside (your-machine.md), or ''."""
     release = newest_release(inputs.source, inputs.results_dir)
@@ -314,8 +355,10 @@ def home_page(inputs: PageInputs) -> Page:
     source, found = inputs.source, inputs.judged.answers
     frame, today, stored = page_verdicts(inputs)
     apart = judged_apart(stored, today) if stored is not None else {}
+    shown, added = with_new_questions(frame, today, stored)
     names = machines(frame, source)
-    tables = answer_tables(frame, names, apart)
+    tables = answer_tables(shown, names, apart, batch_index(source.cells),
+                           medians_of(inputs.summary), added)
     per_machine = {table["key"]: table for table in machine_tables(frame, names)} \
         if names else {}
     evidence = {block["key"]: block
@@ -323,9 +366,12 @@ def home_page(inputs: PageInputs) -> Page:
     text = render(inputs.env, "index.md.j2", tables=tables, evidence=evidence,
                   per_machine=per_machine, beside=_beside_release(inputs),
                   caption=caption(source), stored=stored is not None, apart=len(apart),
+                  notes=identifiers_as_code(short_paragraphs(source.notes or "")),
                   counts=answer_counts(frame),
                   experiments=experiment_links(inputs.summary, inputs.questions),
-                  one_sided=one_sided_groups(found), tally=tally(found),
+                  one_sided=one_sided_groups(found, batch_index(source.cells)),
+                  tally=None if (found_tally := tally(found)) is None
+                  else found_tally | answer_outcomes(frame),
                   thresholds=threshold_words(found),
                   risk=inputs.calibration.risk, controls=controls_summary(inputs.judged.controls),
                   busy_left_out=busy_left_out(source), multiple_machines=len(source.runs) > 1,

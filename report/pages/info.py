@@ -13,7 +13,7 @@ from dlbench.report.pages.cite import result_citation
 from dlbench.report.pages.experiment import experiment_title
 from dlbench.report.render.labels import (IDENTIFIER_GROUPS, cell_words, environment_key,
                                           environment_value, metric_ids_in_words, status_label,
-                                          workload_label)
+                                          settings_as_code, workload_label)
 from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.jinja import render
 from dlbench.report.inputs.source import Source
@@ -241,7 +241,8 @@ def _manifest_row(source: Source, cell: dict) -> dict:
     }
     for key in ("timer_includes", "precision_policy", "compile_mode", "data_pipeline", "notes"):
         row[key] = fairness.get(key) or "—"
-    return {key: metric_ids_in_words(str(value)) for key, value in row.items()}
+    row = {key: metric_ids_in_words(str(value)) for key, value in row.items()}
+    return row | {key: settings_as_code(row[key]) for key in ("compile_mode", "notes")}
 
 
 def _merge_workloads(rows: list[dict], keys: list[str]) -> list[dict]:

@@ -196,8 +196,9 @@ def curve_chart(observations: pd.DataFrame, metric_name: str, title: str) -> alt
         x=alt.X("step:Q", title=f"{unit} (0 is the first)", axis=alt.Axis(tickMinStep=1)),
         y=alt.Y("median:Q", title=metric.label),
         color=_colour(list(data["system"])),
-        strokeDash=alt.StrokeDash("variant:N", legend=alt.Legend(title="variant",
-                                                                 orient="top", columns=1))
+        # one variant a line, whole: an A/A twin's label ends in 'A/A control' (issue 53)
+        strokeDash=alt.StrokeDash("variant:N", legend=alt.Legend(title="variant", orient="top",
+                                                                 columns=1, labelLimit=300))
         if data["series"].ne(data["system"]).any() else alt.Undefined,
         detail="series:N",
         tooltip=[alt.Tooltip("series:N", title="framework"),

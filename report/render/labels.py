@@ -80,6 +80,31 @@ CRASH = re.compile(r"\b(AttributeError|TypeError|NameError|KeyError|IndexError|"
                    r"UnboundLocalError|AssertionError)\b")
 
 
+#: Exported models named by the runtime that serves them (the home page's runtime question).
+RUNTIME_LABELS = {"onnx-dynamo": "ONNX Runtime", "onnx": "ONNX Runtime",
+                  "onnx-openvino": "OpenVINO", "tflite": "LiteRT", "savedmodel": "SavedModel",
+                  "tf_saved_model": "SavedModel", "torch.export": "torch.export"}
+#: A framework's own paths as contenders beside the runtimes: its mode class in words.
+PATH_LABELS = {"default": "framework, plain", "fastest": "framework, production"}
+
+
+def contender_label(contest: str, value: str) -> str:
+    """A contender of a question in words: a system, a runtime ('ONNX Runtime'), a
+    framework's own path ('framework, production'), a mode class ('plain'), or a mode."""
+    from dlbench.core.modes import CLASS_WORDS
+    from dlbench.core.schema import system_label
+
+    if contest == "path":
+        return PATH_LABELS.get(value) or RUNTIME_LABELS.get(value) or format_label(value)
+    if contest == "export_format":
+        return RUNTIME_LABELS.get(value) or format_label(value)
+    if contest == "mode_class":
+        return CLASS_WORDS.get(value, value)
+    if contest == "mode":
+        return mode_label(value)
+    return system_label(value)
+
+
 def mode_label(mode: str) -> str:
     """An execution mode in words, e.g. 'inference_mode' -> 'inference mode'."""
     return MODE_LABELS.get(mode, mode.replace("_", " "))
@@ -138,7 +163,10 @@ def environment_value(key: str, value: object, group: str = "") -> str:
     if value is None or value == "None":
         return "not measured" if leaf in GIGA_KEYS else "not recorded"
     if leaf in GIGA_KEYS:
-        return f"{float(value) / 1e9:,.1f}"
+        try:
+            return f"{float(value) / 1e9:,.1f}"
+        except (TypeError, ValueError):  # '—': not recorded on one side of a comparison
+            return str(value)
     if isinstance(value, bool) or value in ("True", "False"):
         return "yes" if value in (True, "True") else "no"
     if value in ("", "(empty)"):
@@ -170,7 +198,7 @@ def reason_label(status: str, reason: str) -> str:
         name = names[-1] if names else "a Python error"
         return (f"the worker process crashed ({name}); the full error is in the cells table "
                 f"of the downloads")
-    first = text.splitlines()[0].strip()  # one line for a reader; the record keeps it all
+    first = mode_ids_in_words(text.splitlines()[0].strip())  # one line; the record keeps all
     return first if len(first) <= 200 else first[:199] + "…"
 
 
@@ -184,6 +212,51 @@ def cell_words(cell_id: str) -> str:
         return cell_id
     _, workload, system, _, device = parts
     return f"{workload_label(workload, device)}, {system_label(system)}"
+
+
+def cell_id_words(cell_id: str) -> str:
+    """A cell ID in words with its variant: 'MLP, 8x8 digits, PyTorch · fp32 · torch.compile
+    · batch 1' (an A/A control's twin says so); an ID of another shape as it is."""
+    parts = cell_id.split(":")
+    if len(parts) != 5:
+        return cell_id
+    words, tokens = [], re.split(r"-(?=[a-z0-9])", parts[3])
+    for index, token in enumerate(tokens):  # a format's own dash joins its two tokens
+        if index + 1 < len(tokens) and f"{token}-{tokens[index + 1]}" in FORMAT_LABELS:
+            tokens[index + 1], token = f"{token}-{tokens[index + 1]}", ""
+        if not token:
+            continue
+        batch = re.fullmatch(r"b(\d+)", token)
+        words.append(f"batch {batch.group(1)}" if batch else "A/A control" if token == "aa"
+                     else FORMAT_LABELS.get(token) or MODE_LABELS.get(token)
+                     or token.replace("_", " "))
+    return " · ".join([cell_words(cell_id), *words])
+
+
+def mode_ids_in_words(text: str) -> str:
+    """Recorded text with each mode identifier that has an underscore ('jit_compile',
+    'inference_mode') in words, outside code."""
+    names = sorted((m for m in MODE_LABELS if "_" in m), key=len, reverse=True)
+    return re.sub(r"(?<![\w`.=])(" + "|".join(map(re.escape, names)) + r")(?![\w`=(])",
+                  lambda m: MODE_LABELS[m.group(1)], text)
+
+
+def setting_words(text: str) -> str:
+    """Recorded settings in words: 'params.learning_rate —→0.025' -> 'learning rate
+    —→0.025'."""
+    return mode_ids_in_words(re.sub(
+        r"\b(?:params\.)?([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+)(?= [^ ]*→)",
+        lambda m: m.group(1).replace("_", " "), text.replace("params.", "")))
+
+
+#: An API setting in recorded text: 'jit_compile=True', "compile(jit_compile='auto')".
+API_SETTING = re.compile(r"(?<![`\w])([A-Za-z_][\w.]*\([^()`]*\)|[a-z_][\w.]*=[\w'.\"]+)")
+
+
+def settings_as_code(text: str) -> str:
+    """Recorded text with its API settings as code ('run_eagerly=False' -> `run_eagerly=False`):
+    the exact name a framework documents, shown as code rather than as a word."""
+    return API_SETTING.sub(lambda m: f"`{m.group(1)}`", text)
 
 
 def ids_in_words(text: str) -> str:
@@ -200,7 +273,22 @@ def ids_in_words(text: str) -> str:
     text = re.sub(r"(?<![\w./#-])(" + "|".join(map(re.escape, bare)) + r")(?![\w/-])",
                   lambda m: (workload_label(m.group(1)) if m.group(1) in workloads
                              else system_label(m.group(1))), text)
+    text = re.sub(r"(?<![\w./#-])([a-z][\w.-]*)/([a-z][\w.-]*)(?![\w/-])",
+                  lambda m: "/".join(_name_words(n) for n in m.groups()), text)
+    formats = "|".join(map(re.escape, sorted(FORMAT_LABELS, key=len, reverse=True)))
+    text = re.sub(r"(?<![\w./#`-])(" + formats + r")(?![\w/`-])",
+                  lambda m: RUNTIME_LABELS.get(m.group(1)) or format_label(m.group(1)), text)
     return metric_ids_in_words(re.sub(r"\bbatch size (\d+)", r"batch \1", text))
+
+
+def _name_words(name: str) -> str:
+    """A system, export format or mode in words; anything else as it is."""
+    from dlbench.core.schema import system_label
+    from dlbench.core.systems import SYSTEMS
+
+    if name in {s.name for s in SYSTEMS}:
+        return system_label(name)
+    return RUNTIME_LABELS.get(name) or FORMAT_LABELS.get(name) or MODE_LABELS.get(name) or name
 
 
 def short_sentences(text: str) -> list[str]:

@@ -18,7 +18,7 @@ from dlbench.core.decisions import PairDecision
 from dlbench.core.metrics import reader_label
 from dlbench.core.modes import group_words
 from dlbench.core.sequential import Design, design_from_policy
-from dlbench.core.verdict_engine import Control
+from dlbench.core.verdict_engine import QUESTIONS, Control
 from dlbench.report.verdicts.answers import Verdict, VerdictOutcome, Verdicts
 
 #: The columns of downloads/verdicts.csv, in order.
@@ -57,9 +57,17 @@ def _answer_rows(verdict: Verdict, ids: Mapping[tuple, str]) -> list[dict]:
         rows.append(common | _pair_row(pairing.judgement) | {
             "row": "pair", "cell_a": best.cell_id, "cell_b": pairing.other_cell,
             "contender_a": best.contender, "contender_b": pairing.other,
-            "result_id_a": ids.get((verdict.run_id, best.cell_id, verdict.metric), ""),
-            "result_id_b": ids.get((verdict.run_id, pairing.other_cell, verdict.metric), "")})
+            "result_id_a": ids.get((verdict.run_id, best.cell_id,
+                                    _read(verdict, best.cell_id)), ""),
+            "result_id_b": ids.get((verdict.run_id, pairing.other_cell,
+                                    _read(verdict, pairing.other_cell)), "")})
     return rows
+
+
+def _read(verdict: Verdict, cell_id: str) -> str:
+    """The metric a verdict's question reads of a cell (a joined experiment's own)."""
+    question = next((q for q in QUESTIONS if q.key == verdict.question), None)
+    return question.metric_of(cell_id) if question else verdict.metric
 
 
 def _control_row(control: Control, ids: Mapping[tuple, str]) -> dict:

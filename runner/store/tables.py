@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from dlbench.core.measured_batch import measured_batch
 from dlbench.core.schema import CellStatus
 
 if TYPE_CHECKING:
@@ -104,14 +105,9 @@ def cells_frame(records: list[CellRecord], run_id: str) -> pd.DataFrame:
 
 
 def observed_batch(spec: CellSpec, metric: str) -> int:
-    """The batch an observation was measured at: the cell's, except for throughput measured
-    at the cell's serving batch (`throughput_batch`) beside batch-1 latency, and an
-    artifact's latency, one sample per call (so no page files a bulk rate under batch 1)."""
-    if metric == "inference_throughput" and "throughput_batch" in spec.params:
-        return int(spec.params["throughput_batch"])
-    if metric == "artifact_latency":
-        return 1
-    return spec.batch_size
+    """The batch an observation was measured at (dlbench.core.measured_batch: the serving
+    batch for throughput, one sample per call for latency, else the cell's)."""
+    return measured_batch(metric, spec.batch_size, spec.params, spec.experiment)
 
 
 def observations_frame(records: list[CellRecord], run_id: str) -> pd.DataFrame:
