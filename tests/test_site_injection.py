@@ -74,12 +74,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
         fields = {"--title": "t", "--wrong": "w", "--correction": "c"} | {flag: payload(n)}
         assert main(["erratum", "2026.12", "--results-dir", str(results), "--date",
                      "2026-12-02", *[item for pair in fields.items() for item in pair]]) == 0
-    docs = tmp / "site_src"
-    assert main(["build", "--release", "2026.12", "--results-dir", str(results), "--out",
-                 str(docs), "--config", str(ROOT / "mkdocs.yml"), "--cache-dir",
-                 str(tmp / "cache")]) == 0
-    build_mkdocs(site_config(tmp, docs), tmp / "site")
-    return tmp / "site"
+    return _built_site(results, tmp)
 
 
 def test_no_typed_field_becomes_live_code_in_the_built_site(built: Path) -> None:
@@ -172,12 +167,7 @@ def built_from_poisoned_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     poison_model_file(results / "runs" / RUN_B, 26)
     freeze_release(results, "2026.12", [RUN_A, RUN_B], "2026-12-01", "poisoned",
                    Citation("2026.12", "2026-12-01", SITE_URL).cff())
-    docs = tmp / "site_src"
-    assert main(["build", "--release", "2026.12", "--results-dir", str(results), "--out",
-                 str(docs), "--config", str(ROOT / "mkdocs.yml"), "--cache-dir",
-                 str(tmp / "cache")]) == 0
-    build_mkdocs(site_config(tmp, docs), tmp / "site")
-    return tmp / "site"
+    return _built_site(results, tmp)
 
 
 def test_no_string_a_run_carries_becomes_live_code_in_the_built_site(
@@ -226,3 +216,13 @@ def test_the_one_sanitiser_makes_text_inert_in_every_place_of_a_page() -> None:
     inert = inert_frame(frame)
     assert list(inert["reason"]) == ["‹a›", "ok"]
     assert json.loads(inert["details_json"][0]) == {"m": "‹s›"}
+
+
+def _built_site(results: Path, tmp: Path) -> Path:
+    """Release 2026.12 of `results` built by `dlbench build` and mkdocs into tmp/site."""
+    docs = tmp / "site_src"
+    assert main(["build", "--release", "2026.12", "--results-dir", str(results), "--out",
+                 str(docs), "--config", str(ROOT / "mkdocs.yml"), "--cache-dir",
+                 str(tmp / "cache")]) == 0
+    build_mkdocs(site_config(tmp, docs), tmp / "site")
+    return tmp / "site"
