@@ -41,7 +41,7 @@ def test_a_release_of_a_cpu_and_a_cuda_run_shows_both_devices(tmp_path):
     assert f"## Run {RUN_A}" in environment and f"## Run {cuda_run}" in environment
 
     claims = (docs / "claims.md").read_text()
-    verdicts = re.findall(r"^On \*\*(.+?)\*\* \((cpu|cuda)\): \*\*(\w+)\*\*", claims,
+    verdicts = re.findall(r"^On \*\*(.+?)\*\* \((cpu|cuda)\): \*\*([\w ]+)\*\*", claims,
                           re.MULTILINE)
     devices = [device for _, device, _ in verdicts]
     assert devices.count("cpu") == devices.count("cuda") > 0  # every claim on both devices

@@ -57,7 +57,7 @@ def test_a_cell_id_and_its_settings_are_said_in_words():
 
 def test_an_environment_difference_is_a_setting_in_words_with_its_value_in_units():
     assert environment_key("compute_peak.fp32_flops") == \
-        "measured compute peak · fp32 peak (GFLOP/s)"
+        "compute peak · fp32 peak (GFLOP/s)"
     assert environment_value("compute_peak.fp32_flops", "158659548727.5") == "158.7"
     assert environment_value("cpu.avx512f", "False") == "no"
 

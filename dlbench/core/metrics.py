@@ -76,14 +76,11 @@ _ALL = [
        "0; a training cell any of whose processes missed it decides no accuracy question."),
     _m("working_memory", "MiB", "lower", "working memory",
        "Working memory of the model's training or inference: the allocator peak on a GPU; "
-       "on a CPU the process's peak resident memory (shared-library code paged in excluded), "
-       "with the allocator's free pages returned before it is read (from 2026-12-06): in "
-       "inference above what the first calls left; in training, of the epochs after the "
-       "first above the memory before the model was built (from 2026-12-06: the model's "
-       "state and the pools a framework keeps from the first epoch are in it; releases "
-       "2027.02-2027.03 read it above what the first epoch left, which hid such pools, and "
-       "before them above the baseline after imports and data loading); no compiler's "
-       "passing peak is in it; model_memory counts the model's own training state."),
+       "on a CPU the process's peak resident memory above a baseline (shared-library code "
+       "excluded, the allocator's free pages returned first): in inference above what the "
+       "first calls left; in training, of the epochs after the first above the memory before "
+       "the model was built (from 2026-12-06; earlier releases read it above what the first "
+       "epoch left). The Method page says what each framework's number holds."),
     _m("peak_memory", "MiB", "lower", "process peak memory",
        "The worker process's peak resident memory, imports and data included (release "
        "2026.12 published it as memory; new runs record working_memory and import_footprint "

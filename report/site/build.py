@@ -139,7 +139,17 @@ def site_files(source: Source, templates_dir: Path, site_url: str,
                results_dir: Path | None = None, cache: SiteCache | None = None
                ) -> dict[str, bytes]:
     """Every file of site_src/ for `source`, by relative path; `results_dir` (where the other
-    releases are) adds the comparison page; `cache` keeps SVGs and the Vega bundle."""
+    releases are) adds the comparison page; `cache` keeps SVGs and the Vega bundle. The
+    workload words its runs recorded label its pages only: they are forgotten after it, so a
+    later build or label in this process never reads another run's words."""
+    try:
+        return _site_files(source, templates_dir, site_url, results_dir, cache)
+    finally:
+        use_recorded_words([])
+
+
+def _site_files(source: Source, templates_dir: Path, site_url: str,
+                results_dir: Path | None, cache: SiteCache | None) -> dict[str, bytes]:
     cache = cache or SiteCache(None)
     use_recorded_words([(str(run.info.get("device", "")), run.info.get("workload_words") or {})
                         for run in source.runs])

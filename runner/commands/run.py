@@ -214,14 +214,14 @@ def run_cells(store: RunStore, request: RunRequest, device: str, cells: list[Cel
     processes."""
     info = start_info(store, request, device, cells, seed, record_plan)
     projected = _projected_here(store, info, cells, request) if record_plan else None
-    if not (store.root / "environment.json").exists():
-        store.save_environment(capture_environment(PROJECT_ROOT))
     design = recorded_design(info, request)
     cells = with_recorded_looks(cells, info)
     if record_plan and next_look(info) < len(design.looks):
         _print_top_up_bound(store, cells, design, request.suite)
     started = time.perf_counter()
     try:
+        if not (store.root / "environment.json").exists():  # a stop while it reads the
+            store.save_environment(capture_environment(PROJECT_ROOT))  # frameworks: interrupted
         with _progress(progress) as bar:
             _measure_look(store, cells, info["order_seed"], bar, busy_retries, request.suite)
             for look in range(next_look(info), len(design.looks) if record_plan else 0):

@@ -79,11 +79,8 @@ def _check_type(values: pd.Series, column: str, origin: str) -> None:
 
 
 def check_observations(frame: pd.DataFrame, origin: str) -> None:
-    """At least one observation; each metric registered with its unit; no infinite value,
-    and every cell's metric with at least one finite value."""
-    if frame.empty:
-        raise ResultsFileError(f"{origin}: no observations (a run that measured nothing has "
-                               "nothing to import)")
+    """Each metric registered with its unit; no infinite value, and every cell's metric with
+    at least one finite value (whether a run may have none: check_measured)."""
     for (metric, unit), _ in frame.groupby(["metric", "unit"], dropna=False):
         if metric not in METRICS:
             raise ResultsFileError(f"{origin}: metric {shown_name(str(metric))} is not in the "
@@ -102,3 +99,15 @@ def check_observations(frame: pd.DataFrame, origin: str) -> None:
         cell, metric = finite[~finite].index[0]
         raise ResultsFileError(f"{origin}: {metric} of cell {shown_name(str(cell))} has no "
                                "value (all NaN); a measured metric has at least one number")
+
+
+def check_measured(cells: pd.DataFrame, observations: pd.DataFrame, origin: str) -> None:
+    """A run names cells, and observations wherever a cell says it measured: a run whose every
+    cell was skipped or failed (a GPU plan on a machine without one) holds none, and says
+    why in its cells."""
+    if cells.empty:
+        raise ResultsFileError(f"{origin}: cells.parquet: no cells (a run that planned nothing "
+                               "has nothing to import)")
+    if observations.empty and (cells["status"].astype(str) == "ok").any():
+        raise ResultsFileError(f"{origin}: observations.parquet: no observations, though "
+                               "cells.parquet says cells measured ok")

@@ -12,7 +12,7 @@ from dlbench.core.errors import ResultsFileError
 from dlbench.core.tables import read_table
 from dlbench.core.visible import shown_name
 from dlbench.runner.store.run_store import RunStore
-from dlbench.runner.store.table_checks import check_table
+from dlbench.runner.store.table_checks import check_measured, check_table
 
 TABLES = ("cells", "observations", "processes")
 #: The longest text a run's JSON holds in one string (an environment variable's value).
@@ -26,7 +26,8 @@ RUN_SHAPE: dict = {"workload_words": {"*": _TEXT}, "request": {}, "processes_pol
                    "looks": [{}], "process_order": [_TEXT], "planned_cells": [_TEXT]}
 ENVIRONMENT_SHAPE: dict = {
     "cpu": {"model": _TEXT, "arch": _TEXT, "logical_cores": _NUMBER, "physical_cores": _NUMBER,
-            "usable_cores": _NUMBER, "*": _FLAG + (str, int)},
+            "usable_cores": _NUMBER, "framework_kernels": {"*": {}},
+            "*": _FLAG + (str, int)},
     "gpus": [{"model": _TEXT, "*": _TEXT + _NUMBER + _FLAG}],
     "compute_peak": {"fp32_flops": _NUMBER, "bf16_flops": _NUMBER, "fp16_flops": _NUMBER,
                      "probe": _TEXT},
@@ -49,14 +50,16 @@ def validate_run(run_root: Path, origin: str) -> str:
         raise ResultsFileError(f"{origin}: run.json names run {info['run_id']!r} but the "
                                f"archive holds {run_root.name!r}")
     _check_records(run_root, origin)
+    tables = {}
     for stem in TABLES:
-        table = read_table(run_root / f"{stem}.parquet", stem)
+        table = tables[stem] = read_table(run_root / f"{stem}.parquet", stem)
         check_table(table, stem, f"{origin}: {stem}.parquet")
         named = set(table["run_id"])
         if named - {info["run_id"]}:
             raise ResultsFileError(f"{origin}: {stem}.parquet names run(s) "
                                    f"{', '.join(map(repr, sorted(map(str, named))))} but "
                                    f"run.json names {info['run_id']!r}")
+    check_measured(tables["cells"], tables["observations"], origin)
     _check_code(run_root, origin)
     return info["run_id"]
 
