@@ -105,3 +105,14 @@ def test_a_parity_answer_is_no_verdict_to_read_across_machines():
     from dlbench.report.pages.machine_columns import PARITY, _machine_cell
 
     assert _machine_cell(MachineAnswer("Intel Xeon", PARITY, "pytorch")) == "same model"
+
+
+def test_machines_of_one_kind_are_each_told_apart_by_their_run():
+    from dlbench.report.pages.machine_columns import machine_names
+
+    names = machine_names({("r1", "cpu"): "AMD EPYC, 2 cores, AVX2 only",
+                           ("r2", "cpu"): "AMD EPYC, 2 cores, AVX2 only",
+                           ("r3", "cpu"): "Intel Xeon, 2 cores, AMX"})
+    assert list(names.values()) == ["AMD EPYC, 2 cores, AVX2 only (run 1)",
+                                    "AMD EPYC, 2 cores, AVX2 only (run 2)",
+                                    "Intel Xeon, 2 cores, AMX"]

@@ -34,7 +34,7 @@ PARITY = VerdictOutcome.PARITY.value
 PRECISION_ORDER = ("fp32", "bf16", "fp16")
 
 
-def _advantage(row: Mapping, direction: Direction) -> tuple[float, float, float]:
+def advantage(row: Mapping, direction: Direction) -> tuple[float, float, float]:
     """How many times better the row's best is than the other, and its interval."""
     ratio, low, high = (float(row[k]) if row[k] not in ("", None) else math.nan
                         for k in ("ratio", "ci_low", "ci_high"))
@@ -51,7 +51,7 @@ def _times(value: float) -> str:
 def _cell(pair: Mapping, direction: Direction) -> str:
     """'2.16 <small>1.57–2.97</small>': ≈ before it when within the threshold, ? after the
     value when undecided."""
-    value, low, high = _advantage(pair, direction)
+    value, low, high = advantage(pair, direction)
     interval = "" if math.isnan(low) else f" <small>{_times(low)}–{_times(high)}</small>"
     decision = str(pair["decision"])
     if decision == "no meaningful difference":
@@ -122,7 +122,7 @@ def _row(answer: Mapping, pairs: pd.DataFrame, columns: list[str], question: Que
     cells = {best: f"**{_times(1.0)}**" if answer["outcome"] == "winner" else _times(1.0)}
     parity = answer["outcome"] == PARITY
     for pair in pairs.to_dict("records"):
-        cells[str(pair["contender_b"])] = (_times(_advantage(pair, direction)[0]) if parity
+        cells[str(pair["contender_b"])] = (_times(advantage(pair, direction)[0]) if parity
                                            else _cell(pair, direction))
     batch = value_batch(batches, str(answer["run_id"]), str(answer.get("cell_a") or ""),
                         str(answer["metric"]))

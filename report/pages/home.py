@@ -20,8 +20,7 @@ from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.jinja import render
 from dlbench.report.render.paragraphs import identifiers_as_code, short_paragraphs
 from dlbench.report.render.labels import contender_label
-from dlbench.report.inputs.source import (Source, newest_release, source_designs,
-                                          source_processes)
+from dlbench.report.inputs.source import Source, source_designs, source_processes
 from dlbench.report.inputs.summary import (BatchIndex, batch_index, format_number,
                                            machine_label, value_batch)
 from dlbench.report.pages.answer_tables import (answer_counts, answer_outcomes, answer_tables,
@@ -344,8 +343,7 @@ def with_new_questions(frame: pd.DataFrame, today: pd.DataFrame,
 
 def _beside_release(inputs: PageInputs) -> str:
     """The release a draft's machine is placed beside (your-machine.md), or ''."""
-    release = newest_release(inputs.source, inputs.results_dir)
-    return release.name if release else ""
+    return inputs.beside_release.name if inputs.beside_release else ""
 
 
 @page("index.md")

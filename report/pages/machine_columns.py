@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Mapping
 
 import pandas as pd
@@ -17,7 +18,7 @@ from dlbench.core.where_it_holds import (NO_DIFFERENCE, WINNER, Holds, Lead, Mac
                                          WhereItHolds, lead_range, where_it_holds)
 from dlbench.core.words import plural
 from dlbench.report.inputs.summary import format_number
-from dlbench.report.pages.answer_tables import UNDECIDED, TIED, group_label
+from dlbench.report.pages.answer_tables import UNDECIDED, TIED, advantage, group_label
 from dlbench.report.render.user_text import plain_text
 from dlbench.report.verdicts.answers import VerdictOutcome
 
@@ -35,11 +36,7 @@ def _float(value: object) -> float:
 
 def lead_of(pair: Mapping, direction: Direction) -> Lead:
     """How many times better the pair's first side (the best) is, with its interval."""
-    ratio, low, high = (_float(pair[k]) for k in ("ratio", "ci_low", "ci_high"))
-    if direction is Direction.LOWER:
-        ratio, low, high = 1 / ratio if ratio else math.nan, \
-            1 / high if high else math.nan, 1 / low if low else math.nan
-    return Lead(ratio, low, high)
+    return Lead(*advantage(pair, direction))
 
 
 def machine_answers(frame: pd.DataFrame, names: Mapping[Machine, str]
@@ -179,9 +176,10 @@ def machine_names(machines: Mapping[Machine, str]) -> dict[Machine, str]:
     text (a run's record comes from another machine), made unique within the release: a
     kind measured twice is told apart by its run."""
     words = {machine: plain_text(hardware) for machine, hardware in machines.items()}
-    seen: dict[str, int] = {}
+    kinds = Counter(words.values())
+    seen: Counter[str] = Counter()
     for machine, name in words.items():
-        seen[name] = seen.get(name, 0) + 1
-        if list(words.values()).count(name) > 1:
+        if kinds[name] > 1:
+            seen[name] += 1
             words[machine] = f"{name} (run {seen[name]})"
     return words

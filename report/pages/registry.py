@@ -21,7 +21,7 @@ import pandas as pd
 
 from dlbench.report.pages.cite import Citation
 from dlbench.report.render.jinja import ChartBlock
-from dlbench.report.inputs.source import Source
+from dlbench.report.inputs.source import Source, newest_release
 from dlbench.report.verdicts.data import Calibration, judged_table
 from dlbench.report.verdicts.answers import Verdicts
 
@@ -44,6 +44,12 @@ class PageInputs:
         """This build's verdicts table (answers, pairs, A/A controls), judged once per build:
         the home and claims pages and the download read the same one."""
         return judged_table(self.judged, self.summary)
+
+    @cached_property
+    def beside_release(self) -> Source | None:
+        """The release a draft's machine is placed beside (the newest), read once per build;
+        None for a release or where there is none."""
+        return newest_release(self.source, self.results_dir)
 
     @property
     def common(self) -> dict:

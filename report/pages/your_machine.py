@@ -9,6 +9,7 @@ quick suite's fewer epochs, say) or by other code, the page says so."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from dlbench.core.metrics import Direction
 from dlbench.core.schema import system_label
 from dlbench.core.stats import geometric_mean
 from dlbench.core.verdict_engine import metric_direction, repeat_rows
-from dlbench.report.inputs.source import Source, newest_release, source_processes
+from dlbench.report.inputs.source import Source, source_processes
 from dlbench.report.inputs.summary import format_number
 from dlbench.report.pages.answer_tables import group_label
 from dlbench.report.pages.home import hardware_words
@@ -122,8 +123,6 @@ def placements(found: list[Verdict], draft: Source, release: Source,
 
 
 def _group_key(verdict: Verdict) -> str:
-    import json
-
     return json.dumps(dict(verdict.group))
 
 
@@ -148,7 +147,7 @@ def code_words(draft: Source, release: Source) -> str:
 @page("your-machine.md")
 def your_machine_page(inputs: PageInputs) -> Page | None:
     """A draft's machine beside the newest release's machines; no page for a release."""
-    release = newest_release(inputs.source, inputs.results_dir)
+    release = inputs.beside_release
     if release is None:
         return None
     words = machine_names({(run.run_id, "cpu"): hardware_words(run.environment, "cpu")
