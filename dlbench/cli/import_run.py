@@ -10,12 +10,10 @@ hash. Only then is the run moved into place, in one rename; a run ID that exists
 from __future__ import annotations
 
 import argparse
-import shutil
-import tempfile
 from pathlib import Path
 
 from dlbench.core import layout
-from dlbench.core.atomic import save_error
+from dlbench.core.atomic import save_error, saving, staged_dir
 from dlbench.core.errors import ResultsFileError, UsageError
 from dlbench.core.run_archive import extract_run
 from dlbench.runner.store.validate import validate_run
@@ -34,10 +32,9 @@ def import_command(args: argparse.Namespace) -> int:
     runs = layout.runs_dir(results_dir)
     try:
         runs.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".import-", dir=runs.parent))
     except OSError as error:
         raise save_error(runs, error).about("the imported run") from None
-    try:
+    with saving("the imported run"), staged_dir(runs.parent, ".import-") as staging:
         run_root = extract_run(archive, staging)
         try:
             run_id = validate_run(run_root, str(archive))
@@ -48,7 +45,5 @@ def import_command(args: argparse.Namespace) -> int:
             raise UsageError(f"{archive}: run {run_id} already exists in {runs} (a run is "
                              "imported once; remove it first to import it again)")
         run_root.rename(target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     print(f"imported run {run_id} into {target}")
     return 0

@@ -14,6 +14,7 @@ import json
 import os
 import secrets
 import shutil
+import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -79,6 +80,31 @@ def new_dir(parent: Path, prefix: str) -> Path:
                 continue
     except OSError as error:
         raise save_error(parent, error) from None
+
+
+#: The signals a user stops a command with; held while a staging folder is being made.
+STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
+
+
+@contextmanager
+def staged_dir(parent: Path, prefix: str) -> Iterator[Path]:
+    """A new folder (new_dir) removed when the block ends, however it ends; a block that
+    renames it into place leaves nothing to remove.
+
+    The stop signals are held from before the folder is made until the block's cleanup is
+    armed: a Ctrl-C or SIGTERM arriving in between is raised inside the block, so no stop
+    leaves a staging folder behind (one arriving inside mkdir's return once did)."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        staging = new_dir(parent, prefix)
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        raise
+    try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a stop held till now is raised here
+        yield staging
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def save_error(path: Path, error: OSError) -> SaveError:

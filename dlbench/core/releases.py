@@ -20,14 +20,14 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shutil
 import stat
 from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
-from dlbench.core.atomic import atomic_write_bytes, atomic_write_json, copy_tree, new_dir, saving
+from dlbench.core.atomic import (atomic_write_bytes, atomic_write_json, copy_tree, saving,
+                                 staged_dir)
 from dlbench.core.errors import ReleaseError, ResultsFileError, SaveError
 from dlbench.core.identity import config_differences, differences_text
 from dlbench.core.measurement_code import refuse_mixed_code
@@ -172,21 +172,17 @@ def freeze_release(
     the one rename that makes it a release."""
     target = _check_new(results_dir, name, ids)
     with saving(f"release {name}", f"nothing of it is left in {target.parent}"):
-        staging = new_dir(target.parent, f".{name}.")
-        try:
-            _fill_release(staging, results_dir, name, ids, date, title, cff, labels, notes,
-                          site_url)
-            if finish is not None:
-                finish(staging)
-            os.rename(staging, target)
-        except SaveError as error:  # name the file by its place in the release
-            shutil.rmtree(staging, ignore_errors=True)
-            place = Path(str(error.path))
-            raise (error.at(target / place.relative_to(staging))
-                   if place.is_relative_to(staging) else error) from None
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
+        with staged_dir(target.parent, f".{name}.") as staging:
+            try:
+                _fill_release(staging, results_dir, name, ids, date, title, cff, labels,
+                              notes, site_url)
+                if finish is not None:
+                    finish(staging)
+                os.rename(staging, target)
+            except SaveError as error:  # name the file by its place in the release
+                place = Path(str(error.path))
+                raise (error.at(target / place.relative_to(staging))
+                       if place.is_relative_to(staging) else error) from None
     return target
 
 

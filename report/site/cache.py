@@ -27,7 +27,7 @@ from pathlib import Path
 
 import dlbench
 from dlbench import report
-from dlbench.core.atomic import atomic_write_bytes, new_dir, save_error, saving
+from dlbench.core.atomic import atomic_write_bytes, save_error, saving, staged_dir
 from dlbench.core.errors import SaveError
 
 #: Found from the packages, not this module, so they hold wherever the module lives.
@@ -65,7 +65,15 @@ def write_tree(out_dir: Path, files: dict[str, bytes]) -> BuildReport:
     removed = sorted(r for r in old if r not in files and r not in KEEP_FILES)
     if written or removed:
         with saving("the site", f"{out_dir}/ is left as it was"):
-            swap_in(out_dir, _staged(out_dir, files, written, unchanged, old))
+            _check_writable(out_dir)
+            try:
+                with staged_dir(out_dir.parent, f".{out_dir.name}.new-") as staging:
+                    _fill(staging, out_dir, files, written, unchanged + [
+                        keep for keep in KEEP_FILES if keep in old])
+                    swap_in(out_dir, staging)
+            except SaveError as error:  # the staging folder itself: named as the site's
+                raise (error.at(out_dir) if Path(str(error.path)) == out_dir.parent
+                       else error) from None
     return BuildReport(tuple(written), tuple(unchanged), tuple(removed))
 
 
@@ -73,28 +81,24 @@ def _same(path: Path, data: bytes) -> bool:
     return path.is_file() and path.stat().st_size == len(data) and path.read_bytes() == data
 
 
-def _staged(out_dir: Path, files: dict[str, bytes], written: list[str],
-            unchanged: list[str], old: set[str]) -> Path:
-    """A new folder beside `out_dir` holding `files` (and its KEEP_FILES, if any)."""
-    if out_dir.exists() and not os.access(out_dir, os.W_OK):  # its old tree could not go
+def _check_writable(out_dir: Path) -> None:
+    """SaveError when `out_dir` exists but its old tree could not be retired."""
+    if out_dir.exists() and not os.access(out_dir, os.W_OK):
         raise save_error(out_dir, PermissionError(errno.EACCES, os.strerror(errno.EACCES)))
-    try:
-        staging = new_dir(out_dir.parent, f".{out_dir.name}.new-")
-    except SaveError as error:
-        raise error.at(out_dir) from None
-    try:
-        for relative in written:
-            _write_staged(staging, out_dir, relative, files[relative])
-        for relative in unchanged + [keep for keep in KEEP_FILES if keep in old]:
-            try:
-                (staging / relative).parent.mkdir(parents=True, exist_ok=True)
-                os.link(out_dir / relative, staging / relative)
-            except OSError:
-                _write_staged(staging, out_dir, relative, (out_dir / relative).read_bytes())
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return staging
+
+
+def _fill(staging: Path, out_dir: Path, files: dict[str, bytes], written: list[str],
+          linked: list[str]) -> None:
+    """Write `written` from `files` into `staging` and hard-link `linked` from `out_dir`
+    (a copy where a link cannot be made)."""
+    for relative in written:
+        _write_staged(staging, out_dir, relative, files[relative])
+    for relative in linked:
+        try:
+            (staging / relative).parent.mkdir(parents=True, exist_ok=True)
+            os.link(out_dir / relative, staging / relative)
+        except OSError:
+            _write_staged(staging, out_dir, relative, (out_dir / relative).read_bytes())
 
 
 def _write_staged(staging: Path, out_dir: Path, relative: str, data: bytes) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from dlbench.core.atomic import free_space, new_dir, save_error, saving
+from dlbench.core.atomic import free_space, save_error, saving, staged_dir
 from dlbench.core.errors import SaveError
 from dlbench.report.site.cache import swap_in
 from dlbench.report.site.outputs import check_output, mark_output
@@ -148,16 +148,14 @@ def export_site(pages_repo: Path, target: Path) -> Path:
         raise PublishError(f"nothing deployed in {pages_repo}: run `dlbench deploy` first")
     archive = subprocess.run(["git", "archive", "--format=tar", BRANCH], cwd=pages_repo,
                              capture_output=True, check=True).stdout
-    staging = new_dir(target.parent, f".{target.name}.new-")
     try:
-        with saving("the exported site", f"{target} is left as it was"):
-            _unpack(archive, staging)
-            mark_output(staging, "export")
-        swap_in(target, staging)
+        with staged_dir(target.parent, f".{target.name}.new-") as staging:
+            with saving("the exported site", f"{target} is left as it was"):
+                _unpack(archive, staging)
+                mark_output(staging, "export")
+            swap_in(target, staging)
     except SaveError as error:
         raise error.at(target) from None
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return target
 
 
