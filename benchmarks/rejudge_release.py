@@ -16,7 +16,8 @@ target (accuracy is judged only where every system reached it).
 limit, as if it had stayed busy after its re-runs (a what-if: the runner would have measured
 it again first).
 
-Run: .venv/bin/python benchmarks/rejudge_release.py [--release 2027.02] [--leave-out-steal L]
+Run: .venv/bin/python benchmarks/rejudge_release.py [--release 2027.02 | --run RUN_ID]
+     [--leave-out-steal L]
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ import pandas as pd
 from dlbench.core.noise_floor import noise_floors
 from dlbench.core.steal import steal_column
 from dlbench.core.verdict_engine import QUESTIONS, judge_controls, repeat_rows
-from dlbench.report.inputs.source import load_release, source_designs, source_processes
+from dlbench.report.inputs.source import (load_draft, load_release, source_designs,
+                                          source_processes)
 from dlbench.report.verdicts.answers import judge_page
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,13 +85,16 @@ def counted(answers: list, kind: str) -> list:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--release", default="2027.02")
+    parser.add_argument("--run", action="append", default=[], metavar="RUN_ID",
+                        help="judge these runs as a draft instead of a release (repeatable)")
     parser.add_argument("--results-dir", default=str(ROOT / "results"),
                         help="where the release lives (default: the checkout's results/)")
     parser.add_argument("--verbose", action="store_true", help="one line per answer")
     parser.add_argument("--leave-out-steal", type=float, default=None,
                         help="leave out processes whose steal share is above this")
     args = parser.parse_args()
-    source = load_release(Path(args.results_dir), args.release)
+    source = (load_draft(Path(args.results_dir), args.run) if args.run
+              else load_release(Path(args.results_dir), args.release))
     processes = source_processes(source)
     if args.leave_out_steal is not None and processes is not None:
         steal = processes[steal_column(processes)]

@@ -1,6 +1,7 @@
 """No file of the project names one machine's paths (a checkout's folder, a home folder): a
 newcomer's clone lives elsewhere. Frozen releases are left out: their recorded data name the
-machine they were measured on and never change."""
+machine they were measured on and never change, and so are the committed runs waiting for
+their release (results/runs/: a machine suite's run, kept as measured)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 #: Folders of machines this project is worked on: the checkout's and a user's home (written
 #: as alternatives, so this file holds no such path itself).
 MACHINE_PATH = re.compile(rb"/(?:work|root)/|/home/[a-z_][a-z0-9_-]*/")
-#: Published data, frozen: what a run recorded about its machine stays as measured.
-FROZEN = ("results/releases/",)
+#: Measured data, frozen: what a run recorded about its machine stays as measured.
+FROZEN = ("results/releases/", "results/runs/")
 
 
 def tracked_files() -> list[str]:

@@ -1,0 +1,1 @@
+"""The shared model: metrics, tables, results layout, identity, statistics, verdict rule."""

@@ -1,0 +1,147 @@
+"""The experiments dlbench runs, each declared once.
+
+A declaration holds everything outside its package that the runner and the site need to know
+of an experiment: its name, the package that plans and measures it, the question it answers,
+its metrics (each defined in dlbench.core.metrics), the seconds one quick-suite process
+takes where a system declares no figure of its own (dlbench.runner.plan.estimate), and what its page
+adds to every experiment page's sections. The runner's plan, estimates and code files, the
+command line's listing, and the site's titles, questions, navigation and page sections read
+it here.
+
+Adding an experiment is its package (runner/experiments/<package>/: its grid and plan in
+__init__, its protocol, one module per framework) plus one declaration appended to
+EXPERIMENTS; README "Adding an experiment" lists them. An experiment only a request plans
+(a user's own model: `dlbench run --model`) is declared alike in REQUESTED_ONLY, flagged
+so: no suite plans it, no page or listing shows it, and its package holds only the code
+each framework runs (the request that names it plans its cells).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Page sections an experiment may add (dlbench.report.pages.experiment renders each).
+SECTIONS = ("formats",)  # the works/fails matrix of export formats
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One experiment as the command line, cell IDs, tables and pages name it."""
+
+    name: str  # on the command line and in cell IDs
+    package: str  # the module that plans it (its EXPERIMENT) and holds each framework's code
+    question: str  # what it answers, as a page heads it
+    metrics: tuple[str, ...]
+    #: seconds one quick-suite process takes on 2 cores where a system declares none
+    estimate_s: float = 10.0
+    cpu_caveat: str = ""  # what its page says first when every cell ran on a CPU
+    sections: tuple[str, ...] = ()  # page sections of its own, from SECTIONS
+    #: planned only by a request that names it, never by a suite (REQUESTED_ONLY)
+    requested_only: bool = False
+    #: the suite experiment whose estimates it takes, where it declares none of its own
+    estimated_as: str = ""
+
+    @property
+    def title(self) -> str:
+        """How a page names it: 'execution-mode' -> 'Execution mode'."""
+        return title(self.name)
+
+
+def title(name: str) -> str:
+    """An experiment's page title from its name, declared or not (an older release's)."""
+    return name.replace("-", " ").capitalize()
+
+
+_IMPORT = "import_footprint"
+
+#: Every experiment, in the order suites run them and the site lists them.
+EXPERIMENTS: tuple[Experiment, ...] = (
+    Experiment(
+        "training", "dlbench.runner.experiments.training",
+        "Which framework trains the same model fastest, and do they reach the same accuracy?",
+        ("first_epoch_time", "steady_epoch_time", "train_throughput", "time_to_target",
+         "test_accuracy", "reached_target", "epoch_loss", "epoch_accuracy", "epoch_time",
+         "working_memory", _IMPORT)),
+    Experiment(
+        "inference", "dlbench.runner.experiments.inference",
+        "Which framework predicts fastest, per sample and in bulk, on its plain and its fast "
+        "path?",
+        ("latency_p50", "latency_p90", "latency_p99", "inference_latency",
+         "inference_throughput", "first_call_time", "working_memory", "compile_memory",
+         "user_memory", _IMPORT)),
+    Experiment(
+        "precision", "dlbench.runner.experiments.precision",
+        "Does mixed precision (bf16, fp16) make training and inference faster or leaner, what "
+        "does it cost in accuracy, and does each framework support it?",
+        ("steady_epoch_time", "first_epoch_time", "train_throughput", "working_memory",
+         "test_accuracy", "accuracy_change_vs_fp32", "output_deviation_vs_fp32",
+         "output_deviation_rel_vs_fp32", "inference_throughput", "latency_p50", "latency_p90",
+         "latency_p99", "user_memory", "model_memory", _IMPORT)),
+    Experiment(
+        "execution-mode", "dlbench.runner.experiments.execution_mode",
+        "Do graph and compiled modes train faster than eager execution, and after how many "
+        "steps has compilation paid for itself?",
+        ("steady_step_time", "compile_time_cold", "compile_time_warm", "eager_step_time",
+         "break_even_steps", "step_time", "compile_memory", _IMPORT)),
+    Experiment(
+        "parity", "dlbench.runner.experiments.parity",
+        "Do the frameworks compute the same function from the same weights, before and after "
+        "one optimizer step?",
+        ("parity_forward_max_abs", "parity_forward_max_rel", "parity_step_max_abs",
+         "parity_step_max_rel", "parity_tolerance", "parity_pass", _IMPORT)),
+    Experiment(
+        "data-parallel", "dlbench.runner.experiments.data_parallel",
+        "How well does each framework's data parallelism scale across workers, and does it "
+        "reach the 1-worker accuracy?",
+        ("train_throughput", "scaling_efficiency", "dp_setup_time", "dp_launch_time",
+         "test_accuracy", "accuracy_delta", "steady_epoch_time", "first_epoch_time", _IMPORT),
+        cpu_caveat="**Not measurable on a CPU.** Data parallelism needs two real devices; here "
+                   "the workers are logical devices sharing the same cores, so scaling "
+                   "efficiency and time per epoch show each strategy's overhead, not a "
+                   "speed-up."),
+    Experiment(
+        "export", "dlbench.runner.experiments.export",
+        "Which export formats work in each framework, do the artifacts compute the same "
+        "function, and how fast do they run in their own runtimes?",
+        ("export_time", "artifact_size", "artifact_load_time", "artifact_max_abs_diff",
+         "artifact_latency", "artifact_throughput", _IMPORT),
+        sections=("formats",)),
+)
+
+
+_MODEL_CELLS = "dlbench.runner.user_model.cells"
+
+#: The experiments of a user's own model (runner/user_model/plan.py plans their cells),
+#: each measured as the suite experiment it mirrors and estimated as it.
+REQUESTED_ONLY: tuple[Experiment, ...] = (
+    Experiment(
+        "model-parity", _MODEL_CELLS,
+        "Does every system compute the user's model's function from the same weights?",
+        ("parity_forward_max_abs", "parity_forward_max_rel", "parity_tolerance",
+         "parity_pass", _IMPORT), requested_only=True, estimated_as="parity"),
+    Experiment(
+        "model-inference", _MODEL_CELLS,
+        "Which system and mode predict the user's model fastest, per request and in bulk?",
+        ("latency_p50", "latency_p90", "latency_p99", "inference_latency",
+         "inference_throughput", "first_call_time", "working_memory", "compile_memory",
+         "user_memory", _IMPORT), requested_only=True, estimated_as="inference"),
+    Experiment(
+        "model-training", _MODEL_CELLS,
+        "Which system and mode take the user's model's training step fastest?",
+        ("step_time", "steady_step_time", "compile_time", "working_memory", _IMPORT),
+        requested_only=True, estimated_as="training"),
+)
+
+
+def experiment_names() -> list[str]:
+    """Every experiment a suite plans, in suite order (not the requested-only ones)."""
+    return [experiment.name for experiment in EXPERIMENTS]
+
+
+def by_name(name: str) -> Experiment:
+    """The experiment called `name`, a suite's or a requested-only one; ValueError naming
+    the suites' experiments."""
+    found = next((e for e in (*EXPERIMENTS, *REQUESTED_ONLY) if e.name == name), None)
+    if found is None:
+        raise ValueError(f"unknown experiment {name!r}; valid: {', '.join(experiment_names())}")
+    return found

@@ -1,0 +1,1 @@
+"""Measurement: plans cells, measures each in worker processes, stores their records."""

@@ -1,0 +1,1 @@
+"""The machine measured on: its environment record, its load, its lock."""

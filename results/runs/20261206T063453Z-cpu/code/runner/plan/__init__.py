@@ -1,0 +1,1 @@
+"""Planning: a request turned into cells, controls, processes, order, estimate."""

@@ -1,0 +1,1 @@
+"""One worker process: its environment, the worker, timeout, clock, memory, stop."""

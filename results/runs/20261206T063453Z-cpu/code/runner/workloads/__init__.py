@@ -1,0 +1,1 @@
+"""What a cell runs: workloads (model x dataset x hyper-parameters), datasets."""
