@@ -41,7 +41,7 @@ GRID: dict[str, dict] = {
 NO_DEFAULTS: dict[str, str] = {
     "tensorflow": ("TensorFlow's own API has no training defaults: a tf.Variable takes its "
                    "initial value from its caller; the initialisers, optimisers and BatchNorm "
-                   "it documents are Keras' (see Keras on TensorFlow)"),
+                   "it documents are Keras'"),
 }
 
 

@@ -29,7 +29,7 @@ def build(seed: int) -> tuple[nn.Sequential, torch.optim.Adam]:
 def _initialiser(values: torch.Tensor, fan_in: int, documented: str) -> str:
     """The documented initialiser when the drawn values fit it (uniform within
     1/sqrt(fan_in), not all zero), else what was drawn."""
-    largest = float(values.abs().max())
+    largest = float(values.detach().abs().max())
     if 0 < largest <= 1 / math.sqrt(fan_in):
         return documented
     return f"not PyTorch's default: largest |value| {largest:.3g}"
@@ -72,7 +72,7 @@ def train(seed: int, epochs: int, x: np.ndarray, y: np.ndarray, x_test: np.ndarr
             loss = nn.functional.cross_entropy(model(inputs), labels)
             loss.backward()
             optimizer.step()
-            total += float(loss) * len(labels)
+            total += float(loss.detach()) * len(labels)
         losses.append(total / len(y))
     model.eval()
     with torch.no_grad():
