@@ -21,7 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 #: Page sections an experiment may add (dlbench.report.pages.experiment renders each).
-SECTIONS = ("formats",)  # the works/fails matrix of export formats
+#: "formats": the works/fails matrix of export formats; "defaults": the answer to "does the
+#: framework you use change accuracy?" with the settings that differ by default.
+SECTIONS = ("formats", "defaults")
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,11 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         ("export_time", "artifact_size", "artifact_load_time", "artifact_max_abs_diff",
          "artifact_latency", "artifact_throughput", _IMPORT),
         sections=("formats",)),
+    Experiment(
+        "defaults-accuracy", "dlbench.runner.experiments.defaults_accuracy",
+        "Does the framework you use change accuracy, each trained with its own defaults?",
+        ("test_accuracy", "epoch_loss", _IMPORT), estimate_s=12.0,
+        sections=("defaults",)),
 )
 
 

@@ -18,6 +18,7 @@ from dlbench.core.systems import system_of, systems_of
 from dlbench.report.render.charts import curve_chart, empty_reason, is_accuracy, result_chart
 from dlbench.report.render.labels import (format_label, metric_ids_in_words, reason_label,
                                   status_label, workload_label)
+from dlbench.report.pages.defaults_accuracy import defaults_blocks
 from dlbench.report.pages.registry import Page, SourceInputs, pages_before_verdicts
 from dlbench.report.render.jinja import ChartBlock, chart_block, render
 from dlbench.report.inputs.source import Source
@@ -382,6 +383,7 @@ def experiment_page(inputs: SourceInputs, experiment: str) -> Page:
         caveats=page_caveats(source, experiment),
         formats=(export_formats(source, summary, experiment)
                  if "formats" in page_sections(experiment) else []),
+        defaults=(defaults_blocks(source) if "defaults" in page_sections(experiment) else []),
         history_releases=releases, history_rows=history,
     )
     return Page(text, tuple(c for s in sections for c in s["charts"]) + tuple(curves))

@@ -26,6 +26,7 @@ from dlbench.report.inputs.summary import (BatchIndex, batch_index, format_numbe
 from dlbench.report.pages.answer_tables import (answer_counts, answer_outcomes, answer_tables,
                                                 group_label)
 from dlbench.report.pages.answer_values import medians_of
+from dlbench.report.pages.defaults_accuracy import defaults_blocks
 from dlbench.report.pages.machine_columns import machine_names, machine_tables
 from dlbench.report.verdicts.data import controls_summary, result_ids
 from dlbench.report.verdicts.stored import judged_apart, stored_verdicts
@@ -363,6 +364,7 @@ def home_page(inputs: PageInputs) -> Page:
                 for block in question_blocks(source, inputs.summary, found)}
     text = render(inputs.env, "index.md.j2", tables=tables, evidence=evidence,
                   per_machine=per_machine, beside=_beside_release(inputs),
+                  defaults=defaults_blocks(source),
                   caption=caption(source), stored=stored is not None, apart=len(apart),
                   notes=identifiers_as_code(short_paragraphs(source.notes or "")),
                   counts=answer_counts(frame),

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Callable
 from dataclasses import asdict, replace
@@ -14,6 +15,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 from rich.table import Table
 
+from dlbench.core import experiments as declared_experiments
 from dlbench.core import layout
 from dlbench.core.atomic import make_dir
 from dlbench.core.errors import LayoutError, SaveError, UsageError
@@ -419,11 +421,22 @@ def start_info(store: RunStore, request: RunRequest, device: str, cells: list[Ce
 
 
 def planned_words(cells: list[CellSpec], device: str) -> dict[str, str]:
-    """Each planned workload's words at the run's device (dlbench.runner.workloads.catalog),
-    for its pages to label it by; a workload without declared words is left out."""
-    names = dict.fromkeys(cell.workload for cell in cells)
-    words = {name: workload_words(name, device) for name in names}
+    """Each planned workload's words at the run's device (dlbench.runner.workloads.catalog, or
+    the TASKS of the experiment package that declares a task of its own), for its pages to
+    label it by; a workload without declared words is left out."""
+    names = dict.fromkeys((cell.workload, cell.experiment) for cell in cells)
+    words = {name: workload_words(name, device) or own_task_words(experiment, name)
+             for name, experiment in names}
     return {name: text for name, text in words.items() if text}
+
+
+def own_task_words(experiment: str, workload: str) -> str:
+    """The words an experiment's package gives a task of its own (its TASKS: the
+    defaults-accuracy task is not a catalog workload), or ''."""
+    if experiment not in declared_experiments.experiment_names():  # a user's model: none
+        return ""
+    package = importlib.import_module(declared_experiments.by_name(experiment).package)
+    return str(dict(getattr(package, "TASKS", {})).get(workload, ""))
 
 
 def _now() -> str:
