@@ -15,6 +15,7 @@ import os
 import secrets
 import shutil
 import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -82,8 +83,8 @@ def new_dir(parent: Path, prefix: str) -> Path:
         raise save_error(parent, error) from None
 
 
-#: The signals a user stops a command with; held while a staging folder is being made.
-STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
+#: The signals a user stops a command with; deferred while a staging folder is being made.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 @contextmanager
@@ -91,20 +92,40 @@ def staged_dir(parent: Path, prefix: str) -> Iterator[Path]:
     """A new folder (new_dir) removed when the block ends, however it ends; a block that
     renames it into place leaves nothing to remove.
 
-    The stop signals are held from before the folder is made until the block's cleanup is
-    armed: a Ctrl-C or SIGTERM arriving in between is raised inside the block, so no stop
-    leaves a staging folder behind (one arriving inside mkdir's return once did)."""
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    A Ctrl-C or SIGTERM arriving while the folder is being made is held until the folder's
+    removal is armed, then handled as it would have been, inside the block: no stop leaves a
+    staging folder behind (one arriving as mkdir returned once did). The stop is held by
+    Python-level handlers, not a signal mask, because a mask holds only the calling thread
+    and a library's thread would take the signal instead."""
+    held: list[int] = []
+    before = _hold_stops(held)
     try:
         staging = new_dir(parent, prefix)
     except BaseException:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        _release_stops(before, held)
         raise
     try:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a stop held till now is raised here
+        _release_stops(before, held)  # a stop held till now is raised here
         yield staging
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _hold_stops(held: list[int]) -> dict:
+    """Record STOP_SIGNALS in `held` instead of handling them; the handlers they had. Off the
+    main thread (where Python runs no signal handler) nothing is held."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {signum: signal.signal(signum, lambda number, frame: held.append(number))
+            for signum in STOP_SIGNALS}
+
+
+def _release_stops(before: dict, held: list[int]) -> None:
+    """Give each signal its handler back, then deliver the first stop held, if any."""
+    for signum, handler in before.items():
+        signal.signal(signum, handler)
+    if held:
+        signal.raise_signal(held[0])
 
 
 def save_error(path: Path, error: OSError) -> SaveError:
