@@ -19,10 +19,10 @@ import pytest
 
 from dlbench.core.metrics import METRICS
 from dlbench.report.site.build import build_site
-from dlbench.report.site.publish import build_mkdocs, export_site, mike_deploy
+from dlbench.report.site.publish import build_mkdocs
 from dlbench.report.site.static_server import make_server
-from dlbench.report.inputs.source import load_draft, load_release
-from tests.site_fixtures import ROOT, TEMPLATES, golden_results, site_config, RUN_A
+from dlbench.report.inputs.source import load_draft
+from tests.site_fixtures import TEMPLATES, golden_results, site_config, RUN_A
 
 pytestmark = pytest.mark.browser
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -48,23 +48,10 @@ def _serve(root: Path) -> tuple[str, object]:
 
 
 @pytest.fixture(scope="module")
-def released(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The committed releases deployed with mike, exported and served on localhost."""
-    tmp = tmp_path_factory.mktemp("released")
-    root = tmp / "export"
-    root.mkdir()
-    server = make_server(root, 0)
-    url = f"http://127.0.0.1:{server.server_address[1]}/"
-    config = site_config(tmp, tmp / "site_src", url)
-    for name in RELEASES:
-        build_site(load_release(ROOT / "results", name), tmp / "site_src", TEMPLATES, url,
-                   ROOT / "results")
-        mike_deploy(config, tmp / "pages", name, name)
-    export_site(tmp / "pages", root)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield url
-    server.shutdown()
-    server.server_close()
+def released(served_committed_releases) -> str:
+    """The committed releases deployed with mike, exported and served on localhost (built
+    once a session for every module that reads them: tests/conftest.py)."""
+    return served_committed_releases(RELEASES)
 
 
 @pytest.fixture(scope="module")
