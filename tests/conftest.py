@@ -63,8 +63,9 @@ def _shared_fixture_keys(item: pytest.Item) -> list[str]:
     keys = []
     for name in getattr(item, "fixturenames", ()):
         found = definitions.get(name)
-        if not found or not found[-1].func.__module__.startswith("tests."):
-            continue
+        baseid = found[-1].baseid if found else ""
+        if not (isinstance(baseid, str) and baseid):  # a plugin's (tmp_path_factory) or a
+            continue  # parameter's, not one these tests define
         if found[-1].scope == "module":
             keys.append(item.nodeid.split("::")[0])
         elif found[-1].scope == "session" and name in SHARED_BUILDS:
