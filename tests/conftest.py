@@ -86,8 +86,8 @@ def site_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def served_committed_releases(tmp_path_factory: pytest.TempPathFactory,
                               site_cache: Path) -> Iterator[Callable[[tuple[str, ...]], str]]:
     """serve(releases): the address of those committed releases deployed with mike, exported
-    and served on localhost; built once a session for each tuple of releases, for every
-    browser module that reads them."""
+    and served on localhost; built once a session for each tuple of releases, for the
+    browser modules that read them and the test that builds every committed release."""
     from tests.site_fixtures import served_releases
 
     sites: dict[tuple[str, ...], str] = {}
