@@ -49,10 +49,16 @@ def shared_fixture_groups(items: list[pytest.Item]) -> dict[pytest.Item, str]:
             key = parent[key]
         return key
 
+    def unite(first: str, second: str) -> None:  # a shared build names the group it joins
+        kept, joined = root(first), root(second)
+        if joined in SHARED_BUILDS:
+            kept, joined = joined, kept
+        parent[joined] = kept
+
     keys = {item: _shared_fixture_keys(item) for item in items}
     for found in keys.values():
-        for key in found[1:]:
-            parent[root(key)] = root(found[0])
+        for key in found:
+            unite(found[0], key)
     return {item: root(found[0]) for item, found in keys.items() if found}
 
 
