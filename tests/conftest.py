@@ -80,29 +80,20 @@ def _shared_fixture_keys(item: pytest.Item) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def site_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A build cache (SVGs, the Vega bundle) for the site builds that share it, one for
-    every test process of the session (its writes are atomic)."""
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    return shared / "site-cache"
-
-
-@pytest.fixture(scope="session")
-def served_committed_releases(tmp_path_factory: pytest.TempPathFactory,
-                              site_cache: Path) -> Iterator[Callable[[tuple[str, ...]], str]]:
+def served_committed_releases(tmp_path_factory: pytest.TempPathFactory
+                              ) -> Iterator[Callable[[tuple[str, ...]], str]]:
     """serve(releases): the address of those committed releases deployed with mike, exported
     and served on localhost; built once a session for each tuple of releases, for the
     browser modules that read them and the test that builds every committed release."""
     from tests.site_fixtures import served_releases
 
     sites: dict[tuple[str, ...], str] = {}
+    cache = tmp_path_factory.mktemp("site-cache")  # the builds' Vega bundle, made once
     with ExitStack() as servers:
         def serve(releases: tuple[str, ...]) -> str:
             if releases not in sites:
                 tmp = tmp_path_factory.mktemp("released")
-                sites[releases] = servers.enter_context(served_releases(tmp, releases,
-                                                                        site_cache))
+                sites[releases] = servers.enter_context(served_releases(tmp, releases, cache))
             return sites[releases]
 
         yield serve

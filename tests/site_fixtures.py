@@ -81,16 +81,19 @@ def served_releases(tmp: Path, releases: tuple[str, ...], cache: Path) -> Iterat
     root = tmp / "export"
     root.mkdir()
     server = make_server(root, 0)
-    url = f"http://127.0.0.1:{server.server_address[1]}/"
-    config = site_config(tmp, tmp / "site_src", url)
-    for name in releases:
-        write_tree(tmp / "site_src", site_files(load_release(ROOT / "results", name), TEMPLATES,
-                                                url, ROOT / "results", SiteCache(cache)))
-        mike_deploy(config, tmp / "pages", name, name)
-    export_site(tmp / "pages", root)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        yield url
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        config = site_config(tmp, tmp / "site_src", url)
+        for name in releases:
+            write_tree(tmp / "site_src", site_files(load_release(ROOT / "results", name),
+                                                    TEMPLATES, url, ROOT / "results",
+                                                    SiteCache(cache)))
+            mike_deploy(config, tmp / "pages", name, name)
+        export_site(tmp / "pages", root)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            yield url
+        finally:
+            server.shutdown()
     finally:
-        server.shutdown()
         server.server_close()
