@@ -1,6 +1,6 @@
 """Test-session settings shared by every test module: each test process's machine lock, the
-expensive site builds shared by the modules that read them, and the grouping of tests that
-lets `pytest -n` build each shared fixture once."""
+expensive site build shared by the modules that read it, and the scheduling that lets
+`pytest -n` build each module's and each shared fixture once."""
 
 from __future__ import annotations
 
@@ -14,9 +14,13 @@ import pytest
 
 #: Set when this file chose the lock, so each test process (pytest -n) chooses its own.
 OWN_LOCK = "DLBENCH_TEST_OWN_LOCK"
-#: Session-scoped fixtures of these tests that are expensive to build: every module using one
-#: runs in one test process (pyproject's `--dist loadgroup`), so it is built once a session.
-SHARED_BUILDS = ("served_committed_releases",)
+#: Modules that read one expensive session-scoped build, by the name of the build: under
+#: `pytest -n` they run in one test process, so it is built once a session.
+SHARED_BUILD_MODULES = {
+    "tests/test_site_browser_reader.py": "served_committed_releases",
+    "tests/test_site_browser_releases.py": "served_committed_releases",
+    "tests/test_site_build.py": "served_committed_releases",
+}
 
 
 def pytest_configure(config) -> None:
@@ -29,54 +33,27 @@ def pytest_configure(config) -> None:
         os.environ[OWN_LOCK] = "1"
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under `pytest -n --dist loadgroup` each module with a module-scoped fixture of these
-    tests runs in one test process, and the modules sharing a SHARED_BUILDS fixture in one:
-    such a fixture is built once, not once in each process that happens to run one of its
-    tests (xdist reads the mark after this hook; without -n it changes nothing)."""
-    for item, group in shared_fixture_groups(items).items():
-        item.add_marker(pytest.mark.xdist_group(group))
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """Under `pytest -n --dist loadscope` (pyproject's addopts): each module's tests in one
+    test process, so its module-scoped fixtures are built once, and the modules of one
+    SHARED_BUILD_MODULES build in one process. (xdist's loadgroup cannot do it with pytest 9:
+    it renames node IDs through an attribute pytest no longer reads.)"""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    return shared_build_scheduler(config, log, SHARED_BUILD_MODULES)
 
 
-def shared_fixture_groups(items: list[pytest.Item]) -> dict[pytest.Item, str]:
-    """The group of each test that uses a module-scoped fixture of these tests or a
-    SHARED_BUILDS one: tests whose fixtures overlap are in one group."""
-    parent: dict[str, str] = {}
+def shared_build_scheduler(config: pytest.Config, log: object, builds: dict[str, str]) -> object:
+    """xdist's loadscope scheduling with a module as the unit of work, and the modules named
+    in `builds` (module path -> build) one unit per build."""
+    from xdist.scheduler import LoadScopeScheduling
 
-    def root(key: str) -> str:
-        while parent.setdefault(key, key) != key:
-            key = parent[key]
-        return key
+    class SharedBuildScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return builds.get(module, module)
 
-    def unite(first: str, second: str) -> None:  # a shared build names the group it joins
-        kept, joined = root(first), root(second)
-        if joined in SHARED_BUILDS:
-            kept, joined = joined, kept
-        parent[joined] = kept
-
-    keys = {item: _shared_fixture_keys(item) for item in items}
-    for found in keys.values():
-        for key in found:
-            unite(found[0], key)
-    return {item: root(found[0]) for item, found in keys.items() if found}
-
-
-def _shared_fixture_keys(item: pytest.Item) -> list[str]:
-    """The module of a test using a module-scoped fixture of these tests, and the name of
-    each SHARED_BUILDS fixture it uses."""
-    definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
-    keys = []
-    for name in getattr(item, "fixturenames", ()):
-        found = definitions.get(name)
-        baseid = found[-1].baseid if found else ""
-        if not (isinstance(baseid, str) and baseid):  # a plugin's (tmp_path_factory) or a
-            continue  # parameter's, not one these tests define
-        if found[-1].scope == "module":
-            keys.append(item.nodeid.split("::")[0])
-        elif found[-1].scope == "session" and name in SHARED_BUILDS:
-            keys.append(name)
-    return keys
+    return SharedBuildScheduling(config, log)
 
 
 @pytest.fixture(scope="session")
