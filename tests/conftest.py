@@ -1,13 +1,26 @@
-"""Test-session settings shared by every test module."""
+"""Test-session settings shared by every test module: each test process's machine lock, the
+expensive site build shared by the modules that read it, and the scheduling that lets
+`pytest -n` build each module's and each shared fixture once."""
 
 from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
+
+import pytest
 
 #: Set when this file chose the lock, so each test process (pytest -n) chooses its own.
 OWN_LOCK = "DLBENCH_TEST_OWN_LOCK"
+#: Modules that read one expensive session-scoped build, by the name of the build: under
+#: `pytest -n` they run in one test process, so it is built once a session.
+SHARED_BUILD_MODULES = {
+    "tests/test_site_browser_reader.py": "served_committed_releases",
+    "tests/test_site_browser_releases.py": "served_committed_releases",
+    "tests/test_site_build.py": "served_committed_releases",
+}
 
 
 def pytest_configure(config) -> None:
@@ -18,3 +31,46 @@ def pytest_configure(config) -> None:
         lock_dir = Path(tempfile.mkdtemp(prefix="dlbench-test-lock-"))
         os.environ["DLBENCH_LOCK_FILE"] = str(lock_dir / "measure.lock")
         os.environ[OWN_LOCK] = "1"
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """Under `pytest -n --dist loadscope` (pyproject's addopts): each module's tests in one
+    test process, so its module-scoped fixtures are built once, and the modules of one
+    SHARED_BUILD_MODULES build in one process. (xdist's loadgroup cannot do it with pytest 9:
+    it renames node IDs through an attribute pytest no longer reads.)"""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    return shared_build_scheduler(config, log, SHARED_BUILD_MODULES)
+
+
+def shared_build_scheduler(config: pytest.Config, log: object, builds: dict[str, str]) -> object:
+    """xdist's loadscope scheduling with a module as the unit of work, and the modules named
+    in `builds` (module path -> build) one unit per build."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedBuildScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return builds.get(module, module)
+
+    return SharedBuildScheduling(config, log)
+
+
+@pytest.fixture(scope="session")
+def served_committed_releases(tmp_path_factory: pytest.TempPathFactory
+                              ) -> Iterator[Callable[[tuple[str, ...]], str]]:
+    """serve(releases): the address of those committed releases deployed with mike, exported
+    and served on localhost; built once a session for each tuple of releases, for the
+    browser modules that read them and the test that builds every committed release."""
+    from tests.site_fixtures import served_releases
+
+    sites: dict[tuple[str, ...], str] = {}
+    cache = tmp_path_factory.mktemp("site-cache")  # the builds' Vega bundle, made once
+    with ExitStack() as servers:
+        def serve(releases: tuple[str, ...]) -> str:
+            if releases not in sites:
+                tmp = tmp_path_factory.mktemp("released")
+                sites[releases] = servers.enter_context(served_releases(tmp, releases, cache))
+            return sites[releases]
+
+        yield serve

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import shutil
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
 
-from dlbench.report.site.build import build_site
+from dlbench.report.site.build import build_site, site_files
 from dlbench.report.pages.cite import Citation
 from dlbench.report.site.errata import Erratum, append_erratum
-from dlbench.report.site.publish import mike_deploy
+from dlbench.report.site.cache import SiteCache, write_tree
+from dlbench.report.site.publish import export_site, mike_deploy
+from dlbench.report.site.static_server import make_server
 from dlbench.core.releases import freeze_release
 from dlbench.report.inputs.source import load_release
 
@@ -66,3 +71,29 @@ def publish_golden(tmp: Path, site_url: str = SITE_URL) -> Path:
         build_site(load_release(results, name), docs, TEMPLATES, site_url, results)
         mike_deploy(config, pages, name, f"{name} ({date})")
     return pages
+
+
+@contextmanager
+def served_releases(tmp: Path, releases: tuple[str, ...], cache: Path) -> Iterator[str]:
+    """The committed `releases` (results/releases/) built, deployed with mike, exported and
+    served on localhost while the block runs; yields the site's address. The builds share
+    `cache` (the Vega bundle made once, a chart seen before not rendered again)."""
+    root = tmp / "export"
+    root.mkdir()
+    server = make_server(root, 0)
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        config = site_config(tmp, tmp / "site_src", url)
+        for name in releases:
+            write_tree(tmp / "site_src", site_files(load_release(ROOT / "results", name),
+                                                    TEMPLATES, url, ROOT / "results",
+                                                    SiteCache(cache)))
+            mike_deploy(config, tmp / "pages", name, name)
+        export_site(tmp / "pages", root)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            yield url
+        finally:
+            server.shutdown()
+    finally:
+        server.server_close()

@@ -227,8 +227,8 @@ def test_ctrl_c_stops_the_tasks_keeps_what_finished_and_resume_finishes(cluster,
     assert f"dlbench run --resume {run.name}" in " ".join(stderr.split())
 
     resumed = subprocess.run([*DLBENCH, "run", "--resume", run.name, "--no-progress",
-                              "--results-dir", str(tmp_path)], cwd=ROOT, env=env,
-                             capture_output=True, text=True, timeout=300)
+                              "--busy-retries", "0", "--results-dir", str(tmp_path)], cwd=ROOT,
+                             env=env, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     info = json.loads((run / "run.json").read_text())
     assert info["status"] == "complete" and info["machine_kind"] == "alpha"

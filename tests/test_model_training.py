@@ -7,11 +7,13 @@ import math
 
 import pytest
 
-from dlbench.runner.process.execute import execute_cell
+from dlbench.runner.process.execute import execute_cells
 from dlbench.runner.experiments import inference, training
 from dlbench.runner.plan.request import RunRequest
 from dlbench.runner.plan.frameworks import FRAMEWORKS
+from dlbench.runner.plan.sharing import may_share
 from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.store.run_store import CellRecord
 from dlbench.runner.workloads.catalog import WORKLOADS, flops_per_sample
 
 MODEL_WORKLOADS = ["resnet-synthetic", "transformer-tokens", "lstm-tokens"]
@@ -55,14 +57,28 @@ def test_training_batch_is_the_device_profiles():
     assert batches[("mlp-digits", "cuda")] == 32
 
 
+@pytest.fixture(scope="module")
+def tiny_epochs() -> dict[tuple[str, str], CellRecord]:
+    """One tiny epoch of each model by (workload, framework): each framework's cells in one
+    worker process, as the quick suite measures them (dlbench.runner.plan.sharing), so each
+    framework is imported once, not once per model."""
+    records = {}
+    for framework in ("pytorch", "tensorflow"):
+        specs = [CellSpec(experiment="training", workload=workload, framework=framework,
+                          backend="", device="cpu", batch_size=4, repeats=1, threads=1,
+                          timeout_s=120, params={"epochs": 1, "profile": "tiny"})
+                 for workload in MODEL_WORKLOADS]
+        assert all(may_share(spec, "quick") for spec in specs)
+        records |= {(spec.workload, framework): record
+                    for spec, record in zip(specs, execute_cells(specs), strict=True)}
+    return records
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("framework", ["pytorch", "tensorflow"])
 @pytest.mark.parametrize("workload", MODEL_WORKLOADS)
-def test_each_model_trains_one_tiny_epoch(workload, framework):
-    spec = CellSpec(experiment="training", workload=workload, framework=framework, backend="",
-                    device="cpu", batch_size=4, repeats=1, threads=1, timeout_s=120,
-                    params={"epochs": 1, "profile": "tiny"})
-    outcome = execute_cell(spec).outcome
+def test_each_model_trains_one_tiny_epoch(workload, framework, tiny_epochs):
+    outcome = tiny_epochs[(workload, framework)].outcome
     assert outcome.status.value == "ok", outcome.reason
     values = {o.metric: o.value for o in outcome.observations if o.step is None}
     loss = [o.value for o in outcome.observations if o.metric == "epoch_loss"]

@@ -12,17 +12,17 @@ import shutil
 import threading
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from dlbench.core.metrics import METRICS
 from dlbench.report.site.build import build_site
-from dlbench.report.site.publish import build_mkdocs, export_site, mike_deploy
+from dlbench.report.site.publish import build_mkdocs
 from dlbench.report.site.static_server import make_server
-from dlbench.report.inputs.source import load_draft, load_release
-from tests.site_fixtures import ROOT, TEMPLATES, golden_results, site_config, RUN_A
+from dlbench.report.inputs.source import load_draft
+from tests.site_fixtures import TEMPLATES, golden_results, site_config, RUN_A
 
 pytestmark = pytest.mark.browser
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -48,23 +48,10 @@ def _serve(root: Path) -> tuple[str, object]:
 
 
 @pytest.fixture(scope="module")
-def released(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The committed releases deployed with mike, exported and served on localhost."""
-    tmp = tmp_path_factory.mktemp("released")
-    root = tmp / "export"
-    root.mkdir()
-    server = make_server(root, 0)
-    url = f"http://127.0.0.1:{server.server_address[1]}/"
-    config = site_config(tmp, tmp / "site_src", url)
-    for name in RELEASES:
-        build_site(load_release(ROOT / "results", name), tmp / "site_src", TEMPLATES, url,
-                   ROOT / "results")
-        mike_deploy(config, tmp / "pages", name, name)
-    export_site(tmp / "pages", root)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield url
-    server.shutdown()
-    server.server_close()
+def released(served_committed_releases) -> str:
+    """The committed releases deployed with mike, exported and served on localhost (built
+    once a session for every module that reads them: tests/conftest.py)."""
+    return served_committed_releases(RELEASES)
 
 
 @pytest.fixture(scope="module")
@@ -273,31 +260,56 @@ CLIPPED = """() => [...document.querySelectorAll('div.dlbench-chart')].flatMap(c
           || drawn.width > box.width + 1) ? [`${c.id}: clipped`, ...cut] : cut; })"""
 
 
+#: Tables wider than the page's column: a desktop reader scrolls them sideways.
+WIDER_THAN_PAGE = """() => { const width = document.querySelector('article').clientWidth;
+  return [...document.querySelectorAll('article table')]
+    .filter(t => t.offsetParent !== null && t.scrollWidth > width + 1)
+    .map(t => `${t.scrollWidth} px: ${(t.querySelector('th') || t).textContent.trim()}`); }"""
+#: The height of every walk's window: the walks' checks compare widths only.
+WALK_HEIGHT = 844
+
+
+@pytest.fixture(scope="module")
+def walked(browser, released: str) -> Callable[[int], dict]:
+    """walk(width): what every page of every release shows in a window that wide, each page
+    visited once for every check that reads it, its charts drawn first: charts clipped and
+    labels cut short, table cells right of the screen, tables wider than the page, and how
+    many tables are shown as cards."""
+    walks: dict[int, dict] = {}
+
+    def walk(width: int) -> dict:
+        if width not in walks:
+            page = _page(browser, width, WALK_HEIGHT)
+            seen = {"clipped": [], "off_screen": [], "wider": [], "cards": 0}
+            for release in RELEASES:
+                for path in ["", *PAGES]:
+                    page.goto(f"{released}{release}/{path}")
+                    page.wait_for_load_state("networkidle")
+                    _drawn(page)
+                    where = f"{release}/{path}"
+                    seen["clipped"] += [f"{where} {problem}" for problem in page.evaluate(CLIPPED)]
+                    seen["off_screen"] += [f"{where}: {cell}" for cell in page.evaluate(OFF_SCREEN)]
+                    seen["wider"] += [f"{where}: {table}"
+                                      for table in page.evaluate(WIDER_THAN_PAGE)]
+                    seen["cards"] += page.locator("article table[data-cards]").count()
+            page.context.close()
+            walks[width] = seen
+        return walks[width]
+
+    return walk
+
+
 @pytest.mark.parametrize("width", [1280, 390])
-def test_no_chart_is_clipped_and_no_label_cut_short_on_any_page(
-        browser, released: str, width: int) -> None:
-    page = _page(browser, width, 844)
-    found = []
-    for release in RELEASES:
-        for path in ["", *PAGES]:
-            page.goto(f"{released}{release}/{path}")
-            page.wait_for_load_state("networkidle")
-            _drawn(page)
-            found += [f"{release}/{path} {problem}" for problem in page.evaluate(CLIPPED)]
+def test_no_chart_is_clipped_and_no_label_cut_short_on_any_page(walked, width: int) -> None:
+    found = walked(width)["clipped"]
     assert not found, found
 
 
-def test_every_table_shows_its_numbers_on_a_phone(browser, released: str) -> None:
+def test_every_table_shows_its_numbers_on_a_phone(browser, released: str, walked) -> None:
+    phone = walked(390)
+    assert not phone["off_screen"], phone["off_screen"]
+    assert phone["cards"] > 0  # the wide result tables became cards: a phone reads row labels
     page = _page(browser, 390, 844)
-    hidden, cards = [], 0
-    for release in RELEASES:
-        for path in ["", *PAGES]:
-            page.goto(f"{released}{release}/{path}")
-            page.wait_for_load_state("networkidle")
-            hidden += [f"{release}/{path}: {cell}" for cell in page.evaluate(OFF_SCREEN)]
-            cards += page.locator("article table[data-cards]").count()
-    assert not hidden, hidden
-    assert cards > 0  # the wide result tables became cards; a phone reads each row's labels
     page.set_viewport_size({"width": 1280, "height": 800})  # a wide window: tables again
     page.goto(f"{released}{RELEASES[-1]}/environment/")
     page.wait_for_load_state("networkidle")
@@ -305,21 +317,8 @@ def test_every_table_shows_its_numbers_on_a_phone(browser, released: str) -> Non
         page.locator("article table").count()
 
 
-#: Tables wider than the page's column: a desktop reader scrolls them sideways.
-WIDER_THAN_PAGE = """() => { const width = document.querySelector('article').clientWidth;
-  return [...document.querySelectorAll('article table')]
-    .filter(t => t.offsetParent !== null && t.scrollWidth > width + 1)
-    .map(t => `${t.scrollWidth} px: ${(t.querySelector('th') || t).textContent.trim()}`); }"""
-
-
-def test_every_table_fits_the_page_on_a_desktop(browser, released: str) -> None:
-    page = _page(browser, 1280, 800)
-    wide = []
-    for release in RELEASES:
-        for path in ["", *PAGES]:
-            page.goto(f"{released}{release}/{path}")
-            page.wait_for_load_state("networkidle")
-            wide += [f"{release}/{path}: {table}" for table in page.evaluate(WIDER_THAN_PAGE)]
+def test_every_table_fits_the_page_on_a_desktop(walked) -> None:
+    wide = walked(1280)["wider"]
     assert not wide, wide
 
 

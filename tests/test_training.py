@@ -25,7 +25,9 @@ def training_run(tmp_path, workloads, frameworks, repeats=1, data_dir=""):
                          timeout_s=None, data_dir=data_dir)
     store = RunStore(tmp_path / "runs" / "test-run")
     store.root.mkdir(parents=True)
-    run_cells(store, request, "cpu", plan_cells(request, "cpu"), progress=False)
+    # no busy re-runs (they have a test of their own, test_processes_run): beside other tests
+    # (pytest -n) every process is flagged busy and would be measured up to 3 times
+    run_cells(store, request, "cpu", plan_cells(request, "cpu"), progress=False, busy_retries=0)
     return store
 
 

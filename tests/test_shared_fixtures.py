@@ -1,0 +1,67 @@
+"""tests/conftest.py's scheduling under `pytest -n --dist loadscope`, on a small suite of its
+own run by a real pytest with three test processes: a module's tests run in one process (its
+module-scoped fixture built once), and the modules sharing one build run in one process."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFTEST = """
+import pytest
+from tests.conftest import shared_build_scheduler
+
+SHARED = {"suite/test_reads_one.py": "build", "suite/test_reads_two.py": "build"}
+
+def pytest_xdist_make_scheduler(config, log):
+    return shared_build_scheduler(config, log, SHARED)
+
+@pytest.fixture(scope="session")
+def build():
+    return object()
+"""
+MODULE = """
+import pytest
+
+@pytest.fixture(scope="module")
+def built():
+    return object()
+
+@pytest.mark.parametrize("n", range(6))
+def test_uses_the_module_fixture(built, n):
+    pass
+"""
+READS = """
+import pytest
+
+@pytest.mark.parametrize("n", range(4))
+def test_reads_the_build(build, n):
+    pass
+"""
+#: One line of `pytest -v` under xdist: the process, the outcome, the test's id.
+LINE = re.compile(r"^\[(gw\d)\] \[\s*\d+%\] PASSED (\S+)", re.MULTILINE)
+
+
+def test_a_module_and_the_modules_of_one_build_each_run_in_one_process(tmp_path: Path) -> None:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    for name, text in (("conftest.py", CONFTEST), ("test_module.py", MODULE),
+                       ("test_reads_one.py", READS), ("test_reads_two.py", READS)):
+        (suite / name).write_text(text)
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")  # not the project's options
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-n", "3", "--dist", "loadscope",
+                           "-v", "-p", "no:cacheprovider", "suite"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300,
+                          env=environment | {"PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    ran = {test: worker for worker, test in LINE.findall(done.stdout)}
+    assert len(ran) == 14, done.stdout[-3000:]
+    module = {w for t, w in ran.items() if t.startswith("suite/test_module.py")}
+    reads = {w for t, w in ran.items() if t.startswith("suite/test_reads_")}
+    # three processes and three modules: alone, each module would have had a process of its own
+    assert len(module) == 1 and len(reads) == 1 and module != reads, ran
