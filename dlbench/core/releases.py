@@ -5,7 +5,10 @@
         result_ids.csv     result_id, run_id, cell_id, metric: the permanent IDs
         cells.*, observations.*   the tables of all its runs together (Parquet and CSV)
         CITATION.cff       how to cite this release (CFF 1.2.0)
-        runs/<run_id>/     each run copied whole: run.json, environment.json, tables, code/
+        runs/<run_id>/     each run copied whole: run.json, environment.json, tables, and
+                           its code record, code.tar (a run in the older code/ and
+                           code-objects/ form is converted in the release's copy, checked
+                           against its hashes: dlbench/core/code_archive.py)
         MANIFEST.json      SHA-256 of every other file, except errata.yml
         errata.yml         optional, append-only: what is known to be wrong, and its correction
 
@@ -28,6 +31,7 @@ import pandas as pd
 
 from dlbench.core.atomic import (atomic_write_bytes, atomic_write_json, copy_tree, saving,
                                  staged_dir)
+from dlbench.core.code_archive import convert_legacy
 from dlbench.core.errors import ReleaseError, ResultsFileError, SaveError
 from dlbench.core.identity import config_differences, differences_text
 from dlbench.core.measurement_code import refuse_mixed_code
@@ -194,6 +198,7 @@ def _fill_release(staging: Path, results_dir: Path, name: str, ids: list[str], d
         refuse_links(run_dir(results_dir, run_id))
     for run_id in ids:
         copy_tree(run_dir(results_dir, run_id), release_run_dir(staging, run_id))
+        convert_legacy(release_run_dir(staging, run_id), str(run_dir(results_dir, run_id)))
     cells, observations = run_tables([load_run(release_run_dir(staging, i)) for i in ids])
     refuse_unlike_cells(cells)
     refuse_mixed_code({run_id: release_run_dir(staging, run_id) for run_id in ids})
