@@ -32,7 +32,7 @@ import pandas as pd
 from dlbench.core.atomic import (atomic_write_bytes, atomic_write_json, copy_tree, saving,
                                  staged_dir)
 from dlbench.core.code_archive import convert_legacy
-from dlbench.core.errors import ReleaseError, ResultsFileError, SaveError
+from dlbench.core.errors import LayoutError, ReleaseError, ResultsFileError, SaveError
 from dlbench.core.identity import config_differences, differences_text
 from dlbench.core.measurement_code import refuse_mixed_code
 from dlbench.core.layout import (
@@ -46,6 +46,7 @@ ERRATA = "errata.yml"  # grows after publication, so the manifest leaves it out
 RESULT_IDS = "result_ids.csv"
 RELEASE_NAME = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,39}$")
 RESULT_ID_COLUMNS = ["result_id", "run_id", "cell_id", "metric"]
+RESULT_ID = re.compile(r"^(?P<release>.+)-(?P<number>\d{4,})$")
 
 
 def scalar_results(observations: pd.DataFrame) -> pd.DataFrame:
@@ -70,6 +71,28 @@ def assign_result_ids(
 def read_result_ids(root: Path) -> pd.DataFrame:
     """The permanent result IDs of the release at `root`."""
     return pd.read_csv(root / RESULT_IDS, dtype=str, keep_default_na=False)
+
+
+def find_result(results_dir: Path, result_id: str) -> pd.Series:
+    """The result_ids.csv row (result_id, run_id, cell_id, metric) of `result_id`;
+    LayoutError naming the releases, or the IDs its release has, when it names none."""
+    match = RESULT_ID.match(result_id)
+    releases = release_names(results_dir)
+    if not match or match["release"] not in releases:
+        raise LayoutError(
+            f"unknown result ID {result_id!r}; result IDs look like RELEASE-0001, releases: "
+            f"{', '.join(releases) or 'none yet'}")
+    path = release_dir(results_dir, match["release"]) / RESULT_IDS
+    try:
+        ids = read_result_ids(path.parent)
+    except (OSError, pd.errors.ParserError) as error:
+        raise LayoutError(f"{path}: cannot read result IDs ({error})") from None
+    found = ids[ids["result_id"] == result_id]
+    if found.empty:
+        span = f"{ids['result_id'].iloc[0]} to {ids['result_id'].iloc[-1]}" if len(ids) else "none"
+        raise LayoutError(f"unknown result ID {result_id!r}; release {match['release']!r} "
+                          f"has {span}")
+    return found.iloc[0]
 
 
 def checksums(root: Path) -> dict[str, str]:
