@@ -21,8 +21,9 @@ Runs written before this archive (releases up to 2027.03, and runs measured by t
 measurement code measure-2027.04) kept the same record as `code-objects/<sha256>` and a
 readable `code/<path>` view; `read_code_record` reads either form, checked against the
 hashes, and `convert_legacy` turns the old form into the archive (`dlbench import-run` and
-the release freeze do). Published releases keep the form they were frozen with: a release's
-files never change (dlbench/core/releases.py).
+the release freeze do). The four releases frozen in the older form were repacked once
+(scripts/repack_release_code.py): their MANIFEST.json keeps the published checksums of the
+removed files under "repacked", and `check_repacked` holds the archive to them.
 """
 
 from __future__ import annotations
@@ -272,3 +273,29 @@ def convert_legacy(run_root: Path, origin: str = "") -> bool:
         except OSError as error:
             raise save_error(folder, error).about("the converted code record") from None
     return True
+
+
+def check_repacked(record: CodeRecord, published: dict[str, str], origin: str) -> None:
+    """ResultsFileError unless `record` holds exactly the older form `published` lists (its
+    code/<path> and code-objects/<sha256> checksums, relative to the run): the same paths,
+    each view's hash the path's first version, the same objects."""
+    views, objects = {}, set()
+    for entry, digest in sorted(published.items()):
+        folder, _, rest = entry.partition("/")
+        if folder == LEGACY_VIEWS and rest:
+            views[rest] = digest
+        elif folder == LEGACY_OBJECTS and rest == digest and SHA256.fullmatch(digest):
+            objects.add(digest)
+        else:
+            raise ResultsFileError(f"{origin}: repacked entry {shown_name(entry)} is neither "
+                                   f"{LEGACY_VIEWS}/<path> nor {LEGACY_OBJECTS}/<its sha256>")
+    if paths := sorted(set(views) ^ set(record.files)):
+        raise ResultsFileError(f"{origin}: {ARCHIVE} and the repacked checksums disagree on "
+                               f"which code files it holds ({shown_name(paths[0])})")
+    if changed := sorted(p for p in views if views[p] != record.files[p][0]):
+        raise ResultsFileError(f"{origin}: {ARCHIVE} holds {shown_name(changed[0])} with "
+                               f"another hash than the published {views[changed[0]]}")
+    named = objects or set(views.values())
+    if digests := sorted(named ^ set(record.objects)):
+        raise ResultsFileError(f"{origin}: {ARCHIVE} and the repacked checksums disagree on "
+                               f"code object {digests[0]}")
