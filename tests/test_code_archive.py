@@ -1,7 +1,7 @@
 """The code record as one content-addressed archive per run (dlbench/core/code_archive.py):
 it round-trips, keeps identical files once, is refused in one line when tampered with, reads
-the older code/ and code-objects/ form of the committed releases, is what a frozen release
-holds, and `dlbench code` prints a result's file from it."""
+the older code/ and code-objects/ form the committed releases were published in, is what a
+frozen release holds, and `dlbench code` prints a result's file from it."""
 
 from __future__ import annotations
 
@@ -124,27 +124,42 @@ def test_a_tampered_archive_is_refused_with_one_line(tmp_path, capsys, case, exp
     assert out == "" and len(err.strip().splitlines()) == 1 and expected in err
 
 
-def test_the_older_form_of_a_committed_release_reads_with_every_version():
-    record = read_code_record(RUN_2027_01)
-    views = sorted(p.relative_to(RUN_2027_01 / "code").as_posix()
-                   for p in (RUN_2027_01 / "code").rglob("*") if p.is_file())
+def published_older_form(run: Path, target: Path, objects: bool = True) -> Path:
+    """A copy of the committed `run` as it was published: code/<path> (each path's first
+    version) and code-objects/<sha256> (2026.12 kept none) in place of its code.tar."""
+    shutil.copytree(run, target)
+    record = read_code_record(run)
+    (target / ARCHIVE).unlink()
+    for path, versions in record.files.items():
+        (target / "code" / path).parent.mkdir(parents=True, exist_ok=True)
+        (target / "code" / path).write_bytes(record.objects[versions[0]])
+    (target / "code-objects").mkdir()
+    for digest, data in record.objects.items() if objects else ():
+        (target / "code-objects" / digest).write_bytes(data)
+    return target
+
+
+def test_the_older_form_of_a_committed_release_reads_with_every_version(tmp_path):
+    run = published_older_form(RUN_2027_01, tmp_path / RUN_2027_01.name)
+    record = read_code_record(run)
+    views = sorted(p.relative_to(run / "code").as_posix()
+                   for p in (run / "code").rglob("*") if p.is_file())
     assert sorted(record.files) == views
-    assert set(record.objects) == {p.name for p in (RUN_2027_01 / "code-objects").iterdir()}
+    assert set(record.objects) == {p.name for p in (run / "code-objects").iterdir()}
     first, second = record.files[TWICE]  # the view shows the first; the record keeps both
-    assert sha((RUN_2027_01 / "code" / TWICE).read_bytes()) == first != second
-    assert load_run(RUN_2027_01).code_text(TWICE) == (RUN_2027_01 / "code" / TWICE).read_text()
+    assert sha((run / "code" / TWICE).read_bytes()) == first != second
+    assert load_run(run).code_text(TWICE) == (run / "code" / TWICE).read_text()
 
 
 def test_the_older_form_converts_to_an_archive_checked_against_its_hashes(tmp_path):
-    run = tmp_path / RUN_2027_01.name
-    shutil.copytree(RUN_2027_01, run)
-    expected = read_code_record(RUN_2027_01)
+    run = published_older_form(RUN_2027_01, tmp_path / RUN_2027_01.name)
+    expected = read_code_record(run)
     assert convert_legacy(run, "test") and not convert_legacy(run, "test")
     assert read_code_record(run) == expected
+    assert (run / ARCHIVE).read_bytes() == (RUN_2027_01 / ARCHIVE).read_bytes()
     assert not (run / "code").exists() and not (run / "code-objects").exists()
     assert not list(run.rglob("*.py"))
-    edited = tmp_path / "edited"
-    shutil.copytree(RUN_2027_01, edited)
+    edited = published_older_form(RUN_2027_01, tmp_path / "edited")
     (edited / "code" / TWICE).write_text("# edited after the run\n")
     with pytest.raises(ResultsFileError, match="matches no code object"):
         convert_legacy(edited, "test")
@@ -205,7 +220,9 @@ def test_code_prints_the_file_a_published_result_ran(capsys):
     path = "runner/process/worker.py"
     assert any(line.endswith(f"  {path}") for line in listed)
     assert main(["code", result_id, path, "--results-dir", str(results)]) == 0
-    assert capsys.readouterr().out == (RUN_2027_03 / "code" / path).read_text()
+    published = json.loads((RELEASES / "2027.03" / "MANIFEST.json").read_text())
+    printed = capsys.readouterr().out.encode()  # the bytes published as code/<path>
+    assert sha(printed) == published["repacked"]["files"][f"runs/{RUN_2027_03.name}/code/{path}"]
 
 
 def test_a_result_whose_processes_recorded_no_imports_names_its_experiment_module(capsys):
