@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from dlbench.core.code_archive import unpack
 from dlbench.core.run_archive import pack_run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,6 +92,56 @@ def _repack(archive: Path, target: Path, change) -> Path:
     return target
 
 
+def _edit_objects(code_tar: bytes) -> bytes:
+    """A run's code.tar with a byte added to every file it holds (its manifest unchanged)."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=io.BytesIO(code_tar)) as source, \
+            tarfile.open(fileobj=out, mode="w") as tar:
+        for member in source.getmembers():
+            data = source.extractfile(member).read()
+            data += b"#" if member.name.startswith("objects/") else b""
+            info = tarfile.TarInfo(member.name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def _as_older_form(archive: Path, target: Path, edit_a_view: bool = False) -> Path:
+    """`archive` with its code.tar written as the tagged measurement code keeps a code
+    record: code-objects/<sha256> and a code/<path> view of each file's first version."""
+    with tarfile.open(archive, "r:gz") as source, tarfile.open(target, "w:gz") as tar:
+        for member in source.getmembers():
+            data = source.extractfile(member).read() if member.isfile() else b""
+            if not member.name.endswith("/code.tar"):
+                tar.addfile(member, io.BytesIO(data) if member.isfile() else None)
+                continue
+            run = member.name.rsplit("/", 1)[0]
+            record = unpack(data, "test")
+            added = [(f"{run}/code-objects/{d}", blob) for d, blob in record.objects.items()]
+            added += [(f"{run}/code/{path}", record.objects[versions[0]])
+                      for path, versions in record.files.items()]
+            if edit_a_view:
+                added[-1] = (added[-1][0], added[-1][1] + b"# edited after the run\n")
+            for name, blob in added:
+                info = tarfile.TarInfo(name)
+                info.size = len(blob)
+                tar.addfile(info, io.BytesIO(blob))
+    return target
+
+
+def test_a_run_in_the_older_form_is_converted_on_import(measured_run, archive, tmp_path):
+    older = _as_older_form(archive, tmp_path / "older.tar.gz")
+    with tarfile.open(older, "r:gz") as tar:
+        assert any("/code/" in name for name in tar.getnames())
+    results = tmp_path / "elsewhere"
+    done = dlbench("import-run", str(older), "--results-dir", str(results))
+    assert done.returncode == 0, done.stderr
+    imported = results / "runs" / measured_run.name
+    assert (imported / "code.tar").read_bytes() == (measured_run / "code.tar").read_bytes()
+    assert not (imported / "code").exists() and not (imported / "code-objects").exists()
+    assert not list(imported.rglob("*.py"))
+
+
 def _with_member(archive: Path, target: Path, info: tarfile.TarInfo, data: bytes = b"") -> Path:
     with tarfile.open(archive, "r:gz") as source, tarfile.open(target, "w:gz") as tar:
         for member in source.getmembers():
@@ -100,7 +151,8 @@ def _with_member(archive: Path, target: Path, info: tarfile.TarInfo, data: bytes
 
 
 @pytest.mark.parametrize("case", ["corrupt", "no run.json", "traversal", "symlink",
-                                  "bad table", "edited code", "bad record", "not gzip"])
+                                  "bad table", "edited code", "edited old code", "bad record",
+                                  "not gzip"])
 def test_a_bad_archive_is_refused_with_one_line_and_nothing_written(archive, tmp_path, case):
     bad = tmp_path / "bad.tar.gz"
     if case == "corrupt":
@@ -127,7 +179,11 @@ def test_a_bad_archive_is_refused_with_one_line_and_nothing_written(archive, tmp
                                            else d))
         expected = "cells.parquet: not a readable Parquet file"
     elif case == "edited code":
-        _repack(archive, bad, lambda n, d: (n, d + b"#" if "/code/" in n else d))
+        _repack(archive, bad, lambda n, d: (n, _edit_objects(d) if n.endswith("/code.tar")
+                                           else d))
+        expected = "does not match its content's hash"
+    elif case == "edited old code":
+        _as_older_form(archive, bad, edit_a_view=True)
         expected = "matches no code object"
     else:
         _repack(archive, bad, lambda n, d: (n, b"{}" if "/processes/" in n else d))

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from dlbench.cli import main
+from dlbench.core.code_archive import read_code_record
 from dlbench.core.schema import CellStatus
 from dlbench.core.tables import read_table
 from dlbench.runner.machine.lock import MachineLockedError, lock_file, measurement_lock
@@ -139,8 +140,9 @@ def test_code_files_are_kept_once_by_content(tmp_path):
     store = RunStore(tmp_path / "run")
     digest = store.save_code_file("runner/a.py", b"print(1)\n")
     assert store.save_code_file("runner/b.py", b"print(1)\n") == digest
-    assert len(list((store.root / "code-objects").iterdir())) == 1
-    assert (store.root / "code" / "runner" / "b.py").read_bytes() == b"print(1)\n"
+    record = read_code_record(store.root)
+    assert list(record.objects) == [digest]
+    assert record.data("runner/b.py") == b"print(1)\n"
 
 
 def reading(runnable: float = 0.0, busy_ticks: int = 0, steal: int = 0, total: int = 0,
@@ -280,11 +282,11 @@ def test_every_imported_project_file_is_kept_once_and_listed_by_its_process(tmp_
     for index in range(2):
         measured = record(cell(), index)
         persist(store, replace(measured, outcome=replace(measured.outcome, code_files=files)))
-    objects = sorted(p.name for p in (store.root / "code-objects").iterdir())
-    assert objects == sorted([files["runner/cell/spec.py"], files["runner/cell/outcome.py"]])
-    assert (store.root / "code" / "runner" / "cell" / "spec.py").read_bytes() == (
-        ROOT / "runner" / "cell" / "spec.py").read_bytes()
-    assert not (store.root / "code" / "runner" / "store" / "run_store.py").exists()
+    code = read_code_record(store.root)
+    assert sorted(code.objects) == sorted([files["runner/cell/spec.py"],
+                                           files["runner/cell/outcome.py"]])
+    assert code.data("runner/cell/spec.py") == (ROOT / "runner" / "cell" / "spec.py").read_bytes()
+    assert "runner/store/run_store.py" not in code.files
     store.rebuild_tables()  # as the run does once per look
     processes = read_table(store.root / "processes.parquet", "processes")
     assert [json.loads(v) for v in processes["code_files_json"]] == [files, files]

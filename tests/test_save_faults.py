@@ -25,7 +25,7 @@ TINY_RUN = ["run", "--experiment", "training", "--workload", "mlp-digits", "--fr
             "pytorch", "--repeats", "3", "--threads", "1", "--device", "cpu",
             "--busy-retries", "0", "--no-progress"]
 FULL = re.compile(
-    r"dlbench: error: cannot save (?:the record of|the tables after|code file \S+ of) process "
+    r"dlbench: error: cannot save (?:the record of|the tables after|the code files of) process "
     r"training:\S+#\d to (?P<path>\S+): No space left on device \((?P<free>\S+ \S+) free "
     r"there\); kept (?P<kept>\d+) saved process(?:es)?: free space or make the folder "
     r"writable, then `dlbench run --resume (?P<run>\S+)`")

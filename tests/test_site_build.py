@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from dlbench.core.layout import load_run
 from dlbench.core.metrics import METRICS
 from dlbench.report.site.build import build_site, renderer_version, site_files
 from dlbench.report.site.cache import SiteCache
@@ -191,8 +192,8 @@ def test_code_tabs_show_the_recorded_snapshot_exactly(files: dict[str, bytes]) -
     page = files["experiments/training.md"].decode()
     for framework in ("pytorch", "tensorflow", "keras"):
         assert f'=== "{framework}"' in page
-        snapshot = (GOLDEN / "runs" / RUN_A / "code" / "runner" / "experiments" / "training"
-                    / f"{framework}.py").read_text()
+        snapshot = load_run(GOLDEN / "runs" / RUN_A).code_text(
+            f"runner/experiments/training/{framework}.py")
         indented = "\n".join(("    " + line).rstrip() for line in snapshot.rstrip().splitlines())
         assert indented in page
     assert "    ````python" in page  # the snapshot holds ```, so the fence is longer

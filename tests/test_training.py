@@ -58,7 +58,7 @@ def test_cells_carry_fairness_manifest_settings_and_code(mlp_run):
         assert fairness["threads"] == row.threads and fairness["batch_size"] == 32
         assert fairness["settings"]["OMP_NUM_THREADS"] == str(row.threads)
         assert fairness["timer_includes"] and fairness["compile_mode"]
-        assert (mlp_run.root / "code" / row.code_path).is_file()
+        assert mlp_run.code_record().data(row.code_path)
         details = json.loads(row.details_json)
         assert details["sampling"]["measurements"]["epoch_time"]["samples"] == 10
         # the regime of the report's verdicts (dlbench.core.conditions) reads this key

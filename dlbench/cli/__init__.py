@@ -263,6 +263,18 @@ def build_parser() -> argparse.ArgumentParser:
     exporting.add_argument("--results-dir", default="results", help="where results/ lives")
     exporting.add_argument("--out", default=".", help="the folder the archive goes into")
     exporting.set_defaults(handler=_later("export_run", "export_command"))
+    code = commands.add_parser(
+        "code", help="the code a result or a run ran, from its run's code record")
+    code.add_argument("target", metavar="TARGET",
+                      help="a result ID (e.g. 2027.03-0001), a run ID or latest, or "
+                           "RELEASE@RUN_ID")
+    code.add_argument("path", metavar="PATH", nargs="?", default="",
+                      help="a project file it ran, e.g. runner/harness/training.py (omit to "
+                           "list them)")
+    code.add_argument("--sha256", default="", metavar="HASH",
+                      help="the version of PATH to print, where it ran several (a prefix works)")
+    code.add_argument("--results-dir", default="results", help="where results/ lives")
+    code.set_defaults(handler=_later("code_output", "code_command"))
     _add_site_commands(commands)
     return parser
 

@@ -4,7 +4,10 @@ results/runs, validated like any run, all or nothing.
 The archive (dlbench/core/run_archive.py) is extracted into a temporary directory beside
 results/runs and checked there: run.json and environment.json against their schemas, every
 process record, the three Parquet tables against theirs, every kept code file against its
-hash. Only then is the run moved into place, in one rename; a run ID that exists is refused.
+hash. A run measured by older code (the tagged measurement code of 2027.04 keeps `code/` and
+`code-objects/`) has its code record turned into the one archive there, checked against its
+hashes first (dlbench/core/code_archive.py). Only then is the run moved into place, in one
+rename; a run ID that exists is refused.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from pathlib import Path
 
 from dlbench.core import layout
 from dlbench.core.atomic import save_error, saving, staged_dir
+from dlbench.core.code_archive import convert_legacy
 from dlbench.core.errors import ResultsFileError, UsageError
 from dlbench.core.run_archive import extract_run
 from dlbench.runner.store.validate import validate_run
@@ -37,6 +41,7 @@ def import_command(args: argparse.Namespace) -> int:
     with saving("the imported run"), staged_dir(runs.parent, ".import-") as staging:
         run_root = extract_run(archive, staging)
         try:
+            convert_legacy(run_root, str(archive))
             run_id = validate_run(run_root, str(archive))
         except ResultsFileError as error:  # name the file as it is in the archive
             raise ResultsFileError(str(error).replace(f"{staging}/", f"{archive}: ")) from None

@@ -7,8 +7,9 @@
                                       (runner/store/run_store.py)
         superseded/        records of processes measured again, with why
         cells.*, observations.*, processes.*   the tables (Parquet and CSV)
-        code-objects/<sha256>   each code file a process imported, kept once by content
-        code/              the same files by path: the exact code each cell ran
+        code.tar           the code record: each project file a process imported, by path
+                           and hash, each distinct file once (dlbench/core/code_archive.py;
+                           runs before it kept code-objects/<sha256> and code/<path>)
     results/releases/<release>/   see dlbench/core/releases.py
 (Release 2026.12's run kept one record per cell, cells/<cell>.json, and no processes
 table; like every run, it is read through its tables.)
@@ -25,6 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from dlbench.core.atomic import atomic_write_json
+from dlbench.core.code_archive import read_code_record
 from dlbench.core.errors import LayoutError, ResultsFileError
 from dlbench.core.tables import read_json, read_table
 
@@ -33,7 +35,6 @@ RELEASES = "releases"
 RUN_INFO = "run.json"
 ENVIRONMENT = "environment.json"
 RELEASE_INFO = "release.json"
-CODE = "code"
 LATEST = "latest"
 
 #: A JSON file's schema: field -> (accepted JSON types, required).
@@ -123,11 +124,6 @@ def release_dir(results_dir: Path, name: str) -> Path:
 def release_run_dir(release_root: Path, run_id: str) -> Path:
     """A run as copied into a release."""
     return release_root / RUNS / run_id
-
-
-def code_file(run_root: Path, relative_path: str) -> Path:
-    """The copy of code a cell ran."""
-    return run_root / CODE / relative_path
 
 
 def is_run(root: Path) -> bool:
@@ -232,9 +228,10 @@ class RunData:
     environment: dict
 
     def code_text(self, code_path: str) -> str | None:
-        """The code snapshot a cell of this run ran, or None when it was not kept."""
-        path = code_file(self.root, code_path)
-        return path.read_text() if code_path and path.is_file() else None
+        """The code a cell of this run ran (the first version its run kept of `code_path`),
+        or None when it was not kept."""
+        data = read_code_record(self.root).data(code_path) if code_path else None
+        return data.decode() if data is not None else None
 
     def tables(self) -> tuple[pd.DataFrame, pd.DataFrame]:
         """This run's cells and observations tables (older observations get their config_id)."""

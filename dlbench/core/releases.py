@@ -5,8 +5,14 @@
         result_ids.csv     result_id, run_id, cell_id, metric: the permanent IDs
         cells.*, observations.*   the tables of all its runs together (Parquet and CSV)
         CITATION.cff       how to cite this release (CFF 1.2.0)
-        runs/<run_id>/     each run copied whole: run.json, environment.json, tables, code/
-        MANIFEST.json      SHA-256 of every other file, except errata.yml
+        runs/<run_id>/     each run copied whole: run.json, environment.json, tables, and
+                           its code record, code.tar (a run in the older code/ and
+                           code-objects/ form is converted in the release's copy, checked
+                           against its hashes: dlbench/core/code_archive.py)
+        MANIFEST.json      SHA-256 of every other file, except errata.yml; in a release
+                           frozen with code/ and code-objects/ and repacked since, also
+                           "repacked": the published checksums of those files (date, note,
+                           files), which each run's code.tar must hold exactly
         errata.yml         optional, append-only: what is known to be wrong, and its correction
 
 Freezing and numbering releases lives here; reading them, and every path, in
@@ -28,7 +34,8 @@ import pandas as pd
 
 from dlbench.core.atomic import (atomic_write_bytes, atomic_write_json, copy_tree, saving,
                                  staged_dir)
-from dlbench.core.errors import ReleaseError, ResultsFileError, SaveError
+from dlbench.core.code_archive import ARCHIVE, check_repacked, convert_legacy, unpack
+from dlbench.core.errors import LayoutError, ReleaseError, ResultsFileError, SaveError
 from dlbench.core.identity import config_differences, differences_text
 from dlbench.core.measurement_code import refuse_mixed_code
 from dlbench.core.layout import (
@@ -40,8 +47,10 @@ from dlbench.core.tables import read_json, write_table
 MANIFEST = "MANIFEST.json"
 ERRATA = "errata.yml"  # grows after publication, so the manifest leaves it out
 RESULT_IDS = "result_ids.csv"
+REPACKED = "repacked"  # the published checksums of a repacked code record (MANIFEST.json)
 RELEASE_NAME = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,39}$")
 RESULT_ID_COLUMNS = ["result_id", "run_id", "cell_id", "metric"]
+RESULT_ID = re.compile(r"^(?P<release>.+)-(?P<number>\d{4,})$")
 
 
 def scalar_results(observations: pd.DataFrame) -> pd.DataFrame:
@@ -68,6 +77,28 @@ def read_result_ids(root: Path) -> pd.DataFrame:
     return pd.read_csv(root / RESULT_IDS, dtype=str, keep_default_na=False)
 
 
+def find_result(results_dir: Path, result_id: str) -> pd.Series:
+    """The result_ids.csv row (result_id, run_id, cell_id, metric) of `result_id`;
+    LayoutError naming the releases, or the IDs its release has, when it names none."""
+    match = RESULT_ID.match(result_id)
+    releases = release_names(results_dir)
+    if not match or match["release"] not in releases:
+        raise LayoutError(
+            f"unknown result ID {result_id!r}; result IDs look like RELEASE-0001, releases: "
+            f"{', '.join(releases) or 'none yet'}")
+    path = release_dir(results_dir, match["release"]) / RESULT_IDS
+    try:
+        ids = read_result_ids(path.parent)
+    except (OSError, pd.errors.ParserError) as error:
+        raise LayoutError(f"{path}: cannot read result IDs ({error})") from None
+    found = ids[ids["result_id"] == result_id]
+    if found.empty:
+        span = f"{ids['result_id'].iloc[0]} to {ids['result_id'].iloc[-1]}" if len(ids) else "none"
+        raise LayoutError(f"unknown result ID {result_id!r}; release {match['release']!r} "
+                          f"has {span}")
+    return found.iloc[0]
+
+
 def checksums(root: Path) -> dict[str, str]:
     """SHA-256 of every file under `root` except the manifest and the errata, by relative path."""
     sums = {}
@@ -83,7 +114,8 @@ def verify_manifest(root: Path) -> None:
     manifest_path = root / MANIFEST
     if not manifest_path.is_file():
         raise ResultsFileError(f"{root}: release has no {MANIFEST}")
-    expected = read_json(manifest_path)["files"]
+    manifest = read_json(manifest_path)
+    expected = manifest["files"]
     actual = checksums(root)
     changed = sorted(set(expected) ^ set(actual) | {
         p for p in set(expected) & set(actual) if expected[p] != actual[p]
@@ -93,6 +125,30 @@ def verify_manifest(root: Path) -> None:
             f"{root}: release files differ from {MANIFEST} ({', '.join(changed[:3])}); "
             "a published release never changes"
         )
+    if REPACKED in manifest:
+        _verify_repacked(root, manifest[REPACKED], expected)
+
+
+def _verify_repacked(root: Path, repacked: object, files: dict[str, str]) -> None:
+    """ResultsFileError unless each run's code.tar holds exactly the code files whose
+    published checksums the manifest keeps under "repacked" (runs/<run>/code/<path>, ...)."""
+    entries = repacked.get("files") if isinstance(repacked, dict) else None
+    if not isinstance(entries, dict) or not all(isinstance(v, str) for v in entries.values()):
+        raise ResultsFileError(f"{root}: {MANIFEST}'s {REPACKED!r} is not {{date, note, "
+                               "files: {path: sha256}}")
+    by_run: dict[str, dict[str, str]] = {}
+    for entry, digest in entries.items():
+        parts = entry.split("/", 2)
+        if len(parts) < 3 or parts[0] != "runs" or entry in files:
+            raise ResultsFileError(f"{root}: {MANIFEST} lists {entry!r} as repacked; a "
+                                   "repacked entry is a removed runs/<run>/... code file")
+        by_run.setdefault(parts[1], {})[parts[2]] = digest
+    for run, published in sorted(by_run.items()):
+        if f"runs/{run}/{ARCHIVE}" not in files:
+            raise ResultsFileError(f"{root}: run {run} has repacked code files and no {ARCHIVE}")
+        origin = f"{root}: runs/{run}/{ARCHIVE}"
+        check_repacked(unpack((root / "runs" / run / ARCHIVE).read_bytes(), origin),
+                       published, origin)
 
 
 def add_release_file(root: Path, relative: str, data: bytes) -> Path:
@@ -194,6 +250,7 @@ def _fill_release(staging: Path, results_dir: Path, name: str, ids: list[str], d
         refuse_links(run_dir(results_dir, run_id))
     for run_id in ids:
         copy_tree(run_dir(results_dir, run_id), release_run_dir(staging, run_id))
+        convert_legacy(release_run_dir(staging, run_id), str(run_dir(results_dir, run_id)))
     cells, observations = run_tables([load_run(release_run_dir(staging, i)) for i in ids])
     refuse_unlike_cells(cells)
     refuse_mixed_code({run_id: release_run_dir(staging, run_id) for run_id in ids})

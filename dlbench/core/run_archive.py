@@ -1,9 +1,11 @@
 """A run packed as one archive, to carry it from another machine (a GPU run) and back.
 
 The archive is a gzipped tar holding one directory, `<run_id>/`, with the run's files as
-regular files only (the run's hard-linked code views become plain copies). Reading one
-accepts nothing else: no links, devices, absolute paths, `..`, or a second top directory,
-so extracting it can only write inside the directory it is extracted into.
+regular files only: its code record is its `code.tar` (dlbench/core/code_archive.py), or,
+in a run measured by older code, its `code/` and `code-objects/` folders, which
+`dlbench import-run` turns into the archive (a hard-linked code view packs as a copy).
+Reading one accepts nothing else: no links, devices, absolute paths, `..`, or a second top
+directory, so extracting it can only write inside the directory it is extracted into.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ MAX_MEMBERS = 200_000
 #: is refused, naming it.
 RUN_FILES = re.compile(r"(run|environment|model)\.json|(cells|observations|processes)\."
                        r"(parquet|csv)|(processes|superseded|cells)/[^/]+\.json|"
-                       r"code/[^/].*|code-objects/[0-9a-f]{64}|model/[^/].*")
+                       r"code\.tar|code/[^/].*|code-objects/[0-9a-f]{64}|model/[^/].*")
 RUN_FOLDERS = frozenset({"processes", "superseded", "cells", "code", "code-objects", "model"})
 CHUNK_BYTES = 1 << 20
 
@@ -136,8 +138,9 @@ def _check_layout(members: list[tarfile.TarInfo], paths: list[PurePosixPath],
             continue
         raise ResultsFileError(f"{origin}: member {shown_name(member.name)} is not a file a run "
                                "holds (run.json, environment.json, the cells, observations and "
-                               "processes tables, processes/, superseded/, code/, "
-                               "code-objects/, a user model's model.json and model/)")
+                               "processes tables, processes/, superseded/, code.tar (or the "
+                               "older code/ and code-objects/), a user model's model.json and "
+                               "model/)")
 
 
 def _extract_member(tar: tarfile.TarFile, member: tarfile.TarInfo, destination: Path,

@@ -11,7 +11,6 @@ differs: the framework code, the environment.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -27,12 +26,10 @@ from dlbench.core.decisions import PairDecision, judge_pair
 from dlbench.core.stats import Summary, summarize
 from dlbench.core.errors import LayoutError, ResultsFileError
 from dlbench.core.identity import config_differences, config_id, differences_text
-from dlbench.core.layout import load_run, release_dir, release_names, release_run_dir, run_dir
-from dlbench.core.releases import RESULT_IDS, read_result_ids
+from dlbench.core.layout import load_run, release_dir, release_run_dir, run_dir
+from dlbench.core.releases import RESULT_ID, find_result
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.store.run_store import CellRecord, RunStore
-
-RESULT_ID = re.compile(r"^(?P<release>.+)-(?P<number>\d{4,})$")
 
 
 class ReproduceError(ValueError):
@@ -78,23 +75,10 @@ class Reproduction:
 
 
 def _lookup(result_id: str, results_dir: Path) -> pd.Series:
-    match = RESULT_ID.match(result_id)
-    releases = release_names(results_dir)
-    if not match or match["release"] not in releases:
-        raise ReproduceError(
-            f"unknown result ID {result_id!r}; result IDs look like RELEASE-0001, releases: "
-            f"{', '.join(releases) or 'none yet'}")
-    path = release_dir(results_dir, match["release"]) / RESULT_IDS
     try:
-        ids = read_result_ids(path.parent)
-    except (OSError, pd.errors.ParserError) as error:
-        raise ReproduceError(f"{path}: cannot read result IDs ({error})") from None
-    found = ids[ids["result_id"] == result_id]
-    if found.empty:
-        span = f"{ids['result_id'].iloc[0]} to {ids['result_id'].iloc[-1]}" if len(ids) else "none"
-        raise ReproduceError(f"unknown result ID {result_id!r}; release {match['release']!r} "
-                             f"has {span}")
-    return found.iloc[0]
+        return find_result(results_dir, result_id)
+    except LayoutError as error:
+        raise ReproduceError(str(error)) from None
 
 
 def load_published(result_id: str, results_dir: Path) -> PublishedResult:

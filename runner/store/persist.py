@@ -20,12 +20,14 @@ def persist(store: RunStore, record: CellRecord) -> None:
     ran is not stored as if it had run), then its record; a SaveError says which of them the
     filesystem refused."""
     label = process_label(record.spec)
+    files = {}
     for relative, digest in record.code_files.items():
         path = PROJECT_ROOT / relative
         data = path.read_bytes() if path.is_file() else b""
         if data and _sha256(data) == digest:
-            with saving(f"code file {relative} of process {label}"):
-                store.save_code_file(relative, data)
+            files[relative] = data
+    with saving(f"the code files of process {label}"):
+        store.save_code_files(files)
     with saving(f"the record of process {label}"):
         store.save_record(record)
 

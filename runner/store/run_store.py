@@ -7,19 +7,21 @@ progress. The tables are rebuilt from the records after every process:
 `cells` (one row per cell, its status combined from its processes), `observations`
 (repeat = the process index) and `processes` (when and in what order each process ran, and
 how quiet the machine was around it). A re-measured or busy process's earlier record moves
-to `superseded/` with the reason. Code files are kept once each, by content
-(`code-objects/<sha256>`), with the readable `code/<path>` view the site shows.
+to `superseded/` with the reason. The code files the processes imported are kept in one
+archive, each distinct file once (`code.tar`, dlbench/core/code_archive.py).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-import os
 from datetime import datetime, timezone
 from pathlib import Path
 
 from dlbench.core import layout
-from dlbench.core.atomic import atomic_write_bytes, atomic_write_json
+from dlbench.core.atomic import atomic_write_json
+from dlbench.core.code_archive import (ARCHIVE, CodeRecord, convert_legacy, read_code_record,
+                                        write_code_record)
 from dlbench.core.tables import ResultsFileError, read_json, read_table, write_table
 from dlbench.runner.store.record import CellRecord
 from dlbench.runner.cell.spec import CellSpec
@@ -45,6 +47,7 @@ class RunStore:
         self.root = root
         self.run_id = root.name
         self._parsed: dict[Path, tuple[tuple[int, int, int], CellRecord]] = {}
+        self._code: tuple[tuple[int, int, int], CodeRecord] | None = None
 
     @property
     def processes_dir(self) -> Path:
@@ -77,8 +80,7 @@ class RunStore:
     def _record_at(self, path: Path) -> CellRecord:
         """The record in `path`, parsed again only when the file changed (a run reads its
         records after every process)."""
-        stat = path.stat()
-        version = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        version = _version(path)
         cached = self._parsed.get(path)
         if cached is None or cached[0] != version:
             cached = (version, _read_record(path))
@@ -120,21 +122,30 @@ class RunStore:
         self.save_code_file(relative_path, text.encode())
 
     def save_code_file(self, relative_path: str, data: bytes) -> str:
-        """Keep one copy of `data` by content; `code/<relative_path>` shows the first seen."""
-        import hashlib
+        """Keep `data` as a version of `relative_path` in the run's code archive (once by
+        content); its SHA-256."""
+        self.save_code_files({relative_path: data})
+        return hashlib.sha256(data).hexdigest()
 
-        digest = hashlib.sha256(data).hexdigest()
-        blob = self.root / "code-objects" / digest
-        if not blob.exists():
-            atomic_write_bytes(blob, data)
-        view = self.root / "code" / relative_path
-        if not view.exists():
-            try:
-                view.parent.mkdir(parents=True, exist_ok=True)
-                os.link(blob, view)  # the same bytes, not a second copy
-            except OSError:
-                atomic_write_bytes(view, data)  # a copy, or the SaveError saying why not
-        return digest
+    def save_code_files(self, files: dict[str, bytes]) -> None:
+        """Add `files` (path -> bytes) to the run's code archive, rewritten atomically only
+        when one of them is new to it (a run begun in the older form is converted first)."""
+        if self._code is None:
+            convert_legacy(self.root)
+        record = current = self.code_record()
+        for relative_path, data in files.items():
+            record = record.with_file(relative_path, data)
+        if record is not current:
+            write_code_record(self.root, record)
+            self._code = (_version(self.root / ARCHIVE), record)
+
+    def code_record(self) -> CodeRecord:
+        """The run's code record, read again only when its archive changed."""
+        archive = self.root / ARCHIVE
+        version = _version(archive) if archive.exists() else (0, 0, 0)
+        if self._code is None or self._code[0] != version:
+            self._code = (version, read_code_record(self.root))
+        return self._code[1]
 
     def rebuild_tables(self) -> None:
         """Rewrite the tables from the records; never clobber a corrupt or foreign file."""
@@ -147,6 +158,12 @@ class RunStore:
         write_table(observations_frame(records, self.run_id), self.root / "observations",
                     "observations")
         write_table(processes_frame(records, self.run_id), self.root / "processes", "processes")
+
+
+def _version(path: Path) -> tuple[int, int, int]:
+    """What tells a file's versions apart: its inode, change time and size."""
+    stat = path.stat()
+    return stat.st_ino, stat.st_mtime_ns, stat.st_size
 
 
 def _read_record(path: Path) -> CellRecord:

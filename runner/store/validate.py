@@ -1,13 +1,13 @@
 """Whether a run directory reads as a run's files: its run and environment files, every
-process record, the three tables and every kept code file (`dlbench import-run` checks an
-archive's run with it before moving it into results/runs)."""
+process record, the three tables and its code record, every file against its hash
+(`dlbench import-run` checks an archive's run with it before moving it into results/runs)."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 from dlbench.core import layout
+from dlbench.core.code_archive import read_code_record
 from dlbench.core.errors import ResultsFileError
 from dlbench.core.tables import read_table
 from dlbench.core.visible import shown_name
@@ -74,20 +74,9 @@ def _check_records(run_root: Path, origin: str) -> None:
 
 
 def _check_code(run_root: Path, origin: str) -> None:
-    """Each code object is named by its content's SHA-256, and each code view is one of them."""
-    objects = run_root / "code-objects"
-    digests = set()
-    for blob in sorted(objects.iterdir()) if objects.is_dir() else []:
-        digest = hashlib.sha256(blob.read_bytes()).hexdigest()
-        if digest != blob.name:
-            raise ResultsFileError(f"{origin}: code object {blob.name} does not match its "
-                                   f"content's hash {digest}")
-        digests.add(digest)
-    views = run_root / layout.CODE
-    for view in sorted(views.rglob("*")) if views.is_dir() else []:
-        if view.is_file() and hashlib.sha256(view.read_bytes()).hexdigest() not in digests:
-            raise ResultsFileError(f"{origin}: code file {view.relative_to(run_root)} matches "
-                                   "no code object (edited after the run?)")
+    """The code record reads (dlbench/core/code_archive.py): every file matches its hash and
+    every path names one, in the archive or the older code/ and code-objects/ form."""
+    read_code_record(run_root, origin)
 
 
 def check_json(value: object, shape: object, where: str) -> None:

@@ -1,9 +1,0 @@
-"""Model families defined once, framework-neutral: a description (runner.models.definitions),
-one seeded set of initial weights in canonical layouts (runner.models.weights), the settings
-every framework is held to (runner.models.conventions), and one builder per framework
-(runner.models.pytorch, .tensorflow, .keras) that loads exactly those weights.
-
-Canonical layouts: images NHWC, conv kernels (height, width, in, out), dense kernels
-(in, out), LSTM kernels (in, 4*width) with gates in the order input, forget, cell, output,
-and one LSTM bias per layer.
-"""
