@@ -1,1 +1,0 @@
-"""The shared model: metrics, tables, results layout, identity, statistics, verdict rule."""

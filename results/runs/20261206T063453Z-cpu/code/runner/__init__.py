@@ -1,1 +1,0 @@
-"""Measurement: plans cells, measures each in worker processes, stores their records."""

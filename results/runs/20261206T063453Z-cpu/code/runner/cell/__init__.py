@@ -1,1 +1,0 @@
-"""The cell: what a worker process is asked to measure and what it reports back."""

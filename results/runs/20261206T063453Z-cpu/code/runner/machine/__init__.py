@@ -1,1 +1,0 @@
-"""The machine measured on: its environment record, its load, its lock."""

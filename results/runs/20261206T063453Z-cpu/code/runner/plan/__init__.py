@@ -1,1 +1,0 @@
-"""Planning: a request turned into cells, controls, processes, order, estimate."""

@@ -1,1 +1,0 @@
-"""What a cell runs: workloads (model x dataset x hyper-parameters), datasets."""
