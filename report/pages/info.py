@@ -16,6 +16,7 @@ from dlbench.report.render.labels import (IDENTIFIER_GROUPS, cell_words, environ
                                           settings_as_code, workload_label)
 from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.jinja import render
+from dlbench.report.render.paragraphs import short_paragraphs
 from dlbench.report.inputs.source import Source
 from dlbench.report.inputs.summary import (SUMMARY_COLUMNS, cell_label, machine_label,
                                            variant_label)
@@ -222,7 +223,7 @@ def _footnotes(rows: list[dict], columns: list[tuple[str, str]]) -> list[dict]:
             continue
         for row in rows:
             row[key] = f"{header[:1]}{texts.index(row[key]) + 1}"
-        legends.append({"header": header, "texts": [(f"{header[:1]}{i + 1}", t)
+        legends.append({"header": header, "texts": [(f"{header[:1]}{i + 1}", short_paragraphs(t))
                                                     for i, t in enumerate(texts)]})
     return legends
 
