@@ -265,7 +265,7 @@ def manifest_blocks(source: Source) -> list[dict]:
     cells = source.cells.sort_values(["experiment", "workload", "framework", "backend"])
     for experiment, group in cells.groupby("experiment", sort=True):
         rows = [_manifest_row(source, cell) for cell in group.to_dict("records")]
-        shared = [(header, rows[0][key]) for header, key in MANIFEST_COLUMNS
+        shared = [(header, short_paragraphs(str(rows[0][key]))) for header, key in MANIFEST_COLUMNS
                   if len({row[key] for row in rows}) == 1 and rows[0][key] not in BLANK]
         columns = [(header, key) for header, key in MANIFEST_COLUMNS
                    if len({row[key] for row in rows}) > 1
