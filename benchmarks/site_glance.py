@@ -160,7 +160,7 @@ def main() -> None:
     parser.add_argument("--release", action="append", help="count only these releases")
     parser.add_argument("--json", action="store_true", help="print JSON")
     args = parser.parse_args()
-    from dlbench.report.site.publish import make_server
+    from dlbench.report.site.static_server import make_server
 
     with tempfile.TemporaryDirectory() as tmp:
         root = deploy(Path(tmp), args.release)

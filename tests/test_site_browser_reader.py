@@ -1,17 +1,22 @@
 """The reader's questions on the committed releases in headless Chromium at 1280 and 390 px
 (issue 53): the runtime and compile answers with the best's own value and names in words,
 every label's batch the one its value was measured at, claims that say what was not measured,
-no placeholder address cited, no raw identifier or wall of text, one count of tested answers,
-A/A twins labelled. Screenshots of the home page's first screen and of the two answers go to
-$DLBENCH_SCREENSHOTS, else build/screenshots."""
+no placeholder address cited, no raw identifier or wall of text and one count of tested
+answers on any release's pages, A/A twins labelled, a version switch that lands on the same
+row and says when the other release measured it on another machine or not at all, and a
+version selector a phone can see and use. Screenshots of the home page's first screen and of
+the two answers go to $DLBENCH_SCREENSHOTS, else build/screenshots."""
 
 from __future__ import annotations
 
 import re
 
+import pandas as pd
 import pytest
 
+from tests.site_fixtures import ROOT
 from tests.test_site_browser_releases import CHROMIUM, RAW_IDS, RELEASES, SHOTS, released
+from tests.test_site_browser_releases import PAGES as EVERY_PAGE
 
 pytestmark = pytest.mark.browser
 __all__ = ["released"]  # the module fixture: the committed releases deployed and served
@@ -25,8 +30,8 @@ VISIBLE = """() => { const a = document.querySelector('article').cloneNode(true)
   return a.innerText; }"""
 LENGTHS = """() => [...document.querySelectorAll('article p, article li:not(:has(p))')]
   .filter(p => p.offsetParent !== null).map(p => p.innerText.length)"""
-PAGES = ("", "experiments/training/", "experiments/inference/", "experiments/export/",
-         "environment/", "methodology/", "compare/", "cite/", "claims/")
+#: Every page but Downloads (and the errata, each a record quoted as it was written).
+PAGES = ("", *EVERY_PAGE)
 
 
 #: The text of a section: from the heading that starts with the given words to the next one.
@@ -120,19 +125,138 @@ def test_claims_say_what_was_not_measured_and_no_page_cites_the_placeholder(rele
 def test_no_raw_identifier_no_wall_of_text_and_one_count_of_tested_answers(released, browser,
                                                                           width):
     page = _page(browser, width)
-    raw, long, counts = {}, {}, set()
-    for path in PAGES:
-        if page.goto(f"{released}2027.03/{path}").status == 404:
-            continue
-        text = page.evaluate(VISIBLE)
-        found = RAW_IDS.findall(text) + RAW_NAMES.findall(text)
-        if found:
-            raw[path or "home"] = found[:5]
-        over = [n for n in page.evaluate(LENGTHS) if n > 500]
-        if over:
-            long[path or "home"] = over
-        if path == "":
-            counts = set(re.findall(r"(\d+) tested answers?", text))
-    assert raw == {} and long == {}
-    assert len(counts) == 1
+    raw, long, counts = {}, {}, {}
+    for release in RELEASES:  # every committed release, as each is served today
+        for path in PAGES:
+            if page.goto(f"{released}{release}/{path}").status == 404:
+                continue
+            where = f"{release}/{path or 'home'}"
+            text = page.evaluate(VISIBLE)
+            found = RAW_IDS.findall(text) + RAW_NAMES.findall(text)
+            if found:
+                raw[where] = found[:5]
+            over = [n for n in page.evaluate(LENGTHS) if n > 500]
+            if over:
+                long[where] = over
+            stated = set(re.findall(r"(\d+) tested answers?", text))
+            if len(stated) > 1:
+                counts[where] = sorted(stated)
+            if path == "":
+                assert stated, where  # the home page states its count
+    assert raw == {} and long == {} and counts == {}
+    page.context.close()
+
+
+#: Two committed releases measured on different machine kinds (AVX-512 BF16 and not).
+NEWER, OLDER = "2027.03", "2027.02"
+SWITCH_PAGE = "experiments/inference/"
+
+
+def _kinds(release: str) -> list[str]:
+    """The machine kinds a committed release's runs were measured on, in words."""
+    from dlbench.core.machines import machine_kind
+    from dlbench.report.inputs.source import load_release
+
+    return [machine_kind(run.environment).words
+            for run in load_release(ROOT / "results", release).runs]
+
+
+def _rows_to_switch_from(page) -> tuple[str, str]:
+    """On NEWER's page: the result ID of a row OLDER measured too, and of one it did not."""
+    from dlbench.report.pages.experiment import FASTEST_ONLY, cell_anchor
+
+    ids = pd.read_csv(ROOT / "results" / "releases" / OLDER / "result_ids.csv")
+    older = {cell_anchor(c, m): m for c, m in zip(ids["cell_id"], ids["metric"], strict=True)}
+    rows = page.evaluate("() => [...document.querySelectorAll('.dlbench-cell[id]')]"
+                         ".map(c => [c.id, c.closest('tr').querySelector('a[id^=r-]').id])")
+    shared = next(r for c, r in rows if older.get(c, FASTEST_ONLY[0]) not in FASTEST_ONLY)
+    missing = next(r for c, r in rows if c not in older)
+    return shared, missing
+
+
+def _switch(page, width: int, release: str) -> None:
+    """Switch to `release` as a reader does: the header's selector on a desktop, the
+    navigation drawer's list of releases on a phone."""
+    if width >= 1280:
+        page.locator(".md-version").hover()  # the list opens over the selector
+        page.locator(".md-version__link", has_text=release).click()
+        return
+    page.locator("label.md-header__button[for='__drawer']").click()
+    link = page.locator(".dlbench-drawer-versions .dlbench-version-link", has_text=release)
+    link.wait_for(state="visible")
+    link.click()
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_version_switch_lands_on_the_row_and_says_the_machine_differs(released, browser,
+                                                                         width):
+    from playwright.sync_api import expect
+
+    page = _page(browser, width)
+    page.goto(f"{released}{NEWER}/{SWITCH_PAGE}")
+    shared, _ = _rows_to_switch_from(page)
+    page.goto(f"{released}{NEWER}/{SWITCH_PAGE}#{shared}")
+    page.wait_for_load_state("networkidle")
+    page.evaluate("window.scrollTo(0, 0)")  # back up to the header, as a reader would
+    _switch(page, width, OLDER)
+    page.wait_for_url(f"**/{OLDER}/{SWITCH_PAGE}#c-*")
+    anchor = page.url.split("#")[1]
+    expect(page.locator("tr", has=page.locator(f"[id='{anchor}']"))).to_be_in_viewport()
+    note = page.locator(".dlbench-unlike")
+    expect(note).to_contain_text("on another machine")
+    text = note.inner_text()
+    older, newer = _kinds(OLDER), _kinds(NEWER)
+    assert older != newer and older[0] in text and newer[0] in text, text
+    assert f"than in release {NEWER}, which you came from" in text  # the name, no alias
+    page.screenshot(path=str(SHOTS / f"h53-switch-row-{width}.png"))
+    page.context.close()
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_version_switch_from_a_row_the_other_release_lacks_says_it_was_not_measured(
+        released, browser, width):
+    from playwright.sync_api import expect
+
+    page = _page(browser, width)
+    page.goto(f"{released}{NEWER}/{SWITCH_PAGE}")
+    _, missing = _rows_to_switch_from(page)
+    page.goto(f"{released}{NEWER}/{SWITCH_PAGE}#{missing}")
+    page.wait_for_load_state("networkidle")
+    page.evaluate("window.scrollTo(0, 0)")
+    _switch(page, width, OLDER)
+    page.wait_for_url(f"**/{OLDER}/{SWITCH_PAGE}")
+    note = page.locator(".dlbench-unmeasured")
+    expect(note).to_contain_text(f"was not measured in release {OLDER}")
+    expect(note).to_be_in_viewport()
+    assert "#" not in page.url  # no dead anchor
+    machines = page.locator(".dlbench-other-machines").inner_text()
+    assert _kinds(OLDER)[0] in machines and _kinds(NEWER)[0] in machines, machines
+    page.screenshot(path=str(SHOTS / f"h53-switch-unmeasured-{width}.png"))
+    page.context.close()
+
+
+def test_the_version_selector_is_in_the_phones_header_and_its_drawer(released, browser):
+    from playwright.sync_api import expect
+
+    page = _page(browser, 390)
+    page.goto(f"{released}{NEWER}/")
+    current = page.locator(".md-version__current")
+    current.wait_for(state="visible")
+    header = page.locator("header.md-header").bounding_box()
+    box = current.bounding_box()
+    assert box["y"] >= header["y"] and box["y"] + box["height"] <= header["y"] + header[
+        "height"] + 1 and box["x"] + box["width"] <= 390, (box, header)  # on the header's colour
+    assert page.locator(".md-header__topic .md-ellipsis").first.bounding_box()["width"] >= 50
+    current.focus()  # as a tap does: the list opens over the selector
+    page.locator(".md-version__link", has_text=OLDER).click()
+    page.wait_for_url(f"**/{OLDER}/")
+    page.goto(f"{released}{NEWER}/")
+    page.locator("label.md-header__button[for='__drawer']").click()
+    links = page.locator(".dlbench-drawer-versions .dlbench-version-link")
+    expect(links.first).to_be_visible()
+    assert all(any(r in t for t in links.all_inner_texts()) for r in RELEASES)
+    expect(page.locator(".dlbench-version-link[aria-current]")).to_contain_text(NEWER)
+    page.screenshot(path=str(SHOTS / "h53-phone-drawer-releases.png"))
+    page.set_viewport_size({"width": 1280, "height": 800})  # a desktop: the header's only
+    expect(page.locator(".dlbench-drawer-versions")).to_be_hidden()
     page.context.close()

@@ -247,6 +247,7 @@ def test_release_2026_12_says_which_of_its_first_published_answers_changed():
     assert any(c["title"] == Q["accuracy"].title
                and c["after"] == VerdictOutcome.PARITY.value for c in changes)
     assert any(c["after"] == "not measurable here" for c in changes)
+    assert not [c for c in changes if "_" in c["before"] + c["after"]]  # modes in words
     assert changed_answers("1999.01", []) is None
     blocks = [{"id": "c", "claim": "C.", "rows": [{"machine": "m", "device": "cpu",
                                                   "verdict": "inconclusive",

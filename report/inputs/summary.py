@@ -7,6 +7,7 @@ import math
 import pandas as pd
 
 from dlbench.core.experiments import title
+from dlbench.core.machines import machine_kind
 from dlbench.core.measured_batch import batch_words, cell_batch_words, params_of
 from dlbench.core.schema import VARIANT_COLUMNS, system_label
 from dlbench.core.systems import system_of, systems_of
@@ -16,7 +17,7 @@ from dlbench.report.render.labels import format_label, mode_label, workload_labe
 from dlbench.report.inputs.source import Source
 
 __all__ = ["SUMMARY_COLUMNS", "BatchIndex", "batch_index", "cell_label", "format_number",
-           "machine_label", "summarize", "value_batch", "variant_label"]
+           "hardware_words", "machine_label", "summarize", "value_batch", "variant_label"]
 
 SUMMARY_COLUMNS = [
     "result_id", "run_id", "cell_id", "experiment", "workload", "system", "framework",
@@ -79,6 +80,16 @@ def machine_label(environment: dict, device: str) -> str:
     cpu = environment.get("cpu") or {}
     cores = cpu.get("logical_cores")
     return f"cpu: {cpu.get('model') or 'unknown CPU'}" + (f" ({cores} cores)" if cores else "")
+
+
+def hardware_words(environment: dict, device: str) -> str:
+    """The machine a device of a run is, in words: the GPU's model, or the CPU's kind
+    ('AMD EPYC, 2 cores, AVX2 only': dlbench/core/machines.py)."""
+    if device == "cuda":
+        gpus = environment.get("gpus") or [{}]
+        return f"{gpus[0].get('model') or 'unknown'} GPU" + (
+            f" (x{len(gpus)})" if len(gpus) > 1 else "")
+    return machine_kind(environment).words
 
 
 def summarize(source: Source) -> pd.DataFrame:

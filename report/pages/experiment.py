@@ -22,7 +22,8 @@ from dlbench.report.pages.defaults_accuracy import defaults_blocks
 from dlbench.report.pages.registry import Page, SourceInputs, pages_before_verdicts
 from dlbench.report.render.jinja import ChartBlock, chart_block, render
 from dlbench.report.inputs.source import Source
-from dlbench.report.inputs.summary import format_number, machine_label, variant_label
+from dlbench.report.inputs.summary import (format_number, hardware_words, machine_label,
+                                           variant_label)
 from dlbench.core.verdict_engine import QUESTIONS
 from dlbench.core.targets import MISSED_NOTE, missed_target, recorded_target
 
@@ -66,17 +67,20 @@ def _declared(experiment: str) -> Experiment | None:
 
 
 def _rows(rows: pd.DataFrame, missed: Set[tuple[str, str]],
-          configs: Mapping[tuple[str, str], str] | None = None) -> list[dict]:
+          facts: Mapping[tuple[str, str], Mapping[str, str]] | None = None) -> list[dict]:
     out, seen = [], set()
     for row in rows.itertuples(index=False):
         note = MISSED_NOTE if (str(row.run_id), str(row.cell_id)) in missed else ""
         stable = cell_anchor(row.cell_id, row.metric)
+        known = (facts or {}).get((str(row.run_id), str(row.cell_id))) or {}
+        workload = workload_label(row.workload, str(getattr(row, "device", "")))
         out.append({  # values without unit: the unit stands in the column header
             "result_id": row.result_id, "anchor": result_anchor(row.result_id),
-            "cell_anchor": "" if stable in seen else stable,
-            "config": (configs or {}).get((str(row.run_id), str(row.cell_id)), ""),
-            "machine": row.machine,
-            "workload": workload_label(row.workload, str(getattr(row, "device", ""))),
+            "cell_anchor": stable, "first": stable not in seen,  # the one that holds its id
+            "config": known.get("config", ""), "kind": known.get("kind", row.machine),
+            "words": (f"{get_metric(row.metric).words}: {system_label(row.system)}, "
+                      f"{workload}, {row.variant}"),
+            "machine": row.machine, "workload": workload,
             "system": system_label(row.system),
             "variant": row.variant, "median": format_number(row.median),
             "ci": f"{format_number(row.ci_low)}–{format_number(row.ci_high)}",
@@ -179,10 +183,12 @@ def main_metrics(experiment: str) -> list[str]:
 def metric_sections(summary: pd.DataFrame, experiment: str,
                     marks: dict[str, pd.DataFrame] | None = None,
                     missed: Set[tuple[str, str]] = frozenset(),
-                    configs: Mapping[tuple[str, str], str] | None = None) -> list[dict]:
+                    facts: Mapping[tuple[str, str], Mapping[str, str]] | None = None,
+                    ) -> list[dict]:
     """One section per scalar metric: a chart per machine and workload, then a table whose
-    rows of a cell in `missed` (run_id, cell_id) say it did not reach its target; `configs`
-    ((run_id, cell_id) -> config ID) lets the version selector tell another configuration."""
+    rows of a cell in `missed` (run_id, cell_id) say it did not reach its target; `facts`
+    ((run_id, cell_id) -> its configuration ID and machine kind in words: cell_facts) let the
+    version selector tell another configuration or machine."""
     sections = []
     main = main_metrics(experiment)
     for metric_name in sorted(summary["metric"].unique(),
@@ -199,7 +205,7 @@ def metric_sections(summary: pd.DataFrame, experiment: str,
         if rows.empty:
             continue
         charts, empty = _charts(rows, metric_name, experiment, marks or {})
-        table = _rows(rows, missed, configs or {})
+        table = _rows(rows, missed, facts or {})
         columns, common = table_columns(table, metric.unit)
         sections.append({
             "heading": metric.heading, "anchor": f"metric-{metric.name}",
@@ -349,13 +355,17 @@ def experiment_pages(inputs: SourceInputs) -> dict[str, Page]:
             for name in sorted(set(inputs.source.cells["experiment"]))}
 
 
-def cell_configs(source: Source) -> dict[tuple[str, str], str]:
-    """(run_id, cell_id) -> the cell's configuration ID."""
+def cell_facts(source: Source) -> dict[tuple[str, str], dict[str, str]]:
+    """(run_id, cell_id) -> the cell's configuration ID ('config', where recorded) and its
+    machine kind in words ('kind'): what the version selector compares across releases."""
     cells = source.cells
-    if "config_id" not in cells:
-        return {}
-    return {(str(r), str(c)): str(i) for r, c, i in zip(cells["run_id"], cells["cell_id"],
-                                                         cells["config_id"], strict=True)}
+    configs = cells["config_id"] if "config_id" in cells else [""] * len(cells)
+    pairs = set(zip(cells["run_id"].astype(str), cells["device"].astype(str), strict=True))
+    kinds = {(r, d): hardware_words(source.run(r).environment, d) for r, d in pairs}
+    return {(str(r), str(c)): {"config": "" if pd.isna(i) else str(i),
+                               "kind": kinds[(str(r), str(d))]}
+            for r, c, d, i in zip(cells["run_id"], cells["cell_id"], cells["device"], configs,
+                                  strict=True)}
 
 
 def experiment_page(inputs: SourceInputs, experiment: str) -> Page:
@@ -364,7 +374,7 @@ def experiment_page(inputs: SourceInputs, experiment: str) -> Page:
     source, summary, past = inputs.source, inputs.summary, inputs.past
     mine = summary[summary["experiment"] == experiment]
     sections = metric_sections(mine, experiment, accuracy_marks(source.cells),
-                               missed_target(source.observations), cell_configs(source))
+                               missed_target(source.observations), cell_facts(source))
     curves = curve_blocks(source, experiment)
     not_ok = not_ok_rows(source, experiment)
     index = [(s["short"], s["anchor"]) for s in sections]

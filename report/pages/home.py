@@ -9,9 +9,7 @@ import math
 import pandas as pd
 
 from dlbench.core.judging import PRACTICAL_THRESHOLD, Decision, Regime
-from dlbench.core.machines import machine_kind
 from dlbench.core.metrics import Direction, is_timing_unit, reader_label
-from dlbench.core.schema import system_label
 from dlbench.core.verdict_engine import busy_processes
 from dlbench.core.words import counts, plural
 from dlbench.report.pages.experiment import experiment_title, result_anchor
@@ -22,7 +20,7 @@ from dlbench.report.render.paragraphs import identifiers_as_code, short_paragrap
 from dlbench.report.render.labels import contender_label
 from dlbench.report.inputs.source import Source, source_designs, source_processes
 from dlbench.report.inputs.summary import (BatchIndex, batch_index, format_number,
-                                           machine_label, value_batch)
+                                           hardware_words, machine_label, value_batch)
 from dlbench.report.pages.answer_tables import (answer_counts, answer_outcomes, answer_tables,
                                                 group_label)
 from dlbench.report.pages.answer_values import medians_of
@@ -261,8 +259,8 @@ def changed_answers(release: str, found: list[Verdict]) -> list[dict] | None:
             continue
         before = old["winner"] or old["outcome"].replace("significant", "meaningful")
         after = verdict.winner or verdict.outcome.value
-        before, after = (system_label(w) if w == old["winner"] or w == verdict.winner else w
-                         for w in (before, after))
+        before, after = (_named(verdict.question, w) if w == old["winner"] or w == verdict.winner
+                         else w for w in (before, after))  # a mode by its words, not its key
         if before != after:
             changes.append({"title": verdict.title,
                             "group": group_label(json.dumps(dict(verdict.group)),
@@ -271,21 +269,16 @@ def changed_answers(release: str, found: list[Verdict]) -> list[dict] | None:
     return changes
 
 
+def sentence_case(text: str) -> str:
+    """`text` with its first letter upper case (a recorded clause shown as its own paragraph)."""
+    return text[:1].upper() + text[1:]
+
+
 def experiment_links(summary: pd.DataFrame, questions: dict[str, dict]) -> list[dict]:
     """Every experiment of the release with its question and page."""
     return [{"title": experiment_title(e), "page": f"experiments/{e}.md",
              "question": (questions.get(e) or {}).get("question", "")}
             for e in sorted(set(summary["experiment"]))]
-
-
-def hardware_words(environment: dict, device: str) -> str:
-    """The machine a device of a run is, in words: the GPU's model, or the CPU's kind
-    ('AMD EPYC, 2 cores, AVX2 only': dlbench/core/machines.py)."""
-    if device == "cuda":
-        gpus = environment.get("gpus") or [{}]
-        return f"{gpus[0].get('model') or 'unknown'} GPU" + (
-            f" (x{len(gpus)})" if len(gpus) > 1 else "")
-    return machine_kind(environment).words
 
 
 #: The framework packages a caption names, in its order, with their words.
@@ -376,5 +369,6 @@ def home_page(inputs: PageInputs) -> Page:
                   risk=inputs.calibration.risk, controls=controls_summary(inputs.judged.controls),
                   busy_left_out=busy_left_out(source), multiple_machines=len(source.runs) > 1,
                   changes=changed_answers(source.name, found),
-                  rules_changed=rules_changed(source.name), **inputs.common)
+                  rules_changed=short_paragraphs(sentence_case(rules_changed(source.name))),
+                  **inputs.common)
     return Page(text)

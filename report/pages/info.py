@@ -16,6 +16,7 @@ from dlbench.report.render.labels import (IDENTIFIER_GROUPS, cell_words, environ
                                           settings_as_code, workload_label)
 from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.jinja import render
+from dlbench.report.render.paragraphs import short_paragraphs
 from dlbench.report.inputs.source import Source
 from dlbench.report.inputs.summary import (SUMMARY_COLUMNS, cell_label, machine_label,
                                            variant_label)
@@ -222,7 +223,7 @@ def _footnotes(rows: list[dict], columns: list[tuple[str, str]]) -> list[dict]:
             continue
         for row in rows:
             row[key] = f"{header[:1]}{texts.index(row[key]) + 1}"
-        legends.append({"header": header, "texts": [(f"{header[:1]}{i + 1}", t)
+        legends.append({"header": header, "texts": [(f"{header[:1]}{i + 1}", short_paragraphs(t))
                                                     for i, t in enumerate(texts)]})
     return legends
 
@@ -264,7 +265,7 @@ def manifest_blocks(source: Source) -> list[dict]:
     cells = source.cells.sort_values(["experiment", "workload", "framework", "backend"])
     for experiment, group in cells.groupby("experiment", sort=True):
         rows = [_manifest_row(source, cell) for cell in group.to_dict("records")]
-        shared = [(header, rows[0][key]) for header, key in MANIFEST_COLUMNS
+        shared = [(header, short_paragraphs(str(rows[0][key]))) for header, key in MANIFEST_COLUMNS
                   if len({row[key] for row in rows}) == 1 and rows[0][key] not in BLANK]
         columns = [(header, key) for header, key in MANIFEST_COLUMNS
                    if len({row[key] for row in rows}) > 1

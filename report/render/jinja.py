@@ -60,6 +60,12 @@ def table_cell(value: object) -> str:
     return str(value).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
+def attribute(value: object) -> str:
+    """Text safe inside a double-quoted HTML attribute of a Markdown table cell: escaped, and
+    its pipes as an entity (a bare one would end the cell)."""
+    return html.escape(" ".join(str(value).split())).replace("|", "&#124;")
+
+
 def environment(templates_dir: Path) -> jinja2.Environment:
     """The jinja2 environment: Markdown output, strict about undefined names."""
     env = jinja2.Environment(
@@ -71,6 +77,7 @@ def environment(templates_dir: Path) -> jinja2.Environment:
         autoescape=False,
     )
     env.filters["cell"] = table_cell
+    env.filters["attribute"] = attribute  # a value in an HTML attribute of a table cell
     env.filters["text"] = plain_text  # what a person typed, shown as text
     env.filters["safe_markdown"] = safe_markdown  # what a person wrote in Markdown, sanitised
     env.filters["slug"] = slug

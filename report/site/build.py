@@ -30,6 +30,7 @@ from dlbench.report.pages.home import source_judgement
 from dlbench.report.site.mkdocs_draft import DRAFT_FILE
 from dlbench.report.site.mkdocs_errata import BANNER_FILE
 from dlbench.report.site.mkdocs_nav import NAV_FILE
+from dlbench.report.site.mkdocs_release import RELEASE_FILE
 from dlbench.report.pages.registry import (PageInputs, SourceInputs, render_pages,
                                    render_pages_before_verdicts)
 from dlbench.report.render.jinja import ChartBlock, environment, render
@@ -37,7 +38,7 @@ from dlbench.report.site.cache import BuildReport, SiteCache, site_key, write_tr
 from dlbench.report.inputs.source import Source, source_designs
 from dlbench.report.verdicts.data import calibrate, verdict_files
 from dlbench.report.verdicts.stored import PUBLISHED_VERDICTS, STORED, stored_verdicts
-from dlbench.report.inputs.summary import summarize
+from dlbench.report.inputs.summary import hardware_words, summarize
 
 VEGA_BUNDLE = "assets/javascripts/vega-bundle.js"
 
@@ -135,6 +136,18 @@ def errata_files(source: Source, env: jinja2.Environment, cite: Citation) -> dic
     }
 
 
+def release_facts(source: Source) -> bytes:
+    """The release's name and the machines it was measured on, in words (each run's devices,
+    in run order): the version selector says when another release ran elsewhere."""
+    machines = []
+    for run in source.runs:
+        cells = source.cells[source.cells["run_id"] == run.run_id]
+        for device in sorted(set(cells["device"].astype(str))) or ["cpu"]:
+            machines.append(hardware_words(run.environment, device))
+    facts = {"name": source.name, "machines": list(dict.fromkeys(machines))}
+    return yaml.safe_dump(facts, sort_keys=False, allow_unicode=True).encode()
+
+
 def site_files(source: Source, templates_dir: Path, site_url: str,
                results_dir: Path | None = None, cache: SiteCache | None = None
                ) -> dict[str, bytes]:
@@ -181,6 +194,7 @@ def _site_files(source: Source, templates_dir: Path, site_url: str,
         files[PUBLISHED_VERDICTS] = (source.root / STORED).read_bytes()
     if not source.draft:
         files["downloads/CITATION.cff"] = cite.cff().encode()
+        files[RELEASE_FILE] = release_facts(source)
         files |= result_citation_files(summary, cite)
     else:
         files[DRAFT_FILE] = b"a draft: no version selector (report/site/mkdocs_draft.py)\n"
