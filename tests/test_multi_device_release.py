@@ -33,7 +33,7 @@ def test_a_release_of_a_cpu_and_a_cuda_run_shows_both_devices(tmp_path):
     build_site(source, docs, TEMPLATES, SITE_URL, results)
 
     training = (docs / "experiments" / "training.md").read_text()
-    assert "machine: cpu: Fixture CPU @ 2.0GHz (2 cores)" in training  # the CPU results
+    assert "machine: cpu: Fixture CPU, 2 cores, AVX2 only" in training  # the CPU results
     cuda_row = re.search(r"^\| cuda: [^|]+ \| MLP, 8x8 digits[^|]* \| PyTorch \| .*\| skipped "
                          r"\| PyTorch sees 0 CUDA devices", training, re.MULTILINE)
     assert cuda_row, "the cuda cell is listed beside the CPU results with why it has none"

@@ -175,7 +175,7 @@ def test_every_number_states_spread_and_machine(files: dict[str, bytes]) -> None
         assert rows
         for row in rows:
             machine = row.get("Machine") or above
-            assert "cpu: Fixture CPU @ 2.0GHz (2 cores)" in machine
+            assert "cpu: Fixture CPU, 2 cores, AVX2 only" in machine
             median, ci, spread = (next(k for k in row if k.startswith(p))
                                   for p in ("Median (", "95% CI (", "Min–max ("))
             units.add(median.removeprefix("Median (").rstrip(")"))

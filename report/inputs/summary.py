@@ -73,13 +73,9 @@ def cell_label(cell: pd.Series | dict) -> str:
 
 
 def machine_label(environment: dict, device: str) -> str:
-    """The hardware a device of a run is, e.g. 'cpu: AMD EPYC 7B13 (2 cores)'."""
-    if device == "cuda":
-        gpus = environment.get("gpus") or [{}]
-        return f"cuda: {gpus[0].get('model') or 'unknown GPU'}"
-    cpu = environment.get("cpu") or {}
-    cores = cpu.get("logical_cores")
-    return f"cpu: {cpu.get('model') or 'unknown CPU'}" + (f" ({cores} cores)" if cores else "")
+    """The hardware a device of a run is, with its device, e.g. 'cpu: AMD EPYC, 2 cores, AVX2
+    only' (the CPU's kind in words, as every page names a machine: hardware_words)."""
+    return f"{device}: {hardware_words(environment, device)}"
 
 
 def hardware_words(environment: dict, device: str) -> str:
