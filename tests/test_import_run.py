@@ -493,6 +493,14 @@ def test_a_member_a_run_does_not_hold_is_refused_by_name(archive, tmp_path, caps
     assert extra.split("/")[-1] in error
 
 
+def _ctrl_c_as_in_a_terminal() -> None:
+    """Give the child SIGINT's default handling: a suite started in the background (`make
+    test &`) runs with SIGINT ignored, and a child inherits that, so Ctrl-C never reached it."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("stop", ["SIGTERM", "SIGINT"])
 def test_a_signal_during_import_leaves_no_staging_folder(tmp_path, stop):
     import signal
@@ -506,7 +514,8 @@ def test_a_signal_during_import_leaves_no_staging_folder(tmp_path, stop):
     archive = _raw_archive(tmp_path / "big.tar.gz", parts)
     results = tmp_path / "results"
     driver = subprocess.Popen([*DLBENCH, "import-run", str(archive), "--results-dir",
-                               str(results)], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+                               str(results)], cwd=ROOT, stderr=subprocess.PIPE, text=True,
+                              preexec_fn=_ctrl_c_as_in_a_terminal)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and driver.poll() is None and not (
             results.is_dir() and list(results.glob(".import-*"))):
