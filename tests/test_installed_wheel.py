@@ -113,7 +113,8 @@ def test_a_wheel_installed_outside_the_checkout_builds_a_release_from_another_fo
     python = venv / "bin" / "python"
     where = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
     purelib = run([str(python), "-c", where], env={"PATH": os.environ["PATH"]}).stdout.strip()
-    shared = {path for path in sys.path if Path(path).name in ("site-packages", "dist-packages")}
+    shared = {entry for entry in sys.path
+              if Path(entry).name in ("site-packages", "dist-packages")}
     Path(purelib, "shared-environment.pth").write_text("\n".join(sorted(shared)) + "\n")
     environment = {key: value for key, value in os.environ.items()
                    if key not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONSAFEPATH")}
@@ -135,5 +136,7 @@ def test_a_wheel_installed_outside_the_checkout_builds_a_release_from_another_fo
     assert str(package / "templates" / "index.md.j2") in opened["package"]
     assert str(package / "templates" / "mkdocs.yml") in opened["package"]
     assert RELEASE in (out / ".release.yml").read_text()
-    assert (out / "index.md").is_file() and list((out / "experiments").glob("*.md"))
+    assert all((out / page).is_file() for page in ("index.md", "methodology.md", "claims.md",
+                                                   "environment.md", "cite.md"))
+    assert list((out / "experiments").glob("*.md"))
     assert (out / "assets" / "javascripts" / "charts.js").is_file()
