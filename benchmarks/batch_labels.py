@@ -6,9 +6,9 @@ variant), the citation of each result, and the home page's answer rows.
 
 The batch a value was measured at is read here from the cell's recorded parameters and the
 protocol's own words, not from dlbench.core.measured_batch, so the count also runs against
-code from before that module (PYTHONPATH at an older checkout): latency and the first call
-are one sample per call, inference and precision throughput run at `throughput_batch`
-(512 when not recorded), everything else at the cell's batch.
+code from before that module (an older checkout installed with `pip install -e`): latency
+and the first call are one sample per call, inference and precision throughput run at
+`throughput_batch` (512 when not recorded), everything else at the cell's batch.
 """
 
 from __future__ import annotations

@@ -18,11 +18,13 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,9 +37,27 @@ REQUIRED = {"numpy": "machine", "pandas": "machine", "pyarrow": "machine", "rich
 FRAMEWORK_MODULES = ("torch", "jax", "keras", "onnx", "onnxruntime", "tensorflow")
 
 
+def source_view(target: Path) -> Path:
+    """A folder in which `import dlbench` finds this tree laid out as installed, without an
+    install: dlbench/ holds links to the tree's dlbench/ entries and to each folder
+    pyproject's package-dir installs under it (runner/ as dlbench/runner, ...). The links
+    resolve into the tree, so the code record names the tree's files."""
+    settings = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    package = target / "dlbench"
+    shutil.rmtree(target, ignore_errors=True)
+    package.mkdir(parents=True)
+    for entry in sorted((ROOT / "dlbench").iterdir()):
+        if entry.name != "__pycache__":
+            (package / entry.name).symlink_to(entry)
+    for name, folder in settings["package-dir"].items():
+        (package / name.removeprefix("dlbench.")).symlink_to(ROOT / folder)
+    return target
+
+
 def use_source_tree(extra: list[Path]) -> None:
-    """Import dlbench and runner from this tree (and `extra` folders), here and in workers."""
-    paths = [str(p) for p in (ROOT, *extra)]
+    """Import dlbench (runner/ as dlbench.runner) from this tree, and `extra` folders, here
+    and in workers."""
+    paths = [str(p) for p in (source_view(ROOT / "build" / "gpu-source"), *extra)]
     for path in reversed(paths):
         if path not in sys.path:
             sys.path.insert(0, path)

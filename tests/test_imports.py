@@ -235,17 +235,25 @@ def test_the_argparse_finder_finds_argparse(source, leaks):
 
 
 def test_every_package_folder_installs_under_dlbench():
-    """pyproject's package list names every package folder by its installed name."""
+    """setup.py's package list names every folder by its installed name: runner/ and report/
+    under dlbench (pyproject's package-dir), with the data folders templates/ and listings/
+    and every folder below them; pyproject writes no list of its own to fall behind."""
+    import importlib.util
     import tomllib
 
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    folders = {".".join(INSTALLED_AS.get(p.parent.relative_to(ROOT).parts[0],
-                                         p.parent.relative_to(ROOT).parts[0]).split(".")
-                        + list(p.parent.relative_to(ROOT).parts[1:]))
-               for package in FOLDERS for p in (ROOT / package).rglob("__init__.py")}
-    assert set(setuptools["packages"]) == folders
-    assert setuptools["package-dir"] == {name: folder for folder, name in INSTALLED_AS.items()}
-    assert not any(name.split(".")[0] in INSTALLED_AS for name in setuptools["packages"])
+    installed_as = {folder: name for name, folder in setuptools["package-dir"].items()}
+    assert installed_as == INSTALLED_AS | {"templates": "dlbench.templates",
+                                           "listings": "dlbench.listings"}
+    assert "packages" not in setuptools
+    folders = {".".join([installed_as.get(top, top), *p.relative_to(ROOT / top).parts])
+               for top in ("dlbench", *installed_as)
+               for p in [ROOT / top, *(ROOT / top).rglob("*")]
+               if p.is_dir() and "__pycache__" not in p.parts}
+    spec = importlib.util.spec_from_file_location("project_setup", ROOT / "setup.py")
+    setup = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(setup)
+    assert set(setup.installed_packages()) == folders
 
 
 def test_no_code_imports_the_folders_by_their_bare_names():

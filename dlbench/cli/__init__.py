@@ -69,8 +69,10 @@ def _add_site_commands(commands: argparse._SubParsersAction) -> None:
     def site_options(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--results-dir", default="results", help="where results/ lives")
         parser.add_argument("--out", default="site_src", help="generated Markdown goes here")
-        parser.add_argument("--templates", default="templates", help="page templates")
-        parser.add_argument("--config", default="mkdocs.yml", help="the mkdocs config")
+        parser.add_argument("--templates", default=None,
+                            help="page templates (default: the project's, installed with it)")
+        parser.add_argument("--config", default=None,
+                            help="the mkdocs config (default: the project's mkdocs.yml)")
         parser.add_argument("--cache-dir", default="build/cache",
                             help="charts and pages of earlier builds, reused when unchanged")
 

@@ -19,10 +19,10 @@ from dlbench.report.site.requests import (BuildRequest, DeployRequest, ErratumRe
 
 def site_paths(args: argparse.Namespace) -> SitePaths:
     """The path flags a command has (--results-dir, --out, ..., --pages-repo); the defaults
-    for those it has not."""
+    for those it has not or left unset (the project's templates and mkdocs config)."""
     given = vars(args)
     return SitePaths(**{f.name: Path(given[f.name]) for f in fields(SitePaths)
-                        if f.name in given})
+                        if given.get(f.name) is not None})
 
 
 def build_request(args: argparse.Namespace) -> BuildRequest:

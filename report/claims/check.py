@@ -15,7 +15,6 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from dlbench import report
 from dlbench.core.decisions import Family, judge_together
 from dlbench.core.judging import Regime
 from dlbench.report.claims.answered import AnsweredFamily, AnsweredPairs, answered_pairs
@@ -33,9 +32,10 @@ from dlbench.report.claims.vocabulary import (
     combine_findings,
 )
 from dlbench.core.conditions import Need
+from dlbench.core.project_files import listings_dir
 
 CLAIMS_FILE = Path(__file__).with_name("claims.yaml")
-LISTINGS_DIR = Path(report.__file__).resolve().parent.parent / "listings"
+LISTINGS_DIR = listings_dir()
 
 
 class ClaimsFileError(ValueError):

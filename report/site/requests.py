@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dlbench.core.project_files import mkdocs_config, templates_dir
+
 
 @dataclass(frozen=True)
 class SitePaths:
@@ -18,9 +20,10 @@ class SitePaths:
     results_dir: Path = Path("results")
     #: Generated Markdown.
     out: Path = Path("site_src")
-    templates: Path = Path("templates")
-    #: The mkdocs config, whose site_url the pages and citations use.
-    config: Path = Path("mkdocs.yml")
+    #: The project's page templates (dlbench.templates, wherever it is installed).
+    templates: Path = field(default_factory=templates_dir)
+    #: The mkdocs config, whose site_url the pages and citations use (the project's).
+    config: Path = field(default_factory=mkdocs_config)
     #: Charts and pages of earlier builds, reused when unchanged.
     cache_dir: Path = Path("build/cache")
     #: The git repository holding the versioned site (branch gh-pages).

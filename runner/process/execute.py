@@ -127,8 +127,10 @@ def _run_worker(specs: list[CellSpec], launch: Launch = DEFAULT_LAUNCH
         for spec, (spec_path, _) in zip(specs, paths, strict=True):
             spec_path.write_text(spec.worker_json())
         stderr_path = Path(scratch, "stderr.txt")
-        command = [*launch.prefix, sys.executable, "-m", "dlbench.runner.process.worker",
-                   *(str(path) for pair in paths for path in pair)]
+        # -P: the worker imports dlbench as this process does (its install, PYTHONPATH),
+        # never from the folder it starts in
+        command = [*launch.prefix, sys.executable, "-P", "-m",
+                   "dlbench.runner.process.worker", *(str(p) for pair in paths for p in pair)]
         environment = cell_environment(specs[0])
         if launch.environment is not None:
             environment = launch.environment(environment)

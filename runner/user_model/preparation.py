@@ -65,9 +65,9 @@ def prepare_model(request: ModelRequest, threads: int,
                     repeats=1, threads=threads)
     try:
         completed = subprocess.run(
-            [sys.executable, "-m", "dlbench.runner.user_model.prepare", str(folder / "request.json"),
-             str(folder)], cwd=PROJECT_ROOT, env=cell_environment(spec), capture_output=True,
-            text=True, timeout=timeout)
+            [sys.executable, "-P", "-m", "dlbench.runner.user_model.prepare",
+             str(folder / "request.json"), str(folder)], cwd=PROJECT_ROOT,
+            env=cell_environment(spec), capture_output=True, text=True, timeout=timeout)
         result_file = folder / "prepared.json"
         result = json.loads(result_file.read_text()) if result_file.exists() else {
             "error": "building the model ended without a result: "
