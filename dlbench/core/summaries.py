@@ -1,6 +1,9 @@
 """Per-result summaries: the centre and spread of each (run, cell, metric)'s repeats.
 
-Computed here once for every reader: `dlbench results show`, the site's tables and charts.
+Computed here once for every reader: `dlbench results show`, the site's tables and charts,
+the history across releases. This module owns the per-process view of the observations too:
+every page, verdict and command reads a process's values through `per_process` or
+`repeat_values`, never by filtering the steps out itself.
 Each result also says its resolution: the smallest ratio its processes can detect against an
 equally noisy partner.
 """
@@ -20,9 +23,16 @@ STAT_COLUMNS = ["run_id", "cell_id", "metric", "unit", "n", "median", "ci_low", 
                 "low", "high", "cv", "detectable_ratio"]
 
 
+def per_process(observations: pd.DataFrame) -> pd.DataFrame:
+    """One row per process and metric (no step; a step row is a point of a process's curve),
+    a value missing or not: what a result ID numbers."""
+    return observations[observations["step"].isna()]
+
+
 def repeat_values(observations: pd.DataFrame) -> pd.DataFrame:
-    """Per-repeat rows only (no step, a value): the values results are computed from."""
-    return observations[observations["step"].isna() & observations["value"].notna()]
+    """Per-process rows that hold a value: the values results are computed from."""
+    rows = per_process(observations)
+    return rows[rows["value"].notna()]
 
 
 def detectable(values: np.ndarray) -> float:

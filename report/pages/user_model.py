@@ -15,6 +15,7 @@ from dlbench.core.model_answers import (INFERENCE, TRAINING, model_answers, no_a
                                         parity_table, path_words, system_words)
 from dlbench.core.sequential import design_from_policy
 from dlbench.core.stats import summarize
+from dlbench.core.summaries import per_process
 from dlbench.report.inputs.source import RunData, source_processes
 from dlbench.report.inputs.summary import format_number
 from dlbench.report.pages.registry import Page, PageInputs, page
@@ -39,13 +40,12 @@ def model_runs(inputs: PageInputs) -> list[RunData]:
 
 def cell_rows(cells: pd.DataFrame, observations: pd.DataFrame) -> pd.DataFrame:
     """One row per timed cell: system, mode, status, processes and each metric's summary."""
-    rows = []
+    rows, scalar = [], per_process(observations)
     timed = cells[cells["experiment"].isin([INFERENCE, TRAINING])]
     for _, cell in timed.sort_values(["experiment", "cell_id"]).iterrows():
         system = f"keras-{cell['backend']}" if cell["framework"] == "keras" \
             else str(cell["framework"])
-        mine = observations[(observations["cell_id"] == cell["cell_id"])
-                            & observations["step"].isna()]
+        mine = scalar[scalar["cell_id"] == cell["cell_id"]]
         row = {"cell_id": cell["cell_id"], "experiment": cell["experiment"],
                "system": system, "variant": path_words(system, str(cell["mode"])),
                "status": cell["status"], "reason": html.escape(cell["reason"] or ""),
