@@ -17,7 +17,7 @@ from dlbench.core.sequential import design_from_policy
 from dlbench.core.stats import summarize
 from dlbench.core.summaries import per_process
 from dlbench.report.inputs.source import RunData, source_processes
-from dlbench.report.inputs.summary import format_number
+from dlbench.report.inputs.labelled import format_number
 from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.charts import result_chart
 from dlbench.report.render.jinja import ChartBlock, chart_block, render
