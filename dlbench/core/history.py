@@ -11,7 +11,9 @@ from pathlib import Path
 import pandas as pd
 
 from dlbench.core.layout import release_dir, release_names
+from dlbench.core.releases import read_result_ids
 from dlbench.core.summaries import result_stats
+from dlbench.core.tables import read_table
 
 HISTORY_COLUMNS = ["cell_id", "metric", "release", "result_id", "run_id", "n", "median",
                    "low", "high"]
@@ -21,10 +23,8 @@ def release_results(results_dir: Path, release: str) -> pd.DataFrame:
     """One release's results: ID, cell, metric and the median and range over processes, as
     every page summarises them (dlbench.core.summaries.result_stats)."""
     root = release_dir(results_dir, release)
-    ids = pd.read_csv(root / "result_ids.csv", dtype=str)
-    stats = result_stats(pd.read_parquet(root / "observations.parquet",
-                                         columns=["run_id", "cell_id", "metric", "step",
-                                                  "value"]))
+    ids = read_result_ids(root)
+    stats = result_stats(read_table(root / "observations.parquet", "observations"))
     frame = ids.merge(stats[["run_id", "cell_id", "metric", "n", "median", "low", "high"]],
                       on=["run_id", "cell_id", "metric"], how="left")
     return frame.assign(release=release)[HISTORY_COLUMNS]
