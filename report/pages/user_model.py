@@ -14,8 +14,7 @@ import pandas as pd
 from dlbench.core.model_answers import (INFERENCE, TRAINING, model_answers, no_answer_reason,
                                         parity_table, path_words, system_words)
 from dlbench.core.sequential import design_from_policy
-from dlbench.core.stats import summarize
-from dlbench.core.summaries import per_process
+from dlbench.core.summaries import result_stats
 from dlbench.report.inputs.source import RunData, source_processes
 from dlbench.report.inputs.labelled import format_number
 from dlbench.report.pages.registry import Page, PageInputs, page
@@ -39,23 +38,22 @@ def model_runs(inputs: PageInputs) -> list[RunData]:
 
 
 def cell_rows(cells: pd.DataFrame, observations: pd.DataFrame) -> pd.DataFrame:
-    """One row per timed cell: system, mode, status, processes and each metric's summary."""
-    rows, scalar = [], per_process(observations)
+    """One row per timed cell of one run: system, mode, status, processes and each metric's
+    summary (median, min, max, processes: dlbench.core.summaries.result_stats)."""
+    rows, stats = [], result_stats(observations).set_index(["cell_id", "metric"])
     timed = cells[cells["experiment"].isin([INFERENCE, TRAINING])]
     for _, cell in timed.sort_values(["experiment", "cell_id"]).iterrows():
         system = f"keras-{cell['backend']}" if cell["framework"] == "keras" \
             else str(cell["framework"])
-        mine = scalar[scalar["cell_id"] == cell["cell_id"]]
         row = {"cell_id": cell["cell_id"], "experiment": cell["experiment"],
                "system": system, "variant": path_words(system, str(cell["mode"])),
                "status": cell["status"], "reason": html.escape(cell["reason"] or ""),
                "control": "-aa" in str(cell["cell_id"])}
         for metric in COLUMNS:
-            values = mine.loc[mine["metric"] == metric, "value"].dropna()
-            if len(values):
-                summary = summarize(values.to_numpy(float))
-                row[metric] = (summary.median, float(values.min()), float(values.max()),
-                               summary.n)
+            if (cell["cell_id"], metric) in stats.index:
+                found = stats.loc[(cell["cell_id"], metric)]
+                row[metric] = (float(found["median"]), float(found["low"]),
+                               float(found["high"]), int(found["n"]))
         rows.append(row)
     return pd.DataFrame(rows)
 
