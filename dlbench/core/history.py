@@ -12,7 +12,7 @@ import pandas as pd
 
 from dlbench.core.layout import release_dir, release_names
 from dlbench.core.releases import read_result_ids
-from dlbench.core.summaries import result_stats
+from dlbench.core.summaries import result_centres
 from dlbench.core.tables import read_table
 
 HISTORY_COLUMNS = ["cell_id", "metric", "release", "result_id", "run_id", "n", "median",
@@ -21,12 +21,12 @@ HISTORY_COLUMNS = ["cell_id", "metric", "release", "result_id", "run_id", "n", "
 
 def release_results(results_dir: Path, release: str) -> pd.DataFrame:
     """One release's results: ID, cell, metric and the median and range over processes, as
-    every page summarises them (dlbench.core.summaries.result_stats)."""
+    every page summarises them (dlbench.core.summaries.result_centres)."""
     root = release_dir(results_dir, release)
     ids = read_result_ids(root)
-    stats = result_stats(read_table(root / "observations.parquet", "observations"))
-    frame = ids.merge(stats[["run_id", "cell_id", "metric", "n", "median", "low", "high"]],
-                      on=["run_id", "cell_id", "metric"], how="left")
+    stats = result_centres(read_table(root / "observations.parquet", "observations"))
+    frame = ids.merge(stats.drop(columns="unit"), on=["run_id", "cell_id", "metric"],
+                      how="left")
     return frame.assign(release=release)[HISTORY_COLUMNS]
 
 

@@ -11,6 +11,7 @@ equally noisy partner.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,7 @@ from dlbench.core.decisions import detectable_ratio
 from dlbench.core.metrics import get_metric
 from dlbench.core.stats import summarize
 
+CENTRE_COLUMNS = ["run_id", "cell_id", "metric", "unit", "n", "median", "low", "high"]
 STAT_COLUMNS = ["run_id", "cell_id", "metric", "unit", "n", "median", "ci_low", "ci_high",
                 "low", "high", "cv", "detectable_ratio"]
 
@@ -43,16 +45,28 @@ def detectable(values: np.ndarray) -> float:
     return detectable_ratio(float(np.std(np.log(values), ddof=1)), int(values.size))
 
 
-def result_stats(observations: pd.DataFrame) -> pd.DataFrame:
-    """One row per run, cell and per-repeat metric: n, median, 95% CI, min, max and CV."""
-    rows = []
+def _by_result(observations: pd.DataFrame) -> Iterator[tuple[dict, np.ndarray]]:
+    """Each result's centre row (CENTRE_COLUMNS) and its per-process values."""
     for (run_id, cell_id, metric), group in repeat_values(observations).groupby(
             ["run_id", "cell_id", "metric"], sort=True):
         values = group["value"].to_numpy(dtype=float)
+        yield {"run_id": run_id, "cell_id": cell_id, "metric": metric,
+               "unit": get_metric(str(metric)).unit, "n": int(values.size),
+               "median": float(np.median(values)), "low": float(values.min()),
+               "high": float(values.max())}, values
+
+
+def result_centres(observations: pd.DataFrame) -> pd.DataFrame:
+    """One row per run, cell and per-repeat metric: n, median, min and max (result_stats
+    without the interval, for readers that show no interval)."""
+    return pd.DataFrame([row for row, _ in _by_result(observations)], columns=CENTRE_COLUMNS)
+
+
+def result_stats(observations: pd.DataFrame) -> pd.DataFrame:
+    """One row per run, cell and per-repeat metric: n, median, 95% CI, min, max and CV."""
+    rows = []
+    for row, values in _by_result(observations):
         stats = summarize(values)
-        rows.append({"run_id": run_id, "cell_id": cell_id, "metric": metric,
-                     "unit": get_metric(str(metric)).unit, "n": stats.n,
-                     "median": stats.median, "ci_low": stats.ci_low, "ci_high": stats.ci_high,
-                     "low": float(values.min()), "high": float(values.max()), "cv": stats.cv,
-                     "detectable_ratio": detectable(values)})
+        rows.append(row | {"ci_low": stats.ci_low, "ci_high": stats.ci_high, "cv": stats.cv,
+                           "detectable_ratio": detectable(values)})
     return pd.DataFrame(rows, columns=STAT_COLUMNS)

@@ -14,7 +14,7 @@ import pandas as pd
 from dlbench.core.model_answers import (INFERENCE, TRAINING, model_answers, no_answer_reason,
                                         parity_table, path_words, system_words)
 from dlbench.core.sequential import design_from_policy
-from dlbench.core.summaries import result_stats
+from dlbench.core.summaries import result_centres
 from dlbench.report.inputs.source import RunData, source_processes
 from dlbench.report.inputs.labelled import format_number
 from dlbench.report.pages.registry import Page, PageInputs, page
@@ -39,8 +39,8 @@ def model_runs(inputs: PageInputs) -> list[RunData]:
 
 def cell_rows(cells: pd.DataFrame, observations: pd.DataFrame) -> pd.DataFrame:
     """One row per timed cell of one run: system, mode, status, processes and each metric's
-    summary (median, min, max, processes: dlbench.core.summaries.result_stats)."""
-    rows, stats = [], result_stats(observations).set_index(["cell_id", "metric"])
+    summary (median, min, max, processes: dlbench.core.summaries.result_centres)."""
+    rows, stats = [], result_centres(observations).set_index(["cell_id", "metric"])
     timed = cells[cells["experiment"].isin([INFERENCE, TRAINING])]
     for _, cell in timed.sort_values(["experiment", "cell_id"]).iterrows():
         system = f"keras-{cell['backend']}" if cell["framework"] == "keras" \
