@@ -45,10 +45,10 @@ def label_batches(label: str) -> set[int]:
 def release_counts(results: Path, name: str) -> dict[str, int]:
     """Mislabelled values of one release, by where the label is shown."""
     from dlbench.report.inputs.source import load_release
-    from dlbench.report.inputs.summary import summarize
+    from dlbench.report.inputs.labelled import labelled_results
 
     source = load_release(results, name)
-    summary = summarize(source)
+    summary = labelled_results(source)
     cells = source.cells.drop_duplicates(["run_id", "cell_id"]).set_index(["run_id", "cell_id"])
     wrong = {"rows": 0, "labels": len(summary)}
     for row in summary.itertuples(index=False):
@@ -74,7 +74,7 @@ def home_counts(source, cells: pd.DataFrame) -> dict[str, int]:
     if frame is None:
         return {"home": 0, "home_rows": 0}
     try:  # the batch index exists since issue 53
-        from dlbench.report.inputs.summary import batch_index
+        from dlbench.report.inputs.labelled import batch_index
         tables = tables_module.answer_tables(frame, {}, {}, batch_index(source.cells))
     except ImportError:
         tables = tables_module.answer_tables(frame, {}, {})

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from dlbench.report.inputs.source import Source, load_draft, load_release
-from dlbench.report.inputs.summary import summarize
+from dlbench.report.inputs.labelled import labelled_results
 from dlbench.core.achieved import cell_fractions
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,7 +39,7 @@ def value_text(rows: pd.DataFrame, metric: str) -> str:
 
 def table_lines(source: Source) -> list[str]:
     """Markdown tables, one per experiment, of the real-size cells of `source`."""
-    summary = summarize(source)
+    summary = labelled_results(source)
     fractions = cell_fractions(source.observations, source.cells,
                                {run.run_id: run.environment for run in source.runs})
     cells = source.cells[source.cells["workload"].isin(REAL_SIZE)].drop_duplicates(

@@ -24,16 +24,20 @@ from __future__ import annotations
 
 import argparse
 import collections
+import sys
 from pathlib import Path
 
 import pandas as pd
 
 from dlbench.core.noise_floor import noise_floors
-from dlbench.core.steal import steal_column
 from dlbench.core.verdict_engine import QUESTIONS, judge_controls, repeat_rows
 from dlbench.report.inputs.source import (load_draft, load_release, source_designs,
                                           source_processes)
 from dlbench.report.verdicts.answers import judge_page
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from steal_calibration import steal_column  # noqa: E402  (a sibling script)
 
 ROOT = Path(__file__).resolve().parent.parent
 ACCURACY_QUESTIONS = {"accuracy"}

@@ -30,7 +30,7 @@ from dlbench.core.calibration import POWER_RATIOS, false_winner_rate, simulate
 from dlbench.core.sequential import SUITE_DESIGNS, Design
 from dlbench.report.pages.home import source_judgement
 from dlbench.report.inputs.source import load_release, source_designs
-from dlbench.report.verdicts.data import calibrate, log_spreads, simulated
+from dlbench.report.verdicts.verdict_table import calibrate, log_spreads, simulated
 
 ROOT = Path(__file__).resolve().parent.parent
 

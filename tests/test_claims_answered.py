@@ -11,7 +11,7 @@ from dlbench.core.decisions import Decision
 from dlbench.report.claims.answered import AS_ANSWERED, answered_pairs
 from dlbench.report.claims.check import ClaimOutcome, check_claims, parse_claims
 from dlbench.report.verdicts.answers import QUESTIONS, judge_page
-from dlbench.report.verdicts.data import VERDICT_COLUMNS, verdicts_frame
+from dlbench.report.verdicts.verdict_table import VERDICT_COLUMNS, verdicts_frame
 
 TF = "training:mlp-digits:tensorflow:fp32-default:cpu"
 PT = "training:mlp-digits:pytorch:fp32-default:cpu"

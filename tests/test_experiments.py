@@ -91,7 +91,7 @@ NEW_EXPERIMENT = textwrap.dedent("""
     cells = plan_cells(request, "cpu")
 
     from dlbench.report.inputs.source import load_draft
-    from dlbench.report.inputs.summary import summarize
+    from dlbench.report.inputs.labelled import labelled_results
     from dlbench.report.render.jinja import environment
     from dlbench.report.pages.registry import SourceInputs, render_pages_before_verdicts
     source = load_draft(Path(sys.argv[2]), ["20261201T100000Z-fixture"])
@@ -100,7 +100,7 @@ NEW_EXPERIMENT = textwrap.dedent("""
                                                                    "memory-at-batch"))
     source = replace(source, cells=moved(source.cells), observations=moved(source.observations))
     pages = render_pages_before_verdicts(
-        SourceInputs(source, summarize(source), environment(Path("templates")), None))
+        SourceInputs(source, labelled_results(source), environment(Path("templates")), None))
     print(json.dumps({"cells": [[c.experiment, c.batch_size, c.repeats] for c in cells],
                       "estimate": default_process_s(cells[0]),
                       "code": str(framework_code_path(cells[0])),

@@ -33,7 +33,7 @@ REQUEST = RunRequest(suite="quick", experiments=["training"], workloads=["mlp-di
 def tiny(batch_size: int, repeats: int = 2) -> CellSpec:
     """A PyTorch training cell of one epoch: a process is mostly the framework's import."""
     return CellSpec("training", "mlp-digits", "pytorch", "", "cpu", batch_size=batch_size,
-                    repeats=repeats, threads=1, params={"epochs": 1, "max_repeats": 1})
+                    repeats=repeats, threads=1, params={"epochs": 1})
 
 
 def wait_for(condition, timeout: float = 240.0) -> None:

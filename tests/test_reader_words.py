@@ -8,7 +8,7 @@ import json
 import markdown
 import pandas as pd
 
-from dlbench.report.inputs.summary import variant_label
+from dlbench.report.inputs.labelled import variant_label
 from dlbench.report.pages.answer_tables import answer_outcomes
 from dlbench.report.render.labels import (cell_id_words, environment_key, environment_value,
                                           ids_in_words, setting_words, settings_as_code)

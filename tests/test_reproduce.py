@@ -125,7 +125,7 @@ def test_a_real_cell_published_here_is_reproduced_or_explained(tmp_path):
     from dlbench.runner.store.run_store import RunStore
 
     cell = CellSpec("training", "mlp-digits", "pytorch", "", "cpu", batch_size=32, repeats=2,
-                    threads=1, params={"epochs": 2, "max_repeats": 2, "target_ci": 0.05})
+                    threads=1, params={"epochs": 2})
     store = RunStore(tmp_path / "runs" / "20261202T000000Z-cpu")
     store.save_run_info({"run_id": store.run_id})
     store.save_environment(capture_environment(PROJECT_ROOT))

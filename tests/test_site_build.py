@@ -275,7 +275,7 @@ def test_committed_releases_verify_and_build_strictly(served_committed_releases)
 
 
 def test_numbers_show_three_significant_digits() -> None:
-    from dlbench.report.inputs.summary import format_number
+    from dlbench.report.inputs.labelled import format_number
 
     assert [format_number(v) for v in (0.012345, 4.567, 123.4, 1234.6, 0.0, -0.5)] == [
         "0.0123", "4.57", "123", "1,235", "0", "-0.500"]

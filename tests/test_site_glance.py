@@ -15,7 +15,7 @@ from dlbench.core.errors import ResultsFileError
 from dlbench.core.releases import ReleaseError, verify_manifest
 from dlbench.report.pages.answer_tables import answer_tables, group_label, answer_counts
 from dlbench.report.verdicts.answers import QUESTIONS, verdicts
-from dlbench.report.verdicts.data import verdicts_frame
+from dlbench.report.verdicts.verdict_table import verdicts_frame
 from dlbench.report.verdicts.stored import judged_apart, read_verdicts, store_verdicts
 
 RAW = re.compile(r"\b(keras-\w+|pytorch|tensorflow|mlp-digits|resnet-synthetic|"
@@ -167,7 +167,7 @@ def test_a_release_page_renders_its_stored_verdicts_unchanged_after_a_rule_chang
     stored winner stays bold, and its row says what today's rule judges, after it."""
     import dataclasses
 
-    from dlbench.report.inputs.summary import summarize
+    from dlbench.report.inputs.labelled import labelled_results
     from dlbench.report.pages.cite import release_citation
     from dlbench.core.experiments import EXPERIMENTS
     from dlbench.report.pages.home import home_page, source_judgement
@@ -175,7 +175,7 @@ def test_a_release_page_renders_its_stored_verdicts_unchanged_after_a_rule_chang
     from dlbench.report.render.jinja import environment
     from dlbench.report.inputs.source import load_release
     from dlbench.report.verdicts.answers import VerdictOutcome, Verdicts
-    from dlbench.report.verdicts.data import Calibration
+    from dlbench.report.verdicts.verdict_table import Calibration
     from tests.site_fixtures import ROOT, TEMPLATES
 
     source = load_release(ROOT / "results", "2027.02")
@@ -183,7 +183,7 @@ def test_a_release_page_renders_its_stored_verdicts_unchanged_after_a_rule_chang
     stricter = Verdicts([dataclasses.replace(v, outcome=VerdictOutcome.INCONCLUSIVE, winner=None)
                          if v.outcome is VerdictOutcome.WINNER else v for v in judged.answers],
                         judged.controls)
-    inputs = PageInputs(source, summarize(source), environment(TEMPLATES),
+    inputs = PageInputs(source, labelled_results(source), environment(TEMPLATES),
                         {e.name: {"question": e.question} for e in EXPERIMENTS},
                         stricter, Calibration([], None),
                         release_citation(source.root, source.name, source.date, "http://x/"),

@@ -1,5 +1,5 @@
-"""The steal calibration (dlbench/core/steal.py): slowdown per bin of steal, the suggested
-limit, and what a line through it explains."""
+"""The steal calibration (benchmarks/steal_calibration.py): slowdown per bin of steal, the
+suggested limit, and what a line through it explains."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dlbench.core.steal import by_bin, explained_share, slowdowns, steal_column, suggested_limit
+from benchmarks.steal_calibration import (by_bin, explained_share, slowdowns, steal_column,
+                                          suggested_limit)
 
 
 def tables(steal_slow: float) -> tuple[pd.DataFrame, pd.DataFrame]:

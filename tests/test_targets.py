@@ -159,12 +159,12 @@ def _accuracy_charts(release: str):
 
     from dlbench.report.pages.experiment import accuracy_marks, metric_sections
     from dlbench.report.inputs.source import load_release
-    from dlbench.report.inputs.summary import summarize
+    from dlbench.report.inputs.labelled import labelled_results
 
     source = load_release(Path(__file__).parents[1] / "results", release)
     training = source.cells[source.cells["experiment"] == "training"]
     marks = accuracy_marks(source.cells)
-    summary = summarize(source)
+    summary = labelled_results(source)
     [section] = [s for s in metric_sections(summary[summary["experiment"] == "training"],
                                             "training", marks)
                  if s["anchor"] == "metric-test_accuracy"]

@@ -366,7 +366,7 @@ def test_groups_that_measured_one_system_are_counted_in_one_line_below_the_answe
 
 def test_the_calibration_simulates_answers_with_a_spread_and_leaves_out_exact_ones():
     from dlbench.core.sequential import single_look
-    from dlbench.report.verdicts.data import calibrate, simulated
+    from dlbench.report.verdicts.verdict_table import calibrate, simulated
 
     exact = one("accuracy-verdict", [{"system": s, "values": {"test_accuracy": [1.0] * 5},
                               "details": OWN_SEEDS} for s in ("pytorch", "tensorflow")])

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from dlbench.core.fma_peak import WINOGRAD_WORDS, PeakReading, run_peak
+from dlbench.core.summaries import per_process
 
 #: Metrics that give a cell's samples per second, and whether the cell trains.
 THROUGHPUT_METRICS = {"train_throughput": True, "inference_throughput": False,
@@ -66,7 +67,7 @@ def peak_key(precision: object) -> str:
 def cell_rates(observations: pd.DataFrame, cells: pd.DataFrame) -> dict[tuple[str, str],
                                                                           CellRate]:
     """Achieved FLOP/s per (run_id, cell_id), where its FLOPs and throughput are recorded."""
-    rows = observations[observations["step"].isna()]
+    rows = per_process(observations)
     grouped = dict(iter(rows.groupby(["run_id", "cell_id"])))
     rates = {}
     for cell in cells.drop_duplicates(["run_id", "cell_id"]).itertuples():

@@ -11,22 +11,22 @@ from pathlib import Path
 import pandas as pd
 
 from dlbench.core.layout import release_dir, release_names
-from dlbench.core.summaries import repeat_values
+from dlbench.core.releases import read_result_ids
+from dlbench.core.summaries import result_centres
+from dlbench.core.tables import read_table
 
 HISTORY_COLUMNS = ["cell_id", "metric", "release", "result_id", "run_id", "n", "median",
                    "low", "high"]
 
 
 def release_results(results_dir: Path, release: str) -> pd.DataFrame:
-    """One release's results: ID, cell, metric and the median and range over processes."""
+    """One release's results: ID, cell, metric and the median and range over processes, as
+    every page summarises them (dlbench.core.summaries.result_centres)."""
     root = release_dir(results_dir, release)
-    ids = pd.read_csv(root / "result_ids.csv", dtype=str)
-    values = repeat_values(pd.read_parquet(root / "observations.parquet",
-                                           columns=["run_id", "cell_id", "metric", "step",
-                                                    "value"]))
-    stats = values.groupby(["run_id", "cell_id", "metric"])["value"].agg(
-        n="count", median="median", low="min", high="max").reset_index()
-    frame = ids.merge(stats, on=["run_id", "cell_id", "metric"], how="left")
+    ids = read_result_ids(root)
+    stats = result_centres(read_table(root / "observations.parquet", "observations"))
+    frame = ids.merge(stats.drop(columns="unit"), on=["run_id", "cell_id", "metric"],
+                      how="left")
     return frame.assign(release=release)[HISTORY_COLUMNS]
 
 

@@ -7,9 +7,11 @@ alone divides two different experiments. The configuration ID hashes every field
 cell's recorded configuration (its `config_json`) that changes what is measured: workload
 and its size parameters, sample and epoch counts, timing windows, batch size, mode,
 precision, device kind and every experiment parameter. Left out, because they change how a
-cell is run but not what one repeat measures: which repeat a process is, how many repeats
-and the adaptive repeat policy (params max_repeats, target_ci), the timeout, the data
-directory's path and the thread count (the machine's, shown apart as environment).
+cell is run but not what one repeat measures: which repeat a process is, how many repeats,
+the timeout, the data directory's path and the thread count (the machine's, shown apart as
+environment). The parameters of a retired adaptive repeat policy (max_repeats, target_ci),
+which nothing writes any more but release 2026.12's training cells still carry, are left out
+too, so those cells keep the IDs they were published with.
 
 A field whose value is empty (None, "", {}, []) is left out too, so a field added to the
 configuration later with an empty default keeps the IDs of older results.
@@ -23,8 +25,10 @@ import json
 #: Configuration fields that do not change what a cell measures.
 NOT_IDENTITY = frozenset({"repeat_index", "repeats", "timeout_s", "data_dir", "threads",
                           "run_id"})
-#: Experiment parameters (config "params") that decide how many repeats, not what one measures.
-NOT_IDENTITY_PARAMS = frozenset({"max_repeats", "target_ci"})
+#: Experiment parameters (config "params") of the retired adaptive repeat policy: written by no
+#: code now, read in release 2026.12's cells; they decided how many repeats, not what one
+#: measures.
+RETIRED_PARAMS = frozenset({"max_repeats", "target_ci"})
 CONFIG_ID_LENGTH = 10
 
 
@@ -37,7 +41,7 @@ def canonical_config(config_json: str) -> dict:
     config = json.loads(config_json)
     params = config.get("params") or {}
     config["params"] = {key: value for key, value in params.items()
-                        if key not in NOT_IDENTITY_PARAMS}
+                        if key not in RETIRED_PARAMS}
     return {key: value for key, value in sorted(config.items())
             if key not in NOT_IDENTITY and not _is_empty(value)}
 

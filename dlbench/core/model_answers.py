@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from dlbench.core.sequential import Design
+from dlbench.core.summaries import per_process
 from dlbench.core.systems import label
 from dlbench.core.verdict_engine import (Decision, Pairing, Question, Standing, groups,
                                          judge_controls, judge_group, noise_floors, repeat_rows,
@@ -165,10 +166,9 @@ def parity_table(cells: pd.DataFrame, observations: pd.DataFrame) -> pd.DataFram
     """One row per parity cell: system, mode, status, max differences, tolerance, passed,
     and the reason of a cell that did not finish."""
     mine = cells[cells["experiment"] == PARITY]
-    rows = []
+    rows, scalar = [], per_process(observations)
     for _, cell in mine.iterrows():
-        values = observations[(observations["cell_id"] == cell["cell_id"])
-                              & observations["step"].isna()]
+        values = scalar[scalar["cell_id"] == cell["cell_id"]]
         metric = dict(zip(values["metric"], values["value"], strict=True))
         system = f"keras-{cell['backend']}" if cell["framework"] == "keras" \
             else str(cell["framework"])

@@ -42,6 +42,7 @@ from dlbench.core.layout import (
     load_run, release_dir, release_names, release_run_dir, run_dir, run_ids, run_tables,
     write_release_info,
 )
+from dlbench.core.summaries import per_process
 from dlbench.core.tables import read_json, write_table
 
 MANIFEST = "MANIFEST.json"
@@ -55,8 +56,7 @@ RESULT_ID = re.compile(r"^(?P<release>.+)-(?P<number>\d{4,})$")
 
 def scalar_results(observations: pd.DataFrame) -> pd.DataFrame:
     """Distinct (run, cell, metric) of per-repeat values, i.e. rows without a step."""
-    scalar = observations[observations["step"].isna()]
-    return scalar[["run_id", "cell_id", "metric"]].drop_duplicates()
+    return per_process(observations)[["run_id", "cell_id", "metric"]].drop_duplicates()
 
 
 def assign_result_ids(

@@ -1,6 +1,9 @@
 """Per-result summaries: the centre and spread of each (run, cell, metric)'s repeats.
 
-Computed here once for every reader: `dlbench results show`, the site's tables and charts.
+Computed here once for every reader: `dlbench results show`, the site's tables and charts,
+the history across releases. This module owns the per-process view of the observations too:
+every page, verdict and command reads a process's values through `per_process` or
+`repeat_values`, never by filtering the steps out itself.
 Each result also says its resolution: the smallest ratio its processes can detect against an
 equally noisy partner.
 """
@@ -8,6 +11,7 @@ equally noisy partner.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
@@ -16,13 +20,21 @@ from dlbench.core.decisions import detectable_ratio
 from dlbench.core.metrics import get_metric
 from dlbench.core.stats import summarize
 
+CENTRE_COLUMNS = ["run_id", "cell_id", "metric", "unit", "n", "median", "low", "high"]
 STAT_COLUMNS = ["run_id", "cell_id", "metric", "unit", "n", "median", "ci_low", "ci_high",
                 "low", "high", "cv", "detectable_ratio"]
 
 
+def per_process(observations: pd.DataFrame) -> pd.DataFrame:
+    """One row per process and metric (no step; a step row is a point of a process's curve),
+    a value missing or not: what a result ID numbers."""
+    return observations[observations["step"].isna()]
+
+
 def repeat_values(observations: pd.DataFrame) -> pd.DataFrame:
-    """Per-repeat rows only (no step, a value): the values results are computed from."""
-    return observations[observations["step"].isna() & observations["value"].notna()]
+    """Per-process rows that hold a value: the values results are computed from."""
+    rows = per_process(observations)
+    return rows[rows["value"].notna()]
 
 
 def detectable(values: np.ndarray) -> float:
@@ -33,16 +45,28 @@ def detectable(values: np.ndarray) -> float:
     return detectable_ratio(float(np.std(np.log(values), ddof=1)), int(values.size))
 
 
-def result_stats(observations: pd.DataFrame) -> pd.DataFrame:
-    """One row per run, cell and per-repeat metric: n, median, 95% CI, min, max and CV."""
-    rows = []
+def _by_result(observations: pd.DataFrame) -> Iterator[tuple[dict, np.ndarray]]:
+    """Each result's centre row (CENTRE_COLUMNS) and its per-process values."""
     for (run_id, cell_id, metric), group in repeat_values(observations).groupby(
             ["run_id", "cell_id", "metric"], sort=True):
         values = group["value"].to_numpy(dtype=float)
+        yield {"run_id": run_id, "cell_id": cell_id, "metric": metric,
+               "unit": get_metric(str(metric)).unit, "n": int(values.size),
+               "median": float(np.median(values)), "low": float(values.min()),
+               "high": float(values.max())}, values
+
+
+def result_centres(observations: pd.DataFrame) -> pd.DataFrame:
+    """One row per run, cell and per-repeat metric: n, median, min and max (result_stats
+    without the interval, for readers that show no interval)."""
+    return pd.DataFrame([row for row, _ in _by_result(observations)], columns=CENTRE_COLUMNS)
+
+
+def result_stats(observations: pd.DataFrame) -> pd.DataFrame:
+    """One row per run, cell and per-repeat metric: n, median, 95% CI, min, max and CV."""
+    rows = []
+    for row, values in _by_result(observations):
         stats = summarize(values)
-        rows.append({"run_id": run_id, "cell_id": cell_id, "metric": metric,
-                     "unit": get_metric(str(metric)).unit, "n": stats.n,
-                     "median": stats.median, "ci_low": stats.ci_low, "ci_high": stats.ci_high,
-                     "low": float(values.min()), "high": float(values.max()), "cv": stats.cv,
-                     "detectable_ratio": detectable(values)})
+        rows.append(row | {"ci_low": stats.ci_low, "ci_high": stats.ci_high, "cv": stats.cv,
+                           "detectable_ratio": detectable(values)})
     return pd.DataFrame(rows, columns=STAT_COLUMNS)

@@ -43,6 +43,7 @@ from dlbench.core.noise_floor import noise_floors, threshold_for
 from dlbench.core.seeds import cells_with_own_seeds
 from dlbench.core.sequential import Design
 from dlbench.core.stats import Summary, geometric_mean, summarize
+from dlbench.core.summaries import repeat_values
 from dlbench.core.systems import systems_of
 from dlbench.core.targets import reached_target_only
 
@@ -172,7 +173,7 @@ def repeat_rows(observations: pd.DataFrame, cells: pd.DataFrame,
     (each process ran a seed of its own: dlbench.core.seeds) columns, without the processes
     that stayed flagged busy."""
     ok = cells.loc[cells["status"] == "ok", ["run_id", "cell_id"]]
-    rows = observations[observations["step"].isna() & observations["value"].notna()]
+    rows = repeat_values(observations)
     rows = rows.merge(ok, on=["run_id", "cell_id"], how="inner")
     busy = busy_processes(processes)
     if busy:

@@ -250,7 +250,7 @@ def _metric_text(rule: Rule) -> str:
 
 def machines_of(runs: Sequence[object]) -> dict[str, str]:
     """A machine label per run (CPU and GPUs); runs from one host share it."""
-    from dlbench.report.inputs.summary import machine_label
+    from dlbench.report.inputs.labelled import machine_label
 
     labels, hosts = {}, {}
     for run in runs:

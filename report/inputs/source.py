@@ -15,6 +15,7 @@ from dlbench.core.layout import (
 from dlbench.core.releases import (
     assign_result_ids, read_result_ids, refuse_unlike_cells, verify_manifest,
 )
+from dlbench.core.summaries import per_process
 from dlbench.report.render.user_text import inert_frame, inert_record
 
 __all__ = ["RunData", "Source", "SourceError", "load_draft", "load_release", "release_names",
@@ -107,8 +108,8 @@ def source_designs(source: Source) -> dict:
         if policy:
             designs[run.run_id] = design_from_policy(policy)
             continue
-        rows = source.observations[(source.observations["run_id"] == run.run_id)
-                                   & source.observations["step"].isna()]
+        scalar = per_process(source.observations)
+        rows = scalar[scalar["run_id"] == run.run_id]
         most = rows.groupby(["cell_id", "metric"])["repeat"].nunique().max() if len(rows) else 1
         designs[run.run_id] = single_look(int(most) if most == most else 1)
     return designs

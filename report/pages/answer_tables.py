@@ -17,7 +17,7 @@ from dlbench.core.modes import CLASS_WORDS
 from dlbench.core.schema import system_label
 from dlbench.core.verdict_engine import QUESTIONS, Question, metric_direction
 from dlbench.core.words import plural
-from dlbench.report.inputs.summary import BatchIndex, format_number, value_batch
+from dlbench.report.inputs.labelled import BatchIndex, format_number, value_batch
 from dlbench.report.pages.answer_values import (Medians, best_value, compile_cost,
                                                 is_compile_question)
 from dlbench.report.render.labels import contender_label, workload_label

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from dlbench.core.verdict_engine import Question
-from dlbench.report.inputs.summary import format_number
+from dlbench.report.inputs.labelled import format_number
 
 #: (run_id, cell_id, metric) -> the median of the result.
 Medians = Mapping[tuple[str, str, str], float]

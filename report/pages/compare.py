@@ -20,7 +20,7 @@ from dlbench.core.layout import release_names
 from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.jinja import render
 from dlbench.report.inputs.source import Source
-from dlbench.report.inputs.summary import format_number
+from dlbench.report.inputs.labelled import format_number
 
 MAX_ROWS = 40  # significant changes listed per comparison; the downloads hold them all
 SIGNIFICANT = {Change.FASTER.value, Change.SLOWER.value, Change.BETTER.value,

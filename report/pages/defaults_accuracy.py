@@ -13,7 +13,7 @@ from dlbench.core.defaults_accuracy import (AccuracyOutcome, AccuracyPair, PairO
                                            equals_of_leader)
 from dlbench.core.schema import system_label
 from dlbench.report.inputs.source import Source
-from dlbench.report.inputs.summary import machine_label
+from dlbench.report.inputs.labelled import machine_label
 from dlbench.report.render.labels import reason_label, status_label
 from dlbench.report.verdicts.defaults_answers import DefaultsAnswer, defaults_answers
 

@@ -22,8 +22,8 @@ from dlbench.report.pages.defaults_accuracy import defaults_blocks
 from dlbench.report.pages.registry import Page, SourceInputs, pages_before_verdicts
 from dlbench.report.render.jinja import ChartBlock, chart_block, render
 from dlbench.report.inputs.source import Source
-from dlbench.report.inputs.summary import (format_number, hardware_words, machine_label,
-                                           variant_label)
+from dlbench.report.inputs.labelled import (format_number, hardware_words, machine_label,
+                                            variant_label)
 from dlbench.core.verdict_engine import QUESTIONS
 from dlbench.core.targets import MISSED_NOTE, missed_target, recorded_target
 

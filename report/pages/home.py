@@ -19,14 +19,14 @@ from dlbench.report.render.jinja import render
 from dlbench.report.render.paragraphs import identifiers_as_code, short_paragraphs
 from dlbench.report.render.labels import contender_label
 from dlbench.report.inputs.source import Source, source_designs, source_processes
-from dlbench.report.inputs.summary import (BatchIndex, batch_index, format_number,
-                                           hardware_words, machine_label, value_batch)
+from dlbench.report.inputs.labelled import (BatchIndex, batch_index, format_number,
+                                            hardware_words, machine_label, value_batch)
 from dlbench.report.pages.answer_tables import (answer_counts, answer_outcomes, answer_tables,
                                                 group_label)
 from dlbench.report.pages.answer_values import medians_of
 from dlbench.report.pages.defaults_accuracy import defaults_blocks
 from dlbench.report.pages.machine_columns import machine_names, machine_tables
-from dlbench.report.verdicts.data import controls_summary, result_ids
+from dlbench.report.verdicts.verdict_table import controls_summary, result_ids
 from dlbench.report.verdicts.stored import judged_apart, stored_verdicts
 from dlbench.core.verdict_engine import QUESTIONS, Pairing
 from dlbench.report.verdicts.answers import Verdict, VerdictOutcome, Verdicts, judge_page

@@ -18,9 +18,9 @@ from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.jinja import render
 from dlbench.report.render.paragraphs import short_paragraphs
 from dlbench.report.inputs.source import Source
-from dlbench.report.inputs.summary import (SUMMARY_COLUMNS, cell_label, machine_label,
-                                           variant_label)
-from dlbench.report.verdicts.data import control_rows
+from dlbench.report.inputs.labelled import (SUMMARY_COLUMNS, cell_label, machine_label,
+                                            variant_label)
+from dlbench.report.verdicts.verdict_table import control_rows
 
 #: What each column of the downloadable tables means (the data dictionary).
 COLUMN_DESCRIPTIONS = {

@@ -17,7 +17,7 @@ from dlbench.core.verdict_engine import QUESTIONS, metric_direction
 from dlbench.core.where_it_holds import (NO_DIFFERENCE, WINNER, Holds, Lead, MachineAnswer,
                                          WhereItHolds, lead_range, where_it_holds)
 from dlbench.core.words import plural
-from dlbench.report.inputs.summary import format_number
+from dlbench.report.inputs.labelled import format_number
 from dlbench.report.pages.answer_tables import UNDECIDED, TIED, advantage, group_label
 from dlbench.report.render.user_text import plain_text
 from dlbench.report.verdicts.answers import VerdictOutcome

@@ -22,7 +22,7 @@ import pandas as pd
 from dlbench.report.pages.cite import Citation
 from dlbench.report.render.jinja import ChartBlock
 from dlbench.report.inputs.source import Source, newest_release
-from dlbench.report.verdicts.data import Calibration, judged_table
+from dlbench.report.verdicts.verdict_table import Calibration, judged_table
 from dlbench.report.verdicts.answers import Verdicts
 
 

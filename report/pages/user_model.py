@@ -14,9 +14,9 @@ import pandas as pd
 from dlbench.core.model_answers import (INFERENCE, TRAINING, model_answers, no_answer_reason,
                                         parity_table, path_words, system_words)
 from dlbench.core.sequential import design_from_policy
-from dlbench.core.stats import summarize
+from dlbench.core.summaries import result_centres
 from dlbench.report.inputs.source import RunData, source_processes
-from dlbench.report.inputs.summary import format_number
+from dlbench.report.inputs.labelled import format_number
 from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.charts import result_chart
 from dlbench.report.render.jinja import ChartBlock, chart_block, render
@@ -38,24 +38,22 @@ def model_runs(inputs: PageInputs) -> list[RunData]:
 
 
 def cell_rows(cells: pd.DataFrame, observations: pd.DataFrame) -> pd.DataFrame:
-    """One row per timed cell: system, mode, status, processes and each metric's summary."""
-    rows = []
+    """One row per timed cell of one run: system, mode, status, processes and each metric's
+    summary (median, min, max, processes: dlbench.core.summaries.result_centres)."""
+    rows, stats = [], result_centres(observations).set_index(["cell_id", "metric"])
     timed = cells[cells["experiment"].isin([INFERENCE, TRAINING])]
     for _, cell in timed.sort_values(["experiment", "cell_id"]).iterrows():
         system = f"keras-{cell['backend']}" if cell["framework"] == "keras" \
             else str(cell["framework"])
-        mine = observations[(observations["cell_id"] == cell["cell_id"])
-                            & observations["step"].isna()]
         row = {"cell_id": cell["cell_id"], "experiment": cell["experiment"],
                "system": system, "variant": path_words(system, str(cell["mode"])),
                "status": cell["status"], "reason": html.escape(cell["reason"] or ""),
                "control": "-aa" in str(cell["cell_id"])}
         for metric in COLUMNS:
-            values = mine.loc[mine["metric"] == metric, "value"].dropna()
-            if len(values):
-                summary = summarize(values.to_numpy(float))
-                row[metric] = (summary.median, float(values.min()), float(values.max()),
-                               summary.n)
+            if (cell["cell_id"], metric) in stats.index:
+                found = stats.loc[(cell["cell_id"], metric)]
+                row[metric] = (float(found["median"]), float(found["low"]),
+                               float(found["high"]), int(found["n"]))
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -23,7 +23,7 @@ from dlbench.core.schema import system_label
 from dlbench.core.stats import geometric_mean
 from dlbench.core.verdict_engine import metric_direction, repeat_rows
 from dlbench.report.inputs.source import Source, source_processes
-from dlbench.report.inputs.summary import format_number, hardware_words
+from dlbench.report.inputs.labelled import format_number, hardware_words
 from dlbench.report.pages.answer_tables import group_label
 from dlbench.report.pages.machine_columns import machine_names
 from dlbench.report.pages.registry import Page, PageInputs, page

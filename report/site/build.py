@@ -36,9 +36,9 @@ from dlbench.report.pages.registry import (PageInputs, SourceInputs, render_page
 from dlbench.report.render.jinja import ChartBlock, environment, render
 from dlbench.report.site.cache import BuildReport, SiteCache, site_key, write_tree
 from dlbench.report.inputs.source import Source, source_designs
-from dlbench.report.verdicts.data import calibrate, verdict_files
+from dlbench.report.verdicts.verdict_table import calibrate, verdict_files
 from dlbench.report.verdicts.stored import PUBLISHED_VERDICTS, STORED, stored_verdicts
-from dlbench.report.inputs.summary import hardware_words, summarize
+from dlbench.report.inputs.labelled import hardware_words, labelled_results
 
 VEGA_BUNDLE = "assets/javascripts/vega-bundle.js"
 
@@ -170,7 +170,7 @@ def _site_files(source: Source, templates_dir: Path, site_url: str,
                               start=not cache.has("assets", renderer_version(), ".js"))
     env = environment(templates_dir)
     questions = {e.name: {"question": e.question} for e in declared_experiments.EXPERIMENTS}
-    summary = summarize(source)
+    summary = labelled_results(source)
     cite = release_citation(source.root, source.name, source.date, site_url)
     past = inert_frame(history(results_dir)) if results_dir is not None else None  # any run
     early = render_pages_before_verdicts(SourceInputs(source, summary, env, past))

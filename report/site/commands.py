@@ -22,7 +22,7 @@ from dlbench.report.pages.cite import (
 )
 from dlbench.report.site.outputs import check_output, check_pages_repo, mark_output
 from dlbench.report.site.errata import Erratum, ErrataError, append_erratum
-from dlbench.report.site.verdict_store import store_staged_verdicts
+from dlbench.report.site.publish_verdicts import store_staged_verdicts
 from dlbench.report.verdicts.stored import STORED
 from dlbench.report.site.publish import (
     PublishError, build_mkdocs, deployed_versions, export_site, mike_deploy,

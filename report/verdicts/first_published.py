@@ -1,7 +1,7 @@
 """A release's verdicts as first published, kept as data when the verdict rules change, so
 its rebuilt pages can say which answers changed and why.
 
-    report/verdicts/data/verdicts-<RELEASE>-original.json
+    report/verdicts/originals/verdicts-<RELEASE>-original.json
         rules_changed   what changed in the rules since it was published (shown on the pages)
         questions       home-page answers: question, run_id, device, group, outcome, winner
         claims          claim outcomes: claim, machine, device, outcome
@@ -13,7 +13,7 @@ import functools
 import json
 from pathlib import Path
 
-FIRST_PUBLISHED = Path(__file__).with_name("data")
+FIRST_PUBLISHED = Path(__file__).with_name("originals")
 
 
 @functools.cache

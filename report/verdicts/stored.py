@@ -13,7 +13,7 @@ import pandas as pd
 
 from dlbench.core.releases import add_release_file
 from dlbench.report.inputs.source import Source
-from dlbench.report.verdicts.data import VERDICT_COLUMNS
+from dlbench.report.verdicts.verdict_table import VERDICT_COLUMNS
 
 #: The file in a release's folder that holds its verdicts as published.
 STORED = "verdicts.csv"

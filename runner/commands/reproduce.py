@@ -24,6 +24,7 @@ from dlbench.core.metrics import get_metric
 from dlbench.core.schema import CellStatus
 from dlbench.core.decisions import PairDecision, judge_pair
 from dlbench.core.stats import Summary, summarize
+from dlbench.core.summaries import per_process
 from dlbench.core.errors import LayoutError, ResultsFileError
 from dlbench.core.identity import config_differences, config_id, differences_text
 from dlbench.core.layout import load_run, release_dir, release_run_dir, run_dir
@@ -91,8 +92,8 @@ def load_published(result_id: str, results_dir: Path) -> PublishedResult:
     except (LayoutError, ResultsFileError) as error:
         raise ReproduceError(str(error)) from None
     cell = cells[cells["cell_id"] == row["cell_id"]].iloc[0]
-    mine = observations[(observations["cell_id"] == row["cell_id"])
-                        & (observations["metric"] == row["metric"]) & observations["step"].isna()]
+    scalar = per_process(observations)
+    mine = scalar[(scalar["cell_id"] == row["cell_id"]) & (scalar["metric"] == row["metric"])]
     return PublishedResult(result_id, release, row["run_id"], row["cell_id"], row["metric"],
                            CellSpec.from_json(cell["config_json"]),
                            tuple(float(v) for v in mine["value"]), str(cell["code_sha256"]),

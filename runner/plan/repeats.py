@@ -30,25 +30,27 @@ SINGLE_PROCESS_EXPERIMENTS: dict[str, str] = {
 
 def process_count(suite: str, experiment: str, override: int | None = None) -> int:
     """How many independent worker processes measure a cell of `experiment` in `suite` at
-    the first look: the run's design decides (dlbench.core.sequential.design_for)."""
+    the first look: the run's design decides."""
     if experiment in SINGLE_PROCESS_EXPERIMENTS:
         return 1
-    return design_for(suite, override).first
+    return run_design(suite, override).first
 
 
 def run_design(suite: str, override: int | None = None, planned: bool = False) -> Design:
-    """The verdict design a run follows; a device plan fixes its processes in one look."""
+    """The verdict design a run follows (dlbench.core.sequential.design_for), the one place a
+    run's processes per cell are derived from `--repeats`; a device plan fixes its processes in
+    one look."""
     design = design_for(suite, override)
     return single_look(design.first) if planned else design
 
 
 def policy_record(suite: str, override: int | None = None, planned: bool = False) -> dict:
     """The process-count policy of a run, as run.json records it."""
-    processes = design_for(suite, override).first
-    citable = suite in CITABLE_SUITES and processes >= SUITE_PROCESSES[suite]
-    return {"suite": suite, "processes_per_cell": processes, "override": override is not None,
-            "shared_processes": suite_shares(suite, processes),
+    design = run_design(suite, override, planned)
+    citable = suite in CITABLE_SUITES and design.first >= SUITE_PROCESSES[suite]
+    return {"suite": suite, "processes_per_cell": design.first, "override": override is not None,
+            "shared_processes": suite_shares(suite),
             "suite_processes": SUITE_PROCESSES[suite],
-            "design": run_design(suite, override, planned).record(),
+            "design": design.record(),
             "single_process_experiments": SINGLE_PROCESS_EXPERIMENTS,
             "citable": citable, "preview": not citable}

@@ -39,15 +39,15 @@ OWN_PROCESS_EXPERIMENTS: dict[str, str] = {
 }
 
 
-def suite_shares(suite: str, processes_per_cell: int) -> bool:
-    """Whether cells measured by `processes_per_cell` processes in `suite` may share one
-    (process k of each with process k of the others)."""
-    return suite in SHARING_SUITES and processes_per_cell >= 1
+def suite_shares(suite: str) -> bool:
+    """Whether cells of `suite` may share worker processes (process k of each with process k
+    of the others), whatever their number of processes."""
+    return suite in SHARING_SUITES
 
 
 def may_share(spec: CellSpec, suite: str) -> bool:
     """True when `spec` may share its worker process with other cells of its framework."""
-    return (suite_shares(suite, spec.repeats) and spec.experiment not in OWN_PROCESS_EXPERIMENTS
+    return (suite_shares(suite) and spec.experiment not in OWN_PROCESS_EXPERIMENTS
             and mode_class(spec.experiment, spec.framework, spec.mode) != FASTEST
             and spec.runs and not spec.params.get(COMPILES))
 

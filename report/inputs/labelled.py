@@ -1,4 +1,5 @@
-"""Per-result summaries: median and spread of the repeats, with labels a reader needs."""
+"""The results table the pages read: each result's summary (dlbench.core.summaries: median
+and spread over its processes) with the labels a reader needs."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from dlbench.report.render.labels import format_label, mode_label, workload_labe
 from dlbench.report.inputs.source import Source
 
 __all__ = ["SUMMARY_COLUMNS", "BatchIndex", "batch_index", "cell_label", "format_number",
-           "hardware_words", "machine_label", "summarize", "value_batch", "variant_label"]
+           "hardware_words", "labelled_results", "machine_label", "value_batch", "variant_label"]
 
 SUMMARY_COLUMNS = [
     "result_id", "run_id", "cell_id", "experiment", "workload", "system", "framework",
@@ -88,8 +89,9 @@ def hardware_words(environment: dict, device: str) -> str:
     return machine_kind(environment).words
 
 
-def summarize(source: Source) -> pd.DataFrame:
-    """One row per result (run × cell × scalar metric): median, 95% CI, min–max, n and CV."""
+def labelled_results(source: Source) -> pd.DataFrame:
+    """One row per result (run × cell × scalar metric): median, 95% CI, min–max, n and CV,
+    with its ID and the labels of its cell, system, variant and machine."""
     stats = result_stats(source.observations)
     cells = source.cells.drop_duplicates(["run_id", "cell_id"])
     keys = ["run_id", "cell_id", "metric"]
