@@ -92,3 +92,12 @@ def served_committed_releases(tmp_path_factory: pytest.TempPathFactory
             return sites[releases]
 
         yield serve
+
+
+@pytest.fixture(scope="session")
+def committed_release_walks() -> dict:
+    """(address, width) -> what a walk of every page of the served committed releases saw
+    (tests/test_site_browser_releases.py's `walked`): each width walked once a session for
+    the two browser modules that read it, which run in one test process
+    (SHARED_BUILD_MODULES)."""
+    return {}
