@@ -14,7 +14,8 @@ from pathlib import Path
 import psutil
 
 from dlbench.core.systems import SYSTEMS
-from dlbench.runner.machine.kernels import framework_kernels, isa_features, vendor_name
+from dlbench.runner.machine.kernels import (cpu_info, framework_kernels, isa_features,
+                                           vendor_name)
 from dlbench.runner.machine.peak import cpu_peak
 from dlbench.runner.process.cellenv import PINNED_VARIABLES
 
@@ -98,9 +99,7 @@ def cpu_facts() -> dict:
     """The CPU: vendor, model, cores, the ISA features that decide the frameworks' kernels
     (dlbench.runner.machine.kernels; the keys of earlier runs kept) and each framework's own
     kernel choice on it."""
-    import cpuinfo
-
-    info = cpuinfo.get_cpu_info()
+    info = cpu_info()
     flags = set(info.get("flags", []))
     return {
         "vendor": vendor_name(info.get("vendor_id_raw", "")),

@@ -58,6 +58,15 @@ def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> set[str]:
     return set(line.partition(":")[2].split())
 
 
+@functools.cache
+def cpu_info() -> dict:
+    """py-cpuinfo's record of this CPU, read once per process (it starts a child process
+    each time; the CPU does not change under a run)."""
+    import cpuinfo
+
+    return cpuinfo.get_cpu_info()
+
+
 def bf16_units(features: dict[str, bool]) -> str:
     """The CPU's bf16 arithmetic units in words, from its isa_features; without any, bf16 is
     still computed, by conversion to fp32: a finding, not a reason to skip."""

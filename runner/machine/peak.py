@@ -63,9 +63,9 @@ def combined_peak(theory: dict, probes: dict) -> dict:
 
 def cpu_flags() -> set[str]:
     """The CPU's feature flags (py-cpuinfo), lower case."""
-    import cpuinfo
+    from dlbench.runner.machine.kernels import cpu_info
 
-    return {str(f).lower() for f in cpuinfo.get_cpu_info().get("flags", [])}
+    return {str(f).lower() for f in cpu_info().get("flags", [])}
 
 
 def read_clock() -> Clock | None:
