@@ -1,6 +1,7 @@
 """Test-session settings shared by every test module: each test process's machine lock, one
-framework-kernel probe a session, the expensive site build shared by the modules that read it,
-and the scheduling that lets `pytest -n` build each module's and each shared fixture once."""
+framework-kernel probe and CPU peak a session, the expensive site build shared by the modules
+that read it, and the scheduling that lets `pytest -n` build each module's and each shared
+fixture once."""
 
 from __future__ import annotations
 
@@ -15,10 +16,10 @@ import pytest
 
 #: Set when this file chose the lock, so each test process (pytest -n) chooses its own.
 OWN_LOCK = "DLBENCH_TEST_OWN_LOCK"
-#: runner/machine/kernels.py's KERNELS_CACHE (named here: conftest imports no runner module).
-KERNELS_CACHE = "DLBENCH_KERNELS_CACHE"
-#: The kernel probe cache folder this process chose (removed when it ends).
-OWN_KERNELS_CACHE = pytest.StashKey[str]()
+#: runner/machine/kernels.py's PROBE_CACHE (named here: conftest imports no runner module).
+PROBE_CACHE = "DLBENCH_PROBE_CACHE"
+#: The probe cache folder this process chose (removed when it ends).
+OWN_PROBE_CACHE = pytest.StashKey[str]()
 #: Modules that read one expensive session-scoped build, by the name of the build: under
 #: `pytest -n` they run in one test process, so it is built once a session.
 SHARED_BUILD_MODULES = {
@@ -37,16 +38,17 @@ def pytest_configure(config) -> None:
         os.environ["DLBENCH_LOCK_FILE"] = str(lock_dir / "measure.lock")
         os.environ[OWN_LOCK] = "1"
     # Every `dlbench run` the tests start reads the frameworks' kernel choices (10-16 s of
-    # framework imports): the session's processes share one probe per key (runner/machine/
-    # kernels.py). Chosen once, by the first process; the test processes (pytest -n) inherit it.
-    if KERNELS_CACHE not in os.environ:
-        os.environ[KERNELS_CACHE] = tempfile.mkdtemp(prefix="dlbench-test-kernels-")
-        config.stash[OWN_KERNELS_CACHE] = os.environ[KERNELS_CACHE]
+    # framework imports) and measures the CPU's peak (seconds of matmuls): the session's
+    # processes share one probe of each per key (runner/machine/kernels.py, peak.py). Chosen
+    # once, by the first process; the test processes (pytest -n) inherit it.
+    if PROBE_CACHE not in os.environ:
+        os.environ[PROBE_CACHE] = tempfile.mkdtemp(prefix="dlbench-test-probes-")
+        config.stash[OWN_PROBE_CACHE] = os.environ[PROBE_CACHE]
 
 
 def pytest_unconfigure(config) -> None:
-    """The session's kernel probe cache goes with the process that chose it."""
-    folder = config.stash.get(OWN_KERNELS_CACHE, None)
+    """The session's probe cache goes with the process that chose it."""
+    folder = config.stash.get(OWN_PROBE_CACHE, None)
     if folder:
         shutil.rmtree(folder, ignore_errors=True)
 

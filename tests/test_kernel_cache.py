@@ -1,7 +1,7 @@
-"""The frameworks' kernel choices kept on disk for the processes of one test session
-(runner/machine/kernels.py): one probe per key, a changed key probes again, an answer with a
-failed probe is never kept, without a folder every call probes, and a `dlbench` process reads
-the answer kept under its own key."""
+"""The frameworks' kernel choices and the CPU peak kept on disk for the processes of one test
+session (runner/machine/kernels.py, peak.py): one probe per key, a changed key probes again,
+an answer with a failed probe is never kept, without a folder every call probes, and a
+`dlbench` process reads the answer kept under its own key."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.runner.machine.kernels import (KERNELS_CACHE, decisive_facts, kept_answer,
+from dlbench.runner.machine.kernels import (PROBE_CACHE, decisive_facts, kept_answer,
                                             kernel_choices, probe_key)
-from tests.conftest import KERNELS_CACHE as SESSION_VARIABLE
+from tests.conftest import PROBE_CACHE as SESSION_VARIABLE
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,14 +37,14 @@ AVX2 = {"torch": {"cpu_capability": "AVX2"}, "tensorflow": {"onednn_custom_ops":
 
 
 def test_the_session_sets_the_variable_the_runner_reads():
-    assert SESSION_VARIABLE == KERNELS_CACHE and os.environ.get(KERNELS_CACHE)
+    assert SESSION_VARIABLE == PROBE_CACHE and os.environ.get(PROBE_CACHE)
 
 
 def test_one_probe_per_key_and_a_changed_key_probes_again(tmp_path):
     probe, key = Probe(AVX512, AVX2), probe_key(decisive_facts())
     assert kept_answer(tmp_path, key, probe) == AVX512
     assert kept_answer(tmp_path, key, probe) == AVX512 and probe.calls == 1
-    assert [p.name for p in tmp_path.iterdir()] == [f"kernels-{key}.json"]
+    assert [p.name for p in tmp_path.iterdir()] == [f"probe-{key}.json"]
     other = probe_key(decisive_facts() | {"python": ["/elsewhere/python", "3.12.0"]})
     assert other != key
     assert kept_answer(tmp_path, other, probe) == AVX2 and probe.calls == 2  # never the old one
@@ -102,14 +102,33 @@ def test_without_a_folder_every_call_probes(tmp_path, monkeypatch):
 def test_a_process_reads_the_answer_kept_under_its_own_key(tmp_path):
     """A fresh process with the folder set: framework_kernels is the kept answer (a probe
     would have given real versions), so `dlbench run` records it."""
-    env = os.environ | {KERNELS_CACHE: str(tmp_path)}
+    env = os.environ | {PROBE_CACHE: str(tmp_path)}
     key = subprocess.run([sys.executable, "-c", "from dlbench.runner.machine.kernels import "
                           "decisive_facts, probe_key; print(probe_key(decisive_facts()))"],
                          cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     kept = {"torch": {"cpu_capability": "kept"}}
-    (tmp_path / f"kernels-{key.stdout.strip()}.json").write_text(json.dumps(kept))
+    (tmp_path / f"probe-{key.stdout.strip()}.json").write_text(json.dumps(kept))
     read = subprocess.run([sys.executable, "-c", "import json; from dlbench.runner.machine."
                            "kernels import framework_kernels; "
                            "print(json.dumps(framework_kernels()))"],
                           cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     assert json.loads(read.stdout) == kept
+
+
+def test_a_test_session_measures_the_cpu_peak_once_per_key(tmp_path, monkeypatch):
+    """The peak a session's runs record is the first one measured there (kept only with
+    every probe's rate); the cores it may use or a thread variable make another key."""
+    from dlbench.runner.machine.peak import kept_cpu_peak, peak_key
+
+    monkeypatch.setenv(PROBE_CACHE, str(tmp_path))
+    first = kept_cpu_peak()
+    assert len(first["probes"]) == 5 and first["fp32_flops"] > 0
+    assert kept_cpu_peak() == first  # a second measurement would give other rates
+    assert [p.name for p in tmp_path.iterdir()] == [f"probe-{peak_key()}.json"]
+    key = peak_key()
+    monkeypatch.setenv("OMP_NUM_THREADS", str(os.cpu_count() + 7))
+    assert peak_key() != key
+    torchless = {"probes": {"numpy_fp32_flops": 1e9}}  # torch could not run its probe
+    assert kept_answer(tmp_path / "other", key, Probe(torchless),
+                       keep=lambda peak: len(peak["probes"]) == 5) == torchless
+    assert not (tmp_path / "other").exists()

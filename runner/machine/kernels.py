@@ -109,10 +109,11 @@ print(json.dumps({"version": openvino.__version__,
 }
 
 
-#: A folder keeping each probe answer under the key of what decides it (probe_key), for
-#: processes that start many runs on one machine (the test session sets it: tests/conftest.py);
-#: unset, every process probes.
-KERNELS_CACHE = "DLBENCH_KERNELS_CACHE"
+#: A folder keeping each probe answer (the frameworks' kernel choices; the CPU peak:
+#: peak.kept_cpu_peak) under the key of what decides it (probe_key), for processes that start
+#: many runs on one machine (the test session sets it: tests/conftest.py); unset, every process
+#: probes.
+PROBE_CACHE = "DLBENCH_PROBE_CACHE"
 #: The environment variables that can steer a framework's kernels or which install it imports.
 KERNEL_VARIABLE_PREFIXES = ("ATEN_", "DNNL_", "ONEDNN_", "MKL", "KMP_", "OMP_", "TF_", "OV_",
                             "OPENVINO", "TORCH", "PYTORCH", "XLA", "LD_", "PYTHON")
@@ -128,7 +129,7 @@ def framework_kernels(timeout_s: float = 120.0) -> dict[str, dict]:
     """Each framework's own kernel choice on this CPU, read in its own child process (the
     three at once) under the cell's defaults (TensorFlow's oneDNN default:
     TF_ENABLE_ONEDNN_OPTS unset); a framework that cannot be read gives {"error": why}.
-    Read once per process: the CPU does not change under it; where KERNELS_CACHE names a
+    Read once per process: the CPU does not change under it; where PROBE_CACHE names a
     folder, read once per probe_key."""
     return json.loads(_framework_kernels_json(timeout_s))
 
@@ -136,7 +137,7 @@ def framework_kernels(timeout_s: float = 120.0) -> dict[str, dict]:
 @functools.cache
 def _framework_kernels_json(timeout_s: float) -> str:
     probe = functools.partial(_probe_frameworks, timeout_s)
-    return json.dumps(kernel_choices(os.environ.get(KERNELS_CACHE), probe))
+    return json.dumps(kernel_choices(os.environ.get(PROBE_CACHE), probe))
 
 
 def kernel_choices(folder: str | None, probe: Callable[[], dict]) -> dict:
@@ -178,16 +179,19 @@ def probe_key(facts: dict) -> str:
     return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:32]
 
 
-def kept_answer(folder: Path, key: str, probe: Callable[[], dict]) -> dict:
+def kept_answer(folder: Path, key: str, probe: Callable[[], dict],
+                keep: Callable[[dict], bool] | None = None) -> dict:
     """The answer kept in `folder` under `key`, else probe()'s, kept there for the next
-    process when no framework failed to answer (a timeout under load is not the machine's)."""
-    kept = folder / f"kernels-{key}.json"
+    process when it is whole: by default when no framework failed to answer (a timeout under
+    load is not the machine's); `keep` says otherwise."""
+    kept = folder / f"probe-{key}.json"
     try:
         return json.loads(kept.read_text())
     except (OSError, ValueError):
         pass
     answer = probe()
-    if not any("error" in choice for choice in answer.values()):
+    whole = keep(answer) if keep else not any("error" in choice for choice in answer.values())
+    if whole:
         folder.mkdir(parents=True, exist_ok=True)
         partial = kept.with_name(f"{kept.name}.{os.getpid()}.tmp")
         partial.write_text(json.dumps(answer))
