@@ -9,8 +9,10 @@ The replay leaves out what the log does not hold (start-up, collection, hidden d
 measurement.
 
 Run: .venv/bin/python benchmarks/test_time_profile.py LOG [--collected COLLECT] [--workers 2]
+[--minus MODULE=SECONDS ...]
 (COLLECT: the output of `pytest --collect-only -q`, for each group's test count; without it
-the tests the log names are counted.) Prints the tables; asserts nothing.
+the tests the log names are counted. --minus: an estimate of a change, seconds taken off a
+module before the sums and the replay.) Prints the tables; asserts nothing.
 """
 
 from __future__ import annotations
@@ -68,9 +70,13 @@ def main() -> None:
     parser.add_argument("--collected", type=Path)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--minus", action="append", default=[], metavar="MODULE=SECONDS")
     options = parser.parse_args()
     log = options.log.read_text()
     modules = module_seconds(log)
+    for change in options.minus:
+        module, _, seconds = change.partition("=")
+        modules[module]["call"] -= float(seconds)
     groups: dict[str, float] = defaultdict(float)
     for module, phases in modules.items():
         groups[group_of(module)] += sum(phases.values())
