@@ -92,6 +92,13 @@ def test_an_answer_with_a_failed_probe_is_not_kept(tmp_path):
     assert kept_answer(tmp_path, key, probe) == AVX512 and probe.calls == 2
 
 
+def test_a_folder_that_cannot_keep_the_answer_still_gives_it(tmp_path):
+    (tmp_path / "a-file").write_text("")
+    probe = Probe(AVX512, AVX2)
+    assert kept_answer(tmp_path / "a-file", "k", probe) == AVX512
+    assert kept_answer(tmp_path / "a-file", "k", probe) == AVX2 and probe.calls == 2
+
+
 def test_without_a_folder_every_call_probes(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     probe = Probe(AVX512, AVX2)

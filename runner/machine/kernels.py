@@ -10,6 +10,7 @@ imports a framework, the same way compute_peak reads a GPU.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.util
@@ -192,10 +193,14 @@ def kept_answer(folder: Path, key: str, probe: Callable[[], dict],
     answer = probe()
     whole = keep(answer) if keep else not any("error" in choice for choice in answer.values())
     if whole:
-        folder.mkdir(parents=True, exist_ok=True)
         partial = kept.with_name(f"{kept.name}.{os.getpid()}.tmp")
-        partial.write_text(json.dumps(answer))
-        partial.replace(kept)  # whole or absent, for processes reading it beside this one
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            partial.write_text(json.dumps(answer))
+            partial.replace(kept)  # whole or absent, for processes reading it beside this one
+        except OSError:  # a folder that cannot keep it: the next process probes again
+            with contextlib.suppress(OSError):
+                partial.unlink(missing_ok=True)
     return answer
 
 
