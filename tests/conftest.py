@@ -1,10 +1,12 @@
-"""Test-session settings shared by every test module: each test process's machine lock, the
-expensive site build shared by the modules that read it, and the scheduling that lets
-`pytest -n` build each module's and each shared fixture once."""
+"""Test-session settings shared by every test module: each test process's machine lock, one
+framework-kernel probe and CPU peak a session, the expensive site build shared by the modules
+that read it, and the scheduling that lets `pytest -n` build each module's and each shared
+fixture once."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -14,6 +16,10 @@ import pytest
 
 #: Set when this file chose the lock, so each test process (pytest -n) chooses its own.
 OWN_LOCK = "DLBENCH_TEST_OWN_LOCK"
+#: runner/machine/kernels.py's PROBE_CACHE (named here: conftest imports no runner module).
+PROBE_CACHE = "DLBENCH_PROBE_CACHE"
+#: The probe cache folder this process chose (removed when it ends).
+OWN_PROBE_CACHE = pytest.StashKey[str]()
 #: Modules that read one expensive session-scoped build, by the name of the build: under
 #: `pytest -n` they run in one test process, so it is built once a session.
 SHARED_BUILD_MODULES = {
@@ -31,6 +37,20 @@ def pytest_configure(config) -> None:
         lock_dir = Path(tempfile.mkdtemp(prefix="dlbench-test-lock-"))
         os.environ["DLBENCH_LOCK_FILE"] = str(lock_dir / "measure.lock")
         os.environ[OWN_LOCK] = "1"
+    # Every `dlbench run` the tests start reads the frameworks' kernel choices (10-16 s of
+    # framework imports) and measures the CPU's peak (seconds of matmuls): the session's
+    # processes share one probe of each per key (runner/machine/kernels.py, peak.py). Chosen
+    # once, by the first process; the test processes (pytest -n) inherit it.
+    if PROBE_CACHE not in os.environ:
+        os.environ[PROBE_CACHE] = tempfile.mkdtemp(prefix="dlbench-test-probes-")
+        config.stash[OWN_PROBE_CACHE] = os.environ[PROBE_CACHE]
+
+
+def pytest_unconfigure(config) -> None:
+    """The session's probe cache goes with the process that chose it."""
+    folder = config.stash.get(OWN_PROBE_CACHE, None)
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
@@ -74,3 +94,12 @@ def served_committed_releases(tmp_path_factory: pytest.TempPathFactory
             return sites[releases]
 
         yield serve
+
+
+@pytest.fixture(scope="session")
+def committed_release_walks() -> dict:
+    """(address, width) -> what a walk of every page of the served committed releases saw
+    (tests/test_site_browser_releases.py's `walked`): each width walked once a session for
+    the two browser modules that read it, which run in one test process
+    (SHARED_BUILD_MODULES)."""
+    return {}

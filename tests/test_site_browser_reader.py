@@ -15,23 +15,16 @@ import pandas as pd
 import pytest
 
 from tests.site_fixtures import ROOT
-from tests.test_site_browser_releases import CHROMIUM, RAW_IDS, RELEASES, SHOTS, released
-from tests.test_site_browser_releases import PAGES as EVERY_PAGE
+from tests.test_site_browser_releases import (CHROMIUM, RAW_IDS, RELEASES, SHOTS, released,
+                                              walked)
 
 pytestmark = pytest.mark.browser
-__all__ = ["released"]  # the module fixture: the committed releases deployed and served
+#: the module fixtures: the committed releases deployed and served, and their pages' walks
+__all__ = ["released", "walked"]
 WIDTHS = {1280: 800, 390: 844}
 #: Runtimes, paths and modes by their keys: never visible text.
 RAW_NAMES = re.compile(r"(?<![\w./`-])(onnx-dynamo|onnx-openvino|savedmodel|tflite|"
                        r"jit_compile|inference_mode|run_eagerly|compute_peak[\w.]*)(?![\w/-])")
-#: Visible text without code, code tabs and closed details.
-VISIBLE = """() => { const a = document.querySelector('article').cloneNode(true);
-  a.querySelectorAll('pre, code, .tabbed-set, details:not([open])').forEach(n => n.remove());
-  return a.innerText; }"""
-LENGTHS = """() => [...document.querySelectorAll('article p, article li:not(:has(p))')]
-  .filter(p => p.offsetParent !== null).map(p => p.innerText.length)"""
-#: Every page but Downloads (and the errata, each a record quoted as it was written).
-PAGES = ("", *EVERY_PAGE)
 
 
 #: The text of a section: from the heading that starts with the given words to the next one.
@@ -122,29 +115,26 @@ def test_claims_say_what_was_not_measured_and_no_page_cites_the_placeholder(rele
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_no_raw_identifier_no_wall_of_text_and_one_count_of_tested_answers(released, browser,
-                                                                          width):
-    page = _page(browser, width)
+def test_no_raw_identifier_no_wall_of_text_and_one_count_of_tested_answers(walked, width):
+    """Every page of every committed release but Downloads (and the errata, each a record
+    quoted as it was written), as each is served today: its text as it loads, read by the
+    walk of test_site_browser_releases (one walk a session for every check)."""
     raw, long, counts = {}, {}, {}
-    for release in RELEASES:  # every committed release, as each is served today
-        for path in PAGES:
-            if page.goto(f"{released}{release}/{path}").status == 404:
-                continue
-            where = f"{release}/{path or 'home'}"
-            text = page.evaluate(VISIBLE)
-            found = RAW_IDS.findall(text) + RAW_NAMES.findall(text)
-            if found:
-                raw[where] = found[:5]
-            over = [n for n in page.evaluate(LENGTHS) if n > 500]
-            if over:
-                long[where] = over
-            stated = set(re.findall(r"(\d+) tested answers?", text))
-            if len(stated) > 1:
-                counts[where] = sorted(stated)
-            if path == "":
-                assert stated, where  # the home page states its count
+    texts = walked(width)["texts"]
+    assert {where.split("/", 1)[0] for where in texts} == set(RELEASES)
+    for where, (text, lengths) in texts.items():
+        found = RAW_IDS.findall(text) + RAW_NAMES.findall(text)
+        if found:
+            raw[where] = found[:5]
+        over = [n for n in lengths if n > 500]
+        if over:
+            long[where] = over
+        stated = set(re.findall(r"(\d+) tested answers?", text))
+        if len(stated) > 1:
+            counts[where] = sorted(stated)
+        if where.endswith("/home"):
+            assert stated, where  # the home page states its count
     assert raw == {} and long == {} and counts == {}
-    page.context.close()
 
 
 #: Two committed releases measured on different machine kinds (AVX-512 BF16 and not).

@@ -269,21 +269,34 @@ WIDER_THAN_PAGE = """() => { const width = document.querySelector('article').cli
 WALK_HEIGHT = 844
 
 
-@pytest.fixture(scope="module")
-def walked(browser, released: str) -> Callable[[int], dict]:
-    """walk(width): what every page of every release shows in a window that wide, each page
-    visited once for every check that reads it, its charts drawn first: charts clipped and
-    labels cut short, table cells right of the screen, tables wider than the page, and how
-    many tables are shown as cards."""
-    walks: dict[int, dict] = {}
+#: The reader's text of a page (tests/test_site_browser_reader.py): the article's visible text
+#: without code, code tabs and closed details.
+VISIBLE = """() => { const a = document.querySelector('article').cloneNode(true);
+  a.querySelectorAll('pre, code, .tabbed-set, details:not([open])').forEach(n => n.remove());
+  return a.innerText; }"""
+#: The length of every visible paragraph and list item (a wall of text is over 500).
+LENGTHS = """() => [...document.querySelectorAll('article p, article li:not(:has(p))')]
+  .filter(p => p.offsetParent !== null).map(p => p.innerText.length)"""
 
+
+@pytest.fixture(scope="module")
+def walked(browser, released: str, committed_release_walks: dict) -> Callable[[int], dict]:
+    """walk(width): what every page of every release shows in a window that wide, each page
+    visited once a session for every check that reads it (this module's and
+    tests/test_site_browser_reader.py's): the visible text and paragraph lengths of each
+    page that exists as it loads, then, its charts drawn, charts clipped and labels cut
+    short, table cells right of the screen, tables wider than the page, and how many tables
+    are shown as cards."""
     def walk(width: int) -> dict:
-        if width not in walks:
+        if (released, width) not in committed_release_walks:
             page = _page(browser, width, WALK_HEIGHT)
-            seen = {"clipped": [], "off_screen": [], "wider": [], "cards": 0}
+            seen = {"clipped": [], "off_screen": [], "wider": [], "cards": 0, "texts": {}}
             for release in RELEASES:
                 for path in ["", *PAGES]:
-                    page.goto(f"{released}{release}/{path}")
+                    loaded = page.goto(f"{released}{release}/{path}")
+                    if loaded.status != 404:
+                        seen["texts"][f"{release}/{path or 'home'}"] = (
+                            page.evaluate(VISIBLE), page.evaluate(LENGTHS))
                     page.wait_for_load_state("networkidle")
                     _drawn(page)
                     where = f"{release}/{path}"
@@ -293,8 +306,8 @@ def walked(browser, released: str) -> Callable[[int], dict]:
                                       for table in page.evaluate(WIDER_THAN_PAGE)]
                     seen["cards"] += page.locator("article table[data-cards]").count()
             page.context.close()
-            walks[width] = seen
-        return walks[width]
+            committed_release_walks[(released, width)] = seen
+        return committed_release_walks[(released, width)]
 
     return walk
 

@@ -14,8 +14,9 @@ from pathlib import Path
 import psutil
 
 from dlbench.core.systems import SYSTEMS
-from dlbench.runner.machine.kernels import framework_kernels, isa_features, vendor_name
-from dlbench.runner.machine.peak import cpu_peak
+from dlbench.runner.machine.kernels import (cpu_info, framework_kernels, isa_features,
+                                           vendor_name)
+from dlbench.runner.machine.peak import kept_cpu_peak
 from dlbench.runner.process.cellenv import PINNED_VARIABLES
 
 #: The packages whose versions a run records: every system's required modules
@@ -49,12 +50,12 @@ GPU_PROBE_SIZE = 8192
 def compute_peak() -> dict:
     """The machine's compute peak, the yardstick of achieved FLOP/s: on a GPU (torch, in a
     child process) fp32 and bf16 matmul rates, else the CPU's theoretical FMA peak and its
-    large matmul probes (dlbench.runner.machine.peak)."""
+    large matmul probes (dlbench.runner.machine.peak; kept for a test session)."""
     if gpu_facts():
         measured = _gpu_peak()
         if measured:
             return measured
-    return cpu_peak()
+    return kept_cpu_peak()
 
 
 _GPU_PROBE = """
@@ -98,9 +99,7 @@ def cpu_facts() -> dict:
     """The CPU: vendor, model, cores, the ISA features that decide the frameworks' kernels
     (dlbench.runner.machine.kernels; the keys of earlier runs kept) and each framework's own
     kernel choice on it."""
-    import cpuinfo
-
-    info = cpuinfo.get_cpu_info()
+    info = cpu_info()
     flags = set(info.get("flags", []))
     return {
         "vendor": vendor_name(info.get("vendor_id_raw", "")),
