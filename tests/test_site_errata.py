@@ -147,7 +147,7 @@ def test_an_erratum_is_rendered_in_short_parts_with_its_answers_in_words() -> No
         "No verdict changed.")
     block = erratum_block(erratum, ["AMD EPYC, 2 cores, AVX2 only"])
     assert block["answers"][0].startswith("Which framework serves ResNet-50 fastest on a CPU")
-    assert block["answers"][0].endswith(f"({reader_label('latency_p50')})")  # its metric
+    assert block["answers"][0].endswith(f"— {reader_label('latency_p50')}")  # its metric
     assert any(a.startswith("Which deployment runtime serves ResNet-50") for a in block["answers"])
     assert len(block["answers"]) == 3  # the deployment answer and serve-resnet50's two
     assert block["machines"] == ["AMD EPYC, 2 cores, AVX2 only"]

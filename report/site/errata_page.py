@@ -91,16 +91,21 @@ def _split(text: str, marks: str, before: str = "") -> list[str]:
 SENTENCE_START = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'\"("
 
 
-def sentences(text: str, limit: int = LINE_CHARS) -> list[str]:
-    """The sentences of `text`; one over `limit` characters cut after its clauses ('; ',
-    then ': ', then ', '), never inside parentheses."""
+def sentences(text: str) -> list[str]:
+    """The sentences of `text` (never cut inside parentheses or after an abbreviation)."""
     found: list[str] = []
     for part in _split(" ".join(text.split()), ".?!", SENTENCE_START):
         if found and re.search(r"\b(e\.g|i\.e|vs|cf)\.$", found[-1]):
             found[-1] += " " + part  # an abbreviation, not a sentence's end
         else:
             found.append(part)
-    return [line for sentence in found for line in _clauses(sentence, limit)]
+    return found
+
+
+def lines(found: Sequence[str], limit: int = LINE_CHARS) -> list[str]:
+    """Sentences as safe Markdown lines, one over `limit` characters cut after its clauses
+    ('; ', then ': ', then ', '), never inside parentheses."""
+    return [inline(line) for sentence in found for line in _clauses(sentence, limit)]
 
 
 def _clauses(sentence: str, limit: int) -> list[str]:
@@ -119,12 +124,18 @@ def _clauses(sentence: str, limit: int) -> list[str]:
     return [sentence]
 
 
+#: Answers whose key is a plain word, named in an erratum by these words instead.
+NAMED_IN_WORDS = {"accuracy": re.compile(r"\baccuracy answers?\b", re.I)}
+
+
 def answers_concerned(erratum: Erratum) -> list[str]:
-    """Each answer an erratum names by its key, as its question in words with its metric."""
+    """Each answer an erratum names (by its key, or in words), as its question in words with
+    its metric."""
     text = " ".join((erratum.title, erratum.wrong, erratum.correction))
     named = set(CODE.findall(text)) & set(_KEYS)
+    named |= {key for key, words in NAMED_IN_WORDS.items() if words.search(text)}
     keys = [q for q in QUESTIONS if q.key in named or q.key.rsplit("-", 1)[0] in named]
-    return [f"{q.title} ({reader_label(q.metric)})" for q in keys]
+    return [f"{q.title} — {reader_label(q.metric)}" for q in keys]
 
 
 def erratum_block(erratum: Erratum, machines: Sequence[str]) -> dict:
@@ -135,9 +146,9 @@ def erratum_block(erratum: Erratum, machines: Sequence[str]) -> dict:
             "date": _escaped(erratum.date),
             "answers": [_escaped(a) for a in answers_concerned(erratum)],
             "machines": [_escaped(m) for m in machines],
-            "published": [inline(s) for s in published],
-            "why": [inline(s) for s in wrong if s not in published],
-            "corrected": [inline(s) for s in sentences(erratum.correction)],
+            "published": lines(published),
+            "why": lines([s for s in wrong if s not in published]),
+            "corrected": lines(sentences(erratum.correction)),
             "superseded_by": _escaped(erratum.superseded_by)}
 
 
