@@ -113,4 +113,4 @@ def test_release_2027_03_says_what_it_did_not_measure_and_agrees_with_its_home_p
     # accuracy-equal reads the defaults-accuracy answer, which 2027.03 did not measure; its
     # same-start accuracy is a parity result, never this claim's evidence
     assert verdicts["accuracy-equal"].verdict is MEASURED
-    assert "trained with its own defaults" in verdicts["accuracy-equal"].explanation
+    assert "trained with each framework's own defaults" in verdicts["accuracy-equal"].explanation

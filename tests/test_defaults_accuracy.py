@@ -254,8 +254,8 @@ def test_the_accuracy_equal_claim_reads_the_real_runs_answer_and_stores_it_as_ve
     expected = claim_outcome(found.answer.outcome.value,
                              [DECISIONS[p.outcome].value for p in found.answer.pairs])
     assert verdict.verdict is expected
-    assert verdict.explanation.startswith("MLP with BatchNorm, noisy 4-class task: each system "
-                                          "trained with its own defaults, 2 seeds each")
+    assert verdict.explanation.startswith("MLP with BatchNorm, noisy 4-class task: trained "
+                                          "with each framework's own defaults, 2 seeds each")
     assert "one test set of 2000 samples" in verdict.explanation
     assert set(verdict.evidence) == set(cells.loc[cells["status"] == "ok", "cell_id"])
     table = verdicts_frame([], [], {}, [found])

@@ -32,9 +32,9 @@ Key = tuple[str, str]
 #: verdicts table holds them.
 DecidedAnswers = Mapping[tuple[str, str, str], tuple[str, tuple[tuple[str, str], ...]]]
 #: What a device without the experiment's cells says.
-NOT_RUN = ("no system was trained with its own defaults on this device (that experiment did "
-           "not run here), and accuracy from the same weights and data is a parity result, "
-           "not this claim")
+NOT_RUN = ("nothing was trained with each framework's own defaults on this device (that "
+           "experiment did not run here), and accuracy from the same weights and data is a "
+           "parity result, not this claim")
 
 
 def _points(value: float, signed: bool = True) -> str:
@@ -76,8 +76,9 @@ def claim_outcome(outcome: str, decisions: Iterable[str]) -> ClaimOutcome:
 
 
 #: The claim's outcome in words after the numbers.
-WORDS = {ClaimOutcome.SUPPORTED: "no system differs meaningfully from the leader",
-         ClaimOutcome.CONTRADICTED: "a system differs meaningfully from the leader",
+#: (Never 'system <word>': the page reads that as a system's key: report/render/labels.py.)
+WORDS = {ClaimOutcome.SUPPORTED: "none of the systems differs meaningfully from the leader",
+         ClaimOutcome.CONTRADICTED: "one of the systems differs meaningfully from the leader",
          ClaimOutcome.INCONCLUSIVE: "undecided"}
 
 
@@ -88,7 +89,7 @@ def _finding(found: DefaultsAnswer, decided: tuple | None) -> Finding:
         (p.other, DECISIONS[p.outcome].value) for p in answer.pairs))
     verdict = claim_outcome(outcome, (d for _, d in decisions))
     seeds = sorted({s.seeds for s in answer.systems}) or [0]
-    compared = (f"{found.task}: each system trained with its own defaults, "
+    compared = (f"{found.task}: trained with each framework's own defaults, "
                 f"{seeds[0]}{f' to {seeds[-1]}' if len(seeds) > 1 else ''} seeds each, "
                 f"paired by seed, one test set of {answer.test_samples} samples")
     means = "mean test accuracy " + ", ".join(f"{system_label(s.system)} {s.mean:.3f}"
