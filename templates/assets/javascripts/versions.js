@@ -142,7 +142,10 @@
       row.parentNode.insertBefore(line, row);
     }
     var first = said.closest("tr") || said;
-    window.scrollBy(0, first.getBoundingClientRect().top - top - 8);
+    window.scrollBy(0, first.getBoundingClientRect().top - top - 9);
+    // then a last pixel down: after a scroll up, Material shows its back-to-top button
+    // over the top of the page, where the note now is
+    window.setTimeout(function () { window.scrollBy(0, 1); }, 100);
   }
 
   // Said once the page is in place (the hash change may redraw the content after this).
