@@ -26,7 +26,8 @@ RELEASES = sorted(p.name for p in (ROOT / "results" / "releases").iterdir() if p
 WIDTHS = {"phone": (390, 844), "desktop": (1280, 800)}
 PAGES = ["", "experiments/training/", "experiments/inference/", "experiments/precision/",
          "experiments/execution-mode/", "experiments/data-parallel/", "experiments/export/",
-         "experiments/parity/", "environment/", "methodology/", "compare/", "cite/", "claims/"]
+         "experiments/parity/", "environment/", "methodology/", "compare/", "cite/", "claims/",
+         "errata/"]
 
 #: Per page: charts wider than their column or whose drawing is wider than the chart (its
 #: title, legend or labels cut off), tables wider than their container (and on a

@@ -234,3 +234,35 @@ def test_the_answer_names_the_differing_settings_and_the_system_that_cannot_run(
     assert "| Adam epsilon | 1e-08 | 1e-07 | 1e-07 | 1e-07 |" in text
     assert "TensorFlow's own API" in text and "a test set of 2000 samples" in text
     assert "Keras' |" in text  # the whole reason, not cut short
+
+
+@pytest.mark.slow
+def test_the_accuracy_equal_claim_reads_the_real_runs_answer_and_stores_it_as_verdicts(
+        tiny_run):
+    """The tiny run's answer decides accuracy-equal by the claim's rule, in words, and is
+    stored as verdicts-table rows (an answer and a pair per other system, with cell IDs)."""
+    from dlbench.report.claims.check import check_claims, load_claims
+    from dlbench.report.claims.defaults_rule import claim_outcome, decided_answers
+    from dlbench.report.verdicts.verdict_table import verdicts_frame
+    from dlbench.report.verdicts.defaults_answers import DECISIONS, defaults_answers
+
+    observations, cells = tiny_run
+    [found] = defaults_answers(observations, cells)
+    claim = next(c for c in load_claims() if c.id == "accuracy-equal")
+    run_id = str(cells["run_id"].iloc[0])
+    [verdict] = check_claims(observations, cells, [claim], machines={run_id: "m"}, listings={})
+    expected = claim_outcome(found.answer.outcome.value,
+                             [DECISIONS[p.outcome].value for p in found.answer.pairs])
+    assert verdict.verdict is expected
+    assert verdict.explanation.startswith("MLP with BatchNorm, noisy 4-class task: trained "
+                                          "with each framework's own defaults, 2 seeds each")
+    assert "one test set of 2000 samples" in verdict.explanation
+    assert set(verdict.evidence) == set(cells.loc[cells["status"] == "ok", "cell_id"])
+    table = verdicts_frame([], [], {}, [found])
+    assert (table["row"] == "answer").sum() == 1 and (table["row"] == "pair").sum() == 3
+    assert set(table["cell_b"].dropna()) - {""} <= set(cells["cell_id"])
+    [(outcome, pairs)] = decided_answers(table).values()
+    assert outcome == found.answer.outcome.value and len(pairs) == 3
+    again = check_claims(observations, cells, [claim], machines={run_id: "m"}, listings={},
+                         defaults=decided_answers(table))
+    assert again[0].verdict is expected and "as the home page decides it" in again[0].explanation

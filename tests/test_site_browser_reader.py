@@ -116,9 +116,9 @@ def test_claims_say_what_was_not_measured_and_no_page_cites_the_placeholder(rele
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_no_raw_identifier_no_wall_of_text_and_one_count_of_tested_answers(walked, width):
-    """Every page of every committed release but Downloads (and the errata, each a record
-    quoted as it was written), as each is served today: its text as it loads, read by the
-    walk of test_site_browser_releases (one walk a session for every check)."""
+    """Every page of every committed release but Downloads (the errata page included: each
+    record in short parts, in words), as each is served today: its text as it loads, read by
+    the walk of test_site_browser_releases (one walk a session for every check)."""
     raw, long, counts = {}, {}, {}
     texts = walked(width)["texts"]
     assert {where.split("/", 1)[0] for where in texts} == set(RELEASES)
@@ -194,6 +194,17 @@ def test_the_version_switch_lands_on_the_row_and_says_the_machine_differs(releas
     expect(page.locator("tr", has=page.locator(f"[id='{anchor}']"))).to_be_in_viewport()
     note = page.locator(".dlbench-unlike")
     expect(note).to_contain_text("on another machine")
+    page.wait_for_timeout(1500)  # the page says it again a second later: still in view
+    expect(note).to_be_in_viewport()  # on a phone too, where the table is a column of cards
+    header = page.locator("header.md-header").bounding_box()
+    box = note.bounding_box()
+    assert box["y"] >= header["y"] + header["height"] - 1  # not under the header
+    top = page.locator(".md-top")  # nor under the back-to-top button
+    if top.count() and top.get_attribute("hidden") is None:
+        button = top.bounding_box()
+        assert (button["y"] >= box["y"] + box["height"]
+                or button["y"] + button["height"] <= box["y"]), (button, box)
+    expect(page.locator("tr", has=page.locator(f"[id='{anchor}']"))).to_be_in_viewport()
     text = note.inner_text()
     older, newer = _kinds(OLDER), _kinds(NEWER)
     assert older != newer and older[0] in text and newer[0] in text, text

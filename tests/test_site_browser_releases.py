@@ -105,7 +105,8 @@ def _visible_text(page) -> str:
 
 PAGES = ["experiments/training/", "experiments/inference/", "experiments/precision/",
          "experiments/execution-mode/", "experiments/data-parallel/", "experiments/export/",
-         "experiments/parity/", "environment/", "methodology/", "compare/", "cite/", "claims/"]
+         "experiments/parity/", "environment/", "methodology/", "compare/", "cite/", "claims/",
+         "errata/"]
 
 
 def test_no_raw_identifier_and_no_blank_chart(browser, released: str) -> None:

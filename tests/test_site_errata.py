@@ -131,3 +131,58 @@ def test_release_2026_12_lists_the_problems_found_in_review() -> None:
     review = [e for e in errata if e.title != "Verdicts stored after publication"]
     assert len(review) == len(errata) - 1  # the one erratum not found in review
     assert all("2027.01" in e.correction for e in review)
+
+
+def test_an_erratum_is_rendered_in_short_parts_with_its_answers_in_words() -> None:
+    from dlbench.core.metrics import reader_label
+    from dlbench.report.site.errata_page import LINE_CHARS, erratum_block
+
+    long_clause = "the ResNet-50 answers read " + ", ".join(f"{n}.5%" for n in range(60, 130))
+    erratum = Erratum(
+        "2026-12-06", "Fraction of peak above 100%",
+        "deploy-resnet50 and serve-resnet50 were published at 153.2%; keras-jax's "
+        f"jit_compile cell too. The probe was no peak: {long_clause}. Not *bold* [a link](x).",
+        "From dlbench commit 51839b2 the peak is an upper bound "
+        "(benchmarks/regime_correction.py --release 2027.03, dlbench/core/achieved.py). "
+        "No verdict changed.")
+    block = erratum_block(erratum, ["AMD EPYC, 2 cores, AVX2 only"])
+    assert block["answers"][0].startswith("Which framework serves ResNet-50 fastest on a CPU")
+    assert block["answers"][0].endswith(f"— {reader_label('latency_p50')}")  # its metric
+    assert any(a.startswith("Which deployment runtime serves ResNet-50") for a in block["answers"])
+    assert len(block["answers"]) == 3  # the deployment answer and serve-resnet50's two
+    assert block["machines"] == ["AMD EPYC, 2 cores, AVX2 only"]
+    published = block["published"][0]
+    assert published.startswith("`deploy-resnet50` and `serve-resnet50` were published")
+    assert "Keras on JAX" in published and "keras-jax" not in published
+    assert "jit_compile" not in published.replace("`jit_compile`", "")
+    why = block["why"]
+    assert len(why) > 2 and all(len(line) <= LINE_CHARS for line in why)  # cut at clauses
+    assert why[-1] == r"Not \*bold\* \[a link\](x)."  # Markdown typed in an erratum stays text
+    assert block["corrected"] == [
+        "From dlbench commit `51839b2` the peak is an upper bound "
+        "(`benchmarks/regime_correction.py --release 2027.03`, `dlbench/core/achieved.py`).",
+        "No verdict changed."]
+
+
+def test_the_committed_errata_pages_have_no_raw_identifier_and_no_wall_of_text() -> None:
+    """Every committed release's errata as the page renders them, in HTML: no visible line
+    over 500 characters and no raw identifier outside code (the browser tests read the
+    served pages the same way)."""
+    import html as html_module
+
+    import markdown
+
+    from dlbench.report.render.jinja import environment
+    from dlbench.report.site.build import errata_files
+    from tests.test_site_browser_releases import RAW_IDS
+
+    for release in ("2026.12", "2027.01", "2027.02", "2027.03"):
+        source = load_release(ROOT / "results", release)
+        page = errata_files(source, environment(TEMPLATES), None)["errata.md"].decode()
+        body = markdown.markdown(page)
+        lines = re.findall(r"<(p|li)>(.*?)</\1>", body, re.S)
+        assert len(lines) > 4 * len(read_errata(source.root)), release  # parts, each a line
+        for _, line in lines:
+            visible = html_module.unescape(re.sub(r"<code>.*?</code>|<[^>]+>", "", line))
+            assert len(visible) <= 500, (release, visible[:80])
+            assert not RAW_IDS.search(visible), (release, RAW_IDS.search(visible).group(0))

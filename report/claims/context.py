@@ -17,12 +17,17 @@ from dlbench.core.verdict_engine import repeat_rows
 
 @dataclass
 class Context:
-    """What rules read: the tables (with `machine`), listings and run environments."""
+    """What rules read: the tables (with `machine`), listings, run environments and the home
+    page's defaults-accuracy decisions."""
 
     observations: pd.DataFrame
     cells: pd.DataFrame
     listings: Mapping[str, str]
     environments: Mapping[str, Mapping]
+    #: the defaults-accuracy answers of the home page's verdicts table: (run, device,
+    #: workload) -> (outcome, ((other system, decision), ...)) (report/claims/defaults_rule.py)
+    defaults: Mapping[tuple[str, str, str], tuple[str, tuple[tuple[str, str], ...]]] = field(
+        default_factory=dict)
     _rows: pd.DataFrame | None = field(default=None, repr=False)
     _fractions: dict | None = field(default=None, repr=False)
 

@@ -36,6 +36,7 @@ class RuleKind(enum.Enum):
     STATUS = "status"
     COUNT_OK = "count_ok"
     CODE_SIZE = "code_size"
+    DEFAULTS_ACCURACY = "defaults_accuracy"
 
 
 class Combine(enum.Enum):

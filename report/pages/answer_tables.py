@@ -198,9 +198,11 @@ def _key(row: Mapping) -> tuple[str, ...]:
 
 
 def compared_answers(frame: pd.DataFrame) -> pd.DataFrame:
-    """The answer rows that have judged pairs (more than one contender measured)."""
+    """The answer rows of the question tables (QUESTIONS) that have judged pairs (more than
+    one contender measured); the defaults-accuracy answer has a section of its own."""
     with_pairs = {_key(r) for r in frame[frame["row"] == "pair"].to_dict("records")}
-    answers = frame[frame["row"] == "answer"]
+    answers = frame[(frame["row"] == "answer")
+                    & frame["question"].isin([q.key for q in QUESTIONS])]
     judged = [i for i, r in enumerate(answers.to_dict("records")) if _key(r) in with_pairs]
     return answers.iloc[judged]  # by position: an empty list must not select columns
 

@@ -112,7 +112,7 @@ def paragraphs(text: str, limit: int = LINE_CHARS) -> list[str]:
 def reason_lines(verdict: ClaimVerdict) -> list[str]:
     """Why a verdict is what it is, one short sentence per line: each deciding pair with its
     ratio, 95% interval and where the interval lies against the 5% threshold, then why the
-    undecided pairs could not decide."""
+    undecided pairs could not decide; without pairs, the explanation one part a line."""
     pairs = _deciding(verdict)
     named = [f"{pair_words(label)}: {ratio:.3g}x, 95% interval {low:.3g}–{high:.3g}x, "
              f"{interval_words(low, high)}." for label, ratio, low, high in pairs[:NAMED_PAIRS]]
@@ -126,7 +126,7 @@ def reason_lines(verdict: ClaimVerdict) -> list[str]:
         named.append(f"{lead} because: {'; '.join(why[:NAMED_REASONS])}"
                      + (f"; and {extra} more reasons (Details)." if extra > 0 else "."))
     return [within(ids_in_words(line)) for line in named] or \
-        [within(ids_in_words(verdict.explanation))]
+        [within(line) for line in short_sentences(verdict.explanation)]
 
 
 def _chart(claim: str, claim_id: str, verdict: ClaimVerdict) -> ChartBlock | None:

@@ -26,6 +26,7 @@ from dlbench.core.history import history
 from dlbench.report.render.user_text import inert_frame
 from dlbench.report.pages.cite import Citation, release_citation, result_citation
 from dlbench.report.site.errata import read_errata, superseded_by
+from dlbench.report.site.errata_page import errata_blocks
 from dlbench.report.pages.home import source_judgement
 from dlbench.report.site.mkdocs_draft import DRAFT_FILE
 from dlbench.report.site.mkdocs_errata import BANNER_FILE
@@ -129,8 +130,8 @@ def errata_files(source: Source, env: jinja2.Environment, cite: Citation) -> dic
     banner = {"release": source.name, "titles": [e.title for e in errata],
               "superseded_by": newer}
     return {
-        "errata.md": render(env, "errata.md.j2", errata=errata, superseded_by=newer,
-                            source=source, cite=cite).encode(),
+        "errata.md": render(env, "errata.md.j2", errata=errata_blocks(errata, source),
+                            superseded_by=newer, source=source, cite=cite).encode(),
         BANNER_FILE: yaml.safe_dump(banner, sort_keys=False, allow_unicode=True).encode(),
         "downloads/errata.yml": (source.root / ERRATA).read_bytes(),
     }

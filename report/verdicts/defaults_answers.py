@@ -1,7 +1,8 @@
 """The defaults-accuracy answers of a release: for each run, device and task, the answer of
 dlbench.core.defaults_accuracy over the systems that ran, the settings that differ by
-default between them (as each cell read them back from its framework's objects), and every
-system that could not be run with its defaults, with why."""
+default between them (as each cell read them back from its framework's objects), every
+system that could not be run with its defaults, with why, and the answer as rows of the
+verdicts table (verdicts.csv), the way the home page's other answers are stored."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dlbench.core.defaults_accuracy import DefaultsAccuracy, judge_defaults_accuracy
+from dlbench.core.decisions import Decision
+from dlbench.core.defaults_accuracy import (AccuracyOutcome, DefaultsAccuracy, PairOutcome,
+                                            judge_defaults_accuracy)
+from dlbench.core.modes import group_words
 from dlbench.core.schema import CellStatus
 from dlbench.core.systems import SYSTEMS, system_of
 from dlbench.core.verdict_engine import repeat_rows
@@ -19,6 +23,13 @@ from dlbench.core.verdict_engine import repeat_rows
 #: The experiment these answers judge (dlbench.core.experiments declares it).
 EXPERIMENT = "defaults-accuracy"
 METRIC = "test_accuracy"
+#: The question the answer is stored under in a verdicts table, and its title.
+QUESTION = EXPERIMENT
+TITLE = "Does the framework you use change accuracy?"
+#: Each pair's outcome in a verdicts table's decision words (the leader is side A).
+DECISIONS = {PairOutcome.LEADER_BETTER: Decision.A_BETTER,
+             PairOutcome.NO_MEANINGFUL_DIFFERENCE: Decision.NO_MEANINGFUL_DIFFERENCE,
+             PairOutcome.UNDECIDED: Decision.UNDECIDED}
 
 
 @dataclass(frozen=True)
@@ -42,6 +53,7 @@ class DefaultsAnswer:
     #: (setting, ((system, value), ...)) for each setting whose values differ
     differing: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
     not_run: tuple[NotRun, ...]
+    cells: tuple[tuple[str, str], ...] = ()  # (system, cell ID) of every system that ran
 
 
 def _details(text: object) -> dict:
@@ -82,7 +94,7 @@ def _group_answer(key: tuple, cells: pd.DataFrame, rows: pd.DataFrame) -> Defaul
     return DefaultsAnswer(run_id, device, workload, task, answer, differing_settings(
         {system: dict(d.get("defaults") or {})
          for system, d in sorted(details.items(), key=_declared_order)}),
-        not_run)
+        not_run, tuple((system_of(c), str(c["cell_id"])) for c in ok.to_dict("records")))
 
 
 def defaults_answers(observations: pd.DataFrame, cells: pd.DataFrame) -> list[DefaultsAnswer]:
@@ -102,3 +114,30 @@ def defaults_answers(observations: pd.DataFrame, cells: pd.DataFrame) -> list[De
             chosen &= (rows[column].astype(str) == str(value)).to_numpy()
         answers.append(_group_answer(key, group_cells, rows[chosen]))
     return answers
+
+
+def defaults_rows(answers: list[DefaultsAnswer]) -> list[dict]:
+    """Each answer as verdicts-table rows: its answer row (the outcome, the leader as side A
+    and the winner if any) and a pair row per other system (the leader's paired difference
+    in accuracy, its interval and the decision), under QUESTION."""
+    rows = []
+    for found in answers:
+        answer, cells = found.answer, dict(found.cells)
+        common = {"question": QUESTION, "title": TITLE, "run_id": found.run_id,
+                  "device": found.device, "group": group_words((("workload", found.workload),)),
+                  "group_key": json.dumps({"workload": found.workload}), "metric": METRIC,
+                  "aa_control": False, "derived_from": "", "threshold": answer.threshold,
+                  "confidence": answer.confidence, "family_size": len(answer.pairs),
+                  "cell_a": cells.get(answer.leader, ""), "contender_a": answer.leader}
+        seeds = {s.system: s.seeds for s in answer.systems}
+        rows.append(common | {"row": "answer", "outcome": answer.outcome.value,
+                              "processes_a": seeds.get(answer.leader),
+                              "winner": answer.leader if answer.outcome is
+                              AccuracyOutcome.WINNER else ""})
+        rows += [common | {"row": "pair", "cell_b": cells.get(pair.other, ""),
+                           "contender_b": pair.other, "processes_a": pair.seeds,
+                           "processes_b": pair.seeds, "difference": pair.difference,
+                           "difference_low": pair.low, "difference_high": pair.high,
+                           "decision": DECISIONS[pair.outcome].value}
+                 for pair in answer.pairs]
+    return rows

@@ -31,9 +31,9 @@ def stored_verdicts(source: Source) -> pd.DataFrame | None:
 
 def read_verdicts(data: bytes) -> pd.DataFrame:
     """A verdicts table from its CSV bytes, with the columns a page reads."""
+    numbers = ("ratio", "ci_low", "ci_high", "difference", "difference_low", "difference_high")
     frame = pd.read_csv(io.BytesIO(data), dtype={"winner": str, "group_key": str},
-                        keep_default_na=False, na_values={"ratio": [""], "ci_low": [""],
-                                                          "ci_high": [""]})
+                        keep_default_na=False, na_values=dict.fromkeys(numbers, [""]))
     for column in VERDICT_COLUMNS:
         if column not in frame:
             frame[column] = ""

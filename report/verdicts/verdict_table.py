@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +20,7 @@ from dlbench.core.modes import group_words
 from dlbench.core.sequential import Design, design_from_policy
 from dlbench.core.verdict_engine import QUESTIONS, Control
 from dlbench.report.verdicts.answers import Verdict, VerdictOutcome, Verdicts
+from dlbench.report.verdicts.defaults_answers import DefaultsAnswer, defaults_rows
 
 #: The columns of downloads/verdicts.csv, in order.
 VERDICT_COLUMNS = [
@@ -29,6 +30,9 @@ VERDICT_COLUMNS = [
     "look", "threshold", "decision", "outcome", "winner", "aa_control", "derived_from",
     "processes_needed",
     "group_key",  # the group as JSON ({"workload": ..., "batch_size": ...}): pages word it
+    # a defaults-accuracy pair: the leader's accuracy minus the other's, paired by seed, and
+    # its interval (fractions: 0.01 is one point); no ratio
+    "difference", "difference_low", "difference_high",
 ]
 
 
@@ -87,16 +91,19 @@ def result_ids(summary: pd.DataFrame) -> dict[tuple, str]:
                                               strict=True)}
 
 
-def judged_table(judged: Verdicts, summary: pd.DataFrame) -> pd.DataFrame:
-    """The verdicts table of a judged source: its answers and A/A controls, linked to the
-    result IDs of its summary."""
-    return verdicts_frame(judged.answers, judged.controls, result_ids(summary))
+def judged_table(judged: Verdicts, summary: pd.DataFrame,
+                 defaults: Sequence[DefaultsAnswer] = ()) -> pd.DataFrame:
+    """The verdicts table of a judged source: its answers, its defaults-accuracy answers
+    (`defaults`) and A/A controls, linked to the result IDs of its summary."""
+    return verdicts_frame(judged.answers, judged.controls, result_ids(summary), defaults)
 
 
-def verdicts_frame(found: list[Verdict], controls: list[Control],
-                   ids: Mapping[tuple, str]) -> pd.DataFrame:
-    """Every answer, its pairs and the A/A controls, one row each."""
+def verdicts_frame(found: list[Verdict], controls: list[Control], ids: Mapping[tuple, str],
+                   defaults: Sequence[DefaultsAnswer] = ()) -> pd.DataFrame:
+    """Every answer, its pairs, the defaults-accuracy answers and the A/A controls, one row
+    each."""
     rows = [row for verdict in found for row in _answer_rows(verdict, ids)]
+    rows += defaults_rows(list(defaults))
     rows += [_control_row(control, ids) for control in controls]
     return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
 

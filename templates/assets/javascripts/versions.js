@@ -6,7 +6,8 @@
 // (#c-..., the same in every release) and lands on it where the other release measured the
 // cell. Where it did not, the page says so at its top instead of keeping a dead anchor. A
 // row measured on another machine kind, another machine or with another configuration says
-// so above its table; a switch from no row says when the releases' machines differ. The
+// so above its table (or just above the row where both do not fit on one screen, as on a
+// phone), in view; a switch from no row says when the releases' machines differ. The
 // release's name and machines come from the page's head (report/site/mkdocs_release.py).
 (function () {
   var KEY = "dlbench-version-from";
@@ -119,6 +120,34 @@
       ": numbers are not comparable between the two.";
   }
 
+  // The note and the row it is about, both in view below the sticky header: the note
+  // stays above the table where the two fit on one screen; where they do not (a long
+  // table, or a phone's table of cards), the note moves into the table as a row of its
+  // own just above the reader's row. Again on each call: a later scroll to the anchor
+  // may have moved them.
+  function reveal(said, row) {
+    var header = document.querySelector(".md-header");
+    var top = header ? Math.max(0, header.getBoundingClientRect().bottom) : 0;
+    var room = window.innerHeight - top - 16;
+    var box = said.getBoundingClientRect(), rowBox = row.getBoundingClientRect();
+    if (box.top >= top && box.bottom <= window.innerHeight && rowBox.top < window.innerHeight &&
+        rowBox.bottom > top) return;  // both in view already
+    if (rowBox.bottom - box.top > room && !said.closest("tr")) {
+      var line = document.createElement("tr");
+      var cell = document.createElement("td");
+      line.className = "dlbench-note-row";
+      cell.colSpan = row.children.length || 1;
+      cell.appendChild(said);
+      line.appendChild(cell);
+      row.parentNode.insertBefore(line, row);
+    }
+    var first = said.closest("tr") || said;
+    window.scrollBy(0, first.getBoundingClientRect().top - top - 9);
+    // then a last pixel down: after a scroll up, Material shows its back-to-top button
+    // over the top of the page, where the note now is
+    window.setTimeout(function () { window.scrollBy(0, 1); }, 100);
+  }
+
   // Said once the page is in place (the hash change may redraw the content after this).
   function say(from) {
     if (!from || from.path !== window.location.pathname) return;
@@ -134,11 +163,10 @@
       if (text && !document.querySelector(".dlbench-unlike")) {
         var table = cell.closest("table");
         var place = (table && table.closest(".md-typeset__scrollwrap")) || table;
-        if (place) {
-          place.parentNode.insertBefore(note("dlbench-unlike", text), place);
-          cell.closest("tr").scrollIntoView({block: "center"});
-        }
+        if (place) place.parentNode.insertBefore(note("dlbench-unlike", text), place);
       }
+      var said = document.querySelector(".dlbench-unlike");
+      if (said) reveal(said, cell.closest("tr"));
       return;
     }
     var machineText = machineWords(from);
