@@ -74,6 +74,9 @@ def test_a_system_meaningfully_less_accurate_than_the_leader_contradicts_it():
     (_cells(ALIKE, test_samples=500), "undecided"),  # the test set's own error: 1.8 points
     (_cells(dict.fromkeys(ALIKE, 1.0), spread=0.0), "the task cannot tell them apart"),
     (_cells({"pytorch": 0.81}), "fewer than two systems"),
+    # 4 classes: every system at about 0.26 learned nothing (a model at chance decides nothing)
+    ([dict(c, details={**c["details"], "classes": 4})
+      for c in _cells(dict.fromkeys(ALIKE, 0.26))], "a model at chance decides nothing"),
 ])
 def test_an_undecided_answer_leaves_it_inconclusive_with_the_reason(cells, why):
     verdict = _verdict(cells)

@@ -94,6 +94,17 @@ def test_values_all_at_the_ceiling_say_the_task_cannot_tell_them_apart():
     assert below.outcome is not AccuracyOutcome.AT_CEILING
 
 
+def test_a_leader_no_better_than_guessing_says_no_system_learned_the_task():
+    guessing = {"pytorch": (SEEDS, around(0.26, 0.004, 1)),
+                "keras-jax": (SEEDS, around(0.25, 0.004, 2))}
+    answer = judge_defaults_accuracy(guessing, 20000, chance=0.25)
+    assert answer.outcome is AccuracyOutcome.AT_CHANCE and not answer.pairs
+    assert "a model at chance decides nothing" in answer.reason
+    # the same values on a task whose chance is lower (20 classes) were learned: judged
+    learned = judge_defaults_accuracy(guessing, 20000, chance=0.05)
+    assert learned.outcome is not AccuracyOutcome.AT_CHANCE and learned.pairs
+
+
 def test_a_system_the_leader_shares_too_few_seeds_with_leaves_the_answer_undecided():
     answer = judge_defaults_accuracy({"pytorch": (SEEDS, around(0.86, 0.004, 1)),
                                       "keras-jax": (SEEDS, around(0.80, 0.004, 2)),

@@ -65,6 +65,7 @@ class AccuracyOutcome(enum.Enum):
     NO_MEANINGFUL_DIFFERENCE = "no meaningful difference"
     UNDECIDED = "undecided"
     AT_CEILING = "the task cannot tell them apart"
+    AT_CHANCE = "no system learned the task"
     INSUFFICIENT_DATA = "insufficient data"
 
 
@@ -144,9 +145,11 @@ def _pair_outcome(low: float, high: float, threshold: float) -> PairOutcome:
 
 def judge_defaults_accuracy(samples: Mapping[str, tuple[np.ndarray, np.ndarray]],
                             test_samples: int, threshold: float = THRESHOLD,
-                            alpha: float = ALPHA) -> DefaultsAccuracy:
+                            alpha: float = ALPHA, chance: float = 0.0) -> DefaultsAccuracy:
     """The answer from each system's (process indices, final accuracies) on one test set of
-    `test_samples` samples, by the module's rule."""
+    `test_samples` samples, by the module's rule; `chance` is the accuracy of guessing (one
+    over the classes): a leader within the threshold of it learned nothing, and systems that
+    all learned nothing decide nothing about the frameworks."""
     if test_samples < 1:
         raise ValueError(f"test_samples must be at least 1, got {test_samples}")
     measured = {system: _by_seed(*pair) for system, pair in samples.items()}
@@ -167,6 +170,11 @@ def judge_defaults_accuracy(samples: Mapping[str, tuple[np.ndarray, np.ndarray]]
         return DefaultsAccuracy(AccuracyOutcome.AT_CEILING, pairs=(), confidence=1 - level,
                                 reason="every process of every system scored the maximum: "
                                        "the task cannot tell them apart", **base)
+    if ranked[0].mean <= chance + threshold:
+        return DefaultsAccuracy(AccuracyOutcome.AT_CHANCE, pairs=(), confidence=1 - level,
+                                reason=f"the most accurate system scored {ranked[0].mean:.3f}, "
+                                       f"within {threshold:.2f} of guessing ({chance:.3f}): a "
+                                       f"model at chance decides nothing", **base)
     pairs = []
     for other in others:
         difference, low, high, seed_error, test_error, common = pair_interval(

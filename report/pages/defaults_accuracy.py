@@ -58,6 +58,8 @@ def sentence(found: DefaultsAnswer) -> str:
                 f"±{threshold}-point threshold: more seeds or a larger test set could tell.")
     if answer.outcome is AccuracyOutcome.AT_CEILING:
         return "**The task cannot tell them apart**: every process of every system scored 1.0."
+    if answer.outcome is AccuracyOutcome.AT_CHANCE:
+        return f"**No system learned the task**: {answer.reason}."
     return f"**Insufficient data**: {answer.reason}."
 
 

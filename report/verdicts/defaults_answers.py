@@ -87,7 +87,9 @@ def _group_answer(key: tuple, cells: pd.DataFrame, rows: pd.DataFrame) -> Defaul
     sizes = {int(d["test_samples"]) for d in details.values() if d.get("test_samples")}
     # one test set for every system; were they ever to differ, the smallest (the widest
     # binomial error) keeps the interval conservative
-    answer = judge_defaults_accuracy(samples, min(sizes) if sizes else 1)
+    classes = {int(d["classes"]) for d in details.values() if d.get("classes")}
+    answer = judge_defaults_accuracy(samples, min(sizes) if sizes else 1,
+                                     chance=1 / min(classes) if classes else 0.0)
     not_run = tuple(NotRun(system_of(c), str(c["status"]), str(c.get("reason") or ""))
                     for c in cells[cells["status"] != CellStatus.OK.value].to_dict("records"))
     task = next((str(d["task"]) for d in details.values() if d.get("task")), workload)
