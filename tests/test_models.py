@@ -109,7 +109,7 @@ def test_size_profiles_name_the_valid_ones():
 
 
 def test_peak_is_never_below_its_probes_and_says_what_set_it():
-    from dlbench.runner.machine.environment import compute_peak
+    from dlbench.runner.driver.machine.environment import compute_peak
 
     peak = compute_peak()
     assert peak["fp32_flops"] > 1e8  # any CPU of the last decades does 0.1 GFLOP/s
@@ -143,7 +143,7 @@ def test_list_shows_each_workloads_profiles_parameters_and_flops():
 def test_pytorch_builds_the_cpu_sizes_with_the_canonical_parameters_and_function(definition):
     import torch
 
-    from dlbench.runner.experiments.parity.model_reference import forward
+    from dlbench.runner.models.reference_forward import forward
     from dlbench.runner.models import pytorch as builder
 
     weights = initial_weights(definition)

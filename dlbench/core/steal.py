@@ -1,5 +1,5 @@
 """How much CPU steal slows a process, from a run's own tables: the data behind the limit on
-steal (dlbench.runner.machine.load.MAX_TIMED_STEAL_SHARE) above which a process is measured again
+steal (dlbench.runner.driver.machine.load.MAX_TIMED_STEAL_SHARE) above which a process is measured again
 and, if it stays busy, left out.
 
 Each timed process's per-process value is compared with its cell's median (log ratio; for a
