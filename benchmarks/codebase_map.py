@@ -18,10 +18,10 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-#: runner/'s nodes from the top (the driver's commands) to the ground (the cell): an import of
+#: runner/'s nodes from the top (the cluster executor, then the commands) to the ground (the cell): an import of
 #: an earlier one from a later one goes upward. A side's node is its subpackage or module
 #: (driver/plan, worker/entry); the ground both sides read is cell/, workloads/ and models/.
-RUNNER_ORDER = ("driver/commands", "driver/cluster", "driver/user_model", "driver/launch",
+RUNNER_ORDER = ("driver/cluster", "driver/commands", "driver/user_model", "driver/launch",
                 "driver/store", "driver/plan", "driver/machine",
                 "worker/entry", "worker/user_model", "worker/experiments", "worker/harness",
                 "worker/adapters", "worker/epochs", "worker/timed_window", "worker/measure",

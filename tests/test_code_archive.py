@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RELEASES = ROOT / "results" / "releases"
 RUN_2027_01 = RELEASES / "2027.01" / "runs" / "20261203T063157Z-cpu"
 RUN_2027_03 = RELEASES / "2027.03" / "runs" / "20261205T143650Z-cpu"
-TWICE = "runner/driver/plan/experiments/inference.py"  # 2027.01's run imported two versions
+TWICE = "runner/experiments/inference/__init__.py"  # 2027.01's run imported two versions
 
 
 def sha(data: bytes) -> str:
@@ -217,7 +217,7 @@ def test_code_prints_the_file_a_published_result_ran(capsys):
     assert main(["code", result_id, "--results-dir", str(results)]) == 0
     listed = capsys.readouterr().out.splitlines()
     assert cell_id in listed[0] and len(listed) > 50  # every file its processes imported
-    path = "runner/worker/entry.py"
+    path = "runner/process/worker.py"  # the committed run's record names the layout it ran
     assert any(line.endswith(f"  {path}") for line in listed)
     assert main(["code", result_id, path, "--results-dir", str(results)]) == 0
     published = json.loads((RELEASES / "2027.03" / "MANIFEST.json").read_text())
@@ -239,7 +239,7 @@ def test_a_result_whose_processes_recorded_no_imports_names_its_experiment_modul
     (["2027.03@20261201T000000Z-cpu"],
      "release '2027.03' holds no run '20261201T000000Z-cpu'; its runs: 20261205T143650Z-cpu"),
     (["2027.03-0002", "runner/none.py"], "ran no file 'runner/none.py'"),
-    (["2027.03-0002", "runner/worker/entry.py", "--sha256", "ffff"], "ran no version 'ffff'"),
+    (["2027.03-0002", "runner/process/worker.py", "--sha256", "ffff"], "ran no version 'ffff'"),
     (["2027.01@20261203T063157Z-cpu", TWICE], "choose one with --sha256"),
 ])
 def test_code_refuses_bad_input_with_one_line(capsys, args, expected):

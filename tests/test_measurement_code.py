@@ -35,7 +35,7 @@ def _record(run_root: Path, index: int, code_files: dict[str, str]) -> None:
 
 def test_the_committed_runs_record_the_code_their_processes_imported():
     record = run_code_record(RUN_2027_03)
-    assert "runner/worker/entry.py" in record
+    assert "runner/process/worker.py" in record
     assert all(len(hashes) == 1 for hashes in record.values())  # one code for the whole run
 
 
@@ -57,9 +57,9 @@ def test_a_release_of_runs_with_different_code_is_refused_and_leaves_nothing(tmp
     cells = _cells()
     for run_id, digest in (("m1", "a" * 64), ("m2", "b" * 64)):
         write_run(tmp_path, run_id, cells, environment={"cpu": {"model": run_id}})
-        _record(run_dir(tmp_path, run_id), 0, {"runner/worker/timed_window.py": digest,
+        _record(run_dir(tmp_path, run_id), 0, {"runner/harness/timed_window.py": digest,
                                                   "dlbench/__init__.py": "c" * 64})
-    with pytest.raises(ReleaseError, match=r"\(runner/worker/timed_window\.py\)"):
+    with pytest.raises(ReleaseError, match=r"\(runner/harness/timed_window\.py\)"):
         freeze_release(tmp_path, "2027.04", ["m1", "m2"], "2027-01-01", "T", "cff\n")
     assert not release_dir(tmp_path, "2027.04").exists()
     assert [p.name for p in release_dir(tmp_path, "2027.04").parent.iterdir()] == []
@@ -80,6 +80,6 @@ def test_runs_that_share_their_files_hashes_or_keep_no_record_may_be_released_to
         write_run(tmp_path, run_id, cells)
     _record(run_dir(tmp_path, "m1"), 0, {"runner/worker.py": "a" * 64})
     _record(run_dir(tmp_path, "m2"), 0, {"runner/worker.py": "a" * 64,
-                                           "runner/worker/adapters/keras.py": "d" * 64})
+                                           "runner/adapters/keras.py": "d" * 64})
     assert freeze_release(tmp_path, "2027.04", ["m1", "m2", "old"], "2027-01-01", "T",
                           "cff\n").is_dir()
