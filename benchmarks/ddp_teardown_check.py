@@ -18,9 +18,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dlbench.core.schema import CellStatus  # noqa: E402
-from dlbench.runner.plan.cells import plan_cells  # noqa: E402
-from dlbench.runner.plan.request import RunRequest  # noqa: E402
-from dlbench.runner.process.execute import execute_cell  # noqa: E402
+from dlbench.runner.driver.plan.cells import plan_cells  # noqa: E402
+from dlbench.runner.driver.plan.request import RunRequest  # noqa: E402
+from dlbench.runner.driver.launch.execute import execute_cell  # noqa: E402
 
 
 def ddp_cells() -> list:

@@ -3,8 +3,8 @@ against torch.utils.benchmark (PyTorch) or timeit (TensorFlow, Keras) on the sam
 same predictor and the same input, in the same process, interleaved over rounds.
 
 Each framework runs in its own process started with the cell's environment and core
-affinity (dlbench.runner.process.cellenv), through the framework's real inference code
-(runner/experiments/inference/<framework>.py): its `measure_inference` is replaced by the
+affinity (dlbench.runner.cell.environment), through the framework's real inference code
+(runner/worker/experiments/inference/<framework>.py): its `measure_inference` is replaced by the
 comparison, so the model, predictor and warm-up are the ones a run uses. Per round it prints
 dlbench's median latency (the timing loop's own cost already subtracted, and that cost), the
 reference's median of the same `predictor.predict` call, their ratio (goal: within 3%), and
@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from process_noise import the_cell  # noqa: E402  (a sibling script)
 
 from dlbench.runner.cell.spec import CellSpec  # noqa: E402
-from dlbench.runner.process.cellenv import cell_environment  # noqa: E402
+from dlbench.runner.cell.environment import cell_environment  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,7 +59,7 @@ def reference_ms(predictor: object, single: object, framework: str) -> dict[str,
 def compare(rounds: int):
     """A stand-in for measure_inference: the comparison, printed as JSON lines."""
     def measure(cell, predictor, fairness):
-        from dlbench.runner.harness.inference import InferencePlan, latencies_ms
+        from dlbench.runner.worker.harness.inference import InferencePlan, latencies_ms
 
         plan = InferencePlan.of(cell.spec)
         one = cell.data.x_test[:1]  # the same input for both timers
@@ -80,11 +80,11 @@ def inner(spec_json: str, rounds: int) -> None:
     """In the cell's process: run the framework's inference code with the comparison."""
     import importlib
 
-    from dlbench.runner.process.worker import pin_affinity
+    from dlbench.runner.worker.entry import pin_affinity
 
     pin_affinity()
     spec = CellSpec.from_json(spec_json)
-    module = importlib.import_module(f"dlbench.runner.experiments.inference.{spec.framework}")
+    module = importlib.import_module(f"dlbench.runner.worker.experiments.inference.{spec.framework}")
     module.measure_inference = compare(rounds)
     module.run(spec)
 

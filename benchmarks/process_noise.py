@@ -1,5 +1,5 @@
 """Process noise: one cell measured as N independent worker processes through the runner's
-real worker path (dlbench.runner.process.execute.execute_cell), and how far apart they come out.
+real worker path (dlbench.runner.driver.launch.execute.execute_cell), and how far apart they come out.
 
 Prints, per suspect: the spread between processes (sd of log values), the slowest over the
 best, and the share of processes more than 1.25x slower than the cell's best (release
@@ -41,9 +41,9 @@ import numpy as np
 
 from dlbench.core.modes import DEFAULT, mode_class
 from dlbench.runner.cell.spec import CellSpec
-from dlbench.runner.plan.cells import plan_cells
-from dlbench.runner.plan.request import RunRequest
-from dlbench.runner.process.execute import Launch, execute_cell
+from dlbench.runner.driver.plan.cells import plan_cells
+from dlbench.runner.driver.plan.request import RunRequest
+from dlbench.runner.driver.launch.execute import Launch, execute_cell
 
 #: The cells the issue names: one overhead-bound, one compute-bound.
 CELLS: dict[str, tuple[str, str, str]] = {
@@ -67,7 +67,7 @@ def _all_cores(env: dict[str, str]) -> dict[str, str]:
 
 
 def _small(env: dict[str, str]) -> dict[str, str]:
-    from dlbench.runner.process.cellenv import PINNED_VARIABLES
+    from dlbench.runner.cell.environment import PINNED_VARIABLES
 
     return {k: v for k, v in env.items() if k in PINNED_VARIABLES or k in KEPT_VARIABLES}
 

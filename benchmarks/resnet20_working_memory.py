@@ -13,9 +13,9 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from dlbench.runner.plan.cells import plan_cells
-from dlbench.runner.plan.request import RunRequest
-from dlbench.runner.process.execute import execute_cell
+from dlbench.runner.driver.plan.cells import plan_cells
+from dlbench.runner.driver.plan.request import RunRequest
+from dlbench.runner.driver.launch.execute import execute_cell
 
 METRICS = ("working_memory", "model_memory", "import_footprint")
 

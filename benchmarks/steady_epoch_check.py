@@ -30,8 +30,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dlbench.runner.process.cellenv import cell_environment  # noqa: E402
-from dlbench.runner.machine.load import assess, read_load  # noqa: E402
+from dlbench.runner.cell.environment import cell_environment  # noqa: E402
+from dlbench.runner.driver.machine.load import assess, read_load  # noqa: E402
 from dlbench.runner.cell.spec import CellSpec  # noqa: E402
 
 #: framework name -> (framework, backend) of the runner's cell.
@@ -157,7 +157,7 @@ def cell_spec(name: str, epochs: int, threads: int) -> CellSpec:
 def runner_steady_epoch_s(spec: CellSpec) -> float:
     from importlib import import_module
 
-    module = import_module(f"dlbench.runner.experiments.training.{spec.framework}")
+    module = import_module(f"dlbench.runner.worker.experiments.training.{spec.framework}")
     outcome = module.run(spec)
     return next(o.value for o in outcome.observations if o.metric == "steady_epoch_time")
 

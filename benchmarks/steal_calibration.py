@@ -1,6 +1,6 @@
 """Steal calibration: how much slower a timed process runs per bin of CPU steal, from a
 release's own tables, and the limit on timed-window steal that data suggests
-(dlbench.runner.machine.load.MAX_TIMED_STEAL_SHARE: above it a process is measured again and, if it
+(dlbench.runner.driver.machine.load.MAX_TIMED_STEAL_SHARE: above it a process is measured again and, if it
 stays busy, left out). Computation on committed data, not a measurement.
 
 Each timed process's per-process value is compared with its cell's median (log ratio; for a

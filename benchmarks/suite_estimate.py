@@ -1,7 +1,7 @@
 """What a suite's whole run is expected to take, before anything is measured: the first look
 as the runner prints it, each later look if every pair stayed undecided (the bound the runner
 prints), and a projection where each later look tops up only a share of the cells
-(dlbench.runner.plan.projection, which `dlbench run --dry-run` prints too). Nothing here is
+(dlbench.runner.driver.plan.projection, which `dlbench run --dry-run` prints too). Nothing here is
 timed.
 
     python benchmarks/suite_estimate.py --suite standard --experiment training ...
@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dlbench.runner.plan.cells import PlanError, RunRequest, plan_cells
-from dlbench.runner.plan.estimate import recorded_process_seconds
-from dlbench.runner.plan.projection import project
+from dlbench.runner.driver.plan.cells import PlanError, RunRequest, plan_cells
+from dlbench.runner.driver.plan.estimate import recorded_process_seconds
+from dlbench.runner.driver.plan.projection import project
 
 
 def main() -> None:

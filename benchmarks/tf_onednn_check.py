@@ -34,7 +34,7 @@ SETTINGS = ("forced-on", "tf-default")
 def child_environment(setting: str) -> dict[str, str]:
     """The runner's environment for a TensorFlow cell, with oneDNN forced on or left to TF."""
     from dlbench.runner.cell.spec import CellSpec
-    from dlbench.runner.process.cellenv import cell_environment
+    from dlbench.runner.cell.environment import cell_environment
 
     spec = CellSpec(experiment="inference", workload="mlp-digits", framework="tensorflow",
                     backend="", device="cpu", threads=len(os.sched_getaffinity(0)), repeats=1)
@@ -49,7 +49,7 @@ def median_call_ms(forward, x, calls: int) -> float:
     latency loop, after two warm-up calls."""
     import numpy as np
 
-    from dlbench.runner.harness.inference import timed_calls
+    from dlbench.runner.worker.harness.inference import timed_calls
 
     def call(inputs) -> None:
         forward(inputs).numpy()
@@ -60,14 +60,14 @@ def median_call_ms(forward, x, calls: int) -> float:
 
 def measure_cases() -> dict[str, float]:
     """In a worker: every case's median call (ms), and what TensorFlow chose for oneDNN."""
-    from dlbench.runner.process.worker import pin_affinity
+    from dlbench.runner.worker.entry import pin_affinity
 
     pin_affinity()
     import tensorflow as tf
 
-    from dlbench.runner.adapters.tensorflow import input_dtype
+    from dlbench.runner.worker.adapters.tensorflow import input_dtype
     from dlbench.runner.cell.spec import CellSpec
-    from dlbench.runner.harness import open_cell
+    from dlbench.runner.worker.harness import open_cell
 
     result: dict[str, float] = {}
     for workload, path, batch, calls in CASES:

@@ -94,9 +94,9 @@ def importable(modules: list[str] | tuple[str, ...]) -> dict[str, bool]:
 
 def print_plan(plan_file: Path) -> float:
     """Print every planned cell with its estimate, and the total; return the total seconds."""
-    from dlbench.runner.plan.device import load_plan, step_seconds
-    from dlbench.runner.plan.cells import plan_cells
-    from dlbench.runner.plan.request import RunRequest
+    from dlbench.runner.driver.plan.device import load_plan, step_seconds
+    from dlbench.runner.driver.plan.cells import plan_cells
+    from dlbench.runner.driver.plan.request import RunRequest
 
     plan = load_plan(plan_file)
     total = plan.fixed_s
@@ -161,7 +161,7 @@ def measure(plan_file: Path, results: Path, out: Path, timeout_s: float,
     from dlbench.core import layout
     from dlbench.cli import main
     from dlbench.core.run_archive import pack_run
-    from dlbench.runner.plan.device import load_plan
+    from dlbench.runner.driver.plan.device import load_plan
 
     timer = stop_at(deadline) if deadline != float("inf") else None
     try:

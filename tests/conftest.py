@@ -16,7 +16,7 @@ import pytest
 
 #: Set when this file chose the lock, so each test process (pytest -n) chooses its own.
 OWN_LOCK = "DLBENCH_TEST_OWN_LOCK"
-#: runner/machine/kernels.py's PROBE_CACHE (named here: conftest imports no runner module).
+#: runner/driver/machine/kernels.py's PROBE_CACHE (named here: conftest imports no runner module).
 PROBE_CACHE = "DLBENCH_PROBE_CACHE"
 #: The probe cache folder this process chose (removed when it ends).
 OWN_PROBE_CACHE = pytest.StashKey[str]()
@@ -39,7 +39,7 @@ def pytest_configure(config) -> None:
         os.environ[OWN_LOCK] = "1"
     # Every `dlbench run` the tests start reads the frameworks' kernel choices (10-16 s of
     # framework imports) and measures the CPU's peak (seconds of matmuls): the session's
-    # processes share one probe of each per key (runner/machine/kernels.py, peak.py). Chosen
+    # processes share one probe of each per key (runner/driver/machine/kernels.py, peak.py). Chosen
     # once, by the first process; the test processes (pytest -n) inherit it.
     if PROBE_CACHE not in os.environ:
         os.environ[PROBE_CACHE] = tempfile.mkdtemp(prefix="dlbench-test-probes-")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dlbench.runner.harness import Cell
-from dlbench.runner.harness.data import cell_data
-from dlbench.runner.harness.sampling import Sampler
+from dlbench.runner.worker.harness import Cell
+from dlbench.runner.worker.harness.data import cell_data
+from dlbench.runner.worker.harness.sampling import Sampler
 from dlbench.runner.cell.spec import CellSpec
 
 

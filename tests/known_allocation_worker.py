@@ -10,7 +10,7 @@ import json
 import sys
 
 from dlbench.runner.cell.spec import CellSpec
-from dlbench.runner.harness.training import Trainer
+from dlbench.runner.worker.epochs import Trainer
 
 #: Size of each piece of the known allocation: an activation's size, not one large block
 #: (a block above glibc's mmap threshold is always returned to the system when freed).
@@ -74,7 +74,7 @@ class AllocatingTrainer:
 
 def main(framework: str, backend: str, mib: int, dtype: str) -> None:
     """Print {"working_memory": MiB, "status": ...} of one training process."""
-    module = importlib.import_module(f"dlbench.runner.experiments.training.{framework}")
+    module = importlib.import_module(f"dlbench.runner.worker.experiments.training.{framework}")
     measure = module.measure_training
     library = backend or ("torch" if framework == "pytorch" else framework)
 

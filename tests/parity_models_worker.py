@@ -13,7 +13,7 @@ from dlbench.runner.cell.spec import CellSpec
 
 def main(framework: str, backend: str, cells: list[list[str]]) -> None:
     """Print one JSON line per (workload, perturbation) cell."""
-    module = importlib.import_module(f"dlbench.runner.experiments.parity.{framework}")
+    module = importlib.import_module(f"dlbench.runner.worker.experiments.parity.{framework}")
     for workload, perturbation in cells:
         spec = CellSpec(experiment="parity", workload=workload, framework=framework,
                         backend=backend, device="cpu", mode="one-step", batch_size=4,

@@ -10,7 +10,7 @@ import numpy as np
 from dlbench.core.schema import CellStatus
 from dlbench.runner.cell.outcome import CellOutcome, Fairness, Observation
 from dlbench.runner.cell.spec import CellSpec
-from dlbench.runner.store.run_store import CellRecord, RunStore
+from dlbench.runner.driver.store.run_store import CellRecord, RunStore
 
 FRAMEWORKS = [("pytorch", "pytorch"), ("tensorflow", "tensorflow"), ("keras", "tensorflow"),
               ("keras", "torch")]

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dlbench.runner.harness.code_record import imported_project_files
-from dlbench.runner.harness.data import cell_data
+from dlbench.runner.worker.harness.code_record import imported_project_files
+from dlbench.runner.worker.harness.data import cell_data
 from dlbench.runner.cell.spec import CellSpec
 
-EXPERIMENTS = Path(__file__).resolve().parent.parent / "runner" / "experiments"
+EXPERIMENTS = Path(__file__).resolve().parent.parent / "runner" / "worker" / "experiments"
 
 
 def _spec(framework: str = "pytorch", backend: str = "", device: str = "cpu") -> CellSpec:
@@ -24,17 +24,17 @@ def _spec(framework: str = "pytorch", backend: str = "", device: str = "cpu") ->
 
 def test_no_experiment_imports_another_experiments_code():
     for path in EXPERIMENTS.glob("*/*.py"):
-        own = f"dlbench.runner.experiments.{path.parent.name}"
+        own = f"dlbench.runner.worker.experiments.{path.parent.name}"
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module:
                 module = node.module
-                assert (not module.startswith("dlbench.runner.experiments.")
+                assert (not module.startswith("dlbench.runner.worker.experiments.")
                         or module == own or module.startswith(own + ".")), (path, module)
 
 
 def test_a_missing_package_is_a_skip_reason_naming_it(monkeypatch):
-    from dlbench.runner.plan import frameworks
-    from dlbench.runner.adapters import adapter_for
+    from dlbench.runner.cell import frameworks
+    from dlbench.runner.worker.adapters import adapter_for
 
     monkeypatch.setitem(frameworks.REQUIRED_MODULES, "pytorch", ("torch", "no_such_module"))
     assert adapter_for(_spec()).skip_reason() == "not installed: no_such_module"
@@ -44,7 +44,7 @@ def test_a_missing_package_is_a_skip_reason_naming_it(monkeypatch):
 def test_a_cuda_cell_without_a_gpu_is_skipped_with_the_reason():
     import torch
 
-    from dlbench.runner.adapters import adapter_for
+    from dlbench.runner.worker.adapters import adapter_for
 
     if torch.cuda.is_available():
         pytest.skip("this machine has a CUDA device")
@@ -57,8 +57,8 @@ def test_a_cuda_cell_without_a_gpu_is_skipped_with_the_reason():
 def test_the_adapter_builds_the_workload_model_from_the_shared_weights():
     import torch
 
-    from dlbench.runner.adapters import adapter_for
-    from dlbench.runner.experiments.parity import reference
+    from dlbench.runner.worker.adapters import adapter_for
+    from dlbench.runner.worker.experiments.parity import reference
 
     spec = _spec()
     data = cell_data(spec)
@@ -71,18 +71,18 @@ def test_the_adapter_builds_the_workload_model_from_the_shared_weights():
 
 
 def test_the_code_record_hashes_imported_project_files_only():
-    import dlbench.runner.harness.sampling  # noqa: F401 - imported to be recorded
+    import dlbench.runner.worker.harness.sampling  # noqa: F401 - imported to be recorded
 
     files = imported_project_files()
-    assert len(files["runner/harness/sampling.py"]) == 64
-    assert "runner/harness/code_record.py" in files
+    assert len(files["runner/worker/harness/sampling.py"]) == 64
+    assert "runner/worker/harness/code_record.py" in files
     assert all(not path.startswith(".") and "site-packages" not in path for path in files)
 
 
 CONFIGURE_AND_REPORT = """
 import sys
 import numpy as np
-from dlbench.runner.adapters import adapter_for
+from dlbench.runner.worker.adapters import adapter_for
 from dlbench.runner.cell.spec import CellSpec
 spec = CellSpec(experiment="training", workload="mlp-digits", framework="keras",
                 backend=sys.argv[1], device="cpu", batch_size=32, repeats=3,

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.runner.process.cellenv import affinity_cores, cell_environment, recorded_settings
-from dlbench.runner.machine.environment import git_state
-from dlbench.runner.experiments import suite_grid
-from dlbench.runner.plan.request import RunRequest
+from dlbench.runner.cell.environment import affinity_cores, cell_environment, recorded_settings
+from dlbench.runner.driver.machine.environment import git_state
+from dlbench.runner.driver.plan.experiments import suite_grid
+from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec
 
 
@@ -108,7 +108,7 @@ def test_a_suite_grid_takes_its_cpu_sizes_only_on_a_cpu(device):
 
 def _recorded_onednn(env: dict[str, str]) -> str:
     """What a TensorFlow cell records about oneDNN, in a fresh process under `env`."""
-    code = ("from dlbench.runner.adapters.tensorflow import configure_tensorflow\n"
+    code = ("from dlbench.runner.worker.adapters.tensorflow import configure_tensorflow\n"
             "from dlbench.runner.cell.spec import CellSpec\n"
             "spec = CellSpec(experiment='inference', workload='mlp-digits', "
             "framework='tensorflow', backend='', device='cpu', threads=1, repeats=1)\n"
@@ -130,7 +130,7 @@ def test_the_machine_record_names_the_isa_and_each_frameworks_own_kernel_choice(
     """The CPU record keeps its earlier keys and adds the vendor, every kernel-deciding ISA
     flag and what each framework chose on this CPU (read in child processes)."""
     from dlbench.core.machines import machine_kind
-    from dlbench.runner.machine.environment import cpu_facts
+    from dlbench.runner.driver.machine.environment import cpu_facts
 
     cpu = cpu_facts()
     for key in ("model", "arch", "logical_cores", "physical_cores", "usable_cores",

@@ -35,7 +35,7 @@ def test_list_names_every_framework_and_whether_installed(capsys):
     from rich.console import Console
 
     from dlbench.cli import listing
-    from dlbench.runner.plan.frameworks import FRAMEWORKS, missing_modules
+    from dlbench.runner.cell.frameworks import FRAMEWORKS, missing_modules
 
     buffer = io.StringIO()
     listing.print_listing(Console(file=buffer, width=200))

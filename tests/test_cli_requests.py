@@ -12,8 +12,8 @@ from dlbench.cli.run_flags import run_arguments
 from dlbench.cli.site_flags import SITE_REQUESTS
 from dlbench.report.site.requests import (BuildRequest, DeployRequest, ErratumRequest, ExportRequest,
                                   PublishRequest, ServeRequest, SitePaths)
-from dlbench.runner.commands.run_arguments import RunArguments
-from dlbench.runner.plan.request import RunRequest
+from dlbench.runner.driver.commands.run_arguments import RunArguments
+from dlbench.runner.driver.plan.request import RunRequest
 
 
 def parsed(*argv: str):

@@ -21,7 +21,7 @@ import psutil
 import pytest
 
 from dlbench.core.tables import read_table
-from dlbench.runner.cluster import INSTALL_HINT
+from dlbench.runner.driver.cluster import INSTALL_HINT
 from tests.test_processes import DLBENCH
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,7 +115,7 @@ def measuring_ray_worker(driver: subprocess.Popen, under: int | None = None,
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and driver.poll() is None:
         for process in psutil.process_iter(["cmdline"]):
-            if "dlbench.runner.process.worker" not in (process.info["cmdline"] or []):
+            if "dlbench.runner.worker.entry" not in (process.info["cmdline"] or []):
                 continue
             try:
                 parent = process.parent()
@@ -251,8 +251,8 @@ def test_a_node_whose_code_differs_from_the_drivers_is_refused(cluster):
     import ray
 
     from dlbench.core.errors import UsageError
-    from dlbench.runner.cluster.executor import capture_kind_environment
-    from dlbench.runner.cluster.node_identity import mismatch, node_identity
+    from dlbench.runner.driver.cluster.executor import capture_kind_environment
+    from dlbench.runner.driver.cluster.node_identity import mismatch, node_identity
 
     ray.init(address=cluster.address, log_to_driver=False, configure_logging=False)
     try:

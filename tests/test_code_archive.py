@@ -24,7 +24,7 @@ from dlbench.core.code_archive import (
 from dlbench.core.errors import ResultsFileError
 from dlbench.core.layout import load_run, release_run_dir
 from dlbench.core.releases import freeze_release, verify_manifest
-from dlbench.runner.store.run_store import RunStore
+from dlbench.runner.driver.store.run_store import RunStore
 
 ROOT = Path(__file__).resolve().parent.parent
 RELEASES = ROOT / "results" / "releases"
@@ -217,7 +217,7 @@ def test_code_prints_the_file_a_published_result_ran(capsys):
     assert main(["code", result_id, "--results-dir", str(results)]) == 0
     listed = capsys.readouterr().out.splitlines()
     assert cell_id in listed[0] and len(listed) > 50  # every file its processes imported
-    path = "runner/process/worker.py"
+    path = "runner/process/worker.py"  # the committed run's record names the layout it ran
     assert any(line.endswith(f"  {path}") for line in listed)
     assert main(["code", result_id, path, "--results-dir", str(results)]) == 0
     published = json.loads((RELEASES / "2027.03" / "MANIFEST.json").read_text())

@@ -26,8 +26,8 @@ def test_release_2026_12_gets_config_ids_without_rewriting_its_files():
 def test_compare_the_release_with_a_quick_run_fits_80_columns(tmp_path, capsys):
     """`dlbench compare 2026.12 latest` after `make`: one screenful a person can read."""
     from dlbench.core.layout import release_runs, run_tables
-    from dlbench.runner.plan.cells import plan_cells
-    from dlbench.runner.plan.request import RunRequest
+    from dlbench.runner.driver.plan.cells import plan_cells
+    from dlbench.runner.driver.plan.request import RunRequest
     from dlbench.runner.cell.spec import CellSpec
 
     shutil.copytree(ROOT / "results" / "releases", tmp_path / "releases")

@@ -8,11 +8,11 @@ import pytest
 
 from dlbench.core.metrics import get_metric
 from dlbench.core.schema import CellStatus
-from dlbench.runner.process.execute import execute_cell
-from dlbench.runner.experiments import get_experiment
-from dlbench.runner.plan.request import RunRequest
-from dlbench.runner.experiments.data_parallel import STRATEGIES, global_batch, worker_counts
-from dlbench.runner.experiments.data_parallel.protocol import (ACCURACY_TOLERANCE, TrainingRun,
+from dlbench.runner.driver.launch.execute import execute_cell
+from dlbench.runner.driver.plan.experiments import get_experiment
+from dlbench.runner.driver.plan.request import RunRequest
+from dlbench.runner.driver.plan.experiments.data_parallel import STRATEGIES, global_batch, worker_counts
+from dlbench.runner.worker.experiments.data_parallel.protocol import (ACCURACY_TOLERANCE, TrainingRun,
                                                        epoch_plan, run_observations, shard)
 from dlbench.runner.cell.spec import CellSpec
 
@@ -95,7 +95,7 @@ def test_two_workers_reach_the_one_worker_accuracy(framework, backend, mode):
 
 
 def test_a_crash_setting_up_the_strategy_is_a_failure_not_unsupported() -> None:
-    from dlbench.runner.experiments.data_parallel import protocol
+    from dlbench.runner.worker.experiments.data_parallel import protocol
     from dlbench.core.schema import CellStatus
 
     class Spec:

@@ -133,7 +133,7 @@ def test_synthetic_images_take_the_profile_size():
 
 
 def test_local_cifar10_feeds_the_resnet_through_data_dir(tmp_path):
-    from dlbench.runner.experiments.parity.model_reference import forward
+    from dlbench.runner.models.reference_forward import forward
     from dlbench.runner.models.weights import initial_weights
 
     write_cifar(tmp_path / "cifar-10-batches-py")

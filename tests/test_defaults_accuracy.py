@@ -16,12 +16,12 @@ from dlbench.core.defaults_accuracy import (ALPHA, THRESHOLD, AccuracyOutcome, P
                                             equals_of_leader, judge_defaults_accuracy)
 from dlbench.core.systems import systems_of
 from dlbench.core.tables import read_table
-from dlbench.runner.experiments import suite_experiments
-from dlbench.runner.experiments.defaults_accuracy import NO_DEFAULTS
-from dlbench.runner.experiments.defaults_accuracy.protocol import (DOCUMENTED_DEFAULTS,
+from dlbench.runner.driver.plan.experiments import suite_experiments
+from dlbench.runner.driver.plan.experiments.defaults_accuracy import NO_DEFAULTS
+from dlbench.runner.worker.experiments.defaults_accuracy.protocol import (DOCUMENTED_DEFAULTS,
                                                                    differing_defaults, task_data)
-from dlbench.runner.plan.cells import plan_cells
-from dlbench.runner.plan.request import RunRequest
+from dlbench.runner.driver.plan.cells import plan_cells
+from dlbench.runner.driver.plan.request import RunRequest
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = np.arange(10)
@@ -138,7 +138,7 @@ def test_the_methodology_states_the_rules_threshold_and_level():
 
 
 def test_pytorch_builds_with_its_own_defaults_and_they_differ_from_keras():
-    from dlbench.runner.experiments.defaults_accuracy.pytorch import build, read_defaults
+    from dlbench.runner.worker.experiments.defaults_accuracy.pytorch import build, read_defaults
 
     model, optimizer = build(0)
     read = read_defaults(model, optimizer)
@@ -184,8 +184,8 @@ def test_the_standard_and_full_suites_plan_it_and_the_machine_suite_does_not():
 def tiny_run(tmp_path_factory):
     """Every system, 2 seeds each, 2 epochs of 512 samples, 2000 test samples, in real
     worker processes."""
-    from dlbench.runner.commands.run import run_cells
-    from dlbench.runner.store.run_store import RunStore
+    from dlbench.runner.driver.commands.run import run_cells
+    from dlbench.runner.driver.store.run_store import RunStore
 
     request = RunRequest(suite="quick", experiments=["defaults-accuracy"], frameworks=SYSTEMS,
                          device="cpu", repeats=2, threads=1)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from dlbench.core.tables import write_table
-from dlbench.runner.plan.estimate import DEFAULT_PROCESS_S, estimate, recorded_process_seconds
+from dlbench.runner.driver.plan.estimate import DEFAULT_PROCESS_S, estimate, recorded_process_seconds
 from dlbench.runner.cell.spec import CellSpec
 
 
@@ -59,7 +59,7 @@ def test_without_history_every_process_takes_its_frameworks_default(tmp_path):
 
 
 def test_cells_sharing_a_process_pay_their_frameworks_import_once(tmp_path):
-    from dlbench.runner.plan.estimate import IMPORT_S
+    from dlbench.runner.driver.plan.estimate import IMPORT_S
 
     cells = [spec("keras", "jax"), spec("keras", "jax", epochs=3)]
     alone = estimate([[c] for c in cells], recorded_process_seconds(tmp_path))
@@ -106,8 +106,8 @@ def test_the_machine_suite_is_projected_within_75_minutes():
     """First look, then its undecided pairs topped up at release 2027.02's share, with the
     committed releases' process times as history (what `dlbench run --suite machine
     --dry-run` prints in this checkout)."""
-    from dlbench.runner.plan.cells import RunRequest, plan_cells
-    from dlbench.runner.plan.projection import project
+    from dlbench.runner.driver.plan.cells import RunRequest, plan_cells
+    from dlbench.runner.driver.plan.projection import project
 
     results = Path(__file__).resolve().parent.parent / "results"
     cells = plan_cells(RunRequest(suite="machine", device="cpu", threads=2), "cpu")
@@ -119,7 +119,7 @@ def test_the_machine_suite_is_projected_within_75_minutes():
 
 
 def test_the_projections_error_is_said_with_its_sign():
-    from dlbench.runner.plan.projection import error_line
+    from dlbench.runner.driver.plan.projection import error_line
 
     assert error_line(60.0, 4500.0) == ("estimate's error: projected 60 min, measured 75 min "
                                         "(+25%)")

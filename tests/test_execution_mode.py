@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from dlbench.runner.plan.request import RunRequest
+from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.cell.spec import NOT_MEASURED
-from dlbench.runner.experiments.execution_mode import EXPERIMENT, modes
-from dlbench.runner.experiments.execution_mode.protocol import ModeTimes, break_even_steps
-from dlbench.runner.plan.frameworks import FRAMEWORKS
+from dlbench.runner.driver.plan.experiments.execution_mode import EXPERIMENT, modes
+from dlbench.runner.worker.experiments.execution_mode.protocol import ModeTimes, break_even_steps
+from dlbench.runner.cell.frameworks import FRAMEWORKS
 from dlbench.runner.cell.spec import CellSpec, FrameworkId
 
 
@@ -55,7 +55,7 @@ def test_full_and_gpu_standard_measure_every_mode_and_cpu_standard_plain_and_pro
 
 @pytest.mark.slow
 def test_real_tf_function_cell_reports_cold_and_warm_compile_apart_from_steady_time():
-    from dlbench.runner.process.execute import execute_cell
+    from dlbench.runner.driver.launch.execute import execute_cell
 
     spec = CellSpec(experiment="execution-mode", workload="mlp-digits",
                     framework="tensorflow", backend="", device="cpu", mode="tf.function",
@@ -81,7 +81,7 @@ def test_real_tf_function_cell_reports_cold_and_warm_compile_apart_from_steady_t
 
 @pytest.mark.slow
 def test_torch_compile_cold_time_is_a_real_compilation_not_a_cache_hit():
-    from dlbench.runner.process.execute import execute_cell
+    from dlbench.runner.driver.launch.execute import execute_cell
 
     spec = CellSpec(experiment="execution-mode", workload="mlp-digits", framework="pytorch",
                     backend="", device="cpu", mode="compiled", batch_size=32, repeats=1,

@@ -16,7 +16,7 @@ import pytest
 
 from dlbench.core import experiments
 from dlbench.core.metrics import METRICS
-from dlbench.runner.experiments import get_experiment
+from dlbench.runner.driver.plan.experiments import get_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "data" / "golden"
@@ -27,15 +27,16 @@ def test_each_declaration_names_defined_metrics_a_question_and_its_package(decla
     assert set(declared.metrics) <= set(METRICS)
     assert declared.question.endswith("?")
     assert set(declared.sections) <= set(experiments.SECTIONS)
-    assert importlib.import_module(declared.package).EXPERIMENT is get_experiment(declared.name)
+    assert importlib.import_module(declared.plans).EXPERIMENT is get_experiment(declared.name)
+    assert importlib.util.find_spec(declared.code_module("pytorch")) is not None
     assert get_experiment(declared.name).question == declared.question
 
 
 @pytest.mark.parametrize("declared", experiments.REQUESTED_ONLY, ids=lambda e: e.name)
 def test_a_requested_only_experiment_is_declared_alike_and_no_suite_plans_it(declared):
     from dlbench.runner.cell.spec import CellSpec
-    from dlbench.runner.experiments import code_module, suite_experiments
-    from dlbench.runner.plan.estimate import default_process_s
+    from dlbench.runner.driver.plan.experiments import code_module, suite_experiments
+    from dlbench.runner.driver.plan.estimate import default_process_s
 
     assert declared.requested_only and experiments.by_name(declared.name) is declared
     assert set(declared.metrics) <= set(METRICS) and declared.question.endswith("?")
@@ -56,8 +57,8 @@ def test_an_unknown_experiment_is_refused_naming_the_valid_ones():
 #: A package of its own for the new experiment: its grid and plan (no framework code is
 #: needed to plan it or to page its results).
 PACKAGE = textwrap.dedent("""
-    from dlbench.runner.experiments import Experiment
-    from dlbench.runner.plan.request import RunRequest
+    from dlbench.runner.driver.plan.experiments import Experiment
+    from dlbench.runner.driver.plan.request import RunRequest
 
     BATCHES = {"quick": (1, 64), "standard": (1, 64, 256), "full": (1, 64, 256, 1024)}
 
@@ -79,12 +80,13 @@ NEW_EXPERIMENT = textwrap.dedent("""
         "memory-at-batch", "memory_at_batch",
         "How much memory does each framework's inference take as the batch grows?",
         ("working_memory", "import_footprint"), estimate_s=42.0,
-        cpu_caveat="**Host memory.** On a CPU this is the process's resident memory."))
+        cpu_caveat="**Host memory.** On a CPU this is the process's resident memory.",
+        plan_module="memory_at_batch"))
 
-    from dlbench.runner.experiments import framework_code_path
-    from dlbench.runner.plan.cells import plan_cells
-    from dlbench.runner.plan.request import RunRequest
-    from dlbench.runner.plan.estimate import default_process_s
+    from dlbench.runner.driver.plan.experiments import framework_code_path
+    from dlbench.runner.driver.plan.cells import plan_cells
+    from dlbench.runner.driver.plan.request import RunRequest
+    from dlbench.runner.driver.plan.estimate import default_process_s
     request = RunRequest(suite="quick", experiments=["memory-at-batch"], workloads=[],
                          frameworks=["pytorch"], device="cpu", repeats=None, threads=1,
                          timeout_s=None, data_dir="")

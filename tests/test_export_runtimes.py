@@ -10,8 +10,8 @@ import pytest
 
 from dlbench.core.schema import CellStatus
 from dlbench.runner.cell.spec import CellSpec
-from dlbench.runner.experiments.export.protocol import PERTURB_PARAM
-from dlbench.runner.process.execute import execute_cell
+from dlbench.runner.worker.experiments.export.protocol import PERTURB_PARAM
+from dlbench.runner.driver.launch.execute import execute_cell
 
 #: One export path into each runtime: ONNX Runtime, OpenVINO from ONNX, TensorFlow's
 #: SavedModel runtime, LiteRT, and Keras' OpenVINO export.
@@ -80,7 +80,7 @@ def test_openvino_compiles_an_fp32_cell_at_f32_on_every_cpu(tmp_path):
     import numpy as np
     import openvino
 
-    from dlbench.runner.experiments.export.runtimes import openvino_predict
+    from dlbench.runner.worker.experiments.export.runtimes import openvino_predict
 
     openvino.save_model(tiny_openvino_model(), str(tmp_path / "model.xml"))
     predict = openvino_predict(tmp_path / "model.xml", threads=1)
@@ -92,7 +92,7 @@ def test_a_runtime_at_another_precision_than_the_cells_is_refused():
     pytest.importorskip("openvino")
     import openvino
 
-    from dlbench.runner.experiments.export.runtimes import (PrecisionNotPinned,
+    from dlbench.runner.worker.experiments.export.runtimes import (PrecisionNotPinned,
                                                             checked_precision)
 
     compiled = openvino.Core().compile_model(tiny_openvino_model(), "CPU",
@@ -108,7 +108,7 @@ def test_keras_openvino_backend_compiles_are_pinned_to_f32():
     pytest.importorskip("openvino")
     import openvino
 
-    from dlbench.runner.experiments.export.runtimes import pin_openvino_compiles
+    from dlbench.runner.worker.experiments.export.runtimes import pin_openvino_compiles
 
     plain = openvino.compile_model
     try:
@@ -128,7 +128,7 @@ def test_onnxruntime_keeps_fp32_gemms_in_fp32(tmp_path):
     import numpy as np
     from onnx import TensorProto, helper, numpy_helper
 
-    from dlbench.runner.experiments.export.runtimes import ORT_BF16_FASTMATH, onnxruntime_predict
+    from dlbench.runner.worker.experiments.export.runtimes import ORT_BF16_FASTMATH, onnxruntime_predict
 
     weight = numpy_helper.from_array(np.ones((8, 4), np.float32), "w")
     graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "tiny",

@@ -14,7 +14,7 @@ import pytest
 
 from dlbench.runner.models import definitions as models
 from dlbench.runner.models.families import FAMILIES, family_of
-from dlbench.runner.plan.frameworks import FRAMEWORKS, missing_modules
+from dlbench.runner.cell.frameworks import FRAMEWORKS, missing_modules
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTALLED = sorted({f.framework for f in FRAMEWORKS if not missing_modules(f)})
@@ -114,7 +114,7 @@ NEW_FAMILY = textwrap.dedent('''
         "two_layer:notes", {"pytorch": "two_layer:torch_model",
                             "tensorflow": "two_layer:tf_model", "keras": "two_layer:keras_model"}))
 
-    from dlbench.runner.experiments.parity.model_reference import forward
+    from dlbench.runner.models.reference_forward import forward
     from dlbench.runner.models.conventions import fairness_note
     from dlbench.runner.models.flops import forward_flops
     from dlbench.runner.models.weights import initial_weights, parameter_count
@@ -145,8 +145,8 @@ NEW_FAMILY = textwrap.dedent('''
         deviation[framework] = float(np.max(np.abs(logits - expected)))
         read_back[framework] = all(np.array_equal(weights_back[k], weights[k]) for k in weights)
 
-    from dlbench.runner.plan.cells import plan_cells
-    from dlbench.runner.plan.request import RunRequest
+    from dlbench.runner.driver.plan.cells import plan_cells
+    from dlbench.runner.driver.plan.request import RunRequest
     from dlbench.runner.workloads import catalog
     catalog.WORKLOADS["two-layer-tokens"] = catalog.Workload(
         "two-layer-tokens", d.family, "synthetic-tokens", 8, 0.05, 0.9, 0.9, "two dense layers",
@@ -154,7 +154,7 @@ NEW_FAMILY = textwrap.dedent('''
                   catalog.SizeProfile("gpu", d, 16), catalog.SizeProfile("tiny", d, 4)))
     planned = plan_cells(RunRequest(suite="quick", workloads=["two-layer-tokens"],
                                     frameworks=["pytorch"]), "cpu")
-    from dlbench.runner.commands.run import planned_words
+    from dlbench.runner.driver.commands.run import planned_words
     from dlbench.report.render import labels
     recorded = planned_words(planned, "cpu")  # what the run's run.json records
     labels.use_recorded_words([("cpu", recorded)])

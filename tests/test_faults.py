@@ -15,9 +15,9 @@ import pytest
 
 from dlbench.core.schema import CellStatus
 from dlbench.core.tables import ResultsFileError, read_table
-from dlbench.runner.process.execute import execute_cell
+from dlbench.runner.driver.launch.execute import execute_cell
 from dlbench.runner.cell.spec import CellSpec
-from dlbench.runner.store.run_store import RunStore
+from dlbench.runner.driver.store.run_store import RunStore
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
@@ -110,7 +110,7 @@ def test_ctrl_c_keeps_finished_cells_and_marks_the_run_interrupted(tmp_path, sto
 
 SWALLOWED_STOP = """
 import os, signal, sys, time
-from dlbench.runner.process.stop import raise_if_stop_requested, stop_on_signals
+from dlbench.runner.driver.launch.stop import raise_if_stop_requested, stop_on_signals
 stop_on_signals()
 class Finalized:
     def __del__(self):

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.runner.plan.device import PlanFileError, load_plan, plan_selections, step_seconds
-from dlbench.runner.plan.cells import PlanError, plan_cells, validate
-from dlbench.runner.plan.request import RunRequest
+from dlbench.runner.driver.plan.device import PlanFileError, load_plan, plan_selections, step_seconds
+from dlbench.runner.driver.plan.cells import PlanError, plan_cells, validate
+from dlbench.runner.driver.plan.request import RunRequest
 
 PLAN_FILE = Path(__file__).resolve().parent.parent / "scripts" / "gpu_plan.json"
 GPU_SYSTEMS = {"pytorch", "keras-torch", "keras-jax"}

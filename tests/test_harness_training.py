@@ -8,8 +8,9 @@ import mmap
 import numpy as np
 import pytest
 
-from dlbench.runner.experiments.parity import reference
-from dlbench.runner.harness.training import EpochClock, loop_epochs, train_once
+from dlbench.runner.worker.experiments.parity import reference
+from dlbench.runner.worker.epochs import EpochClock, loop_epochs
+from dlbench.runner.worker.harness.training import train_once
 from dlbench.runner.cell.spec import CellSpec
 from tests.harness_fixtures import numpy_cell
 

@@ -3,8 +3,10 @@
     dlbench.core     the shared model: imports only itself (the leaf)
     runner, report   each imports dlbench.core and itself, never the other nor the CLI
     dlbench.cli      the commands: the only top; nothing imports it
-Within report/ the packages are layered (LAYERS); within runner/ the cell is the ground,
-planning measures nothing, the measured code stores nothing, and the commands are the top.
+Within report/ the packages are layered (LAYERS). runner/ has two sides, the driver (the
+parent process) and the worker (the measured process), that never import each other: both
+read only the ground (the cell's format and what a spec names); planning measures nothing,
+and the commands are the top.
 """
 
 from __future__ import annotations
@@ -24,19 +26,23 @@ CORE = "dlbench.core"
 #: report/'s packages, lowest first: each imports only those before it (and report itself).
 LAYERS = ("dlbench.report.render", "dlbench.report.inputs", "dlbench.report.verdicts", "dlbench.report.claims", "dlbench.report.pages",
           "dlbench.report.site")
+#: runner/'s two sides: the parent process (plans, launches, stores, reads the machine, runs
+#: the commands) and the measured process (entry point, harness, adapters, framework code).
+DRIVER, WORKER = "dlbench.runner.driver", "dlbench.runner.worker"
+#: What both sides read and nothing else: the cell's format, and what a spec names.
+GROUND = ("dlbench.runner.cell", "dlbench.runner.workloads", "dlbench.runner.models")
 #: The code that runs inside a worker process to measure a cell.
-MEASURED = ("dlbench.runner.experiments", "dlbench.runner.harness", "dlbench.runner.adapters", "dlbench.runner.models",
-            "dlbench.runner.workloads", "dlbench.runner.cell")
+MEASURED = (WORKER, *GROUND)
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+def _module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     parts[:1] = INSTALLED_AS.get(parts[0], parts[0]).split(".")
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _modules() -> dict[str, Path]:
-    return {_module_name(p): p for package in FOLDERS for p in (ROOT / package).rglob("*.py")}
+def _modules(root: Path = ROOT) -> dict[str, Path]:
+    return {_module_name(p, root): p for package in FOLDERS for p in (root / package).rglob("*.py")}
 
 
 def _imported(tree: ast.AST, module: str, is_package: bool, known: set[str]) -> set[str]:
@@ -55,9 +61,9 @@ def _imported(tree: ast.AST, module: str, is_package: bool, known: set[str]) -> 
     return {name for name in found if name in known and name != module}
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Each project module and the project modules it imports."""
-    modules = _modules()
+def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """Each project module (of the checkout at `root`) and the project modules it imports."""
+    modules = _modules(root)
     known = set(modules)
     return {name: _imported(ast.parse(path.read_text()), name, path.name == "__init__.py", known)
             for name, path in modules.items()}
@@ -138,22 +144,63 @@ def test_the_cell_is_the_runners_ground():
         m for m in import_graph() if _in(m, "dlbench.runner.cell")}
 
 
-@pytest.mark.parametrize("imported", ["dlbench.runner.process", "dlbench.runner.store", "dlbench.runner.commands",
-                                      "dlbench.runner.cluster"])
+def side_crossings(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    """Each (module, target) that crosses runner/'s sides: the driver importing the worker,
+    the worker importing the driver, or the ground (GROUND) importing either."""
+    def side(module: str) -> str:
+        return next((s for s in (DRIVER, WORKER) if _in(module, s)), "")
+
+    def ground(module: str) -> bool:
+        return any(_in(module, g) for g in GROUND)
+
+    return {(m, t) for m, targets in graph.items() for t in targets
+            if (side(m) and side(t) and side(m) != side(t))
+            or (ground(m) and side(t))}
+
+
+def test_the_driver_and_the_worker_meet_only_through_the_ground():
+    graph = import_graph()
+    assert any(_in(m, DRIVER) for m in graph) and any(_in(m, WORKER) for m in graph)
+    assert side_crossings(graph) == set()
+
+
+@pytest.mark.parametrize(("importer", "source", "crossing"), [
+    ("driver/plan/a.py", "def f():\n    from dlbench.runner.worker.harness import b\n", True),
+    ("worker/entry2.py", "from dlbench.runner.driver.launch import stop\n", True),
+    ("cell/extra.py", "import dlbench.runner.worker.measure\n", True),
+    ("driver/plan/a.py", "from dlbench.runner.cell.spec import CellSpec\n", False),
+    ("worker/entry2.py", "from dlbench.runner.workloads.catalog import Workload\n", False),
+])
+def test_the_side_checker_finds_a_crossing_in_a_tree(tmp_path, importer, source, crossing):
+    """A tiny tree of the same shape: one module on a side importing across is found, one
+    importing the ground is not."""
+    for relative in ("driver/plan/__init__.py", "driver/launch/stop.py", "worker/measure.py",
+                     "worker/harness/__init__.py", "worker/harness/b.py", "cell/spec.py",
+                     "workloads/catalog.py"):
+        (tmp_path / "runner" / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "runner" / relative).write_text("")
+    (tmp_path / "dlbench").mkdir()
+    (tmp_path / "report").mkdir()
+    (tmp_path / "runner" / importer).write_text(source)
+    assert bool(side_crossings(import_graph(tmp_path))) is crossing
+
+
+@pytest.mark.parametrize("imported", ["dlbench.runner.driver.launch", "dlbench.runner.driver.store", "dlbench.runner.driver.commands",
+                                      "dlbench.runner.driver.cluster"])
 def test_planning_measures_and_stores_nothing(imported):
-    assert not _imports("dlbench.runner.plan", imported)
+    assert not _imports("dlbench.runner.driver.plan", imported)
 
 
 @pytest.mark.parametrize("measured", MEASURED)
-@pytest.mark.parametrize("imported", ["dlbench.runner.store", "dlbench.runner.commands", "dlbench.runner.cluster"])
+@pytest.mark.parametrize("imported", ["dlbench.runner.driver.store", "dlbench.runner.driver.commands", "dlbench.runner.driver.cluster"])
 def test_the_measured_code_neither_stores_nor_runs_commands(measured, imported):
     assert not _imports(measured, imported)
 
 
 def test_only_the_cli_and_the_cluster_executor_import_the_runners_commands():
-    importers = {m for m, targets in import_graph().items() if not _in(m, "dlbench.runner.commands")
-                 for t in targets if _in(t, "dlbench.runner.commands")}
-    assert importers and all(_in(m, "dlbench.runner.cluster") or _in(m, CLI) for m in importers)
+    importers = {m for m, targets in import_graph().items() if not _in(m, "dlbench.runner.driver.commands")
+                 for t in targets if _in(t, "dlbench.runner.driver.commands")}
+    assert importers and all(_in(m, "dlbench.runner.driver.cluster") or _in(m, CLI) for m in importers)
 
 
 def test_nothing_imports_the_cli():
@@ -176,7 +223,7 @@ def test_cycle_finder_finds_cycles(graph, expected):
 
 def test_the_graph_sees_imports_inside_functions():
     graph = import_graph()
-    assert "dlbench.runner.commands.run" in graph[CLI]
+    assert "dlbench.runner.driver.commands.run" in graph[CLI]
 
 
 #: A quoted annotation naming a Namespace, e.g. "argparse.Namespace".

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dlbench.runner.plan.request import RunRequest
+from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.core.modes import mode_of_class, modes, same_as
-from dlbench.runner.experiments.inference import EXPERIMENT
-from dlbench.runner.experiments.inference.protocol import measure_inference
-from dlbench.runner.experiments.parity import reference
-from dlbench.runner.plan.frameworks import FRAMEWORKS
-from dlbench.runner.harness.inference import large_batch
+from dlbench.runner.driver.plan.experiments.inference import EXPERIMENT
+from dlbench.runner.worker.experiments.inference.protocol import measure_inference
+from dlbench.runner.worker.experiments.parity import reference
+from dlbench.runner.cell.frameworks import FRAMEWORKS
+from dlbench.runner.worker.harness.inference import large_batch
 from dlbench.runner.cell.outcome import Fairness
 from dlbench.runner.cell.spec import NOT_MEASURED, CellSpec
 from dlbench.runner.workloads.catalog import flops_per_sample
@@ -138,7 +138,7 @@ def test_protocol_counts_compilation_as_compile_memory_not_working_memory():
 
 
 def test_latency_calls_stop_at_the_budget_but_never_below_the_minimum():
-    from dlbench.runner.harness.inference import MIN_LATENCY_CALLS
+    from dlbench.runner.worker.harness.inference import MIN_LATENCY_CALLS
 
     spent = _measure(_spec(latency_budget_s=0.0))  # a budget spent before the first call
     calls = [o for o in spent.observations if o.metric == "inference_latency"]
@@ -167,7 +167,7 @@ def test_large_batch_repeats_the_inputs():
 
 @pytest.mark.slow
 def test_real_pytorch_compiled_cell_separates_first_call_from_latency():
-    from dlbench.runner.process.execute import execute_cell
+    from dlbench.runner.driver.launch.execute import execute_cell
 
     spec = CellSpec(experiment="inference", workload="mlp-digits", framework="pytorch",
                     backend="", device="cpu", mode="compiled", batch_size=1, repeats=1,
@@ -185,7 +185,7 @@ def test_real_pytorch_compiled_cell_separates_first_call_from_latency():
 
 
 def _keras_cell(backend: str, mode: str):
-    from dlbench.runner.process.execute import execute_cell
+    from dlbench.runner.driver.launch.execute import execute_cell
 
     spec = CellSpec(experiment="inference", workload="mlp-digits", framework="keras",
                     backend=backend, device="cpu", mode=mode, batch_size=1, repeats=1,

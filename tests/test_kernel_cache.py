@@ -1,5 +1,5 @@
 """The frameworks' kernel choices and the CPU peak kept on disk for the processes of one test
-session (runner/machine/kernels.py, peak.py): one probe per key, a changed key probes again,
+session (runner/driver/machine/kernels.py, peak.py): one probe per key, a changed key probes again,
 an answer with a failed probe is never kept, without a folder every call probes, and a
 `dlbench` process reads the answer kept under its own key."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.runner.machine.kernels import (PROBE_CACHE, decisive_facts, kept_answer,
+from dlbench.runner.driver.machine.kernels import (PROBE_CACHE, decisive_facts, kept_answer,
                                             kernel_choices, probe_key)
 from tests.conftest import PROBE_CACHE as SESSION_VARIABLE
 
@@ -110,12 +110,12 @@ def test_a_process_reads_the_answer_kept_under_its_own_key(tmp_path):
     """A fresh process with the folder set: framework_kernels is the kept answer (a probe
     would have given real versions), so `dlbench run` records it."""
     env = os.environ | {PROBE_CACHE: str(tmp_path)}
-    key = subprocess.run([sys.executable, "-c", "from dlbench.runner.machine.kernels import "
+    key = subprocess.run([sys.executable, "-c", "from dlbench.runner.driver.machine.kernels import "
                           "decisive_facts, probe_key; print(probe_key(decisive_facts()))"],
                          cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     kept = {"torch": {"cpu_capability": "kept"}}
     (tmp_path / f"probe-{key.stdout.strip()}.json").write_text(json.dumps(kept))
-    read = subprocess.run([sys.executable, "-c", "import json; from dlbench.runner.machine."
+    read = subprocess.run([sys.executable, "-c", "import json; from dlbench.runner.driver.machine."
                            "kernels import framework_kernels; "
                            "print(json.dumps(framework_kernels()))"],
                           cwd=ROOT, env=env, capture_output=True, text=True, check=True)
@@ -125,7 +125,7 @@ def test_a_process_reads_the_answer_kept_under_its_own_key(tmp_path):
 def test_a_test_session_measures_the_cpu_peak_once_per_key(tmp_path, monkeypatch):
     """The peak a session's runs record is the first one measured there (kept only with
     every probe's rate); the cores it may use or a thread variable make another key."""
-    from dlbench.runner.machine.peak import kept_cpu_peak, peak_key
+    from dlbench.runner.driver.machine.peak import kept_cpu_peak, peak_key
 
     monkeypatch.setenv(PROBE_CACHE, str(tmp_path))
     first = kept_cpu_peak()

@@ -13,10 +13,10 @@ from dlbench.core.decisions import Decision
 from dlbench.core.sequential import SUITE_DESIGNS, three_looks, two_looks
 from dlbench.core.tables import read_table
 from dlbench.core.verdict_engine import judge_controls, repeat_rows
-from dlbench.runner.commands.looks import next_look, with_recorded_looks
-from dlbench.runner.plan.request import RunRequest
-from dlbench.runner.commands.run import recorded_design, run_cells
-from dlbench.runner.store.run_store import RunStore
+from dlbench.runner.driver.commands.looks import next_look, with_recorded_looks
+from dlbench.runner.driver.plan.request import RunRequest
+from dlbench.runner.driver.commands.run import recorded_design, run_cells
+from dlbench.runner.driver.store.run_store import RunStore
 from tests.test_processes_run import tiny
 
 REQUEST = RunRequest(suite="standard", experiments=["training"], workloads=["mlp-digits"],
@@ -43,14 +43,14 @@ def test_an_a_a_control_is_judged_and_undecided_pairs_get_the_later_looks(tmp_pa
                                                                          monkeypatch):
     # Other tests run beside this one (pytest -n auto): their load would flag every process
     # busy and leave it out of the verdicts. The busy rule has tests of its own.
-    import dlbench.runner.plan.repeats
-    import dlbench.runner.process.execute
+    import dlbench.runner.driver.plan.repeats
+    import dlbench.runner.driver.launch.execute
 
-    assess = dlbench.runner.process.execute.assess
-    monkeypatch.setattr(dlbench.runner.process.execute, "assess",
+    assess = dlbench.runner.driver.launch.execute.assess
+    monkeypatch.setattr(dlbench.runner.driver.launch.execute, "assess",
                         lambda *args, **kwargs: assess(*args, **kwargs) | {"busy": []})
     design = three_looks(3, 4, 5)  # the standard suite's three looks, one process a step
-    monkeypatch.setattr(dlbench.runner.plan.repeats, "design_for", lambda suite, override=None: design)
+    monkeypatch.setattr(dlbench.runner.driver.plan.repeats, "design_for", lambda suite, override=None: design)
     cell = tiny(32, repeats=3)
     cells = [cell, replace(cell, control="aa")]
     store = RunStore(tmp_path / "runs" / "looks")

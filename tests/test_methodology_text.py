@@ -7,10 +7,10 @@ import inspect
 from pathlib import Path
 
 from dlbench.core import stats
-from dlbench.runner.machine import load as machine_load
-from dlbench.runner.harness.sampling import MIN_WINDOW_S
-from dlbench.runner.plan.repeats import SUITE_PROCESSES
-from dlbench.runner.commands.run import DEFAULT_BUSY_RETRIES
+from dlbench.runner.driver.machine import load as machine_load
+from dlbench.runner.worker.harness.sampling import MIN_WINDOW_S
+from dlbench.runner.driver.plan.repeats import SUITE_PROCESSES
+from dlbench.runner.driver.commands.run import DEFAULT_BUSY_RETRIES
 
 METHOD = (Path(__file__).resolve().parent.parent / "templates" / "_method.md.j2").read_text()
 TEXT = " ".join(METHOD.split())  # line breaks in the template are not meaningful

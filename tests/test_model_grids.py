@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from dlbench.runner.plan.device import load_plan
-from dlbench.runner.experiments import MODEL_WORKLOADS, get_experiment
-from dlbench.runner.plan.request import RunRequest
-from dlbench.runner.plan.frameworks import FRAMEWORKS
+from dlbench.runner.driver.plan.device import load_plan
+from dlbench.runner.driver.plan.experiments import MODEL_WORKLOADS, get_experiment
+from dlbench.runner.driver.plan.request import RunRequest
+from dlbench.runner.cell.frameworks import FRAMEWORKS
 from dlbench.runner.workloads.catalog import device_profile, get_workload
 from tests.test_gpu_plan import PLAN_FILE
 

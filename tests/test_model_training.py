@@ -7,13 +7,13 @@ import math
 
 import pytest
 
-from dlbench.runner.process.execute import execute_cells
-from dlbench.runner.experiments import inference, training
-from dlbench.runner.plan.request import RunRequest
-from dlbench.runner.plan.frameworks import FRAMEWORKS
-from dlbench.runner.plan.sharing import may_share
+from dlbench.runner.driver.launch.execute import execute_cells
+from dlbench.runner.driver.plan.experiments import inference, training
+from dlbench.runner.driver.plan.request import RunRequest
+from dlbench.runner.cell.frameworks import FRAMEWORKS
+from dlbench.runner.driver.plan.sharing import may_share
 from dlbench.runner.cell.spec import CellSpec
-from dlbench.runner.store.run_store import CellRecord
+from dlbench.runner.driver.store.run_store import CellRecord
 from dlbench.runner.workloads.catalog import WORKLOADS, flops_per_sample
 
 MODEL_WORKLOADS = ["resnet-synthetic", "transformer-tokens", "lstm-tokens"]
@@ -60,7 +60,7 @@ def test_training_batch_is_the_device_profiles():
 @pytest.fixture(scope="module")
 def tiny_epochs() -> dict[tuple[str, str], CellRecord]:
     """One tiny epoch of each model by (workload, framework): each framework's cells in one
-    worker process, as the quick suite measures them (dlbench.runner.plan.sharing), so each
+    worker process, as the quick suite measures them (dlbench.runner.driver.plan.sharing), so each
     framework is imported once, not once per model."""
     records = {}
     for framework in ("pytorch", "tensorflow"):

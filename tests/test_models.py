@@ -109,8 +109,8 @@ def test_size_profiles_name_the_valid_ones():
 
 
 def test_peak_is_never_below_its_probes_and_says_what_set_it(monkeypatch):
-    from dlbench.runner.machine.environment import compute_peak
-    from dlbench.runner.machine.kernels import PROBE_CACHE
+    from dlbench.runner.driver.machine.environment import compute_peak
+    from dlbench.runner.driver.machine.kernels import PROBE_CACHE
 
     monkeypatch.delenv(PROBE_CACHE)  # measured here, not the session's kept peak
     peak = compute_peak()
@@ -145,7 +145,7 @@ def test_list_shows_each_workloads_profiles_parameters_and_flops():
 def test_pytorch_builds_the_cpu_sizes_with_the_canonical_parameters_and_function(definition):
     import torch
 
-    from dlbench.runner.experiments.parity.model_reference import forward
+    from dlbench.runner.models.reference_forward import forward
     from dlbench.runner.models import pytorch as builder
 
     weights = initial_weights(definition)

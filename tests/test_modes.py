@@ -16,11 +16,11 @@ from dlbench.core.modes import (DEFAULT, FASTEST, MODES, OTHER, by_class, group_
 from dlbench.report.claims.check import check_claims, load_claims
 from dlbench.core.verdict_engine import QUESTIONS
 from dlbench.report.verdicts.answers import answer, verdicts
-from dlbench.runner.experiments import get_experiment
+from dlbench.runner.driver.plan.experiments import get_experiment
 from dlbench.runner.cell.spec import NOT_MEASURED
-from dlbench.runner.plan.frameworks import FRAMEWORKS, missing_modules
-from dlbench.runner.plan.cells import plan_cells
-from dlbench.runner.plan.request import RunRequest
+from dlbench.runner.cell.frameworks import FRAMEWORKS, missing_modules
+from dlbench.runner.driver.plan.cells import plan_cells
+from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.workloads.real_size import REAL_SIZE_WORKLOADS
 
 INSTALLED = [f for f in FRAMEWORKS if not missing_modules(f)]
@@ -256,9 +256,9 @@ def test_no_home_page_question_compares_a_mode_with_itself_over_the_standard_pla
 
 
 def test_a_cell_planned_as_not_measured_is_recorded_skipped_without_a_worker():
-    from dlbench.runner.plan.estimate import estimate
-    from dlbench.runner.process.execute import execute_cell
-    from dlbench.runner.plan.sharing import may_share
+    from dlbench.runner.driver.plan.estimate import estimate
+    from dlbench.runner.driver.launch.execute import execute_cell
+    from dlbench.runner.driver.plan.sharing import may_share
 
     [spec] = [c for c in _plan("execution-mode", "quick") if c.params.get(NOT_MEASURED)]
     record = execute_cell(spec)

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from dlbench.core.parity import pair_results
-from dlbench.runner.experiments.parity import reference
-from dlbench.runner.experiments.parity.protocol import TOLERANCE, inject_fault
+from dlbench.runner.worker.experiments.parity import reference
+from dlbench.runner.worker.experiments.parity.protocol import TOLERANCE, inject_fault
 from dlbench.runner.workloads.catalog import Layer
 
 
@@ -92,11 +92,11 @@ def test_pair_fails_when_a_cell_missed_the_reference_and_ignores_other_cells():
 
 @pytest.mark.slow
 def test_every_framework_pair_agrees_and_a_mis_transferred_weight_fails():
-    from dlbench.runner.process.execute import execute_cells
-    from dlbench.runner.plan.frameworks import FRAMEWORKS, missing_modules
-    from dlbench.runner.plan.sharing import may_share, share_key
+    from dlbench.runner.driver.launch.execute import execute_cells
+    from dlbench.runner.cell.frameworks import FRAMEWORKS, missing_modules
+    from dlbench.runner.driver.plan.sharing import may_share, share_key
     from dlbench.runner.cell.spec import CellSpec
-    from dlbench.runner.store.run_store import cells_frame
+    from dlbench.runner.driver.store.run_store import cells_frame
 
     installed = [f for f in FRAMEWORKS if not missing_modules(f)]
     assert len(installed) >= 3
@@ -109,7 +109,7 @@ def test_every_framework_pair_agrees_and_a_mis_transferred_weight_fails():
                       repeats=1, threads=1, timeout_s=240,
                       params={"fault": "swap-first-kernel-outputs"})
     # each framework's cells in one worker process, as the quick suite measures them
-    # (dlbench.runner.plan.sharing): one framework import per framework, not per cell
+    # (dlbench.runner.driver.plan.sharing): one framework import per framework, not per cell
     assert all(may_share(spec, "quick") for spec in [*specs, faulty])
     batches: dict[tuple, list[CellSpec]] = {}
     for spec in [*specs, faulty]:
@@ -166,7 +166,7 @@ def _model_cells(framework: str, backend: str, cells: list[tuple[str, str]]) -> 
 
 @pytest.mark.slow
 def test_model_families_agree_in_every_framework_pair_and_a_changed_convention_fails():
-    from dlbench.runner.plan.frameworks import FRAMEWORKS, missing_modules
+    from dlbench.runner.cell.frameworks import FRAMEWORKS, missing_modules
 
     installed = [f for f in FRAMEWORKS if not missing_modules(f)]
     assert len(installed) >= 3
@@ -199,7 +199,7 @@ def test_model_families_agree_in_every_framework_pair_and_a_changed_convention_f
 
 
 def test_model_reference_updates_running_statistics_in_each_frameworks_convention():
-    from dlbench.runner.experiments.parity.model_reference import forward
+    from dlbench.runner.models.reference_forward import forward
     from dlbench.runner.models.definitions import RESNET_TINY
     from dlbench.runner.models.weights import initial_weights
 

@@ -10,7 +10,7 @@ import pytest
 
 from dlbench.core.achieved import cell_fractions, cell_rates, run_peaks
 from dlbench.core.fma_peak import WINOGRAD_WORDS, Clock, theoretical_peak
-from dlbench.runner.machine.peak import combined_peak, nominal_clock
+from dlbench.runner.driver.machine.peak import combined_peak, nominal_clock
 
 CLOCK = Clock(3.0, "test", True)
 AVX2 = {"fma", "avx", "avx2"}

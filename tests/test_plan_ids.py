@@ -19,6 +19,6 @@ def test_every_suite_plans_the_cells_of_the_snapshot():
 def test_the_snapshot_covers_every_experiment():
     experiments = {cell_id.split(":")[0] for cells in json.loads(SNAPSHOT.read_text()).values()
                    for cell_id, _, _ in cells}
-    from dlbench.runner.experiments import experiment_names
+    from dlbench.runner.driver.plan.experiments import experiment_names
 
     assert experiments == set(experiment_names())

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dlbench.runner.plan.request import RunRequest
-from dlbench.runner.experiments.precision import EXPERIMENT, PRECISIONS
-from dlbench.runner.experiments.precision.protocol import measure_precision
-from dlbench.runner.plan.frameworks import FRAMEWORKS
+from dlbench.runner.driver.plan.request import RunRequest
+from dlbench.runner.driver.plan.experiments.precision import EXPERIMENT, PRECISIONS
+from dlbench.runner.worker.experiments.precision.protocol import measure_precision
+from dlbench.runner.cell.frameworks import FRAMEWORKS
 from dlbench.runner.cell.outcome import Fairness
 from dlbench.runner.cell.spec import CellSpec
 from tests.harness_fixtures import numpy_cell
@@ -67,7 +67,7 @@ def test_an_error_that_is_not_a_refusal_still_raises():
 
 @pytest.mark.slow
 def test_real_pytorch_fp16_cell_compares_with_fp32_from_the_same_weights():
-    from dlbench.runner.process.execute import execute_cell
+    from dlbench.runner.driver.launch.execute import execute_cell
 
     spec = CellSpec(experiment="precision", workload="mlp-digits", framework="pytorch",
                     backend="", device="cpu", precision="fp16", mode="mixed", batch_size=32,
@@ -98,13 +98,13 @@ def test_real_pytorch_fp16_cell_compares_with_fp32_from_the_same_weights():
                       "units)"),
 ])
 def test_a_cpus_bf16_units_are_said_with_or_without_them(flags, words):
-    from dlbench.runner.machine.kernels import bf16_units, isa_features
+    from dlbench.core.cpu_flags import bf16_units, isa_features
 
     assert bf16_units(isa_features(flags)) == words
 
 
 def test_cpu_flags_read_from_an_arm_cpuinfo(tmp_path):
-    from dlbench.runner.machine.kernels import cpu_flags
+    from dlbench.core.cpu_flags import cpu_flags
 
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text("processor\t: 0\nFeatures\t: fp asimd sve bf16\n")
@@ -116,7 +116,7 @@ def test_a_bf16_cell_without_accuracy_states_its_output_parity_and_the_cpus_unit
     """A real-size precision cell's baseline (NO_ACCURACY_PARAM) is fp32's forward pass alone:
     the bf16 outputs' deviation is stated, no accuracy change; on any CPU, with or without
     bf16 units, the cell runs and says which units it had."""
-    from dlbench.runner.process.execute import execute_cell
+    from dlbench.runner.driver.launch.execute import execute_cell
     from dlbench.runner.workloads.real_size import NO_ACCURACY_PARAM
 
     spec = CellSpec(experiment="precision", workload="mlp-digits", framework="pytorch",
@@ -131,6 +131,6 @@ def test_a_bf16_cell_without_accuracy_states_its_output_parity_and_the_cpus_unit
     values = {o.metric: o.value for o in outcome.observations if o.step is None}
     assert "accuracy_change_vs_fp32" not in values
     assert 0 < values["output_deviation_rel_vs_fp32"] < 0.05  # bf16 rounds, a little
-    from dlbench.runner.machine.kernels import bf16_units, cpu_flags, isa_features
+    from dlbench.core.cpu_flags import bf16_units, cpu_flags, isa_features
 
     assert outcome.details["bf16_units"] == bf16_units(isa_features(cpu_flags()))

@@ -17,14 +17,14 @@ from dlbench.cli import main
 from dlbench.core.code_archive import read_code_record
 from dlbench.core.schema import CellStatus
 from dlbench.core.tables import read_table
-from dlbench.runner.machine.lock import MachineLockedError, lock_file, measurement_lock
-from dlbench.runner.machine.load import LoadReading, assess, gpu_utilization, read_load
+from dlbench.runner.driver.machine.lock import MachineLockedError, lock_file, measurement_lock
+from dlbench.runner.driver.machine.load import LoadReading, assess, gpu_utilization, read_load
 from dlbench.runner.cell.outcome import CellOutcome, Observation
-from dlbench.runner.plan.repeats import SUITE_PROCESSES, policy_record, process_count
-from dlbench.runner.plan.schedule import process_order
+from dlbench.runner.driver.plan.repeats import SUITE_PROCESSES, policy_record, process_count
+from dlbench.runner.driver.plan.schedule import process_order
 from dlbench.runner.cell.spec import CellSpec
-from dlbench.runner.store.persist import persist_all
-from dlbench.runner.store.run_store import CellRecord, RunStore
+from dlbench.runner.driver.store.persist import persist_all
+from dlbench.runner.driver.store.run_store import CellRecord, RunStore
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The `dlbench` console script (`python -m dlbench.cli` would load the CLI module twice).
@@ -98,7 +98,7 @@ def test_a_process_is_saved_the_moment_it_ends_and_the_tables_are_left_to_the_lo
     persist_all(store, [record(cell(32), index) for index in range(3)],
                 lambda: saved.append(len(store.finished_processes())))
     assert saved == [1, 2, 3]  # each record is on disk before the next process is saved
-    assert not list(store.root.glob("*.parquet"))  # dlbench.runner.commands.run rebuilds them per look
+    assert not list(store.root.glob("*.parquet"))  # dlbench.runner.driver.commands.run rebuilds them per look
 
 
 def test_tables_have_one_row_per_cell_and_per_process(tmp_path):
@@ -225,7 +225,7 @@ def test_gpu_utilization_is_read_through_nvml():
 
 def hold_lock(path: Path) -> subprocess.Popen:
     """Another process holding the machine lock at `path` until it is killed."""
-    code = ("import time; from dlbench.runner.machine.lock import measurement_lock\n"
+    code = ("import time; from dlbench.runner.driver.machine.lock import measurement_lock\n"
             "with measurement_lock(['dlbench', 'run', '--suite', 'standard']):\n"
             "    print('held', flush=True); time.sleep(120)\n")
     holder = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE,
@@ -270,14 +270,14 @@ def test_a_second_measurement_is_refused_naming_the_holder(tmp_path, monkeypatch
 def test_every_imported_project_file_is_kept_once_and_listed_by_its_process(tmp_path):
     import hashlib
 
-    from dlbench.runner.store.persist import persist
+    from dlbench.runner.driver.store.persist import persist
 
     def sha(relative: str) -> str:
         return hashlib.sha256((ROOT / relative).read_bytes()).hexdigest()
 
     files = {"runner/cell/spec.py": sha("runner/cell/spec.py"),
              "runner/cell/outcome.py": sha("runner/cell/outcome.py"),
-             "runner/store/run_store.py": "f" * 64}  # the last was edited after the process ran
+             "runner/driver/store/run_store.py": "f" * 64}  # the last was edited after the process ran
     store = RunStore(tmp_path / "run")
     for index in range(2):
         measured = record(cell(), index)
@@ -286,15 +286,15 @@ def test_every_imported_project_file_is_kept_once_and_listed_by_its_process(tmp_
     assert sorted(code.objects) == sorted([files["runner/cell/spec.py"],
                                            files["runner/cell/outcome.py"]])
     assert code.data("runner/cell/spec.py") == (ROOT / "runner" / "cell" / "spec.py").read_bytes()
-    assert "runner/store/run_store.py" not in code.files
+    assert "runner/driver/store/run_store.py" not in code.files
     store.rebuild_tables()  # as the run does once per look
     processes = read_table(store.root / "processes.parquet", "processes")
     assert [json.loads(v) for v in processes["code_files_json"]] == [files, files]
 
 
 def test_a_refused_cell_starts_no_more_processes(tmp_path):
-    from dlbench.runner.plan.request import RunRequest
-    from dlbench.runner.commands.run import run_cells
+    from dlbench.runner.driver.plan.request import RunRequest
+    from dlbench.runner.driver.commands.run import run_cells
 
     request = RunRequest("quick", ["training"], [], ["pytorch"], "cpu", None, 1, None, "")
     store = RunStore(tmp_path / "run")
@@ -312,7 +312,7 @@ def test_a_refused_cell_starts_no_more_processes(tmp_path):
 
 
 def test_a_worker_is_told_its_process_index_not_the_count(tmp_path):
-    from dlbench.runner.process.execute import Launch, execute_cell
+    from dlbench.runner.driver.launch.execute import Launch, execute_cell
 
     told = tmp_path / "told.json"
     # the worker's command runs under a prefix that keeps the spec file it was given

@@ -17,10 +17,10 @@ import pytest
 from dlbench.cli import main
 from dlbench.core.stats import summarize
 from dlbench.core.tables import read_table
-from dlbench.runner.plan.request import RunRequest
-from dlbench.runner.commands.run import run_cells
+from dlbench.runner.driver.plan.request import RunRequest
+from dlbench.runner.driver.commands.run import run_cells
 from dlbench.runner.cell.spec import CellSpec
-from dlbench.runner.store.run_store import RunStore
+from dlbench.runner.driver.store.run_store import RunStore
 from tests.test_processes import DLBENCH
 
 pytestmark = pytest.mark.slow
@@ -158,7 +158,7 @@ def worker_of(parent: int) -> tuple[int, list[str]] | None:
             argv = (entry / "cmdline").read_bytes().decode().split("\0")
         except (OSError, ValueError):
             continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == parent and "dlbench.runner.process.worker" in argv:
+        if int(stat.rsplit(")", 1)[1].split()[1]) == parent and "dlbench.runner.worker.entry" in argv:
             return int(entry.name), argv
     return None
 

@@ -8,8 +8,8 @@ from dataclasses import replace
 
 from dlbench.runner.cell.outcome import failed, skipped
 from dlbench.runner.cell.spec import CellSpec
-from dlbench.runner.commands.progress_lines import ProgressLines, lines_wanted, remaining_words
-from dlbench.runner.store.run_store import CellRecord
+from dlbench.runner.driver.commands.progress_lines import ProgressLines, lines_wanted, remaining_words
+from dlbench.runner.driver.store.run_store import CellRecord
 
 
 def record(workload: str, status=skipped, wall: float = 3.25, index: int = 0) -> CellRecord:
@@ -71,10 +71,10 @@ def test_lines_are_printed_where_no_bar_is_drawn():
 
 def test_a_run_into_a_pipe_prints_a_line_per_process(tmp_path, capsys):
     """The unsupported Keras-on-torch data-parallel cell: recorded without a worker."""
-    from dlbench.runner.commands.run import run_cells
-    from dlbench.runner.plan.cells import plan_cells
-    from dlbench.runner.plan.request import RunRequest
-    from dlbench.runner.store.run_store import RunStore
+    from dlbench.runner.driver.commands.run import run_cells
+    from dlbench.runner.driver.plan.cells import plan_cells
+    from dlbench.runner.driver.plan.request import RunRequest
+    from dlbench.runner.driver.store.run_store import RunStore
 
     request = RunRequest(suite="quick", experiments=["data-parallel"], workloads=[],
                          frameworks=["keras-torch"], device="cpu", repeats=2, threads=1,

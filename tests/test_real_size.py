@@ -12,12 +12,12 @@ from dlbench.core.modes import FASTEST, mode_class
 from dlbench.core.schema import CellStatus
 from dlbench.runner.cell.outcome import CellOutcome, Observation
 from dlbench.runner.cell.spec import NOT_MEASURED, CellSpec
-from dlbench.runner.experiments import get_experiment
-from dlbench.runner.plan.request import RunRequest
-from dlbench.runner.plan.estimate import default_process_s
-from dlbench.runner.plan.frameworks import FRAMEWORKS
-from dlbench.runner.store.record import CellRecord
-from dlbench.runner.store.tables import observations_frame
+from dlbench.runner.driver.plan.experiments import get_experiment
+from dlbench.runner.driver.plan.request import RunRequest
+from dlbench.runner.driver.plan.estimate import default_process_s
+from dlbench.runner.cell.frameworks import FRAMEWORKS
+from dlbench.runner.driver.store.record import CellRecord
+from dlbench.runner.driver.store.run_frames import observations_frame
 from dlbench.runner.workloads.catalog import get_workload, size_profile
 from dlbench.runner.workloads.real_size import (MIN_SERVING_CALL_S, REAL_SIZE_WORKLOADS, SERVING_BATCH,
                                         serving_call_s)
@@ -158,7 +158,7 @@ def test_the_full_suite_times_real_size_training_steps_and_bf16_memory_on_a_cpu(
 
 
 def test_a_real_size_cell_evaluates_only_its_few_test_samples():
-    from dlbench.runner.harness.data import cell_data
+    from dlbench.runner.worker.harness.data import cell_data
 
     spec = CellSpec(experiment="training", workload="resnet50-synthetic", framework="pytorch",
                     backend="pytorch", device="cpu", batch_size=4, repeats=1,
@@ -184,7 +184,7 @@ def test_the_deployment_question_names_the_fastest_runtime_path():
 
 
 def test_a_standard_cpu_cut_leaves_its_cell_planned_with_its_reason_and_every_other_measured():
-    from dlbench.runner.experiments.standard_cpu_cuts import STANDARD_CPU_CUTS
+    from dlbench.runner.driver.plan.experiments.standard_cpu_cuts import STANDARD_CPU_CUTS
 
     for experiment in ("inference", "training", "precision"):
         cells = planned(experiment)
@@ -216,7 +216,7 @@ def test_the_machine_suite_plans_what_a_machine_answers():
     """Real-size serving (ResNet-50 and BERT-base) and runtimes, ResNet-50's training steps,
     bf16 against fp32 at ResNet-50 in every system, and the digits MLP trained and served;
     BERT-base in bf16 planned as not measured, with its reason."""
-    from dlbench.runner.plan.cells import plan_cells
+    from dlbench.runner.driver.plan.cells import plan_cells
 
     cells = plan_cells(RunRequest(suite="machine", device="cpu", threads=2), "cpu")
     measured = {(c.experiment, c.workload) for c in cells if c.runs}

@@ -14,12 +14,12 @@ from dlbench.core.schema import CellStatus
 from dlbench.core.tables import read_table
 from dlbench.runner.cell.outcome import CellOutcome, Fairness, Observation, SharedProcess
 from dlbench.runner.cell.spec import CellSpec
-from dlbench.runner.store.run_store import CellRecord, RunStore
+from dlbench.runner.driver.store.run_store import CellRecord, RunStore
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The latest committed release whose run kept its process records.
 RELEASE_RUN = ROOT / "results" / "releases" / "2027.02" / "runs" / "20261203T171654Z-cpu"
-CODE_FILES = {"runner/cell/spec.py": "a" * 64, "runner/process/worker.py": "b" * 64}
+CODE_FILES = {"runner/cell/spec.py": "a" * 64, "runner/worker/entry.py": "b" * 64}
 SHARED = SharedProcess(pid=4242, position=1, cells=3, started_at="2026-12-02T10:00:05",
                        ended_at="2026-12-02T10:00:07", wall_time_s=2.125)
 
@@ -47,7 +47,7 @@ def test_the_process_file_holds_the_code_record_once_and_no_typed_field_in_detai
     record = shared_record()
     store.save_record(record)
     stored = json.loads(store.record_path(record.spec).read_text())
-    assert json.dumps(stored).count('"runner/process/worker.py"') == 1
+    assert json.dumps(stored).count('"runner/worker/entry.py"') == 1
     assert stored["outcome"]["code_files"] == CODE_FILES
     assert stored["outcome"]["shared_process"]["pid"] == SHARED.pid
     assert stored["outcome"]["details"] == {"flops_per_sample": 12.0}

@@ -13,9 +13,9 @@ from dlbench.core.schema import CellStatus
 from dlbench.core.tables import read_json
 from dlbench.core.releases import freeze_release
 from dlbench.runner.cell.outcome import CellOutcome, Observation
-from dlbench.runner.commands.reproduce import ReproduceError, explain, load_published, reproduce
+from dlbench.runner.driver.commands.reproduce import ReproduceError, explain, load_published, reproduce
 from dlbench.runner.cell.spec import CellSpec
-from dlbench.runner.store.run_store import CellRecord
+from dlbench.runner.driver.store.run_store import CellRecord
 from tests.stats_fixtures import FakeCell, spec, write_run
 
 PUBLISHED_ENV = {"python": "3.12.1", "frameworks": {"torch": "2.13.0"}}
@@ -43,7 +43,7 @@ def measuring(centre: float, status: CellStatus = CellStatus.OK):
         outcome = (CellOutcome(CellStatus.OK, observations) if status is CellStatus.OK
                    else CellOutcome(status, reason="worker crashed (signal 9)"))
         return CellRecord(cell, outcome, "2026-12-02T12:00:00", 1.0, "",
-                          "runner/experiments/training/pytorch.py", "0" * 64)
+                          "runner/worker/experiments/training/pytorch.py", "0" * 64)
     return measure
 
 
@@ -120,9 +120,9 @@ def test_each_rerun_is_kept_as_its_own_run(release):
 
 @pytest.mark.slow
 def test_a_real_cell_published_here_is_reproduced_or_explained(tmp_path):
-    from dlbench.runner.machine.environment import capture_environment
-    from dlbench.runner.process.execute import PROJECT_ROOT, execute_cell
-    from dlbench.runner.store.run_store import RunStore
+    from dlbench.runner.driver.machine.environment import capture_environment
+    from dlbench.runner.driver.launch.execute import PROJECT_ROOT, execute_cell
+    from dlbench.runner.driver.store.run_store import RunStore
 
     cell = CellSpec("training", "mlp-digits", "pytorch", "", "cpu", batch_size=32, repeats=2,
                     threads=1, params={"epochs": 2})

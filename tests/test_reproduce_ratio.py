@@ -10,11 +10,11 @@ import pytest
 from dlbench.cli import main
 from dlbench.core.releases import freeze_release
 from dlbench.runner.cell.outcome import CellOutcome, Observation
-from dlbench.runner.commands.reproduce import ReproduceError
-from dlbench.runner.commands.reproduce_ratio import (explain_ratio, interleaved, machine_differences,
+from dlbench.runner.driver.commands.reproduce import ReproduceError
+from dlbench.runner.driver.commands.reproduce_ratio import (explain_ratio, interleaved, machine_differences,
                                     reproduce_ratio)
 from dlbench.runner.cell.spec import CellSpec
-from dlbench.runner.store.run_store import CellRecord
+from dlbench.runner.driver.store.run_store import CellRecord
 from dlbench.core.schema import CellStatus
 from tests.stats_fixtures import FakeCell, spec, write_run
 
@@ -54,7 +54,7 @@ def host(speed: float, tensorflow_share: float = 2.0, busy: bool = False, busy_f
         machine = ({"busy": ["CPU steal 7% (limit 2%)"]} if busy or len(asked) <= busy_first
                    else {})
         return CellRecord(cell, outcome, "2026-12-03T12:00:00", 1.0, "",
-                          "runner/experiments/training/pytorch.py", "0" * 64, machine=machine)
+                          "runner/worker/experiments/training/pytorch.py", "0" * 64, machine=machine)
     return measure, asked
 
 

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from dlbench.runner.process.scratch import PREFIX, scratch_folder, sweep_abandoned
+from dlbench.runner.driver.launch.scratch import PREFIX, scratch_folder, sweep_abandoned
 
 
 def _dead_pid() -> int:

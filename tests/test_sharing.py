@@ -1,15 +1,15 @@
-"""Shared worker processes (dlbench.runner.plan.sharing): the quick suite measures the cells of one
+"""Shared worker processes (dlbench.runner.driver.plan.sharing): the quick suite measures the cells of one
 framework in one process, and nothing one cell leaves behind changes the next one's numbers."""
 
 from __future__ import annotations
 
 from dlbench.core.schema import CellStatus
-from dlbench.runner.process.execute import execute_cell, execute_cells
-from dlbench.runner.plan.cells import plan_cells
-from dlbench.runner.plan.request import RunRequest
-from dlbench.runner.plan.schedule import process_order
+from dlbench.runner.driver.launch.execute import execute_cell, execute_cells
+from dlbench.runner.driver.plan.cells import plan_cells
+from dlbench.runner.driver.plan.request import RunRequest
+from dlbench.runner.driver.plan.schedule import process_order
 from dlbench.core.modes import FASTEST, mode_class
-from dlbench.runner.plan.sharing import may_share, worker_batches
+from dlbench.runner.driver.plan.sharing import may_share, worker_batches
 from dlbench.runner.cell.spec import CellSpec
 
 

@@ -14,11 +14,11 @@ import pytest
 
 from dlbench.core import systems
 from dlbench.core.modes import FASTEST, MODES, SAME_AS
-from dlbench.runner.plan import frameworks
-from dlbench.runner.experiments import code_module, experiment_names, get_experiment
-from dlbench.runner.plan.request import RunRequest
-from dlbench.runner.experiments.export import FORMATS, QUICK_FORMATS, STANDARD_CPU_FORMATS
-from dlbench.runner.plan.frameworks import missing_modules
+from dlbench.runner.cell import frameworks
+from dlbench.runner.driver.plan.experiments import code_module, experiment_names, get_experiment
+from dlbench.runner.driver.plan.request import RunRequest
+from dlbench.runner.driver.plan.experiments.export import FORMATS, QUICK_FORMATS, STANDARD_CPU_FORMATS
+from dlbench.runner.cell.frameworks import missing_modules
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTALLED = [f for f in frameworks.FRAMEWORKS if not missing_modules(f)]
@@ -78,7 +78,7 @@ def test_every_entry_point_the_declarations_promise_imports_and_offers_run(frame
     for experiment in experiment_names():
         module = importlib.import_module(code_module(experiment, framework))
         assert callable(getattr(module, "run", None)), (experiment, framework)
-    adapter = importlib.import_module(f"dlbench.runner.adapters.{framework}")
+    adapter = importlib.import_module(f"dlbench.runner.worker.adapters.{framework}")
     assert hasattr(adapter, "ADAPTER")
 
 
@@ -107,9 +107,9 @@ SIXTH_SYSTEM = textwrap.dedent("""
 
     from dlbench.report.render.charts import SYSTEM_COLOURS
     from dlbench.core.schema import system_label
-    from dlbench.runner.plan.estimate import DEFAULT_PROCESS_S, IMPORT_S
-    from dlbench.runner.plan.cells import plan_cells
-    from dlbench.runner.plan.request import RunRequest
+    from dlbench.runner.driver.plan.estimate import DEFAULT_PROCESS_S, IMPORT_S
+    from dlbench.runner.driver.plan.cells import plan_cells
+    from dlbench.runner.driver.plan.request import RunRequest
     cells = {}
     for suite in ("quick", "standard", "full"):
         request = RunRequest(suite=suite, experiments=[], workloads=[], frameworks=["flax"],

@@ -14,7 +14,8 @@ from dlbench.core.targets import MISSED_NOTE, missed_target, reached_target_only
 from dlbench.core.sequential import three_looks
 from dlbench.core.verdict_engine import QUESTIONS, undecided_cells
 from dlbench.report.verdicts.answers import VerdictOutcome, answer
-from dlbench.runner.harness.training import EpochClock, target_observations
+from dlbench.runner.worker.epochs import EpochClock
+from dlbench.runner.worker.harness.training import target_observations
 from dlbench.runner.cell.spec import CellSpec
 
 SPEC = CellSpec(experiment="training", workload="mlp-digits", framework="pytorch", backend="",

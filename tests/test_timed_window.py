@@ -1,5 +1,5 @@
-"""Steal over the timed window (runner/harness/timed_window.py) and the runner's rule on it
-(dlbench.runner.machine.load.with_timed_steal); the latency loop's own cost, subtracted."""
+"""Steal over the timed window (runner/worker/timed_window.py) and the runner's rule on it
+(dlbench.runner.driver.machine.load.with_timed_steal); the latency loop's own cost, subtracted."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.runner.harness.inference import loop_overhead_ms, timed_calls
-from dlbench.runner.harness.timed_window import TimedWindow, cpu_ticks
-from dlbench.runner.machine.load import MAX_TIMED_STEAL_SHARE, timed_steal_share, with_timed_steal
+from dlbench.runner.worker.harness.inference import loop_overhead_ms, timed_calls
+from dlbench.runner.worker.timed_window import TimedWindow, cpu_ticks
+from dlbench.runner.driver.machine.load import MAX_TIMED_STEAL_SHARE, timed_steal_share, with_timed_steal
 
 
 def write_stat(path: Path, steal: int, idle: int) -> None:

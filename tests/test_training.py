@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from dlbench.core.tables import read_table
-from dlbench.runner.plan.cells import plan_cells
-from dlbench.runner.plan.request import RunRequest
-from dlbench.runner.commands.run import run_cells
-from dlbench.runner.store.run_store import RunStore
+from dlbench.runner.driver.plan.cells import plan_cells
+from dlbench.runner.driver.plan.request import RunRequest
+from dlbench.runner.driver.commands.run import run_cells
+from dlbench.runner.driver.store.run_store import RunStore
 from dlbench.runner.workloads.catalog import flops_per_sample
 
 pytestmark = pytest.mark.slow
@@ -77,7 +77,7 @@ def test_epoch_rows_and_summaries_are_consistent(mlp_run):
 
 
 def test_one_process_measures_one_repeat_its_working_memory_and_its_code(tmp_path):
-    from dlbench.runner.process.execute import execute_cell
+    from dlbench.runner.driver.launch.execute import execute_cell
     from dlbench.runner.cell.spec import CellSpec
 
     spec = CellSpec(experiment="training", workload="mlp-digits", framework="pytorch",
@@ -96,10 +96,18 @@ def test_one_process_measures_one_repeat_its_working_memory_and_its_code(tmp_pat
     assert 0 <= values["working_memory"] < 8
     assert values["import_footprint"] > 100
     code = outcome.code_files
-    for path in ("runner/experiments/training/pytorch.py", "runner/adapters/pytorch.py",
-                 "runner/harness/training.py", "runner/workloads/catalog.py", "runner/process/worker.py"):
+    for path in ("runner/worker/experiments/training/pytorch.py",
+                 "runner/worker/adapters/pytorch.py", "runner/worker/harness/training.py",
+                 "runner/workloads/catalog.py", "runner/worker/entry.py"):
         assert len(code[path]) == 64, path
     assert not any(path.startswith(("tests/", ".venv")) for path in code)
+    # the record and runner/'s sides agree: a worker process imports the worker side and
+    # the ground (tests/test_imports.py), never the driver
+    runner_files = [path for path in code if path.startswith("runner/")]
+    assert runner_files and not [path for path in runner_files if path.startswith("runner/driver/")]
+    assert all(path.startswith(("runner/worker/", "runner/cell/", "runner/workloads/",
+                                "runner/models/")) or path == "runner/__init__.py"
+               for path in runner_files), runner_files
 
 
 def test_a_training_cell_records_the_flops_its_regime_reads(tmp_path):
@@ -130,7 +138,7 @@ def test_local_mnist_file_trains_through_data_dir(tmp_path):
 
 
 def test_a_missing_framework_is_skipped_and_the_run_goes_on(tmp_path, monkeypatch):
-    from dlbench.runner.plan import frameworks
+    from dlbench.runner.cell import frameworks
 
     monkeypatch.setitem(frameworks.REQUIRED_MODULES, "keras-jax", ("keras", "no_such_module_jax"))
     store = training_run(tmp_path, ["mlp-digits"], ["keras-jax", "pytorch"])
@@ -141,7 +149,7 @@ def test_a_missing_framework_is_skipped_and_the_run_goes_on(tmp_path, monkeypatc
 
 
 def test_keras_trains_every_epoch_in_one_fit_timed_by_a_callback(tmp_path):
-    from dlbench.runner.process.execute import execute_cell
+    from dlbench.runner.driver.launch.execute import execute_cell
     from dlbench.runner.cell.spec import CellSpec
 
     spec = CellSpec(experiment="training", workload="mlp-digits", framework="keras",

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from dlbench.runner.experiments import precision, training
-from dlbench.runner.plan.request import RunRequest
-from dlbench.runner.harness.data import cell_data, cell_workload
+from dlbench.runner.driver.plan.experiments import precision, training
+from dlbench.runner.driver.plan.request import RunRequest
+from dlbench.runner.worker.harness.data import cell_data, cell_workload
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.workloads.catalog import get_workload
 

@@ -17,9 +17,9 @@ from dlbench.core.model_answers import model_answers, parity_table
 from dlbench.core.sequential import single_look
 from dlbench.core.verdict_engine import Decision
 from dlbench.runner.cell.spec import NOT_MEASURED, CellSpec
-from dlbench.runner.plan.request import RunRequest
-from dlbench.runner.process.execute import execute_cells
-from dlbench.runner.user_model.plan import INFERENCE, PARITY, TRAINING, model_cells
+from dlbench.runner.driver.plan.request import RunRequest
+from dlbench.runner.driver.launch.execute import execute_cells
+from dlbench.runner.driver.user_model.plan import INFERENCE, PARITY, TRAINING, model_cells
 
 KERAS_MODEL = textwrap.dedent('''
     import keras
@@ -282,8 +282,8 @@ def test_a_torch_module_and_the_example_are_prepared_and_agree_in_each_runtime(m
     """The module is built once (weights, inputs and reference saved); its eager, ONNX
     Runtime and OpenVINO parity processes load those weights and agree with the eager
     reference. The example model of the README builds, takes its input shape and trains."""
-    from dlbench.runner.user_model.preparation import prepare_model
-    from dlbench.runner.user_model.source import model_request
+    from dlbench.runner.driver.user_model.preparation import prepare_model
+    from dlbench.runner.cell.model_source import model_request
 
     request = model_request(f"{model_files}/tmodel.py:build", "6", "float32", "", 4)
     prepared = prepare_model(request, 1)
@@ -320,8 +320,8 @@ def test_a_keras_model_on_openvino_runs_at_f32_and_agrees_with_the_reference(mod
     """Keras' OpenVINO backend compiles with no precision hint (bf16 on CPUs with bf16
     units); the cell pins f32, reads it back, and agrees with the reference at fp32."""
     pytest.importorskip("openvino")
-    from dlbench.runner.user_model.preparation import prepare_model
-    from dlbench.runner.user_model.source import model_request
+    from dlbench.runner.driver.user_model.preparation import prepare_model
+    from dlbench.runner.cell.model_source import model_request
 
     request = model_request(f"{model_files}/kmodel.py:build", "6", "float32", "", 4)
     prepared = prepare_model(request, 1)
@@ -344,9 +344,9 @@ def test_an_openvino_conversion_that_differs_from_eager_fails_parity_and_is_not_
         model_files):
     """OpenVINO's converted module against the eager reference: a module that computes
     something else when converted fails parity, and its timed cell is not timed."""
-    from dlbench.runner.commands.run_model import gate
-    from dlbench.runner.user_model.preparation import prepare_model
-    from dlbench.runner.user_model.source import model_request
+    from dlbench.runner.driver.commands.run_model import gate
+    from dlbench.runner.driver.user_model.preparation import prepare_model
+    from dlbench.runner.cell.model_source import model_request
 
     request = model_request(f"{model_files}/tmodel.py:traced", "6", "float32", "", 4)
     prepared = prepare_model(request, 1)
@@ -365,8 +365,8 @@ def test_an_openvino_conversion_that_differs_from_eager_fails_parity_and_is_not_
 
 
 def test_user_arrays_from_npz_are_the_inputs_repeated_to_the_samples_needed(model_files):
-    from dlbench.runner.user_model.loading import load_inputs
-    from dlbench.runner.user_model.source import model_request
+    from dlbench.runner.worker.user_model.loading import load_inputs
+    from dlbench.runner.cell.model_source import model_request
 
     x = np.arange(12, dtype="float32").reshape(3, 4)
     np.savez(model_files / "data.npz", x=x, y=np.array([0, 1, 2]))

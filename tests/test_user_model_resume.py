@@ -12,12 +12,12 @@ import pytest
 
 from tests.cli_fixtures import run_cli as _run
 from dlbench.runner.cell.spec import CellSpec
-from dlbench.runner.plan.request import RunRequest
-from dlbench.runner.process.execute import execute_cells
-from dlbench.runner.store.run_store import RunStore
-from dlbench.runner.machine.kernels import cpu_flags
-from dlbench.runner.user_model.known_crashes import onednn_refusal
-from dlbench.runner.user_model.plan import INFERENCE, PARITY, TRAINING, model_cells
+from dlbench.runner.driver.plan.request import RunRequest
+from dlbench.runner.driver.launch.execute import execute_cells
+from dlbench.runner.driver.store.run_store import RunStore
+from dlbench.core.cpu_flags import cpu_flags
+from dlbench.runner.worker.user_model.known_crashes import onednn_refusal
+from dlbench.runner.driver.user_model.plan import INFERENCE, PARITY, TRAINING, model_cells
 
 SMALL_MODEL = textwrap.dedent('''
     import keras
@@ -161,8 +161,8 @@ def test_a_layer_that_crashes_torchs_onednn_fails_keras_on_torch_training_before
     """A strided 1x1 Conv2D of 3 input channels: found when the model is built; Keras on
     torch's training cell is failed with the layer and the bug named, without training;
     Keras on JAX trains the same model."""
-    from dlbench.runner.user_model.preparation import prepare_model
-    from dlbench.runner.user_model.source import model_request
+    from dlbench.runner.driver.user_model.preparation import prepare_model
+    from dlbench.runner.cell.model_source import model_request
 
     (tmp_path / "strided.py").write_text(STRIDED_MODEL)
     request = model_request(f"{tmp_path}/strided.py:build", "", "float32", "", 8)
@@ -190,8 +190,8 @@ def test_a_layer_that_crashes_torchs_onednn_fails_keras_on_torch_training_before
 
 def test_a_run_that_cannot_be_resumed_as_a_model_run_is_refused_in_one_line(tmp_path):
     from dlbench.core.errors import UsageError
-    from dlbench.runner.user_model.resume import MODEL_FILE, saved_model
-    from dlbench.runner.user_model.source import model_digest
+    from dlbench.runner.driver.user_model.resume import MODEL_FILE, saved_model
+    from dlbench.runner.cell.model_source import model_digest
 
     model = tmp_path / "small.py"
     model.write_text(SMALL_MODEL)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from dlbench.runner.cell.spec import CellSpec
-from dlbench.runner.process.cellenv import cell_environment
+from dlbench.runner.cell.environment import cell_environment
 
 ROOT = Path(__file__).resolve().parents[1]
 KNOWN_MIB = 64

@@ -7,9 +7,9 @@ import pytest
 
 from dlbench.report.pages.info import run_settings
 from dlbench.report.render import labels
-from dlbench.runner.commands.run import planned_words
-from dlbench.runner.plan.cells import plan_cells
-from dlbench.runner.plan.request import RunRequest
+from dlbench.runner.driver.commands.run import planned_words
+from dlbench.runner.driver.plan.cells import plan_cells
+from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.workloads.catalog import WORKLOADS, workload_words
 
 

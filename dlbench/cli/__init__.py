@@ -21,25 +21,25 @@ from dlbench.core.visible import visible_controls
 
 def _run(args: argparse.Namespace) -> int:
     from dlbench.cli.run_flags import check_run_paths, run_arguments
-    from dlbench.runner.commands.run import executor_of, run_command
+    from dlbench.runner.driver.commands.run import executor_of, run_command
 
     arguments = run_arguments(args)
     check_run_paths(args)
     if args.dry_run:
-        from dlbench.runner.commands.dry_run import dry_run_command
+        from dlbench.runner.driver.commands.dry_run import dry_run_command
 
         return dry_run_command(arguments)
     if arguments.model or arguments.resume:
-        from dlbench.runner.commands.run_model import resumes_a_model_run, run_model_command
+        from dlbench.runner.driver.commands.run_model import resumes_a_model_run, run_model_command
 
         if resumes_a_model_run(arguments):
             return run_model_command(arguments)
     if executor_of(arguments) != "ray":
         return run_command(arguments)
-    from dlbench.runner.cluster import require_ray
+    from dlbench.runner.driver.cluster import require_ray
 
     require_ray()
-    from dlbench.runner.cluster.executor import measure_on_cluster
+    from dlbench.runner.driver.cluster.executor import measure_on_cluster
 
     return run_command(arguments, measure_on_cluster)
 
@@ -271,7 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="a result ID (e.g. 2027.03-0001), a run ID or latest, or "
                            "RELEASE@RUN_ID")
     code.add_argument("path", metavar="PATH", nargs="?", default="",
-                      help="a project file it ran, e.g. runner/harness/training.py (omit to "
+                      help="a project file it ran, e.g. runner/worker/harness/training.py (omit to "
                            "list them)")
     code.add_argument("--sha256", default="", metavar="HASH",
                       help="the version of PATH to print, where it ran several (a prefix works)")

@@ -15,7 +15,7 @@ from pathlib import Path
 from dlbench.core import layout
 from dlbench.core.errors import ResultsFileError, UsageError
 from dlbench.core.run_archive import ARCHIVE_SUFFIX, extract_run, pack_run
-from dlbench.runner.store.validate import validate_run
+from dlbench.runner.driver.store.validate import validate_run
 
 LATEST = "latest"
 

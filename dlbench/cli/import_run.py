@@ -20,7 +20,7 @@ from dlbench.core.atomic import save_error, saving, staged_dir
 from dlbench.core.code_archive import convert_legacy
 from dlbench.core.errors import ResultsFileError, UsageError
 from dlbench.core.run_archive import extract_run
-from dlbench.runner.store.validate import validate_run
+from dlbench.runner.driver.store.validate import validate_run
 
 
 def import_command(args: argparse.Namespace) -> int:

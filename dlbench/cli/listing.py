@@ -8,8 +8,8 @@ from rich.console import Console
 from rich.table import Table
 
 from dlbench.core.experiments import EXPERIMENTS
-from dlbench.runner.experiments import SUITES
-from dlbench.runner.plan.frameworks import FRAMEWORKS, missing_modules
+from dlbench.runner.driver.plan.experiments import SUITES
+from dlbench.runner.cell.frameworks import FRAMEWORKS, missing_modules
 from dlbench.runner.workloads.catalog import LOCAL_DATA_WORKLOADS, WORKLOADS, workload_sizes
 
 

@@ -1,4 +1,4 @@
-"""`dlbench reproduce RESULT_ID` on the console: the report lines of dlbench.runner.commands.reproduce."""
+"""`dlbench reproduce RESULT_ID` on the console: the report lines of dlbench.runner.driver.commands.reproduce."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 from dlbench.cli.bounds import MAX_PROCESSES, bounded_int
 from dlbench.core.errors import UsageError
 from dlbench.core.visible import visible_controls
-from dlbench.runner.commands.reproduce import ReproduceError, explain, reproduce
-from dlbench.runner.commands.reproduce_ratio import explain_ratio, reproduce_ratio
+from dlbench.runner.driver.commands.reproduce import ReproduceError, explain, reproduce
+from dlbench.runner.driver.commands.reproduce_ratio import explain_ratio, reproduce_ratio
 
 
 def reproduce_command(args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""`dlbench run`'s parsed flags as the typed value runner/ takes (dlbench.runner.commands.run_arguments)."""
+"""`dlbench run`'s parsed flags as the typed value runner/ takes (dlbench.runner.driver.commands.run_arguments)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 from dlbench.cli.bounds import (MAX_BUSY_RETRIES, MAX_MODEL_STEPS, MAX_PROCESSES, MAX_THREADS,
                                 MAX_TIMEOUT_S, bounded_int, bounded_seconds)
 from dlbench.core.errors import UsageError
-from dlbench.runner.commands.run_arguments import RunArguments
-from dlbench.runner.plan.request import RunRequest
+from dlbench.runner.driver.commands.run_arguments import RunArguments
+from dlbench.runner.driver.plan.request import RunRequest
 
 
 def run_arguments(args: argparse.Namespace) -> RunArguments:

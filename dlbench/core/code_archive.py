@@ -86,7 +86,7 @@ def check_path(path: str, origin: str) -> str:
     if not path or "\\" in path or not path.isprintable() or any(
             part in ("", ".", "..") for part in path.split("/")):
         raise ResultsFileError(f"{origin}: code path {shown_name(path)} is not a relative "
-                               "project path (e.g. runner/harness/training.py)")
+                               "project path (e.g. runner/worker/harness/training.py)")
     return path
 
 
@@ -247,7 +247,7 @@ def _recorded_paths(run_root: Path) -> dict[str, set[str]]:
 
 def _code_files(record: dict) -> list[dict]:
     """Where a process record keeps its code files: in its outcome, or (records up to
-    2027.02, runner/store/record.py) beside the outcome and in its details."""
+    2027.02, runner/driver/store/record.py) beside the outcome and in its details."""
     outcome = record.get("outcome") if isinstance(record.get("outcome"), dict) else {}
     details = outcome.get("details") if isinstance(outcome.get("details"), dict) else {}
     found = [outcome.get("code_files"), record.get("code_files"), details.get("code_files")]

@@ -1,19 +1,21 @@
 """The experiments dlbench runs, each declared once.
 
 A declaration holds everything outside its package that the runner and the site need to know
-of an experiment: its name, the package that plans and measures it, the question it answers,
+of an experiment: its name, the package that holds its framework code, the question it answers,
 its metrics (each defined in dlbench.core.metrics), the seconds one quick-suite process
-takes where a system declares no figure of its own (dlbench.runner.plan.estimate), and what its page
+takes where a system declares no figure of its own (dlbench.runner.driver.plan.estimate), and what its page
 adds to every experiment page's sections. The runner's plan, estimates and code files, the
 command line's listing, and the site's titles, questions, navigation and page sections read
 it here.
 
-Adding an experiment is its package (runner/experiments/<package>/: its grid and plan in
-__init__, its protocol, one module per framework) plus one declaration appended to
-EXPERIMENTS; README "Adding an experiment" lists them. An experiment only a request plans
-(a user's own model: `dlbench run --model`) is declared alike in REQUESTED_ONLY, flagged
-so: no suite plans it, no page or listing shows it, and its package holds only the code
-each framework runs (the request that names it plans its cells).
+Adding an experiment is a plan module on the driver side
+(runner/driver/plan/experiments/<folder>.py: its grid and plan, found by its folder's name), a
+package on the worker side (runner/worker/experiments/<folder>/: its protocol, one module per
+framework) plus one declaration appended to EXPERIMENTS; README "Adding an experiment"
+lists them. An experiment only a request plans (a user's own model: `dlbench run --model`)
+is declared alike in REQUESTED_ONLY, flagged so: no suite plans it, no page or listing shows
+it, and its package holds only the code each framework runs (the request that names it
+plans its cells).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ class Experiment:
     """One experiment as the command line, cell IDs, tables and pages name it."""
 
     name: str  # on the command line and in cell IDs
-    package: str  # the module that plans it (its EXPERIMENT) and holds each framework's code
+    package: str  # the worker package holding each framework's code (<package>.<framework>)
     question: str  # what it answers, as a page heads it
     metrics: tuple[str, ...]
     #: seconds one quick-suite process takes on 2 cores where a system declares none
@@ -42,11 +44,26 @@ class Experiment:
     requested_only: bool = False
     #: the suite experiment whose estimates it takes, where it declares none of its own
     estimated_as: str = ""
+    #: the driver module whose EXPERIMENT plans it, where it is not the one in PLANS named as
+    #: its package's folder (an experiment kept outside the tree)
+    plan_module: str = ""
 
     @property
     def title(self) -> str:
         """How a page names it: 'execution-mode' -> 'Execution mode'."""
         return title(self.name)
+
+    def code_module(self, framework: str) -> str:
+        """The module of `framework`'s code for this experiment (the worker imports it)."""
+        return f"{self.package}.{framework}"
+
+    @property
+    def plans(self) -> str:
+        """The driver module whose EXPERIMENT plans it: its plan_module, else the one in PLANS
+        named as its package's folder ("" for one only a request plans)."""
+        if self.plan_module or self.requested_only:
+            return self.plan_module
+        return f"{PLANS}.{self.package.rpartition('.')[2]}"
 
 
 def title(name: str) -> str:
@@ -56,23 +73,26 @@ def title(name: str) -> str:
 
 _IMPORT = "import_footprint"
 
+#: Where the driver side keeps each experiment's plan (Experiment.plans).
+PLANS = "dlbench.runner.driver.plan.experiments"
+
 #: Every experiment, in the order suites run them and the site lists them.
 EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
-        "training", "dlbench.runner.experiments.training",
+        "training", "dlbench.runner.worker.experiments.training",
         "Which framework trains the same model fastest, and do they reach the same accuracy?",
         ("first_epoch_time", "steady_epoch_time", "train_throughput", "time_to_target",
          "test_accuracy", "reached_target", "epoch_loss", "epoch_accuracy", "epoch_time",
          "working_memory", _IMPORT)),
     Experiment(
-        "inference", "dlbench.runner.experiments.inference",
+        "inference", "dlbench.runner.worker.experiments.inference",
         "Which framework predicts fastest, per sample and in bulk, on its plain and its fast "
         "path?",
         ("latency_p50", "latency_p90", "latency_p99", "inference_latency",
          "inference_throughput", "first_call_time", "working_memory", "compile_memory",
          "user_memory", _IMPORT)),
     Experiment(
-        "precision", "dlbench.runner.experiments.precision",
+        "precision", "dlbench.runner.worker.experiments.precision",
         "Does mixed precision (bf16, fp16) make training and inference faster or leaner, what "
         "does it cost in accuracy, and does each framework support it?",
         ("steady_epoch_time", "first_epoch_time", "train_throughput", "working_memory",
@@ -80,19 +100,19 @@ EXPERIMENTS: tuple[Experiment, ...] = (
          "output_deviation_rel_vs_fp32", "inference_throughput", "latency_p50", "latency_p90",
          "latency_p99", "user_memory", "model_memory", _IMPORT)),
     Experiment(
-        "execution-mode", "dlbench.runner.experiments.execution_mode",
+        "execution-mode", "dlbench.runner.worker.experiments.execution_mode",
         "Do graph and compiled modes train faster than eager execution, and after how many "
         "steps has compilation paid for itself?",
         ("steady_step_time", "compile_time_cold", "compile_time_warm", "eager_step_time",
          "break_even_steps", "step_time", "compile_memory", _IMPORT)),
     Experiment(
-        "parity", "dlbench.runner.experiments.parity",
+        "parity", "dlbench.runner.worker.experiments.parity",
         "Do the frameworks compute the same function from the same weights, before and after "
         "one optimizer step?",
         ("parity_forward_max_abs", "parity_forward_max_rel", "parity_step_max_abs",
          "parity_step_max_rel", "parity_tolerance", "parity_pass", _IMPORT)),
     Experiment(
-        "data-parallel", "dlbench.runner.experiments.data_parallel",
+        "data-parallel", "dlbench.runner.worker.experiments.data_parallel",
         "How well does each framework's data parallelism scale across workers, and does it "
         "reach the 1-worker accuracy?",
         ("train_throughput", "scaling_efficiency", "dp_setup_time", "dp_launch_time",
@@ -102,23 +122,23 @@ EXPERIMENTS: tuple[Experiment, ...] = (
                    "efficiency and time per epoch show each strategy's overhead, not a "
                    "speed-up."),
     Experiment(
-        "export", "dlbench.runner.experiments.export",
+        "export", "dlbench.runner.worker.experiments.export",
         "Which export formats work in each framework, do the artifacts compute the same "
         "function, and how fast do they run in their own runtimes?",
         ("export_time", "artifact_size", "artifact_load_time", "artifact_max_abs_diff",
          "artifact_latency", "artifact_throughput", _IMPORT),
         sections=("formats",)),
     Experiment(
-        "defaults-accuracy", "dlbench.runner.experiments.defaults_accuracy",
+        "defaults-accuracy", "dlbench.runner.worker.experiments.defaults_accuracy",
         "Does the framework you use change accuracy, each trained with its own defaults?",
         ("test_accuracy", "epoch_loss", _IMPORT), estimate_s=12.0,
         sections=("defaults",)),
 )
 
 
-_MODEL_CELLS = "dlbench.runner.user_model.cells"
+_MODEL_CELLS = "dlbench.runner.worker.user_model.cells"
 
-#: The experiments of a user's own model (runner/user_model/plan.py plans their cells),
+#: The experiments of a user's own model (runner/driver/user_model/plan.py plans their cells),
 #: each measured as the suite experiment it mirrors and estimated as it.
 REQUESTED_ONLY: tuple[Experiment, ...] = (
     Experiment(

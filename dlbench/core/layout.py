@@ -4,7 +4,7 @@
         run.json           the run's record (RUN_SCHEMA)
         environment.json   machine and software (ENVIRONMENT_SCHEMA)
         processes/<cell>__p<k>.json   one record per finished worker process
-                                      (runner/store/run_store.py)
+                                      (runner/driver/store/run_store.py)
         superseded/        records of processes measured again, with why
         cells.*, observations.*, processes.*   the tables (Parquet and CSV)
         code.tar           the code record: each project file a process imported, by path
@@ -55,7 +55,7 @@ RUN_SCHEMA: Schema = {
     "executor": ((str,), False),  # local, or ray: measured on a Ray cluster's nodes
     "address": ((str,), False),  # the Ray cluster's address (executor ray)
     "machine_kind": ((str,), False),  # the kind of node that measured it (executor ray)
-    "estimate": ((dict,), False),  # the projected minutes (dlbench.runner.plan.projection)
+    "estimate": ((dict,), False),  # the projected minutes (dlbench.runner.driver.plan.projection)
     "estimate_error": ((int, float), False),  # measured over projected wall time, less 1
 }
 

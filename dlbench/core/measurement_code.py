@@ -1,6 +1,6 @@
 """Whether runs were measured by the same code: what lets one release hold runs of several
 machines. Each finished process records every project file it imported with its SHA-256
-(runner/harness/code_record.py; records before 2027.03 name the experiment module only); a
+(runner/worker/harness/code_record.py; records before 2027.03 name the experiment module only); a
 run's code record is the union over its processes. Two
 runs were measured by the same code when every file both imported has one hash in both.
 A run without process records (releases before 2027.01 kept none) proves nothing and is

@@ -30,7 +30,7 @@ RUN_ID_FORM = re.compile(r"\d{8}T\d{6}Z-[a-z0-9]+(?:-[a-z0-9]+)*")
 MAX_MEMBER_BYTES = 64 << 20
 MAX_TOTAL_BYTES = 1 << 30
 MAX_MEMBERS = 200_000
-#: The files a run holds, by their path inside its directory (dlbench/runner/store writes
+#: The files a run holds, by their path inside its directory (dlbench/runner/driver/store writes
 #: them; a user's model run adds model.json and model/): an archive holding anything else
 #: is refused, naming it.
 RUN_FILES = re.compile(r"(run|environment|model)\.json|(cells|observations|processes)\."

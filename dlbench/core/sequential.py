@@ -70,7 +70,7 @@ def three_looks(first: int, second: int, last: int) -> Design:
 
 
 #: Each suite's design. Quick is a preview of 3 processes per cell in one look: enough for
-#: a large difference to be decided, never citable (dlbench.runner.plan.repeats).
+#: a large difference to be decided, never citable (dlbench.runner.driver.plan.repeats).
 SUITE_DESIGNS: dict[str, Design] = {
     "quick": single_look(3),
     "standard": three_looks(3, 6, 12),

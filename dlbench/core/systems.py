@@ -5,14 +5,14 @@ and JAX. Its declaration holds everything the runner and the report need to know
 its label and colour, the packages it needs, its modes per experiment and which of them is
 its production path, its export paths, its data-parallel strategies and the defaults that
 estimate its processes. Every table keyed by a system or a framework reads these
-declarations: dlbench.core.modes, dlbench.core.schema's labels, dlbench.runner.plan.frameworks,
-dlbench.runner.plan.estimate,
-dlbench.runner.machine.environment, dlbench.runner.models.conventions, the export and data-parallel grids, and the
+declarations: dlbench.core.modes, dlbench.core.schema's labels, dlbench.runner.cell.frameworks,
+dlbench.runner.driver.plan.estimate,
+dlbench.runner.driver.machine.environment, dlbench.runner.models.conventions, the export and data-parallel grids, and the
 charts' colours.
 
-A framework's code lives where its name points: `runner/adapters/<framework>.py` and
-`runner/experiments/<experiment>/<framework>.py`, each experiment module honouring
-`dlbench.runner.experiments.FrameworkCode`. Adding a system is a declaration here (appended to
+A framework's code lives where its name points: `runner/worker/adapters/<framework>.py` and
+`runner/worker/experiments/<experiment>/<framework>.py`, each experiment module honouring
+`dlbench.runner.worker.experiments.FrameworkCode`. Adding a system is a declaration here (appended to
 `SYSTEMS`, with a `Framework` of its own if its code is new) and those files; README
 "Adding a system" lists them.
 """
@@ -36,7 +36,7 @@ class Framework:
     """What every system of one framework shares: its code files, its modes and its
     numerical conventions."""
 
-    name: str  # the name of its code files: runner/experiments/<experiment>/<name>.py
+    name: str  # the name of its code files: runner/worker/experiments/<experiment>/<name>.py
     #: experiment -> {mode: class}, in the order cells are planned
     modes: Mapping[str, Mapping[str, ModeClass]]
     fastest_means: str  # what its production modes compile, in words
@@ -75,7 +75,7 @@ class ProcessSeconds:
     """Defaults that estimate a worker process before any earlier run recorded one."""
 
     #: seconds one quick-suite process took on 2 cores, by experiment name
-    #: (dlbench.runner.plan.estimate); an experiment left out is estimated from its declaration's
+    #: (dlbench.runner.driver.plan.estimate); an experiment left out is estimated from its declaration's
     #: estimate_s (dlbench.core.experiments)
     per_experiment: Mapping[str, float]
     compile_extra: float  # seconds a cold compile adds to a process in a production mode

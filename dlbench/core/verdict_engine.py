@@ -49,7 +49,7 @@ from dlbench.core.targets import reached_target_only
 
 QUESTIONS_FILE = Path(__file__).with_name("verdict_questions.yaml")
 
-#: The variant suffix of an A/A control's twin cell (runner/plan/controls.py plans it).
+#: The variant suffix of an A/A control's twin cell (runner/driver/plan/controls.py plans it).
 CONTROL_SUFFIX = "aa"
 #: Modes that are one configuration under two names, measured as two cells in releases
 #: before 2027.02: Keras on JAX jit-compiles by default. (experiment, system) -> modes.
@@ -199,7 +199,7 @@ def control_twins(cells: pd.DataFrame) -> dict[str, str]:
 
 def is_control(config_json: object) -> bool:
     """Whether a cell's configuration (its cells-table config_json) marks it as an A/A
-    control's twin (runner/plan/controls.py plans it)."""
+    control's twin (runner/driver/plan/controls.py plans it)."""
     return isinstance(config_json, str) and bool(config_json) \
         and bool(json.loads(config_json).get("control"))
 

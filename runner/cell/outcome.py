@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from dlbench.core.metrics import get_metric
 from dlbench.core.schema import CellStatus
+
+
+def utc_timestamp() -> str:
+    """Now, in UTC to the millisecond: when a process or cell started and ended (records
+    only; durations come from the monotonic clock), as every outcome and record writes it."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 @dataclass(frozen=True)
@@ -39,7 +46,7 @@ class Fairness:
 
 @dataclass(frozen=True)
 class SharedProcess:
-    """The worker process a cell shared with other cells of its framework (dlbench.runner.plan.sharing):
+    """The worker process a cell shared with other cells of its framework (dlbench.runner.driver.plan.sharing):
     which process, the cell's place in it, and the cell's own slice of its time."""
 
     pid: int

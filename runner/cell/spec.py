@@ -10,11 +10,11 @@ from dlbench.core.identity import config_id
 from dlbench.core.systems import system_name
 
 
-#: The CellSpec parameter holding why a planned cell is not measured (dlbench.runner.process.execute records
+#: The CellSpec parameter holding why a planned cell is not measured (dlbench.runner.driver.launch.execute records
 #: it as skipped without starting a worker).
 NOT_MEASURED = "not_measured"
 #: The CellSpec parameter holding why the framework does not implement a planned cell
-#: (dlbench.core.systems declares it; dlbench.runner.process.execute records it as unsupported
+#: (dlbench.core.systems declares it; dlbench.runner.driver.launch.execute records it as unsupported
 #: without starting a worker).
 UNSUPPORTED = "unsupported"
 #: Parameters that mean no worker process starts for the cell.
@@ -48,7 +48,7 @@ class CellSpec:
     batch_size: int = 0
     workers: int = 1
     export_format: str = ""
-    #: how many independent worker processes measure this cell (dlbench.runner.plan.repeats
+    #: how many independent worker processes measure this cell (dlbench.runner.driver.plan.repeats
     #: decides); None in a worker's copy, which is told its process index, not the count
     repeats: int | None = field(kw_only=True)
     repeat_index: int = 0  # which of those processes this spec is for (not part of cell_id)
@@ -57,7 +57,7 @@ class CellSpec:
     data_dir: str = ""
     params: dict[str, Any] = field(default_factory=dict)
     #: "aa" for an A/A control: the same configuration as the cell without it, measured as a
-    #: cell of its own (runner/plan/controls.py); empty for every other cell.
+    #: cell of its own (runner/driver/plan/controls.py); empty for every other cell.
     control: str = ""
 
     @property

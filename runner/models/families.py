@@ -3,7 +3,7 @@ lives (weight shapes, forward multiply-adds, the float64 reference forward parit
 against, the conventions it is held to in words, and one builder per framework). Every
 dispatch on a family reads its declaration here: dlbench.runner.models.weights, dlbench.runner.models.flops,
 dlbench.runner.models.conventions.fairness_note, each dlbench.runner.models.<framework>.build and
-dlbench.runner.experiments.parity.model_reference.
+dlbench.runner.models.reference_forward.
 
 Parts are named "module:function" and imported when first used, so declaring a family
 imports no framework. A framework's builder takes what that framework's `build` gives it:
@@ -55,21 +55,21 @@ def load(target: str) -> Callable[..., Any]:
 FAMILIES: list[Family] = [
     Family(ResNetDefinition, "dlbench.runner.models.weights:_resnet_shapes",
            "dlbench.runner.models.flops:_resnet_macs",
-           "dlbench.runner.experiments.parity.model_reference:_resnet",
+           "dlbench.runner.models.reference_forward:_resnet",
            "dlbench.runner.models.conventions:_resnet_notes",
            {"pytorch": "dlbench.runner.models.pytorch:ResNet",
             "tensorflow": "dlbench.runner.models.tensorflow:ResNet",
             "keras": "dlbench.runner.models.keras:_resnet"}),
     Family(TransformerDefinition, "dlbench.runner.models.weights:_transformer_shapes",
            "dlbench.runner.models.flops:_transformer_macs",
-           "dlbench.runner.experiments.parity.model_reference:_transformer",
+           "dlbench.runner.models.reference_forward:_transformer",
            "dlbench.runner.models.conventions:_transformer_notes",
            {"pytorch": "dlbench.runner.models.pytorch:TransformerClassifier",
             "tensorflow": "dlbench.runner.models.tensorflow:TransformerClassifier",
             "keras": "dlbench.runner.models.keras:_transformer"}),
     Family(LstmDefinition, "dlbench.runner.models.weights:_lstm_shapes",
            "dlbench.runner.models.flops:_lstm_macs",
-           "dlbench.runner.experiments.parity.model_reference:_lstm",
+           "dlbench.runner.models.reference_forward:_lstm",
            "dlbench.runner.models.conventions:_lstm_notes",
            {"pytorch": "dlbench.runner.models.pytorch:LstmClassifier",
             "tensorflow": "dlbench.runner.models.tensorflow:LstmClassifier",

@@ -25,7 +25,7 @@ MIN_SERVING_CALL_S = 0.1
 #: already last 32 ms and 86 ms at the peak.
 SERVING_BATCH: dict[str, int] = {"resnet50-synthetic": 8, "bert-base-tokens": 4}
 
-#: The calls one real-size inference process makes (dlbench.runner.harness.inference.InferencePlan):
+#: The calls one real-size inference process makes (dlbench.runner.worker.harness.inference.InferencePlan):
 #: every call is long, so a few suffice; the data are the profile's small sample set.
 INFERENCE_CALLS = {"warmup_calls": 2, "latency_calls": 20, "throughput_samples": 3,
                    "latency_budget_s": 10.0}

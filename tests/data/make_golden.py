@@ -14,7 +14,7 @@ from pathlib import Path
 from dlbench.core.schema import CellStatus
 from dlbench.runner.cell.outcome import CellOutcome, Fairness, Observation
 from dlbench.runner.cell.spec import CellSpec
-from dlbench.runner.store.run_store import CellRecord, RunStore
+from dlbench.runner.driver.store.run_store import CellRecord, RunStore
 
 ROOT = Path(__file__).parent / "golden"
 SYSTEMS = [("pytorch", "pytorch"), ("tensorflow", "tensorflow"), ("keras", "tensorflow"),

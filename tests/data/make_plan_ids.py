@@ -18,9 +18,9 @@ SNAPSHOT = Path(__file__).with_name("plan_ids.json")
 def suite_plans() -> dict[str, list[list]]:
     """suite:device -> [cell_id, config_id, processes] for every planned cell, in order."""
     from dlbench.core.identity import config_id
-    from dlbench.runner.experiments import SUITES
-    from dlbench.runner.plan.cells import plan_cells
-    from dlbench.runner.plan.request import RunRequest
+    from dlbench.runner.driver.plan.experiments import SUITES
+    from dlbench.runner.driver.plan.cells import plan_cells
+    from dlbench.runner.driver.plan.request import RunRequest
 
     plans = {}
     for suite in SUITES:

@@ -1,0 +1,89 @@
+"""precision: what do bf16 and fp16 mixed precision change in speed, memory and accuracy, in
+each framework's own API, and does the framework accept them at all?"""
+
+from __future__ import annotations
+
+from dlbench.runner.driver.plan.experiments import MODEL_WORKLOADS, Experiment, not_measured_params, suite_grid
+from dlbench.runner.driver.plan.request import RunRequest
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.workloads import real_size
+from dlbench.runner.workloads.real_size import NO_ACCURACY_PARAM, REAL_SIZE_WORKLOADS
+
+PRECISIONS = ("fp32", "bf16", "fp16")
+#: The real-size models (on a CPU) in fp32 and the CPU's own reduced precision: fp16 matmuls
+#: without native units would take a real-size process far past its time.
+REAL_SIZE_PRECISIONS = ("fp32", "bf16")
+
+#: Per suite (processes per cell: dlbench.runner.driver.plan.repeats): workloads with epochs, and the
+#: inference calls per process. Standard (on a GPU) and full measure the ResNet, Transformer
+#: and LSTM too. The quick suite is tiny (fp32 against bf16, the half precision these CPUs
+#: have units for): half precision matmuls on a CPU without native support are very slow.
+GRID: dict[str, dict] = {
+    "quick": {"workloads": ["mlp-digits"], "epochs": 2,
+              "cpu": {"precisions": ("fp32", "bf16")},
+              "params": {"warmup_calls": 5, "latency_calls": 50, "throughput_batch": 256,
+                         "throughput_samples": 3, "train_samples": 640}},
+    "standard": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
+                 "epochs": 5,
+                 "params": {"warmup_calls": 20, "latency_calls": 200, "throughput_batch": 1024,
+                            "throughput_samples": 5},
+                 # on 2 CPU cores: none. The digits MLP was measured here until 2026-12-05
+                 # (13 of the 2027.03 run's 171 minutes) and answered nothing: its speed in
+                 # bf16 is per-call overhead and, on a CPU without bf16 units, emulation, and
+                 # its 0.2 MiB of weights are too small for memory to show. Precision on a
+                 # CPU is the full suite's: the real-size models' memory in fp32 and bf16.
+                 # Asked for by name (--workload mlp-digits), the MLP trains as it did: fp32
+                 # and bf16 (fp16 is a GPU question) for the 20 epochs training gives it.
+                 "cpu": {"workloads": [], "precisions": ("fp32", "bf16"), "epochs": 20}},
+    # machine: bf16 against fp32 at real size, serving (batch 1 and the serving batch) and
+    # training steps in every system, on whatever units the CPU has (a CPU without bf16
+    # units says so: dlbench.core.cpu_flags.bf16_units). BERT-base is planned and left to
+    # the full suite (standard_cpu_cuts.MACHINE_CUTS: its time)
+    "machine": {"workloads": [], "epochs": 20, "precisions": ("fp32", "bf16"),
+                "params": {"warmup_calls": 20, "latency_calls": 200, "throughput_batch": 1024,
+                           "throughput_samples": 5},
+                "real_size": ["resnet50-synthetic", "bert-base-tokens"],
+                # one steady epoch (4 steps) after the first, per process
+                "real_size_params": {"epochs": 2}},
+    "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
+             "epochs": 10,
+             "data_size": "large",
+             "params": {"warmup_calls": 50, "latency_calls": 500, "throughput_batch": 4096,
+                        "throughput_samples": 10},
+             # on a CPU, the real-size models in fp32 and bf16: working memory where the
+             # model's own memory dominates the runtime's
+             "cpu": {"real_size": list(REAL_SIZE_WORKLOADS)}},
+}
+
+
+def plan(request: RunRequest) -> list[CellSpec]:
+    """One cell per workload, framework and precision, at the workload's batch size (a
+    dlbench.runner.models workload's at the device's size profile, as in training)."""
+    from dlbench.runner.workloads.catalog import device_batch_size, get_workload
+
+    grid = suite_grid(GRID, request)
+    cells = []
+    for name in request.workloads or [*grid["workloads"], *grid.get("real_size", [])]:
+        workload = get_workload(name)
+        batch_size = device_batch_size(workload, request.device)
+        params = dict(grid["params"], epochs=grid["epochs"])
+        precisions, timeout_s = grid.get("precisions", PRECISIONS), 600.0
+        if real_size.is_real_size(name):  # few steps and test samples, the serving batch
+            params = (real_size.inference_params(name) | real_size.training_params(name)
+                      | {NO_ACCURACY_PARAM: True} | grid.get("real_size_params", {}))
+            precisions, timeout_s = REAL_SIZE_PRECISIONS, real_size.TIMEOUT_S
+        elif workload.dataset == "synthetic-images" and "data_size" in grid:
+            params["data_size"] = grid["data_size"]
+        for framework in request.systems:
+            for precision in precisions:
+                mode = "mixed" if precision != "fp32" else "default"
+                cells.append(request.cell(
+                    "precision", name, framework, timeout_s=timeout_s, precision=precision,
+                    mode=mode, batch_size=batch_size,
+                    params=params | not_measured_params(request, framework, mode, "precision",
+                                                        name),
+                ))
+    return cells
+
+
+EXPERIMENT = Experiment("precision", plan)

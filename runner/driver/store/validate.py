@@ -1,0 +1,118 @@
+"""Whether a run directory reads as a run's files: its run and environment files, every
+process record, the three tables and its code record, every file against its hash
+(`dlbench import-run` checks an archive's run with it before moving it into results/runs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dlbench.core import layout
+from dlbench.core.code_archive import read_code_record
+from dlbench.core.errors import ResultsFileError
+from dlbench.core.tables import read_table
+from dlbench.core.visible import shown_name
+from dlbench.runner.driver.store.run_store import RunStore
+from dlbench.runner.driver.store.table_checks import check_measured, check_table
+
+TABLES = ("cells", "observations", "processes")
+#: The longest text a run's JSON holds in one string (an environment variable's value).
+MAX_TEXT = 1 << 16
+_TEXT, _NUMBER, _FLAG = (str, type(None)), (int, float, type(None)), (bool, type(None))
+#: The shapes pages and commands read of run.json and environment.json beyond
+#: dlbench.core.layout's top-level types: a dict per field, "*" for every key, a list's
+#: items as its one element.
+RUN_SHAPE: dict = {"workload_words": {"*": _TEXT}, "request": {}, "processes_policy": {},
+                   "remeasured": [{"reason": _TEXT, "cells": [_TEXT], "at": _TEXT}],
+                   "looks": [{}], "process_order": [_TEXT], "planned_cells": [_TEXT]}
+ENVIRONMENT_SHAPE: dict = {
+    "cpu": {"model": _TEXT, "arch": _TEXT, "logical_cores": _NUMBER, "physical_cores": _NUMBER,
+            "usable_cores": _NUMBER, "framework_kernels": {"*": {}},
+            "*": _FLAG + (str, int)},
+    "gpus": [{"model": _TEXT, "*": _TEXT + _NUMBER + _FLAG}],
+    "compute_peak": {"fp32_flops": _NUMBER, "bf16_flops": _NUMBER, "fp16_flops": _NUMBER,
+                     "probe": _TEXT},
+    "packages": {"*": _TEXT}, "frameworks": {"*": _TEXT}, "environment_variables": {"*": _TEXT},
+    "git": {"commit": _TEXT, "*": _FLAG + _TEXT},
+}
+
+
+def validate_run(run_root: Path, origin: str) -> str:
+    """The run ID of the run directory `run_root` if every file of it reads as a run's file;
+    else ResultsFileError naming the first that does not."""
+    if not layout.is_run(run_root):
+        raise ResultsFileError(f"{origin}: no {layout.RUN_INFO} in {run_root.name}/ (not a run)")
+    if not (run_root / layout.ENVIRONMENT).is_file():
+        raise ResultsFileError(f"{origin}: no {layout.ENVIRONMENT} in {run_root.name}/")
+    info = layout.read_run_info(run_root)
+    check_json(info, RUN_SHAPE, f"{origin}: run.json")
+    check_json(layout.read_environment(run_root), ENVIRONMENT_SHAPE, f"{origin}: environment.json")
+    if info["run_id"] != run_root.name:
+        raise ResultsFileError(f"{origin}: run.json names run {info['run_id']!r} but the "
+                               f"archive holds {run_root.name!r}")
+    _check_records(run_root, origin)
+    tables = {}
+    for stem in TABLES:
+        table = tables[stem] = read_table(run_root / f"{stem}.parquet", stem)
+        check_table(table, stem, f"{origin}: {stem}.parquet")
+        named = set(table["run_id"])
+        if named - {info["run_id"]}:
+            raise ResultsFileError(f"{origin}: {stem}.parquet names run(s) "
+                                   f"{', '.join(map(repr, sorted(map(str, named))))} but "
+                                   f"run.json names {info['run_id']!r}")
+    check_measured(tables["cells"], tables["observations"], origin)
+    _check_code(run_root, origin)
+    return info["run_id"]
+
+
+def _check_records(run_root: Path, origin: str) -> None:
+    """Every process record parses as one (dlbench.runner.driver.store.run_store reads them)."""
+    store = RunStore(run_root)
+    if not list(store.processes_dir.glob("*.json")):
+        raise ResultsFileError(f"{origin}: no process records in {run_root.name}/processes/")
+    store.load_records()
+    store.load_superseded()
+
+
+def _check_code(run_root: Path, origin: str) -> None:
+    """The code record reads (dlbench/core/code_archive.py): every file matches its hash and
+    every path names one, in the archive or the older code/ and code-objects/ form."""
+    read_code_record(run_root, origin)
+
+
+def check_json(value: object, shape: object, where: str) -> None:
+    """ResultsFileError where `value` is not of `shape` (RUN_SHAPE's form) or holds a string
+    over MAX_TEXT characters."""
+    _check_shape(value, shape, where)
+    _check_lengths(value, where)
+
+
+def _check_shape(value: object, shape: object, where: str) -> None:
+    if isinstance(shape, tuple):
+        if not isinstance(value, shape) or (isinstance(value, bool) and bool not in shape):
+            accepted = " or ".join(t.__name__ for t in shape if t is not type(None))
+            raise ResultsFileError(f"{where} is {type(value).__name__}, expected {accepted}")
+    elif isinstance(shape, list):
+        if not isinstance(value, list):
+            raise ResultsFileError(f"{where} is {type(value).__name__}, expected a list")
+        for index, item in enumerate(value):
+            _check_shape(item, shape[0], f"{where}[{index}]")
+    elif isinstance(shape, dict):
+        if not isinstance(value, dict):
+            raise ResultsFileError(f"{where} is {type(value).__name__}, expected an object")
+        for key, item in value.items():
+            if key in shape or "*" in shape:
+                _check_shape(item, shape.get(key, shape.get("*")), f"{where}.{_key(key)}")
+
+
+def _key(key: str) -> str:
+    return key if key.replace("_", "").replace("-", "").isalnum() and key.isascii() and \
+        len(key) < 64 else shown_name(key)
+
+
+def _check_lengths(value: object, where: str) -> None:
+    if isinstance(value, str) and len(value) > MAX_TEXT:
+        raise ResultsFileError(f"{where} holds {len(value)} characters of text, over the limit "
+                               f"of {MAX_TEXT}")
+    for item in value.values() if isinstance(value, dict) else value if isinstance(
+            value, list) else ():
+        _check_lengths(item, where)

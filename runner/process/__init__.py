@@ -1,1 +1,0 @@
-"""One worker process: its environment, the worker, timeout, clock, memory, stop."""

@@ -1,1 +1,0 @@
-"""A user's own model (`dlbench run --model`): checked, built once, planned as cells."""

@@ -1,0 +1,2 @@
+"""The data-parallel experiment's code, one module per framework and the protocol they share
+(its plan: dlbench.runner.driver.experiments.data_parallel)."""

@@ -1,0 +1,2 @@
+"""The defaults-accuracy experiment's code, one module per framework and the protocol they share
+(its plan: dlbench.runner.driver.experiments.defaults_accuracy)."""
