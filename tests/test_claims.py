@@ -6,7 +6,6 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
 from tests.judging_fixtures import CPU_ENV, noisy, tables
 
 from dlbench.core.judging import Regime

@@ -12,7 +12,7 @@ from dlbench.core.compare import Change, compare
 from dlbench.core.errors import CompareError
 from dlbench.core.metrics import reader_label
 from dlbench.core.schema import system_label
-from dlbench.report.render.labels import (cell_id_words, cell_words, environment_key,
+from dlbench.report.render.labels import (cell_id_words, environment_key,
                                           environment_value, setting_words,
                                           workload_label)
 from dlbench.report.render.user_text import inert_record

@@ -24,6 +24,8 @@ from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
+from dlbench.core.cpu_flags import cpu_flags
+
 #: Where the CPU flags are named by the vendor string cpuinfo reads.
 VENDORS = {"GenuineIntel": "Intel", "AuthenticAMD": "AMD", "ARM": "ARM", "Apple": "Apple"}
 

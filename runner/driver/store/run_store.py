@@ -14,7 +14,6 @@ archive, each distinct file once (`code.tar`, dlbench/core/code_archive.py).
 from __future__ import annotations
 
 import hashlib
-import json
 from datetime import datetime, timezone
 from pathlib import Path
 
