@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from dlbench.core.systems import frameworks
 from dlbench.runner.worker.adapters.keras import seed_keras
 from dlbench.runner.cell.outcome import CellOutcome
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.worker.experiments.defaults_accuracy.protocol import (
-    BATCH_SIZE, CLASSES, DOCUMENTED_DEFAULTS, FEATURES, HIDDEN, TrainedWithDefaults,
-    defaults_fairness, defaults_outcome, epochs_of, open_defaults_cell)
+    BATCH_SIZE, CLASSES, FEATURES, HIDDEN, TrainedWithDefaults, recorded_defaults,
+    run_defaults_cell)
 
 #: Batches of the test set per predict call (evaluation only: no effect on the model).
 PREDICT_BATCH = 1024
@@ -37,18 +36,14 @@ def read_defaults(model) -> dict[str, str]:
     """The settings this experiment leaves to Keras, read back from the built objects (the
     documented words where a value cannot be read: where epsilon enters, the shuffling)."""
     dense, norm = model.layers[0], model.layers[1]
-    documented = DOCUMENTED_DEFAULTS["keras"]
-    return {
+    return recorded_defaults("keras", {
         "dense kernel initialiser": type(dense.kernel_initializer).__name__,
         "dense bias initialiser": type(dense.bias_initializer).__name__,
         "Adam epsilon": f"{float(model.optimizer.epsilon):g}",
-        "where Adam's epsilon enters": documented["where Adam's epsilon enters"],
         "BatchNorm momentum (as the framework defines it)": f"{norm.momentum:g}",
         "BatchNorm running statistics: share kept per step": f"{norm.momentum:g}",
         "BatchNorm epsilon": f"{norm.epsilon:g}",
-        "BatchNorm running variance": frameworks()["keras"].running_variance,
-        "shuffling": documented["shuffling"],
-    }
+    })
 
 
 def train(seed: int, epochs: int, x: np.ndarray, y: np.ndarray, x_test: np.ndarray,
@@ -64,12 +59,8 @@ def train(seed: int, epochs: int, x: np.ndarray, y: np.ndarray, x_test: np.ndarr
 
 
 def run(spec: CellSpec) -> CellOutcome:
-    cell = open_defaults_cell(spec)
-    data = cell.data
-    trained = train(data.seed, epochs_of(spec), data.x_train, data.dataset.y_train,
-                    data.x_test, data.dataset.y_test)
-    fairness = defaults_fairness(
-        cell, "Keras", compile_mode=f"compile()'s defaults on {spec.backend}",
+    return run_defaults_cell(
+        spec, "keras", train, label="Keras",
+        compile_mode=f"compile()'s defaults on {spec.backend}",
         data_pipeline=f"model.fit on in-memory NumPy arrays, batch {BATCH_SIZE}, "
                       f"shuffle=True (fit's default: its own order each epoch)")
-    return defaults_outcome(cell, "keras", trained, fairness)

@@ -17,11 +17,12 @@ training pool (a large one: its own sampling error enters every interval).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
+from dlbench.core.systems import frameworks
 from dlbench.runner.cell.outcome import CellOutcome, Fairness
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.workloads.defaults_task import BATCH_SIZE, TASK, TASKS
@@ -80,6 +81,19 @@ DOCUMENTED_DEFAULTS: dict[str, dict[str, str]] = {
                      "each epoch, seeded by keras.utils.set_random_seed(k)",
     },
 }
+
+
+def recorded_defaults(framework: str, read: Mapping[str, str]) -> dict[str, str]:
+    """What a cell records of `framework`'s defaults: the values `read` back from the built
+    objects, and the documented words where a value cannot be read (where Adam's epsilon
+    enters, the shuffling) with the framework's declared BatchNorm running variance, in
+    DOCUMENTED_DEFAULTS' order."""
+    documented = DOCUMENTED_DEFAULTS[framework]
+    unread = {"where Adam's epsilon enters": documented["where Adam's epsilon enters"],
+              "BatchNorm running variance": frameworks()[framework].running_variance,
+              "shuffling": documented["shuffling"]}
+    values = {**unread, **read}
+    return {setting: values[setting] for setting in documented}
 
 #: What every system shares: what a user chooses, not a default.
 SHARED_SETTINGS = (f"the same task and samples; Dense {HIDDEN} -> BatchNorm -> ReLU -> Dense "
@@ -180,6 +194,25 @@ def defaults_outcome(cell: Cell, framework: str, trained: TrainedWithDefaults,
         "train_samples": len(dataset.y_train), "classes": dataset.classes,
         "defaults": dict(trained.defaults),
         "defaults_not_as_documented": mismatches(framework, trained.defaults)})
+
+
+#: A framework's training with its own defaults: (seed, epochs, x, y, x_test, y_test) -> what
+#: it reached and the defaults it read back.
+Trainer = Callable[[int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+                   TrainedWithDefaults]
+
+
+def run_defaults_cell(spec: CellSpec, framework: str, train: Trainer, *, label: str,
+                      compile_mode: str, data_pipeline: str) -> CellOutcome:
+    """One cell: the task and the process's seed, `train` with the framework's own
+    defaults, and the outcome with its fairness manifest (`label` names the framework)."""
+    cell = open_defaults_cell(spec)
+    data = cell.data
+    trained = train(data.seed, epochs_of(spec), data.x_train, data.dataset.y_train,
+                    data.x_test, data.dataset.y_test)
+    fairness = defaults_fairness(cell, label, compile_mode=compile_mode,
+                                 data_pipeline=data_pipeline)
+    return defaults_outcome(cell, framework, trained, fairness)
 
 
 def epochs_of(spec: CellSpec) -> int:

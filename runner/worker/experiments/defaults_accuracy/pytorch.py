@@ -10,12 +10,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from dlbench.core.systems import frameworks
 from dlbench.runner.cell.outcome import CellOutcome
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.worker.experiments.defaults_accuracy.protocol import (
     BATCH_SIZE, CLASSES, DOCUMENTED_DEFAULTS, FEATURES, HIDDEN, TrainedWithDefaults,
-    defaults_fairness, defaults_outcome, epochs_of, open_defaults_cell)
+    recorded_defaults, run_defaults_cell)
 
 
 def build(seed: int) -> tuple[nn.Sequential, torch.optim.Adam]:
@@ -40,19 +39,16 @@ def read_defaults(model: nn.Sequential, optimizer: torch.optim.Adam) -> dict[str
     documented words where a value cannot be read: where epsilon enters, the shuffling)."""
     dense, norm = model[0], model[1]
     documented = DOCUMENTED_DEFAULTS["pytorch"]
-    return {
+    return recorded_defaults("pytorch", {
         "dense kernel initialiser": _initialiser(dense.weight, dense.in_features,
                                                  documented["dense kernel initialiser"]),
         "dense bias initialiser": _initialiser(dense.bias, dense.in_features,
                                                documented["dense bias initialiser"]),
         "Adam epsilon": f"{optimizer.defaults['eps']:g}",
-        "where Adam's epsilon enters": documented["where Adam's epsilon enters"],
         "BatchNorm momentum (as the framework defines it)": f"{norm.momentum:g}",
         "BatchNorm running statistics: share kept per step": f"{1 - norm.momentum:g}",
         "BatchNorm epsilon": f"{norm.eps:g}",
-        "BatchNorm running variance": frameworks()["pytorch"].running_variance,
-        "shuffling": documented["shuffling"],
-    }
+    })
 
 
 def train(seed: int, epochs: int, x: np.ndarray, y: np.ndarray, x_test: np.ndarray,
@@ -81,12 +77,7 @@ def train(seed: int, epochs: int, x: np.ndarray, y: np.ndarray, x_test: np.ndarr
 
 
 def run(spec: CellSpec) -> CellOutcome:
-    cell = open_defaults_cell(spec)
-    data = cell.data
-    trained = train(data.seed, epochs_of(spec), data.x_train, data.dataset.y_train,
-                    data.x_test, data.dataset.y_test)
-    fairness = defaults_fairness(
-        cell, "PyTorch", compile_mode="eager",
+    return run_defaults_cell(
+        spec, "pytorch", train, label="PyTorch", compile_mode="eager",
         data_pipeline=f"torch.utils.data.DataLoader over in-memory tensors, batch "
                       f"{BATCH_SIZE}, shuffle=True (its own order each epoch)")
-    return defaults_outcome(cell, "pytorch", trained, fairness)
