@@ -315,8 +315,10 @@ def test_a_worker_is_told_its_process_index_not_the_count(tmp_path):
     from dlbench.runner.driver.launch.execute import Launch, execute_cell
 
     told = tmp_path / "told.json"
-    # the worker's command runs under a prefix that keeps the spec file it was given
-    keep_spec = Launch(prefix=("sh", "-c", 'cp "$4" "$0"', str(told)))
+    # the worker's command runs under a prefix that keeps the spec file it was given (found
+    # by its name among the command's arguments, wherever the interpreter's options put it)
+    keep_spec = Launch(prefix=("sh", "-c", 'for a; do case "$a" in */spec-*.json) '
+                                           'cp "$a" "$0";; esac; done', str(told)))
     spec = CellSpec(experiment="training", workload="mlp-digits", framework="pytorch",
                     backend="pytorch", device="cpu", repeats=3, repeat_index=2)
     record = execute_cell(spec, keep_spec)

@@ -22,6 +22,7 @@ from dlbench.report.pages.answer_values import (Medians, best_value, compile_cos
                                                 is_compile_question)
 from dlbench.report.render.labels import contender_label, workload_label
 from dlbench.report.verdicts.answers import VerdictOutcome
+from dlbench.report.verdicts.defaults_answers import QUESTION as DEFAULTS_QUESTION
 from dlbench.report.verdicts.stored import answer_key
 
 #: The mark of a cell whose pair the processes could not decide.
@@ -198,11 +199,12 @@ def _key(row: Mapping) -> tuple[str, ...]:
 
 
 def compared_answers(frame: pd.DataFrame) -> pd.DataFrame:
-    """The answer rows of the question tables (QUESTIONS) that have judged pairs (more than
-    one contender measured); the defaults-accuracy answer has a section of its own."""
+    """The answer rows of the question tables that have judged pairs (more than one
+    contender measured); the defaults-accuracy answer has a section of its own (a stored
+    question no longer asked still counts: a release's published count stays its own)."""
     with_pairs = {_key(r) for r in frame[frame["row"] == "pair"].to_dict("records")}
     answers = frame[(frame["row"] == "answer")
-                    & frame["question"].isin([q.key for q in QUESTIONS])]
+                    & (frame["question"].astype(str) != DEFAULTS_QUESTION)]
     judged = [i for i, r in enumerate(answers.to_dict("records")) if _key(r) in with_pairs]
     return answers.iloc[judged]  # by position: an empty list must not select columns
 

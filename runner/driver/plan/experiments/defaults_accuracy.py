@@ -16,7 +16,8 @@ from dataclasses import replace
 from dlbench.runner.cell.spec import UNSUPPORTED, CellSpec
 from dlbench.runner.driver.plan.experiments import Experiment, suite_grid
 from dlbench.runner.driver.plan.request import RunRequest
-from dlbench.runner.workloads.defaults_task import BATCH_SIZE, NO_DEFAULTS, TASK
+from dlbench.runner.workloads.defaults_task import (BATCH_SIZE, NO_DEFAULTS, TASK,
+                                                    TASKS)  # noqa: F401 - read by name
 
 NAME = "defaults-accuracy"
 #: TASKS (imported above) stays an attribute here: the run reads its task's words from the
