@@ -17,6 +17,7 @@ from dlbench.report.verdicts.first_published import first_published, rules_chang
 from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.jinja import ChartBlock, chart_block, render
 from dlbench.report.render.labels import ids_in_words, short_sentences
+from dlbench.report.render.paragraphs import packed, split_outside_parentheses
 from dlbench.report.inputs.source import Source
 
 MAX_LINKS = 12  # evidence links per verdict; the rest are counted
@@ -93,20 +94,7 @@ def within(text: str, limit: int = LINE_CHARS) -> str:
 def paragraphs(text: str, limit: int = LINE_CHARS) -> list[str]:
     """`text` as paragraphs of at most about `limit` characters, broken after a '; ' or '. '
     outside parentheses (a clause is never cut)."""
-    parts, depth, start = [], 0, 0
-    for i, char in enumerate(text):
-        depth += (char == "(") - (char == ")")
-        if depth == 0 and char in ";." and text[i + 1:i + 2] == " ":
-            parts.append(text[start:i + 1])
-            start = i + 2
-    parts.append(text[start:])
-    joined: list[str] = []
-    for part in filter(None, parts):
-        if joined and len(joined[-1]) + len(part) + 1 <= limit:
-            joined[-1] += " " + part
-        else:
-            joined.append(part)
-    return joined
+    return packed(split_outside_parentheses(text, ";."), limit)
 
 
 def reason_lines(verdict: ClaimVerdict) -> list[str]:

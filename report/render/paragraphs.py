@@ -14,19 +14,40 @@ SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z*(`])")
 ITEM = re.compile(r"^([-*]|\d+\.) ")
 
 
+def split_outside_parentheses(text: str, marks: str, before: str = "") -> list[str]:
+    """`text` split after each of `marks` followed by a space (and, when `before` is given,
+    by one of its characters), never inside parentheses; each part keeps its mark, the space
+    after it is dropped, none is empty."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += (char == "(") - (char == ")")
+        if (depth == 0 and char in marks and text[i + 1:i + 2] == " "
+                and (not before or text[i + 2:i + 3] in before)):
+            parts.append(text[start:i + 1])
+            start = i + 2
+    parts.append(text[start:])
+    return [p for p in parts if p]
+
+
+def packed(parts: list[str], limit: int) -> list[str]:
+    """`parts` in order, each joined to the one before it (with a space) while the two fit
+    in `limit` characters."""
+    chunks: list[str] = []
+    for part in parts:
+        if chunks and len(chunks[-1]) + 1 + len(part) <= limit:
+            chunks[-1] += " " + part
+        else:
+            chunks.append(part)
+    return chunks
+
+
 def _pieces(text: str, limit: int) -> list[str]:
     """`text` as pieces of at most `limit` characters where it can be split."""
     sentences = []
     for sentence in SENTENCE_END.split(text):
         parts = sentence.split("; ") if len(sentence) > limit else [sentence]
         sentences += [p + (";" if i < len(parts) - 1 else "") for i, p in enumerate(parts)]
-    chunks: list[str] = []
-    for sentence in sentences:
-        if chunks and len(chunks[-1]) + 1 + len(sentence) <= limit:
-            chunks[-1] += " " + sentence
-        else:
-            chunks.append(sentence)
-    return chunks
+    return packed(sentences, limit)
 
 
 def _block(lines: list[str], limit: int) -> str:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dlbench.core.metrics import reader_label
 from dlbench.core.verdict_engine import QUESTIONS
 from dlbench.report.render.labels import ids_in_words, mode_ids_in_words
+from dlbench.report.render.paragraphs import packed, split_outside_parentheses
 from dlbench.report.inputs.source import Source
 from dlbench.report.inputs.labelled import hardware_words
 from dlbench.report.render.user_text import INLINE_SYNTAX
@@ -73,20 +74,6 @@ def inline(text: str) -> str:
     return f"\\{line}" if line[:1] in BLOCK_START else line
 
 
-def _split(text: str, marks: str, before: str = "") -> list[str]:
-    """`text` split after each of `marks` followed by a space (and, when `before` is given,
-    by one of its characters), outside parentheses."""
-    parts, depth, start = [], 0, 0
-    for i, char in enumerate(text):
-        depth += (char == "(") - (char == ")")
-        if (depth == 0 and char in marks and text[i + 1:i + 2] == " "
-                and (not before or text[i + 2:i + 3] in before)):
-            parts.append(text[start:i + 1].strip())
-            start = i + 2
-    parts.append(text[start:].strip())
-    return [p for p in parts if p]
-
-
 #: What starts a new sentence after '. ': a capital, a digit, a quote or a parenthesis.
 SENTENCE_START = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'\"("
 
@@ -94,7 +81,7 @@ SENTENCE_START = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'\"("
 def sentences(text: str) -> list[str]:
     """The sentences of `text` (never cut inside parentheses or after an abbreviation)."""
     found: list[str] = []
-    for part in _split(" ".join(text.split()), ".?!", SENTENCE_START):
+    for part in split_outside_parentheses(" ".join(text.split()), ".?!", SENTENCE_START):
         if found and re.search(r"\b(e\.g|i\.e|vs|cf)\.$", found[-1]):
             found[-1] += " " + part  # an abbreviation, not a sentence's end
         else:
@@ -112,15 +99,9 @@ def _clauses(sentence: str, limit: int) -> list[str]:
     if len(sentence) <= limit:
         return [sentence]
     for marks in (";", ":", ","):
-        parts = _split(sentence, marks)
+        parts = split_outside_parentheses(sentence, marks)
         if len(parts) > 1:
-            packed: list[str] = []
-            for part in parts:
-                if packed and len(packed[-1]) + len(part) + 1 <= limit:
-                    packed[-1] += " " + part
-                else:
-                    packed.append(part)
-            return [line for part in packed for line in _clauses(part, limit)]
+            return [line for part in packed(parts, limit) for line in _clauses(part, limit)]
     return [sentence]
 
 
