@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from dlbench.core.achieved import details_of
 from dlbench.core.decisions import Decision
 from dlbench.core.defaults_accuracy import (AccuracyOutcome, DefaultsAccuracy, PairOutcome,
                                             judge_defaults_accuracy)
@@ -56,11 +57,6 @@ class DefaultsAnswer:
     cells: tuple[tuple[str, str], ...] = ()  # (system, cell ID) of every system that ran
 
 
-def _details(text: object) -> dict:
-    value = json.loads(text) if isinstance(text, str) and text else {}
-    return value if isinstance(value, dict) else {}
-
-
 def differing_settings(defaults: dict[str, dict[str, str]]
                        ) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
     """From {system: {setting: value}}: each setting whose value is not the same in every
@@ -81,7 +77,7 @@ def _declared_order(item: tuple[str, object]) -> tuple[int, str]:
 def _group_answer(key: tuple, cells: pd.DataFrame, rows: pd.DataFrame) -> DefaultsAnswer:
     run_id, device, workload = (str(v) for v in key)
     ok = cells[cells["status"] == CellStatus.OK.value]
-    details = {system_of(c): _details(c.get("details_json")) for c in ok.to_dict("records")}
+    details = {system_of(c): details_of(c.get("details_json")) for c in ok.to_dict("records")}
     samples = {system: (group["repeat"].to_numpy(int), group["value"].to_numpy(float))
                for system, group in rows.groupby("system", sort=True)}
     sizes = {int(d["test_samples"]) for d in details.values() if d.get("test_samples")}
