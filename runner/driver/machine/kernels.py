@@ -24,7 +24,9 @@ from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
+from dlbench.core.atomic import atomic_write_json
 from dlbench.core.cpu_flags import cpu_flags
+from dlbench.core.errors import SaveError
 
 #: Where the CPU flags are named by the vendor string cpuinfo reads.
 VENDORS = {"GenuineIntel": "Intel", "AuthenticAMD": "AMD", "ARM": "ARM", "Apple": "Apple"}
@@ -153,15 +155,9 @@ def kept_answer(folder: Path, key: str, probe: Callable[[], dict],
         pass
     answer = probe()
     whole = keep(answer) if keep else not any("error" in choice for choice in answer.values())
-    if whole:
-        partial = kept.with_name(f"{kept.name}.{os.getpid()}.tmp")
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            partial.write_text(json.dumps(answer))
-            partial.replace(kept)  # whole or absent, for processes reading it beside this one
-        except OSError:  # a folder that cannot keep it: the next process probes again
-            with contextlib.suppress(OSError):
-                partial.unlink(missing_ok=True)
+    if whole:  # whole or absent, for processes reading it beside this one
+        with contextlib.suppress(SaveError):  # a folder that cannot keep it: probed again
+            atomic_write_json(kept, answer)
     return answer
 
 
