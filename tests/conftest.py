@@ -16,10 +16,14 @@ import pytest
 
 #: Set when this file chose the lock, so each test process (pytest -n) chooses its own.
 OWN_LOCK = "DLBENCH_TEST_OWN_LOCK"
-#: runner/driver/machine/kernels.py's PROBE_CACHE (named here: conftest imports no runner module).
-PROBE_CACHE = "DLBENCH_PROBE_CACHE"
-#: The probe cache folder this process chose (removed when it ends).
-OWN_PROBE_CACHE = pytest.StashKey[str]()
+#: Folders the session's test processes share, by the variable that names them (named here:
+#: conftest imports no project module): runner/driver/machine/kernels.py's PROBE_CACHE, the
+#: frameworks' kernel choices and the CPU peak; report/site/cache.py's SHARED_BLOBS, the
+#: site builds' static SVGs and Vega bundle.
+SESSION_FOLDERS = {"DLBENCH_PROBE_CACHE": "dlbench-test-probes-",
+                   "DLBENCH_SHARED_BLOBS": "dlbench-test-blobs-"}
+#: The session folders this process chose (removed when it ends).
+OWN_SESSION_FOLDERS = pytest.StashKey[list]()
 #: Modules that read one expensive session-scoped build, by the name of the build: under
 #: `pytest -n` they run in one test process, so it is built once a session.
 SHARED_BUILD_MODULES = {
@@ -38,18 +42,20 @@ def pytest_configure(config) -> None:
         os.environ["DLBENCH_LOCK_FILE"] = str(lock_dir / "measure.lock")
         os.environ[OWN_LOCK] = "1"
     # Every `dlbench run` the tests start reads the frameworks' kernel choices (10-16 s of
-    # framework imports) and measures the CPU's peak (seconds of matmuls): the session's
-    # processes share one probe of each per key (runner/driver/machine/kernels.py, peak.py). Chosen
-    # once, by the first process; the test processes (pytest -n) inherit it.
-    if PROBE_CACHE not in os.environ:
-        os.environ[PROBE_CACHE] = tempfile.mkdtemp(prefix="dlbench-test-probes-")
-        config.stash[OWN_PROBE_CACHE] = os.environ[PROBE_CACHE]
+    # framework imports) and measures the CPU's peak (seconds of matmuls), and every site
+    # build renders its charts and bundles Vega's script (seconds each): the session's
+    # processes share one of each per key. Chosen once, by the first process; the test
+    # processes (pytest -n) inherit them.
+    config.stash[OWN_SESSION_FOLDERS] = []
+    for variable, prefix in SESSION_FOLDERS.items():
+        if variable not in os.environ:
+            os.environ[variable] = tempfile.mkdtemp(prefix=prefix)
+            config.stash[OWN_SESSION_FOLDERS].append(os.environ[variable])
 
 
 def pytest_unconfigure(config) -> None:
-    """The session's probe cache goes with the process that chose it."""
-    folder = config.stash.get(OWN_PROBE_CACHE, None)
-    if folder:
+    """The session's shared folders go with the process that chose them."""
+    for folder in config.stash.get(OWN_SESSION_FOLDERS, []):
         shutil.rmtree(folder, ignore_errors=True)
 
 

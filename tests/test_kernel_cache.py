@@ -16,7 +16,7 @@ import pytest
 
 from dlbench.runner.driver.machine.kernels import (PROBE_CACHE, decisive_facts, kept_answer,
                                             kernel_choices, probe_key)
-from tests.conftest import PROBE_CACHE as SESSION_VARIABLE
+from tests.conftest import SESSION_FOLDERS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,7 +37,48 @@ AVX2 = {"torch": {"cpu_capability": "AVX2"}, "tensorflow": {"onednn_custom_ops":
 
 
 def test_the_session_sets_the_variable_the_runner_reads():
-    assert SESSION_VARIABLE == PROBE_CACHE and os.environ.get(PROBE_CACHE)
+    assert PROBE_CACHE in SESSION_FOLDERS and os.environ.get(PROBE_CACHE)
+
+
+def test_processes_starting_at_once_probe_once(tmp_path):
+    """Callers at once take turns on the folder: the first probes, the others read it (each
+    thread opens the folder itself, as separate processes do)."""
+    import threading
+    import time
+
+    calls = []
+
+    def slow_probe() -> dict:
+        calls.append(1)
+        time.sleep(0.3)
+        return AVX512
+
+    answers = []
+    threads = [threading.Thread(target=lambda: answers.append(kept_answer(tmp_path, "k",
+                                                                          slow_probe)))
+               for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert answers == [AVX512] * 3 and len(calls) == 1
+
+
+def test_the_cpu_record_is_read_once_per_cpu_and_only_what_the_record_needs(tmp_path,
+                                                                           monkeypatch):
+    from dlbench.runner.driver.machine import kernels
+
+    reads = Probe({"vendor_id_raw": "GenuineIntel", "brand_raw": "kept", "arch": "X86_64",
+                   "flags": ["avx2"]})
+    monkeypatch.setattr(kernels, "_read_cpu_info", reads)
+    monkeypatch.setenv(PROBE_CACHE, str(tmp_path))
+    first = kernels.cpu_info.__wrapped__()
+    assert kernels.cpu_info.__wrapped__() == first and reads.calls == 1
+    assert first["brand_raw"] == "kept"
+    assert [p.name.split("-")[1] for p in tmp_path.iterdir()] == ["cpuinfo"]
+    monkeypatch.undo()
+    read = kernels._read_cpu_info()  # py-cpuinfo's own: no clock, which varies by the call
+    assert set(read) <= set(kernels.CPU_INFO_KEYS) and read["flags"]
 
 
 def test_one_probe_per_key_and_a_changed_key_probes_again(tmp_path):

@@ -15,7 +15,7 @@ import pytest
 from dlbench.core.layout import load_run
 from dlbench.core.metrics import METRICS
 from dlbench.report.site.build import build_site, renderer_version, site_files
-from dlbench.report.site.cache import SiteCache
+from dlbench.report.site.cache import SHARED_BLOBS, SiteCache
 from dlbench.report.inputs.source import load_draft, load_release
 from tests.site_fixtures import (
     GOLDEN, RUN_A, RUN_B, SITE_URL, TEMPLATES, freeze, golden_results, site_config,
@@ -34,7 +34,8 @@ def _specs(page: bytes) -> list[dict]:
     return [json.loads(html.unescape(m)) for m in SPEC.findall(page.decode())]
 
 
-def test_same_results_give_byte_identical_pages(tmp_path: Path) -> None:
+def test_same_results_give_byte_identical_pages(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv(SHARED_BLOBS, raising=False)  # each build renders its charts
     source = load_draft(GOLDEN, [RUN_A, RUN_B])
     first = build_site(source, tmp_path / "a", TEMPLATES, SITE_URL)
     again = build_site(source, tmp_path / "a", TEMPLATES, SITE_URL)
@@ -52,8 +53,11 @@ def _tree(root: Path) -> dict[str, bytes]:
             if p.is_file()}
 
 
-def test_a_rebuild_reuses_the_cache_until_data_or_templates_change(tmp_path: Path) -> None:
+def test_a_rebuild_reuses_the_cache_until_data_or_templates_change(tmp_path: Path,
+                                                                   monkeypatch) -> None:
     import shutil
+
+    monkeypatch.delenv(SHARED_BLOBS, raising=False)  # this cache alone
 
     from dlbench.core.tables import read_table, write_table
 
@@ -90,6 +94,22 @@ def test_a_rebuild_reuses_the_cache_until_data_or_templates_change(tmp_path: Pat
                         cache_dir=cache)
     assert not edited.cached and edited.written == ("cite.md",)
     assert edited.svgs_rendered == 0
+
+
+def test_builds_share_the_svgs_and_bundle_of_a_shared_folder(tmp_path: Path,
+                                                              monkeypatch) -> None:
+    """With SHARED_BLOBS (a test session), a build without a cache of its own keeps its SVGs
+    and Vega bundle there, and the next build reuses them: the same files, nothing rendered."""
+    monkeypatch.setenv(SHARED_BLOBS, str(tmp_path / "shared"))
+    source = load_draft(GOLDEN, [RUN_A])
+    first = build_site(source, tmp_path / "a", TEMPLATES, SITE_URL)
+    assert first.svgs_rendered > 0 and first.svgs_reused == 0
+    assert SiteCache(None).has("assets", renderer_version(), ".js")
+    again = build_site(source, tmp_path / "b", TEMPLATES, SITE_URL)
+    assert again.svgs_rendered == 0 and again.svgs_reused == first.svgs_rendered
+    assert _tree(tmp_path / "a") == _tree(tmp_path / "b")
+    monkeypatch.delenv(SHARED_BLOBS)
+    assert not SiteCache(None).has("assets", renderer_version(), ".js")
 
 
 def test_adding_a_run_changes_only_what_depends_on_it(tmp_path: Path) -> None:

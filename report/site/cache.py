@@ -5,6 +5,12 @@ into a new tree swapped in whole.
     build/cache/site/<key>/index.json   the relative paths of one build's files, written last
     build/cache/site/<key>/files/...    those files
     build/cache/svg/<key>.svg           one chart's static SVG
+    build/cache/assets/<key>.js         the Vega script bundle
+
+Where DLBENCH_SHARED_BLOBS names a folder (a test session: many builds of the same charts
+within minutes; tests/conftest.py sets it), the SVGs and bundles are also kept and found
+there, for every build: they are keyed by everything that makes them, so a build that finds
+one there has the bytes it would have made.
 
 A site key hashes everything a build reads: the source's files (a release's whole directory,
 or a draft's run directories), the page templates, the other releases (their manifests, for
@@ -34,6 +40,8 @@ from dlbench.core.errors import SaveError
 CODE_DIRS = (Path(report.__file__).parent, Path(dlbench.__file__).parent)
 LIBRARIES = ("altair", "vl-convert-python", "pandas", "numpy", "scipy", "jinja2", "pyarrow",
              "pyyaml")
+#: The folder of SVGs and bundles shared by every build (see the module's docstring).
+SHARED_BLOBS = "DLBENCH_SHARED_BLOBS"
 KEEP_SITES = 4  # site versions kept in the cache; older ones are removed
 #: Files of out_dir that are not the site's and stay: git keeps the empty folder with the
 #: first; the second says dlbench build wrote the folder (dlbench.report.site.outputs).
@@ -167,6 +175,7 @@ class SiteCache:
 
     def __init__(self, root: Path | None) -> None:
         self.root = root
+        self.shared = Path(os.environ[SHARED_BLOBS]) if os.environ.get(SHARED_BLOBS) else None
         self.rendered = 0
         self.reused = 0
         self._lock = threading.Lock()
@@ -201,25 +210,25 @@ class SiteCache:
 
     def has(self, kind: str, key_text: str, suffix: str = "") -> bool:
         """Whether `blob` would reuse the bytes of an earlier build for `key_text`."""
-        path = self._path(kind, key_text, suffix)
-        return path is not None and path.is_file()
+        return any(path.is_file() for path in self._paths(kind, key_text, suffix))
 
-    def _path(self, kind: str, key_text: str, suffix: str) -> Path | None:
+    def _paths(self, kind: str, key_text: str, suffix: str) -> list[Path]:
+        """Where a blob is kept: this cache's folder, then the shared one (where named)."""
         name = hashlib.sha256(key_text.encode()).hexdigest()[:32] + suffix
-        return self.root / kind / name if self.root else None
+        return [folder / kind / name for folder in (self.root, self.shared) if folder]
 
     def blob(self, kind: str, key_text: str, produce: Callable[[], bytes],
              suffix: str = "") -> tuple[bytes, bool]:
         """The bytes `produce` makes for `key_text`, reused from an earlier build when cached;
-        and whether they were reused."""
-        path = self._path(kind, key_text, suffix)
-        if path is not None and path.is_file():
-            return path.read_bytes(), True
-        data = produce()
-        if path is not None:
-            with saving("the build cache", "free space or pass another --cache-dir"):
-                atomic_write_bytes(path, data)
-        return data, False
+        and whether they were reused. Kept wherever they were missing."""
+        paths = self._paths(kind, key_text, suffix)
+        found = next((path for path in paths if path.is_file()), None)
+        data = found.read_bytes() if found else produce()
+        for path in paths:
+            if not path.is_file():
+                with saving("the build cache", "free space or pass another --cache-dir"):
+                    atomic_write_bytes(path, data)
+        return data, found is not None
 
     def svg(self, spec: dict, render: Callable[[dict], bytes], version: str) -> bytes:
         """The static SVG of `spec`, rendered only when no earlier build rendered it."""

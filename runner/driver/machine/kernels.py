@@ -12,6 +12,7 @@ imports a framework, the same way compute_peak reads a GPU.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import hashlib
 import importlib.util
@@ -20,7 +21,7 @@ import os
 import platform
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from importlib import metadata
 from pathlib import Path
 
@@ -32,13 +33,28 @@ from dlbench.core.errors import SaveError
 VENDORS = {"GenuineIntel": "Intel", "AuthenticAMD": "AMD", "ARM": "ARM", "Apple": "Apple"}
 
 
+#: What the environment record reads of py-cpuinfo's record (its clock varies by the call).
+CPU_INFO_KEYS = ("vendor_id_raw", "brand_raw", "arch", "flags")
+
+
 @functools.cache
 def cpu_info() -> dict:
-    """py-cpuinfo's record of this CPU, read once per process (it starts a child process
-    each time; the CPU does not change under a run)."""
+    """py-cpuinfo's vendor, model, architecture and flags of this CPU, read once per process
+    (py-cpuinfo starts a child process each time: about a second; the CPU does not change
+    under a run); where PROBE_CACHE names a folder, once per CPU and py-cpuinfo there."""
+    folder = os.environ.get(PROBE_CACHE)
+    if not folder:
+        return _read_cpu_info()
+    facts = {"cpu": cpu_identity(), "py-cpuinfo": _version("py-cpuinfo")}
+    return kept_answer(Path(folder), f"cpuinfo-{probe_key(facts)}", _read_cpu_info,
+                       keep=lambda info: bool(info.get("flags")))
+
+
+def _read_cpu_info() -> dict:
     import cpuinfo
 
-    return cpuinfo.get_cpu_info()
+    info = cpuinfo.get_cpu_info()
+    return {key: info[key] for key in CPU_INFO_KEYS if key in info}
 
 
 def vendor_name(vendor_id: str) -> str:
@@ -122,13 +138,19 @@ def decisive_facts() -> dict:
         frameworks[name] = {"origin": origin,
                             "changed_ns": os.stat(origin).st_mtime_ns if origin else None,
                             "versions": {d: _version(d) for d in distributions}}
-    cpuinfo = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-    model = next((row for row in cpuinfo.splitlines() if row.startswith("model name")), "")
     variables = {k: v for k, v in os.environ.items()
                  if k.startswith(KERNEL_VARIABLE_PREFIXES) and k not in PROBE_VARIABLES}
     return {"python": [sys.executable, sys.version], "frameworks": frameworks,
-            "cpu": [platform.machine(), model, sorted(cpu_flags())],
+            "cpu": cpu_identity(),
             "variables": dict(sorted(variables.items())), "probes": PROBES}
+
+
+def cpu_identity() -> list:
+    """The CPU as the probes' keys name it: the architecture, /proc/cpuinfo's model line and
+    the CPU's flags."""
+    cpuinfo = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    model = next((row for row in cpuinfo.splitlines() if row.startswith("model name")), "")
+    return [platform.machine(), model, sorted(cpu_flags())]
 
 
 def _version(distribution: str) -> str | None:
@@ -147,18 +169,35 @@ def kept_answer(folder: Path, key: str, probe: Callable[[], dict],
                 keep: Callable[[dict], bool] | None = None) -> dict:
     """The answer kept in `folder` under `key`, else probe()'s, kept there for the next
     process when it is whole: by default when no framework failed to answer (a timeout under
-    load is not the machine's); `keep` says otherwise."""
+    load is not the machine's); `keep` says otherwise. Processes starting at once take turns
+    (a lock on the folder), so the first probes and the others read its answer."""
     kept = folder / f"probe-{key}.json"
-    try:
-        return json.loads(kept.read_text())
-    except (OSError, ValueError):
-        pass
-    answer = probe()
-    whole = keep(answer) if keep else not any("error" in choice for choice in answer.values())
-    if whole:  # whole or absent, for processes reading it beside this one
-        with contextlib.suppress(SaveError):  # a folder that cannot keep it: probed again
-            atomic_write_json(kept, answer)
+    with _folder_lock(folder):
+        try:
+            return json.loads(kept.read_text())
+        except (OSError, ValueError):
+            pass
+        answer = probe()
+        whole = keep(answer) if keep else not any("error" in c for c in answer.values())
+        if whole:  # whole or absent, for processes reading it beside this one
+            with contextlib.suppress(SaveError):  # a folder that cannot keep it: probed again
+                atomic_write_json(kept, answer)
     return answer
+
+
+@contextlib.contextmanager
+def _folder_lock(folder: Path) -> Iterator[None]:
+    """An exclusive lock on `folder` while the block runs; none where it cannot be opened."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # closing releases the lock
 
 
 def _probe_frameworks(timeout_s: float) -> dict[str, dict]:

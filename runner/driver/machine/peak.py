@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from dlbench.core.cpu_flags import cpu_flags
 from dlbench.core.fma_peak import Clock, theoretical_peak
 
 #: Square matrix size of the CPU probes: large enough for the sgemm kernels' full speed.
@@ -85,13 +86,6 @@ def combined_peak(theory: dict, probes: dict) -> dict:
         record[f"{key}_flops"] = known[basis] if basis else None
         record[f"{key}_flops_basis"] = basis or "not known"
     return record
-
-
-def cpu_flags() -> set[str]:
-    """The CPU's feature flags (py-cpuinfo), lower case."""
-    from dlbench.runner.driver.machine.kernels import cpu_info
-
-    return {str(f).lower() for f in cpu_info().get("flags", [])}
 
 
 def read_clock() -> Clock | None:
