@@ -5,8 +5,10 @@ fixture once."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import statistics
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -31,6 +33,9 @@ SHARED_BUILD_MODULES = {
     "tests/test_site_browser_releases.py": "served_committed_releases",
     "tests/test_site_build.py": "served_committed_releases",
 }
+#: Each scheduling group's seconds in a recent `make test` (benchmarks/test_time_profile.py
+#: --write writes it from a --durations=0 log): the longest groups start first.
+GROUP_SECONDS = Path(__file__).parent / "group_seconds.json"
 
 
 def pytest_configure(config) -> None:
@@ -63,29 +68,45 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: one test process more than the usable cores. The longest modules spend
     much of their time waiting on the processes, servers and browsers they start (the
     cluster and browser modules used about 0.4 of a core each in a profile), so a third
-    process on 2 cores took `make test` from 19:25 to 15:09 alone (2026-12-06)."""
+    process on 2 cores took `make test` from 19:25 to 15:09 alone; a fourth made it 16:52,
+    the suite being then CPU-bound (2026-12-06)."""
     return len(os.sched_getaffinity(0)) + 1
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
     """Under `pytest -n --dist loadscope` (pyproject's addopts): each module's tests in one
     test process, so its module-scoped fixtures are built once, and the modules of one
-    SHARED_BUILD_MODULES build in one process. (xdist's loadgroup cannot do it with pytest 9:
-    it renames node IDs through an attribute pytest no longer reads.)"""
+    SHARED_BUILD_MODULES build in one process; the longest groups first (GROUP_SECONDS), so
+    no long module starts last while the other processes have nothing left. (xdist's
+    loadgroup cannot do it with pytest 9: it renames node IDs through an attribute pytest no
+    longer reads.)"""
     if config.getvalue("dist") != "loadscope":
         return None
-    return shared_build_scheduler(config, log, SHARED_BUILD_MODULES)
+    seconds = json.loads(GROUP_SECONDS.read_text()) if GROUP_SECONDS.exists() else {}
+    return shared_build_scheduler(config, log, SHARED_BUILD_MODULES, seconds)
 
 
-def shared_build_scheduler(config: pytest.Config, log: object, builds: dict[str, str]) -> object:
-    """xdist's loadscope scheduling with a module as the unit of work, and the modules named
-    in `builds` (module path -> build) one unit per build."""
+def shared_build_scheduler(config: pytest.Config, log: object, builds: dict[str, str],
+                           seconds: dict[str, float] | None = None) -> object:
+    """xdist's loadscope scheduling with a module as the unit of work, the modules named in
+    `builds` (module path -> build) one unit per build, and each process given the longest
+    unit left by `seconds` (unit -> expected seconds; a unit it does not name counts as its
+    median): the longest-first rule that keeps the last process's tail short."""
     from xdist.scheduler import LoadScopeScheduling
+
+    expected = seconds or {}
+    unknown = statistics.median(expected.values()) if expected else 0.0
 
     class SharedBuildScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             module = nodeid.split("::", 1)[0]
             return builds.get(module, module)
+
+        def _assign_work_unit(self, node: object) -> None:
+            if expected and self.workqueue:
+                longest = max(self.workqueue, key=lambda unit: expected.get(unit, unknown))
+                self.workqueue.move_to_end(longest, last=False)
+            super()._assign_work_unit(node)
 
     return SharedBuildScheduling(config, log)
 

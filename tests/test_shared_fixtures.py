@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 CONFTEST = """
 import pytest
@@ -65,3 +67,43 @@ def test_a_module_and_the_modules_of_one_build_each_run_in_one_process(tmp_path:
     reads = {w for t, w in ran.items() if t.startswith("suite/test_reads_")}
     # three processes and three modules: alone, each module would have had a process of its own
     assert len(module) == 1 and len(reads) == 1 and module != reads, ran
+
+
+ORDERED_CONFTEST = """
+from tests.conftest import shared_build_scheduler
+
+SECONDS = {seconds}
+
+def pytest_xdist_make_scheduler(config, log):
+    return shared_build_scheduler(config, log, {{}}, SECONDS)
+"""
+FEW = """
+def test_the_one_long_test():
+    pass
+"""
+
+
+def _first_module(tmp_path: Path, seconds: dict) -> str:
+    """The module whose test ran first in one test process, under `seconds`."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    for name, text in (("conftest.py", ORDERED_CONFTEST.format(seconds=seconds)),
+                       ("test_many.py", MODULE), ("test_few.py", FEW)):
+        (suite / name).write_text(text)
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-n", "1", "--dist", "loadscope",
+                           "-v", "-p", "no:cacheprovider", "suite"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300,
+                          env=environment | {"PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return LINE.findall(done.stdout)[0][1].split("::")[0]
+
+
+@pytest.mark.parametrize(("seconds", "first"), [
+    ({"suite/test_few.py": 100.0, "suite/test_many.py": 1.0}, "suite/test_few.py"),
+    ({}, "suite/test_many.py"),  # without seconds: xdist's order, the most tests first
+])
+def test_the_longest_unit_by_its_recorded_seconds_starts_first(tmp_path: Path, seconds: dict,
+                                                               first: str) -> None:
+    assert _first_module(tmp_path, seconds) == first
