@@ -48,21 +48,28 @@ def test_reads_the_build(build, n):
 LINE = re.compile(r"^\[(gw\d)\] \[\s*\d+%\] PASSED (\S+)", re.MULTILINE)
 
 
-def test_a_module_and_the_modules_of_one_build_each_run_in_one_process(tmp_path: Path) -> None:
+def _run_suite(tmp_path: Path, files: dict[str, str], processes: int) -> list[tuple[str, str]]:
+    """(test process, test ID) of each test of a small suite of `files` run by a real pytest
+    on `processes` test processes under loadscope, in the order they passed."""
     suite = tmp_path / "suite"
     suite.mkdir()
-    for name, text in (("conftest.py", CONFTEST), ("test_module.py", MODULE),
-                       ("test_reads_one.py", READS), ("test_reads_two.py", READS)):
+    for name, text in files.items():
         (suite / name).write_text(text)
     (tmp_path / "pytest.ini").write_text("[pytest]\n")  # not the project's options
     environment = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    done = subprocess.run([sys.executable, "-m", "pytest", "-n", "3", "--dist", "loadscope",
-                           "-v", "-p", "no:cacheprovider", "suite"], cwd=tmp_path,
+    done = subprocess.run([sys.executable, "-m", "pytest", "-n", str(processes), "--dist",
+                           "loadscope", "-v", "-p", "no:cacheprovider", "suite"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300,
                           env=environment | {"PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    ran = {test: worker for worker, test in LINE.findall(done.stdout)}
-    assert len(ran) == 14, done.stdout[-3000:]
+    return LINE.findall(done.stdout)
+
+
+def test_a_module_and_the_modules_of_one_build_each_run_in_one_process(tmp_path: Path) -> None:
+    passed = _run_suite(tmp_path, {"conftest.py": CONFTEST, "test_module.py": MODULE,
+                                   "test_reads_one.py": READS, "test_reads_two.py": READS}, 3)
+    ran = {test: worker for worker, test in passed}
+    assert len(ran) == 14, passed
     module = {w for t, w in ran.items() if t.startswith("suite/test_module.py")}
     reads = {w for t, w in ran.items() if t.startswith("suite/test_reads_")}
     # three processes and three modules: alone, each module would have had a process of its own
@@ -85,19 +92,9 @@ def test_the_one_long_test():
 
 def _first_module(tmp_path: Path, seconds: dict) -> str:
     """The module whose test ran first in one test process, under `seconds`."""
-    suite = tmp_path / "suite"
-    suite.mkdir()
-    for name, text in (("conftest.py", ORDERED_CONFTEST.format(seconds=seconds)),
-                       ("test_many.py", MODULE), ("test_few.py", FEW)):
-        (suite / name).write_text(text)
-    (tmp_path / "pytest.ini").write_text("[pytest]\n")
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    done = subprocess.run([sys.executable, "-m", "pytest", "-n", "1", "--dist", "loadscope",
-                           "-v", "-p", "no:cacheprovider", "suite"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300,
-                          env=environment | {"PYTHONPATH": str(ROOT)})
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return LINE.findall(done.stdout)[0][1].split("::")[0]
+    passed = _run_suite(tmp_path, {"conftest.py": ORDERED_CONFTEST.format(seconds=seconds),
+                                   "test_many.py": MODULE, "test_few.py": FEW}, 1)
+    return passed[0][1].split("::")[0]
 
 
 @pytest.mark.parametrize(("seconds", "first"), [
