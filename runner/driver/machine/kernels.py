@@ -187,7 +187,9 @@ def kept_answer(folder: Path, key: str, probe: Callable[[], dict],
 
 @contextlib.contextmanager
 def _folder_lock(folder: Path) -> Iterator[None]:
-    """An exclusive lock on `folder` while the block runs; none where it cannot be opened."""
+    """An exclusive lock on `folder` while the block runs; none where it cannot be opened.
+    Not re-entrant (a second open of the folder waits on the first): a probe that
+    kept_answer runs must not itself read a kept answer of the same folder."""
     try:
         descriptor = os.open(folder, os.O_RDONLY)
     except OSError:
