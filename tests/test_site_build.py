@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from dlbench.core.errors import SaveError
 from dlbench.core.layout import load_run
 from dlbench.core.metrics import METRICS
 from dlbench.report.site.build import build_site, renderer_version, site_files
@@ -110,6 +111,23 @@ def test_builds_share_the_svgs_and_bundle_of_a_shared_folder(tmp_path: Path,
     assert _tree(tmp_path / "a") == _tree(tmp_path / "b")
     monkeypatch.delenv(SHARED_BLOBS)
     assert not SiteCache(None).has("assets", renderer_version(), ".js")
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["shared-folder", "own-cache"])
+def test_a_chart_that_cannot_be_kept_names_the_folder_setting_to_change(
+        tmp_path: Path, monkeypatch, shared: bool) -> None:
+    """A blob that cannot be written says which setting names its folder: the shared folder's
+    environment variable, or --cache-dir for the build's own cache."""
+    blocked = tmp_path / "a-file-not-a-folder"
+    blocked.write_text("taken")
+    if shared:
+        monkeypatch.setenv(SHARED_BLOBS, str(blocked))
+    else:
+        monkeypatch.delenv(SHARED_BLOBS, raising=False)
+    cache = SiteCache(None if shared else blocked)
+    remedy = SHARED_BLOBS if shared else "--cache-dir"
+    with pytest.raises(SaveError, match=re.escape(remedy)):
+        cache.blob("svg", "a chart's spec", lambda: b"<svg/>", ".svg")
 
 
 def test_adding_a_run_changes_only_what_depends_on_it(tmp_path: Path) -> None:

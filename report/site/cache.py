@@ -226,9 +226,16 @@ class SiteCache:
         data = found.read_bytes() if found else produce()
         for path in paths:
             if not path.is_file():
-                with saving("the build cache", "free space or pass another --cache-dir"):
+                with saving("the build cache", self._remedy(path)):
                     atomic_write_bytes(path, data)
         return data, found is not None
+
+    def _remedy(self, path: Path) -> str:
+        """What to do when a blob cannot be kept at `path`: the shared folder is named by
+        its environment variable, the build's own by --cache-dir."""
+        if self.shared is not None and path.is_relative_to(self.shared):
+            return f"free space or set {SHARED_BLOBS} to another folder"
+        return "free space or pass another --cache-dir"
 
     def svg(self, spec: dict, render: Callable[[dict], bytes], version: str) -> bytes:
         """The static SVG of `spec`, rendered only when no earlier build rendered it."""
