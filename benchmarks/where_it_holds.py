@@ -3,17 +3,24 @@ answers hold on every run, only where decided, with no difference everywhere, no
 or with a margin or winner that depends on the run, and each answer of the last two with every
 run's cell. Two runs of one machine kind show whether a kind agrees with itself (a winner that
 "depends" there is noise, not the machine); runs of two kinds list the answers whose winner
-depends on the CPU, for the release notes. Computation on committed data, not a measurement.
+depends on the CPU, for the release notes. With --release, a published release's runs are read
+beside them (judged by today's rule): an answer of that release whose winner is not the winner
+on the other machines held only on its own machine, an erratum. Computation on committed data,
+not a measurement.
 
-Run: .venv/bin/python benchmarks/where_it_holds.py --run RUN_A --run RUN_B [--results-dir DIR]
+Run: .venv/bin/python benchmarks/where_it_holds.py --run RUN_A --run RUN_B [--release R]
+     [--results-dir DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
+import tempfile
 from collections import Counter
 from pathlib import Path
 
+from dlbench.core.layout import read_release_info, release_dir, run_dir
 from dlbench.report.inputs.labelled import labelled_results
 from dlbench.report.inputs.source import load_draft
 from dlbench.report.pages.home import machines, source_judgement
@@ -36,14 +43,38 @@ def holds_tables(results: Path, runs: list[str]) -> list[dict]:
     return machine_tables(frame, names)
 
 
+def with_release_runs(results: Path, runs: list[str], release: str, scratch: Path
+                      ) -> tuple[Path, list[str]]:
+    """A results folder in `scratch` holding copies of `runs` and of the release's own runs,
+    and the run IDs to read, the release's first: a draft reads runs from one folder."""
+    published = release_dir(results, release)
+    release_runs = [str(r) for r in read_release_info(published).get("runs", [])]
+    for run_id in runs:
+        shutil.copytree(run_dir(results, run_id), run_dir(scratch, run_id))
+    for run_id in release_runs:
+        shutil.copytree(published / "runs" / run_id, run_dir(scratch, run_id))
+    return scratch, release_runs + runs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", action="append", required=True, dest="runs")
+    parser.add_argument("--release", help="a published release whose runs are read first")
     parser.add_argument("--results-dir", type=Path, default=ROOT / "results")
     options = parser.parse_args()
-    tables = holds_tables(options.results_dir, options.runs)
+    with tempfile.TemporaryDirectory(prefix="where-it-holds-") as scratch:
+        results, runs = options.results_dir, options.runs
+        if options.release:
+            results, runs = with_release_runs(results, runs, options.release, Path(scratch))
+        tables = holds_tables(results, runs)
+        report(tables, len(runs))
+
+
+def report(tables: list[dict], run_count: int) -> None:
+    """Print the count of answers by where they hold, then each answer whose winner or
+    margin depends on the machine, with every machine's cell."""
     outcomes = Counter(row["outcome"] for table in tables for row in table["rows"])
-    print(f"{sum(outcomes.values())} answers across {len(options.runs)} runs:")
+    print(f"{sum(outcomes.values())} answers across {run_count} runs:")
     for outcome, count in outcomes.most_common():
         print(f"  {count:3d}  {outcome}")
     columns = tables[0]["columns"] if tables else []
