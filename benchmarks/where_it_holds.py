@@ -3,9 +3,9 @@ answers hold on every run, only where decided, with no difference everywhere, no
 or with a margin or winner that depends on the run, and each answer of the last two with every
 run's cell. Two runs of one machine kind show whether a kind agrees with itself (a winner that
 "depends" there is noise, not the machine); runs of two kinds list the answers whose winner
-depends on the CPU, for the release notes. With --release, a published release's runs are read
-beside them (judged by today's rule): an answer of that release whose winner is not the winner
-on the other machines held only on its own machine, an erratum. Computation on committed data,
+depends on the CPU, for the release notes. With --release, a published release's machines are read
+first, at its published verdicts: an answer of that release whose winner is not the winner on
+the other machines held only on its own machine, an erratum. Computation on committed data,
 not a measurement.
 
 Run: .venv/bin/python benchmarks/where_it_holds.py --run RUN_A --run RUN_B [--release R]
@@ -15,66 +15,70 @@ Run: .venv/bin/python benchmarks/where_it_holds.py --run RUN_A --run RUN_B [--re
 from __future__ import annotations
 
 import argparse
-import shutil
-import tempfile
 from collections import Counter
 from pathlib import Path
 
-from dlbench.core.layout import read_release_info, release_dir, run_dir
-from dlbench.report.inputs.labelled import labelled_results
-from dlbench.report.inputs.source import load_draft
-from dlbench.report.pages.home import machines, source_judgement
-from dlbench.report.pages.machine_columns import depends_on_machine, machine_tables
+import pandas as pd
+
+from dlbench.report.inputs.labelled import hardware_words, labelled_results
+from dlbench.report.inputs.source import Source, load_draft, load_release
+from dlbench.report.pages.home import source_judgement
+from dlbench.report.pages.machine_columns import (Machine, depends_on_machine, machine_names,
+                                                  machine_tables)
 from dlbench.report.verdicts.defaults_answers import defaults_answers
+from dlbench.report.verdicts.stored import stored_verdicts
 from dlbench.report.verdicts.verdict_table import judged_table
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def holds_tables(results: Path, runs: list[str]) -> list[dict]:
-    """The home page's per-machine tables of a draft of `runs`."""
-    source = load_draft(results, runs)
-    frame = judged_table(source_judgement(source), labelled_results(source),
-                         defaults_answers(source.observations, source.cells))
-    names = machines(frame, source)
-    if not names:
-        raise SystemExit("where_it_holds: the runs' verdicts come from one machine; "
-                         "give two or more runs (--run A --run B)")
-    return machine_tables(frame, names)
+def judged(source: Source) -> pd.DataFrame:
+    """The verdicts table a build of `source` judges today."""
+    return judged_table(source_judgement(source), labelled_results(source),
+                        defaults_answers(source.observations, source.cells))
 
 
-def with_release_runs(results: Path, runs: list[str], release: str, scratch: Path
-                      ) -> tuple[Path, list[str]]:
-    """A results folder in `scratch` holding copies of `runs` and of the release's own runs,
-    and the run IDs to read, the release's first: a draft reads runs from one folder."""
-    published = release_dir(results, release)
-    release_runs = [str(r) for r in read_release_info(published).get("runs", [])]
-    for run_id in runs:
-        shutil.copytree(run_dir(results, run_id), run_dir(scratch, run_id))
-    for run_id in release_runs:
-        shutil.copytree(published / "runs" / run_id, run_dir(scratch, run_id))
-    return scratch, release_runs + runs
+def machine_words(source: Source, frame: pd.DataFrame) -> dict[Machine, str]:
+    """(run, device) -> the machine in words, for each machine of `frame`, in run order."""
+    pairs = set(zip(frame["run_id"].astype(str), frame["device"].astype(str), strict=True))
+    return {(run.run_id, device): hardware_words(run.environment, device)
+            for run in source.runs for device in ("cpu", "cuda") if (run.run_id, device) in pairs}
+
+
+def holds_tables(results: Path, runs: list[str], release: str = "") -> list[dict]:
+    """The home page's per-machine tables of a draft of `runs`; with `release`, that release's
+    machines first, at its published verdicts (judged apart: a release's run and a later
+    suite's may measure one cell in different configurations, which a draft refuses)."""
+    sources = ([(load_release(results, release), True)] if release else []) + [
+        (load_draft(results, runs), False)]
+    frames, words = [], {}
+    for source, published in sources:
+        stored = stored_verdicts(source) if published else None
+        frame = judged(source) if stored is None else stored
+        frames.append(frame)
+        words |= machine_words(source, frame)
+    if len(words) < 2:
+        raise SystemExit("where_it_holds: the verdicts come from one machine; give two or "
+                         "more runs (--run A --run B), or a release (--release R)")
+    return machine_tables(pd.concat(frames, ignore_index=True), machine_names(words))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", action="append", required=True, dest="runs")
-    parser.add_argument("--release", help="a published release whose runs are read first")
+    parser.add_argument("--release", default="",
+                        help="a published release whose machines are read first, as published")
     parser.add_argument("--results-dir", type=Path, default=ROOT / "results")
     options = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="where-it-holds-") as scratch:
-        results, runs = options.results_dir, options.runs
-        if options.release:
-            results, runs = with_release_runs(results, runs, options.release, Path(scratch))
-        tables = holds_tables(results, runs)
-        report(tables, len(runs))
+    tables = holds_tables(options.results_dir, options.runs, options.release)
+    report(tables, len(options.runs) + bool(options.release))
 
 
 def report(tables: list[dict], run_count: int) -> None:
     """Print the count of answers by where they hold, then each answer whose winner or
     margin depends on the machine, with every machine's cell."""
     outcomes = Counter(row["outcome"] for table in tables for row in table["rows"])
-    print(f"{sum(outcomes.values())} answers across {run_count} runs:")
+    print(f"{sum(outcomes.values())} answers across {run_count} sources:")
     for outcome, count in outcomes.most_common():
         print(f"  {count:3d}  {outcome}")
     columns = tables[0]["columns"] if tables else []
