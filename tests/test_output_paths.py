@@ -131,6 +131,25 @@ def test_export_onto_a_full_disk_leaves_no_partial_tree(
     assert not target.exists() and not list(published.glob(".full.*"))
 
 
+def test_redeploying_an_older_release_leaves_latest_on_the_newest(tmp_path: Path,
+                                                                   capsys) -> None:
+    """`dlbench erratum` asks for the release to be deployed again: an older release's
+    redeploy must not move `latest` (and the site's root) back to it."""
+    from dlbench.report.site.publish import deployed_versions
+    from tests.site_fixtures import RUN_B
+
+    results = golden_results(tmp_path)
+    common = ["--results-dir", str(results), "--config",
+              str(site_config(tmp_path, tmp_path / "site_src")), "--out", str(tmp_path / "o"),
+              "--pages-repo", str(tmp_path / "pages"), "--cache-dir", str(tmp_path / "cache")]
+    for name, run, date in (("2026.12", RUN_A, "2026-12-01"), ("2027.01", RUN_B, "2026-12-02")):
+        assert main(["publish", name, "--run", run, "--date", date, "--local", *common]) == 0
+    assert main(["deploy", "2026.12", *common]) == 0
+    assert "latest stays on 2027.01" in capsys.readouterr().out
+    aliases = {v["version"]: v["aliases"] for v in deployed_versions(tmp_path / "pages")}
+    assert aliases == {"2027.01": ["latest"], "2026.12": []}
+
+
 def test_deploy_refuses_a_pages_repo_that_is_a_foreign_folder(
         tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     pages = tmp_path / "pages"

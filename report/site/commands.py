@@ -136,12 +136,14 @@ def _deploy(paths: SitePaths, name: str) -> None:
     source = pick_source(paths.results_dir, name, [])
     configured = _build(paths, source)
     recorded = release_citation(source.root, name, source.date, configured).site_url
+    newest = name == release_names(paths.results_dir)[-1]
     try:
         mike_deploy(paths.config, paths.pages_repo, name, f"{name} ({source.date})", recorded,
-                    paths.out)
+                    paths.out, latest=newest)
     except PublishError as error:
         raise UsageError(str(error)) from None
-    print(f"deployed {name} as a site version in {paths.pages_repo} (alias latest)")
+    where = "alias latest" if newest else f"latest stays on {release_names(paths.results_dir)[-1]}"
+    print(f"deployed {name} as a site version in {paths.pages_repo} ({where})")
 
 
 #: Release notes say what changed since the previous release: a page, not a book.

@@ -91,18 +91,20 @@ def ensure_repo(pages_repo: Path) -> None:
 
 
 def mike_deploy(config: Path, pages_repo: Path, release: str, title: str,
-                site_url: str = "", docs: Path | None = None) -> None:
-    """Commit the built tree `docs` (default: the config's docs_dir) as version `release` and
-    point `latest` at it; `site_url` (the address the release recorded) replaces the config's
-    in its canonical links. mkdocs builds into a temporary folder, never the config's site_dir
-    (the reader's own `make site`)."""
+                site_url: str = "", docs: Path | None = None, latest: bool = True) -> None:
+    """Commit the built tree `docs` (default: the config's docs_dir) as version `release` and,
+    when it is the newest release (`latest`), point `latest` and the site's root at it: an
+    older release redeployed (to show a new erratum) keeps its place. `site_url` (the address
+    the release recorded) replaces the config's in its canonical links. mkdocs builds into a
+    temporary folder, never the config's site_dir (the reader's own `make site`)."""
     ensure_repo(pages_repo)
     mike = [sys.executable, "-c", "import sys; from mike.driver import main; sys.exit(main())"]
+    aliases = ["--update-aliases", release, LATEST] if latest else [release]
     with config_at(config, site_url, docs) as used:
         common = ["--config-file", str(used.resolve()), "--branch", BRANCH]
-        _run(mike + ["deploy", *common, "--update-aliases", "--title", title, release, LATEST],
-             pages_repo)
-        _run(mike + ["set-default", *common, LATEST], pages_repo)
+        _run(mike + ["deploy", *common, "--title", title, *aliases], pages_repo)
+        if latest:
+            _run(mike + ["set-default", *common, LATEST], pages_repo)
 
 
 @contextlib.contextmanager
