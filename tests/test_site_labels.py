@@ -100,7 +100,11 @@ def test_the_same_cell_is_found_in_every_committed_release() -> None:
     epoch = rows[rows["metric"] == "steady_epoch_time"]
     ids = list(epoch["result_id"])
     assert ids[:2] == ["2026.12-0819", "2027.01-0557"]  # frozen IDs never change
-    assert [i.split("-")[0] for i in ids] == release_names(ROOT / "results")
+    releases = [i.split("-")[0] for i in ids]
+    assert list(dict.fromkeys(releases)) == release_names(ROOT / "results")
+    for release, runs in epoch.groupby("release")["run_id"]:  # a machine's run: one ID each
+        assert releases.count(release) == len(set(runs)) == len(runs), release
+    assert epoch.loc[epoch["release"] == "2027.04", "run_id"].nunique() == 3  # three machines
 
 
 def test_claim_words_place_each_interval_against_the_threshold() -> None:
