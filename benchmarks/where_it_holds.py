@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench.report.inputs.labelled import hardware_words, labelled_results
+from dlbench.report.inputs.labelled import labelled_results
 from dlbench.report.inputs.source import Source, load_draft, load_release
-from dlbench.report.pages.home import source_judgement
-from dlbench.report.pages.machine_columns import (Machine, depends_on_machine, machine_names,
+from dlbench.report.pages.home import machine_hardware, source_judgement
+from dlbench.report.pages.machine_columns import (depends_on_machine, machine_names,
                                                   machine_tables)
 from dlbench.report.verdicts.defaults_answers import defaults_answers
 from dlbench.report.verdicts.stored import stored_verdicts
@@ -38,13 +38,6 @@ def judged(source: Source) -> pd.DataFrame:
                         defaults_answers(source.observations, source.cells))
 
 
-def machine_words(source: Source, frame: pd.DataFrame) -> dict[Machine, str]:
-    """(run, device) -> the machine in words, for each machine of `frame`, in run order."""
-    pairs = set(zip(frame["run_id"].astype(str), frame["device"].astype(str), strict=True))
-    return {(run.run_id, device): hardware_words(run.environment, device)
-            for run in source.runs for device in ("cpu", "cuda") if (run.run_id, device) in pairs}
-
-
 def holds_tables(results: Path, runs: list[str], release: str = "") -> list[dict]:
     """The home page's per-machine tables of a draft of `runs`; with `release`, that release's
     machines first, at its published verdicts (judged apart: a release's run and a later
@@ -56,7 +49,7 @@ def holds_tables(results: Path, runs: list[str], release: str = "") -> list[dict
         stored = stored_verdicts(source) if published else None
         frame = judged(source) if stored is None else stored
         frames.append(frame)
-        words |= machine_words(source, frame)
+        words |= machine_hardware(frame, source)
     if len(words) < 2:
         raise SystemExit("where_it_holds: the verdicts come from one machine; give two or "
                          "more runs (--run A --run B), or a release (--release R)")

@@ -301,16 +301,19 @@ def caption(source: Source) -> list[str]:
     return list(dict.fromkeys(lines))
 
 
+def machine_hardware(frame: pd.DataFrame, source: Source) -> dict[tuple[str, str], str]:
+    """(run, device) -> the machine's hardware in words (not yet made inert or unique), for
+    each machine of the verdicts `frame`, in the source's run order."""
+    pairs = set(zip(frame["run_id"].astype(str), frame["device"].astype(str), strict=True))
+    return {(run.run_id, device): hardware_words(run.environment, device)
+            for run in source.runs for device in ("cpu", "cuda") if (run.run_id, device) in pairs}
+
+
 def machines(frame: pd.DataFrame, source: Source) -> dict[tuple[str, str], str]:
     """(run, device) -> the machine in words, in the release's run order, when the verdicts
     come from more than one machine; empty for one."""
-    pairs = set(zip(frame["run_id"].astype(str), frame["device"].astype(str), strict=True))
-    ordered = [(run.run_id, device) for run in source.runs for device in ("cpu", "cuda")
-               if (run.run_id, device) in pairs]
-    if len(ordered) < 2:
-        return {}
-    return machine_names({(r, d): hardware_words(source.run(r).environment, d)
-                          for r, d in ordered})
+    hardware = machine_hardware(frame, source)
+    return machine_names(hardware) if len(hardware) >= 2 else {}
 
 
 def page_verdicts(inputs: PageInputs) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:

@@ -136,13 +136,13 @@ def _deploy(paths: SitePaths, name: str) -> None:
     source = pick_source(paths.results_dir, name, [])
     configured = _build(paths, source)
     recorded = release_citation(source.root, name, source.date, configured).site_url
-    newest = name == release_names(paths.results_dir)[-1]
+    newest = release_names(paths.results_dir)[-1]
     try:
         mike_deploy(paths.config, paths.pages_repo, name, f"{name} ({source.date})", recorded,
-                    paths.out, latest=newest)
+                    paths.out, latest=name == newest)
     except PublishError as error:
         raise UsageError(str(error)) from None
-    where = "alias latest" if newest else f"latest stays on {release_names(paths.results_dir)[-1]}"
+    where = "alias latest" if name == newest else f"latest stays on {newest}"
     print(f"deployed {name} as a site version in {paths.pages_repo} ({where})")
 
 
