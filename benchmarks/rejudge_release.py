@@ -12,12 +12,16 @@ experiment and metric's noise floor (A/A twins and split-half estimates, as the 
 them) against the 10% goal, and every training cell where a process missed its workload's
 target (accuracy is judged only where every system reached it).
 
+`--overturned` lists the release's stored (published) pair decisions that this checkout's
+engine, judging every process the release holds, decides otherwise (issue 60: a pair decided
+at an early look on three processes a side, overturned by its own cells' later processes).
+
 `--leave-out-steal 0.01` also leaves out every process whose recorded steal is above the
 limit, as if it had stayed busy after its re-runs (a what-if: the runner would have measured
 it again first).
 
 Run: .venv/bin/python benchmarks/rejudge_release.py [--release 2027.02 | --run RUN_ID]
-     [--leave-out-steal L]
+     [--leave-out-steal L] [--overturned]
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from dlbench.core.verdict_engine import QUESTIONS, judge_controls, repeat_rows
 from dlbench.report.inputs.source import (load_draft, load_release, source_designs,
                                           source_processes)
 from dlbench.report.verdicts.answers import judge_page
+from dlbench.report.verdicts.stored import overturned_pairs, stored_verdicts
+from dlbench.report.verdicts.verdict_table import verdicts_frame
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -86,6 +92,26 @@ def counted(answers: list, kind: str) -> list:
     return [v for v in mine if v.question not in ACCURACY_QUESTIONS | MEMORY_QUESTIONS]
 
 
+def overturned_lines(source, judged) -> list[str]:
+    """The release's published pair decisions that every process it holds decides otherwise."""
+    stored = stored_verdicts(source)
+    if stored is None:
+        return [f"{source.name}: no stored verdicts to compare"]
+    today = verdicts_frame(judged.answers, judged.controls, {})
+    found = overturned_pairs(stored, today)
+    decided = stored[(stored["row"] == "pair") & stored["decision"].isin(
+        ["a better", "b better", "different", "no meaningful difference"])]
+    lines = [f"{source.name}: {len(found)} of {len(decided)} published decided pairs are "
+             "decided otherwise on every process the release holds"]
+    for pair in found:
+        question, run_id, _, group, cell_a, cell_b = pair["key"]
+        lines.append(f"  {run_id} {question} {group}: {cell_a} vs {cell_b}: published "
+                     f"{pair['stored']} {pair['stored_ratio']:.3f} (look {pair['look']}, "
+                     f"processes {pair['processes']}) -> {pair['today']} "
+                     f"{pair['today_ratio']:.3f} (processes {pair['processes_today']})")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--release", default="2027.02")
@@ -96,6 +122,8 @@ def main() -> None:
     parser.add_argument("--verbose", action="store_true", help="one line per answer")
     parser.add_argument("--leave-out-steal", type=float, default=None,
                         help="leave out processes whose steal share is above this")
+    parser.add_argument("--overturned", action="store_true",
+                        help="list the published pair decisions judged otherwise today")
     args = parser.parse_args()
     source = (load_draft(Path(args.results_dir), args.run) if args.run
               else load_release(Path(args.results_dir), args.release))
@@ -108,6 +136,9 @@ def main() -> None:
     judged = judge_page(source.observations, source.cells,
                         environments={run.run_id: run.environment for run in source.runs},
                         processes=processes, designs=source_designs(source))
+    if args.overturned:
+        print("\n".join(overturned_lines(source, judged)))
+        return
     for kind in ("timing", "accuracy"):
         answers = counted(judged.answers, kind)
         outcomes = collections.Counter(v.outcome.value for v in answers)

@@ -13,7 +13,7 @@ from dlbench.core.decisions import Decision
 from dlbench.core.metrics import Direction
 from dlbench.core.sequential import (SUITE_DESIGNS, Design, design_from_policy, single_look,
                                      three_looks, two_looks)
-from dlbench.core.verdict_engine import Sample, decide_sequential
+from dlbench.core.verdict_engine import Sample, decide_sequential, look_reached
 
 
 def spread(centre: float, n: int, sd: float, seed: int) -> np.ndarray:
@@ -106,12 +106,79 @@ def test_the_second_look_decides_a_pair_the_first_could_not():
     assert both.alpha == 0.0294  # Pocock's level of the second look, one pair open
 
 
-def test_a_pair_decided_at_the_first_look_keeps_that_decision():
+def test_a_pair_decided_at_the_first_look_is_judged_again_on_every_later_process():
     design = two_looks(3, 6)
     a, b = spread(1.0, 6, 0.01, 3), spread(2.0, 6, 0.01, 4)
     decision = decide_sequential([(samples(a), samples(b))], Direction.LOWER, 0.05, design)[0]
-    assert decision.decision is Decision.A_BETTER and decision.look == 1
-    assert decision.test.n_a == 3  # judged on the first look's processes only
+    assert decision.decision is Decision.A_BETTER and decision.look == 2
+    assert decision.test.n_a == decision.test.n_b == 6  # every process, not the first look's
+
+
+def test_later_processes_overturn_a_first_look_winner():
+    """2027.04's AMD EPYC run: PyTorch against Keras on TensorFlow, ResNet-50 training steps
+    (steady epoch time, s). On the first three processes a side the rule named PyTorch 2.41x
+    faster; the cells' five processes say otherwise, and Keras on TensorFlow's split in two."""
+    torch_side = [7.09, 7.31, 6.96, 6.88, 7.12]
+    keras_tf = [17.6, 16.9, 17.2, 6.66, 6.42]
+    design = two_looks(3, 5)
+    first = decide_sequential([(samples(torch_side[:3]), samples(keras_tf[:3]))],
+                              Direction.LOWER, 0.05, design)[0]
+    every = decide_sequential([(samples(torch_side), samples(keras_tf))], Direction.LOWER,
+                              0.05, design)[0]
+    assert first.decision is Decision.A_BETTER and first.look == 1
+    assert every.decision is Decision.UNDECIDED and every.look == 2
+    assert "the second side's processes split into two clusters (2 at 6.42-6.66, 3 at " \
+        "16.9-17.6" in every.reason
+
+
+def test_a_look_s_level_follows_the_processes_a_pair_holds():
+    design = two_looks(3, 5)
+    three, five = samples(np.ones(3)), samples(np.ones(5))
+    uneven = Sample(np.array([0, 1, 2, 4]), np.ones(4))  # process 3 failed, 4 ran
+    assert look_reached(three, three, design) == 0
+    assert look_reached(three, five, design) == 1
+    assert look_reached(uneven, three, design) == 1
+    assert look_reached(samples(np.ones(9)), three, design) == 1  # beyond the last look
+
+
+def test_a_split_side_withholds_a_decision_that_one_of_its_clusters_would_reverse():
+    steady = spread(1.0, 10, 0.01, 5)
+    split = np.concatenate([spread(1.5, 8, 0.01, 7), spread(0.95, 2, 0.01, 8)])
+    whole = decide_family([pair_test(steady, split)], Direction.LOWER, 0.05, 0.05)[0]
+    withheld = decide_sequential([(samples(steady), samples(split))], Direction.LOWER, 0.05,
+                                 single_look(10))[0]
+    assert whole.decision is Decision.A_BETTER  # Welch's t on the whole split side
+    assert withheld.decision is Decision.UNDECIDED  # its fast cluster (0.95) beats 1.0
+    assert withheld.reason.startswith("the second side's processes split into two clusters "
+                                      "(2 at ")
+
+
+def test_a_lead_that_every_cluster_keeps_is_decided():
+    far = spread(0.1, 6, 0.01, 9)
+    split = np.concatenate([spread(0.9, 3, 0.01, 7), spread(1.6, 3, 0.01, 8)])
+    decision = decide_sequential([(samples(far), samples(split))], Direction.LOWER, 0.05,
+                                 single_look(6))[0]
+    assert decision.decision is Decision.A_BETTER and not decision.reason
+
+
+def test_a_tie_with_a_split_side_is_no_tie():
+    steady = spread(1.0, 6, 0.01, 5)
+    tied = decide_sequential([(samples(steady), samples(steady * 1.001))], Direction.LOWER,
+                             0.2, single_look(6))[0]
+    assert tied.decision is Decision.NO_MEANINGFUL_DIFFERENCE
+    split = np.concatenate([spread(0.95, 5, 0.001, 7), spread(1.25, 5, 0.001, 8)])
+    near = decide_sequential([(samples(split), samples(split * 1.001))], Direction.LOWER, 0.2,
+                             single_look(10))[0]
+    assert near.decision is Decision.UNDECIDED and "split" in near.reason
+
+
+def test_a_paired_metric_is_never_withheld_as_split():
+    """Accuracy at the same seed is tested paired: seeds that land in two clusters move both
+    sides alike, which the paired test already carries."""
+    seeds = np.array([0.6, 0.62, 0.61, 0.9, 0.91, 0.92])
+    decision = decide_sequential([(samples(seeds * 1.05), samples(seeds))], Direction.HIGHER,
+                                 0.0, single_look(6), paired=True)[0]
+    assert decision.decision is Decision.A_BETTER
 
 
 def test_designs_come_from_the_run_policy_and_older_runs_had_one_look():

@@ -4,8 +4,10 @@ One simulated verdict draws each contender's processes on the log scale (normal,
 contender's observed spread between processes), and applies what the runner and the engine
 do: the leader (by geometric mean) against every other (Holm within the family, minimum-effect
 tests at the practical threshold), the cells of undecided pairs topped up to the next look
-after each look, then the final leader judged look by look (decide_sequential of
-dlbench/core/verdict_engine.py).
+after each look, then the final leader against each other contender on every process the
+two cells hold, at the level of the look those processes reach (decide_sequential of
+dlbench/core/verdict_engine.py; its split-cell rule only withholds decisions, and draws from
+one normal per contender never split).
 Vectorised over replications, so a site build can afford it.
 
 - False-winner rate: every contender equal; the share of verdicts that name a winner.
@@ -119,24 +121,22 @@ def simulate(log_sds: np.ndarray, log_shifts: np.ndarray, design: Design, thresh
                                & (np.arange(k)[None, :] == best[:, None])))
         counts = np.where(topped & (counts == design.looks[look]), design.looks[look + 1],
                           counts)
-    best = np.argmin(_masked_stats(x, counts)[0], axis=1)
+    mean, var = _masked_stats(x, counts)
+    best = np.argmin(mean, axis=1)
     others = np.arange(k)[None, :] != best[:, None]
+    held = np.maximum(counts, counts[rows, best][:, None])  # the processes a pair's cells hold
     decided_better = np.zeros((replications, k), dtype=bool)
-    open_pairs = others.copy()
     winner_by_look, true_by_look = [], []
+    previous = 0
     for look, (limit, alpha) in enumerate(zip(design.looks, design.alphas, strict=True)):
         final = look == len(design.looks) - 1
-        seen = counts if final else np.minimum(counts, limit)
-        mean, var = _masked_stats(x, seen)
-        better, undecided = _pair_calls(mean, var, seen, best, open_pairs, threshold, alpha)
+        reached = others & (held > previous) & ((held <= limit) | final)
+        better, _ = _pair_calls(mean, var, counts, best, reached, threshold, alpha)
         decided_better |= better
         named = (decided_better | ~others).all(axis=1)
         winner_by_look.append(float(named.mean()))
         true_by_look.append(float((named & (best == 0)).mean()))
-        open_pairs = undecided & (counts > limit) | undecided & (counts[rows, best] > limit)[:, None]
-    while len(winner_by_look) < len(design.looks):
-        winner_by_look.append(winner_by_look[-1])
-        true_by_look.append(true_by_look[-1])
+        previous = limit
     return Simulated(tuple(winner_by_look), tuple(true_by_look))
 
 

@@ -25,13 +25,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import yaml
 
+from dlbench.core.clusters import split_of
 from dlbench.core.conditions import (MODEL_MEMORY, Need, half_precision_reason,
                                      overhead_memory_reason, two_devices_reason,
                                      working_memory_reason)
@@ -270,14 +271,6 @@ class Sample:
     values: np.ndarray
     own_seeds: bool = False
 
-    def upto(self, limit: int | None) -> np.ndarray:
-        """The values of processes before `limit` (all when None)."""
-        return self.values if limit is None else self.values[self.processes < limit]
-
-    def beyond(self, limit: int) -> bool:
-        """Whether any process comes after the first `limit`."""
-        return bool(np.any(self.processes >= limit))
-
 
 def cell_samples(rows: pd.DataFrame) -> dict[str, Sample]:
     """Each cell's Sample in `rows`."""
@@ -296,39 +289,67 @@ def _process_indices(rows: pd.DataFrame) -> np.ndarray:
 def decide_sequential(pairs: list[tuple[Sample, Sample]], direction: Direction,
                       threshold: float, design: Design, paired: bool = False,
                       ceiling: float | None = None) -> list[PairDecision]:
-    """Decide a family's pairs look by look: a pair undecided at a look whose cells got more
-    processes is judged again at the next look's level, within the pairs still open. With
-    `paired`, each pair is tested on the processes both sides have (matched by index); a
-    pair whose every value is at the metric's `ceiling` is not tested (decisions.AT_CEILING)."""
+    """Decide a family's pairs, each on every process its two cells hold, at the level of the
+    look those processes reach (Holm within the pairs of each look). A pair decided at an
+    earlier look whose cells got more processes later (a leader's cell is topped up for
+    another pair) is judged again on all of them: the verdict is the one its every process
+    gives, never one that its own cells' later processes overturn. With `paired`, each pair
+    is tested on the processes both sides have (matched by index); a pair whose every value
+    is at the metric's `ceiling` is not tested (decisions.AT_CEILING). A pair with a side
+    whose processes split into two clusters (dlbench.core.clusters) is undecided."""
+    reached = [look_reached(a, b, design) for a, b in pairs]
     decided: list[PairDecision | None] = [None] * len(pairs)
-    open_pairs = list(range(len(pairs)))
-    for look, (limit, alpha) in enumerate(zip(design.looks, design.alphas, strict=True)):
-        last = look == len(design.looks) - 1
-        seen = None if last else limit
-        tests = [_test(pairs[i][0], pairs[i][1], seen, paired, ceiling) for i in open_pairs]
-        for index, decision in zip(open_pairs, decide_family(tests, direction, threshold,
-                                                             alpha, look + 1), strict=True):
-            decided[index] = decision
-        open_pairs = [i for i in open_pairs if decided[i].decision is Decision.UNDECIDED
-                      and (pairs[i][0].beyond(limit) or pairs[i][1].beyond(limit))]
-        if not open_pairs:
-            break
+    for look in sorted(set(reached)):
+        members = [i for i, at in enumerate(reached) if at == look]
+        tests = [_test(pairs[i][0], pairs[i][1], paired, ceiling) for i in members]
+        for index, decision in zip(members, decide_family(tests, direction, threshold,
+                                                          design.alphas[look], look + 1),
+                                   strict=True):
+            decided[index] = decision if paired else unless_split(decision, *pairs[index])
     return [d for d in decided if d is not None]
 
 
-def _test(a: Sample, b: Sample, limit: int | None, paired: bool,
-          ceiling: float | None = None) -> PairTest:
-    """The pair's test on the processes before `limit`: paired by process index (seed) when
-    asked and both sides have two or more processes in common, with identical values exact
-    where both sides' processes each ran a seed of their own."""
+def look_reached(a: Sample, b: Sample, design: Design) -> int:
+    """The index of the look a pair's processes reach: the first whose cumulative count holds
+    every process either side ran (the last look for any beyond it)."""
+    held = int(max(a.processes.max(initial=-1), b.processes.max(initial=-1))) + 1
+    return next((look for look, limit in enumerate(design.looks) if held <= limit),
+                len(design.looks) - 1)
+
+
+def unless_split(decision: PairDecision, a: Sample, b: Sample) -> PairDecision:
+    """The decision, or undecided where a side's processes split into two clusters and the
+    decision does not hold for each cluster alone (dlbench.core.clusters)."""
+    if decision.decision is Decision.INCONCLUSIVE:
+        return decision
+    for side, sample, sign in (("the first side", a, 1), ("the second side", b, -1)):
+        split = split_of(sample.values)
+        if split and not all(_holds_moved(decision, shift ** sign) for shift in split.shifts):
+            return replace(decision, decision=Decision.UNDECIDED, reason=split.words(side))
+    return decision
+
+
+def _holds_moved(decision: PairDecision, factor: float) -> bool:
+    """Whether a decided pair's interval, moved by `factor`, still decides the same way."""
+    band = 1 + decision.threshold
+    low, high = decision.ci_low * factor, decision.ci_high * factor
+    if decision.decision is Decision.NO_MEANINGFUL_DIFFERENCE:
+        return 1 / band <= low and high <= band
+    if decision.named:
+        return high < 1 / band if decision.ratio < 1 else low > band
+    return False
+
+
+def _test(a: Sample, b: Sample, paired: bool, ceiling: float | None = None) -> PairTest:
+    """The pair's test on every process: paired by process index (seed) when asked and both
+    sides have two or more processes in common, with identical values exact where both
+    sides' processes each ran a seed of their own."""
     if paired:
         common = np.intersect1d(a.processes, b.processes)
-        if limit is not None:
-            common = common[common < limit]
         if common.size >= 2:
             return pair_test(_by_process(a, common), _by_process(b, common), paired=True,
                              own_seeds=a.own_seeds and b.own_seeds, ceiling=ceiling)
-    return pair_test(a.upto(limit), b.upto(limit), ceiling=ceiling)
+    return pair_test(a.values, b.values, ceiling=ceiling)
 
 
 def _by_process(sample: Sample, processes: np.ndarray) -> np.ndarray:

@@ -67,3 +67,31 @@ def judged_apart(stored: pd.DataFrame, today: pd.DataFrame) -> dict[tuple, dict]
             apart[answer_key(row)] = {"stored": (row["outcome"], row["winner"] or ""),
                                       "today": (other["outcome"], other["winner"] or "")}
     return apart
+
+
+#: Pair decisions that decide something: a side named, or no meaningful difference.
+DECIDING = frozenset({"a better", "b better", "different", "no meaningful difference"})
+
+
+def pair_key(row: pd.Series | dict) -> tuple:
+    """What identifies one judged pair across rules: its answer and its two cells."""
+    return (*answer_key(row), str(row["cell_a"]), str(row["cell_b"]))
+
+
+def overturned_pairs(stored: pd.DataFrame, today: pd.DataFrame) -> list[dict]:
+    """The stored pairs that decided something and that today's judgement of the same cells
+    (on every process the release holds) decides otherwise: each with the processes it was
+    decided on, its look, and both decisions and ratios."""
+    now = {pair_key(r): r for r in today[today["row"] == "pair"].to_dict("records")}
+    found = []
+    for row in stored[stored["row"] == "pair"].to_dict("records"):
+        other = now.get(pair_key(row))
+        if row["decision"] not in DECIDING or other is None:
+            continue
+        if other["decision"] != row["decision"]:
+            found.append({"key": pair_key(row), "stored": row["decision"],
+                          "today": other["decision"], "stored_ratio": float(row["ratio"]),
+                          "today_ratio": float(other["ratio"]), "look": row["look"],
+                          "processes": (row["processes_a"], row["processes_b"]),
+                          "processes_today": (other["processes_a"], other["processes_b"])})
+    return found
