@@ -25,6 +25,7 @@ from dlbench.report.inputs.source import Source, load_draft, load_release
 from dlbench.report.pages.home import machine_hardware, source_judgement
 from dlbench.report.pages.machine_columns import (depends_on_machine, machine_names,
                                                   machine_tables)
+from dlbench.report.render.user_text import plain_text
 from dlbench.report.verdicts.defaults_answers import defaults_answers
 from dlbench.report.verdicts.stored import stored_verdicts
 from dlbench.report.verdicts.verdict_table import judged_table
@@ -53,7 +54,8 @@ def holds_tables(results: Path, runs: list[str], release: str = "") -> list[dict
     if len(words) < 2:
         raise SystemExit("where_it_holds: the verdicts come from one machine; give two or "
                          "more runs (--run A --run B), or a release (--release R)")
-    return machine_tables(pd.concat(frames, ignore_index=True), machine_names(words))
+    kinds = {machine: plain_text(hardware) for machine, hardware in words.items()}
+    return machine_tables(pd.concat(frames, ignore_index=True), machine_names(words), kinds)
 
 
 def main() -> None:

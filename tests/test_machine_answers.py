@@ -53,8 +53,8 @@ def three_machines(three_pages) -> str:
 def test_each_claim_says_where_it_holds_across_the_machines(three_pages):
     lines = re.findall(r"^\*\*Where it holds:\*\* (.+)\.$", three_pages["claims.md"],
                        re.MULTILINE)
-    assert lines and all(re.match(r"(\w[\w ]* on all 3 machines|depends on the machine: )",
-                                  line) for line in lines)
+    pattern = r"(\w[\w ]* on all 3 machine kinds|depends on the machine kind: )"
+    assert lines and all(re.match(pattern, line) for line in lines)
 
 
 def test_each_question_has_a_column_per_machine_named_in_words(three_machines):
@@ -68,7 +68,7 @@ def test_a_winner_that_changes_with_the_cpu_says_so_with_each_machines_winner(th
     rows = _machine_table(three_machines, TRAINING_TIME)[2:]
     cnn = next(row for row in rows if row[0].startswith("CNN"))
     assert cnn[1].startswith("**TensorFlow**") and cnn[3].startswith("**PyTorch**")
-    assert cnn[-1].startswith("the winner depends on the machine: TensorFlow on Intel Xeon")
+    assert cnn[-1].startswith("the winner depends on the machine kind: TensorFlow on Intel Xeon")
     assert "PyTorch on AMD EPYC, 2 cores, AVX2 only" in cnn[-1]
 
 
@@ -79,7 +79,7 @@ def test_the_same_winner_on_two_machines_holds_on_both(tmp_path):
     rows = _machine_table(_home(results, runs), TRAINING_TIME)[2:]
     cnn = next(row for row in rows if row[0].startswith("CNN"))
     assert cnn[1] == cnn[2] == "**TensorFlow** 1.09x"
-    assert re.fullmatch(r"TensorFlow on all 2 machines \(leads 1\.09x\)", cnn[-1])
+    assert re.fullmatch(r"TensorFlow on both machine kinds \(leads 1\.09x\)", cnn[-1])
 
 
 def test_a_single_machine_release_keeps_its_one_table_per_question(tmp_path):
@@ -116,3 +116,19 @@ def test_machines_of_one_kind_are_each_told_apart_by_their_run():
     assert list(names.values()) == ["AMD EPYC, 2 cores, AVX2 only (run 1)",
                                     "AMD EPYC, 2 cores, AVX2 only (run 2)",
                                     "Intel Xeon, 2 cores, AMX"]
+
+
+def test_where_it_holds_counts_kinds_and_says_whether_a_kind_s_runs_agree():
+    """Two runs of one kind and a run of another: 'both machine kinds', never 'all 3
+    machines', with the replication of the kind measured twice."""
+    from dlbench.core.where_it_holds import Lead, MachineAnswer, where_it_holds
+    from dlbench.report.pages.machine_columns import holds_words
+
+    amx = "Intel Xeon, 2 cores, AMX"
+    runs = [MachineAnswer(f"{amx} (run {n})", "winner", "pytorch", "pytorch",
+                          {"tensorflow": Lead(1.5, 1.3, 1.7)}, kind=amx) for n in (1, 2)]
+    other = MachineAnswer("AMD EPYC, 2 cores, AVX-512 BF16", "winner", "pytorch", "pytorch",
+                          {"tensorflow": Lead(1.6, 1.4, 1.8)})
+    words = holds_words(where_it_holds([*runs, other]))
+    assert words.startswith("PyTorch on both machine kinds")
+    assert words.endswith(f"; its 2 runs agree on {amx}")

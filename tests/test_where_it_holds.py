@@ -81,3 +81,40 @@ def test_a_lead_without_a_ratio_never_decides_a_margin():
     reading = where_it_holds([won(AVX2, "pytorch", Lead(math.nan, math.nan, math.nan)),
                               won(AMX, "pytorch", Lead(1.5, 1.3, 1.8))])
     assert reading.holds is Holds.EVERYWHERE
+
+
+def replicate(kind: str, run: int, answer: MachineAnswer) -> MachineAnswer:
+    """`answer` as run `run` of machine kind `kind`."""
+    return MachineAnswer(f"{kind} (run {run})", answer.outcome, answer.best, answer.winner,
+                         answer.leads, answer.threshold, kind)
+
+
+def test_two_runs_of_one_kind_are_one_kind_and_its_replication():
+    reading = where_it_holds([replicate(AMX, 1, won(AMX, "pytorch", Lead(1.6, 1.3, 2.0))),
+                              replicate(AMX, 2, won(AMX, "pytorch", Lead(1.4, 1.2, 1.7)))])
+    assert reading.holds is Holds.ONE_MACHINE  # one kind: too few kinds to say
+    assert [a.machine for a in reading.answers] == [AMX]
+    assert reading.replicated == ((AMX, True),)
+    assert reading.answers[0].leads["keras-tensorflow"].low == 1.2  # the hull of the two
+    assert reading.answers[0].leads["keras-tensorflow"].high == 2.0
+
+
+def test_runs_of_one_kind_that_disagree_decide_nothing_on_that_kind():
+    """Two runs of the Intel kind naming different winners are run-to-run noise, not a
+    winner that depends on the machine."""
+    reading = where_it_holds([
+        replicate(AMX, 1, won(AMX, "pytorch", Lead(1.3, 1.1, 1.5), "tensorflow")),
+        replicate(AMX, 2, won(AMX, "tensorflow", Lead(1.2, 1.1, 1.4), "pytorch")),
+        won(AVX512, "pytorch", Lead(1.4, 1.2, 1.6), "tensorflow")])
+    assert reading.holds is Holds.WHERE_DECIDED and reading.winner == "pytorch"
+    assert [(a.machine, a.outcome) for a in reading.answered] == [(AMX, "inconclusive"),
+                                                                  (AVX512, "winner")]
+    assert reading.replicated == ((AMX, False),)
+
+
+def test_a_margin_is_compared_between_kinds_that_decided_even_where_a_third_did_not():
+    reading = where_it_holds([won(AMX, "pytorch", Lead(2.41, 2.21, 2.62)),
+                              won(AVX512, "pytorch", Lead(1.26, 1.07, 1.48)),
+                              MachineAnswer(AVX2, "inconclusive", "pytorch")])
+    assert reading.holds is Holds.WHERE_DECIDED
+    assert reading.margin_against == "keras-tensorflow"

@@ -1,15 +1,23 @@
-"""Where an answer holds: one question group's answers on several machines, read together.
+"""Where an answer holds: one question group's answers on several machine kinds, read
+together.
 
-Each machine's answer is judged within that machine (dlbench/core/verdict_engine.py); this
-rule only reads those answers side by side and never pools processes across machines, since
-absolute times belong to one machine and ratios to one machine kind. The outcomes:
+Each run's answer is judged within that run (dlbench/core/verdict_engine.py); this rule only
+reads those answers side by side and never pools processes across runs, since absolute times
+belong to one machine and ratios to one machine kind. The unit across machines is the kind
+(dlbench/core/machines.py): two runs of one kind are replicates of that kind, never two
+machines, so run-to-run noise is not read as machine dependence. A kind's answer is its
+runs' answer where they agree (the same outcome and winner; each lead the hull of their
+intervals); where they disagree the kind decided nothing (its runs disagree: a decided answer
+is one a rerun reproduces). The outcomes, across kinds:
 
 - ONE_MACHINE: fewer than two machines answered: too few machines to say.
 - EVERYWHERE: every machine that answered decided the same winner, and the winner's lead
   over each other contender is alike on every machine (within noise).
 - MARGIN_DEPENDS: the same winner everywhere, but its lead over some contender differs
-  beyond noise between two machines: their adjusted intervals of that lead are disjoint
-  and the leads differ by more than the practical threshold.
+  beyond noise between two kinds: their adjusted intervals of that lead are disjoint
+  and the leads differ by more than the practical threshold. Leads are compared between
+  every two kinds that decided the winner, so a WHERE_DECIDED reading names such a
+  contender too.
 - WINNER_DEPENDS: two machines decided different winners.
 - WHERE_DECIDED: one winner, decided on some machines; the others found no meaningful
   difference or could not decide.
@@ -26,7 +34,7 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 #: Outcomes of a machine's answer (report/verdicts/answers.py VerdictOutcome values).
 WINNER = "winner"
@@ -68,6 +76,12 @@ class MachineAnswer:
     winner: str = ""  # the decided winner; empty unless outcome is WINNER
     leads: Mapping[str, Lead] = field(default_factory=dict)  # other contender -> lead
     threshold: float = 0.05  # the family's practical threshold on this machine
+    kind: str = ""  # the machine kind in words: runs of one kind are its replicates
+
+    @property
+    def kind_name(self) -> str:
+        """The kind this answer is a replicate of (the machine itself when not given)."""
+        return self.kind or self.machine
 
     @property
     def answered(self) -> bool:
@@ -81,8 +95,17 @@ class WhereItHolds:
 
     holds: Holds
     winner: str  # the winner where it is one everywhere it was decided; else empty
-    answers: tuple[MachineAnswer, ...]  # every machine's answer, in the release's order
-    margin_against: str = ""  # MARGIN_DEPENDS: the contender whose lead differs
+    answers: tuple[MachineAnswer, ...]  # every kind's answer, in the release's order
+    margin_against: str = ""  # the contender whose lead differs between two kinds
+    runs: tuple[MachineAnswer, ...] = ()  # every run's own answer, in the release's order
+
+    @property
+    def replicated(self) -> tuple[tuple[str, bool], ...]:
+        """(kind, whether its runs agree) for each kind answered by two or more runs."""
+        return tuple((kind, agree) for kind, agree in
+                     ((kind, _runs_agree([r for r in self.runs if r.kind_name == kind]))
+                      for kind in dict.fromkeys(r.kind_name for r in self.runs))
+                     if agree is not None)
 
     @property
     def answered(self) -> tuple[MachineAnswer, ...]:
@@ -96,8 +119,15 @@ class WhereItHolds:
 
 
 def where_it_holds(answers: Sequence[MachineAnswer]) -> WhereItHolds:
-    """Read one question group's per-machine answers together (the module's rule)."""
-    answers = tuple(answers)
+    """Read one question group's per-run answers together: each kind's runs as one answer
+    (kind_answer), then across kinds (the module's rule)."""
+    runs = tuple(answers)
+    kinds = tuple(kind_answer([r for r in runs if r.kind_name == kind])
+                  for kind in dict.fromkeys(r.kind_name for r in runs))
+    return replace(_across_kinds(kinds), runs=runs)
+
+
+def _across_kinds(answers: tuple[MachineAnswer, ...]) -> WhereItHolds:
     answered = [a for a in answers if a.answered]
     if len(answered) < 2:
         return WhereItHolds(Holds.ONE_MACHINE, _only_winner(answered), answers)
@@ -109,12 +139,49 @@ def where_it_holds(answers: Sequence[MachineAnswer]) -> WhereItHolds:
         return WhereItHolds(Holds.NO_DIFFERENCE_EVERYWHERE if ties else Holds.DECIDED_NOWHERE,
                             "", answers)
     winner = winners[0]
+    against = margin_differs([a for a in answered if a.outcome == WINNER])
     if any(a.outcome != WINNER for a in answered):
-        return WhereItHolds(Holds.WHERE_DECIDED, winner, answers)
-    against = margin_differs(answered)
+        return WhereItHolds(Holds.WHERE_DECIDED, winner, answers, against)
     if against:
         return WhereItHolds(Holds.MARGIN_DEPENDS, winner, answers, against)
     return WhereItHolds(Holds.EVERYWHERE, winner, answers)
+
+
+def kind_answer(runs: Sequence[MachineAnswer]) -> MachineAnswer:
+    """One kind's answer from its runs' (its replicates'): theirs where every run that
+    answered agrees on the outcome and winner, each lead the hull of their intervals; where
+    they disagree, undecided on the kind."""
+    kind = runs[0].kind_name
+    answered = [r for r in runs if r.answered]
+    if len(answered) < 2:
+        return replace((answered or list(runs))[0], machine=kind, kind=kind)
+    if not _runs_agree(answered):
+        bests = {r.best for r in answered}
+        return MachineAnswer(kind, INCONCLUSIVE, bests.pop() if len(bests) == 1 else "",
+                             threshold=max(r.threshold for r in answered), kind=kind)
+    others = set.intersection(*(set(r.leads) for r in answered))
+    leads = {other: _hull([r.leads[other] for r in answered]) for other in sorted(others)}
+    first = answered[0]
+    return MachineAnswer(kind, first.outcome, first.best, first.winner, leads,
+                         max(r.threshold for r in answered), kind)
+
+
+def _runs_agree(runs: Sequence[MachineAnswer]) -> bool | None:
+    """Whether a kind's runs that answered agree on the outcome and winner (None for fewer
+    than two such runs)."""
+    answered = [r for r in runs if r.answered]
+    if len(answered) < 2:
+        return None
+    return len({(r.outcome, r.winner) for r in answered}) == 1
+
+
+def _hull(leads: Sequence[Lead]) -> Lead:
+    """The replicates' leads as one: their geometric mean, inside the hull of their
+    intervals (a margin compared between kinds must differ beyond every replicate)."""
+    values = [lead.value for lead in leads]
+    centre = (math.exp(sum(math.log(v) for v in values) / len(values))
+              if all(v > 0 for v in values) else math.nan)
+    return Lead(centre, min(lead.low for lead in leads), max(lead.high for lead in leads))
 
 
 def _only_winner(answered: Sequence[MachineAnswer]) -> str:

@@ -182,7 +182,7 @@ def check_claims(observations: pd.DataFrame, cells: pd.DataFrame,
                  defaults: DecidedAnswers | None = None) -> list[ClaimVerdict]:
     """Every claim's verdict on every machine and device of a release, claim order kept.
 
-    `machines` maps run IDs to a machine label, so runs of one machine are judged together;
+    `machines` maps run IDs to a machine kind's label, so runs of one kind are judged as one;
     by default every run is its own machine. `listings` maps a listing's path to its text
     (code_size rules; by default the project's listings/). `environments` maps run IDs to
     their environment records (what the device can measure, its peak FLOP/s). `answered`
@@ -253,22 +253,19 @@ def _metric_text(rule: Rule) -> str:
 
 
 def machines_of(runs: Sequence[object]) -> dict[str, str]:
-    """A machine label per run (CPU and GPUs); runs from one host share it."""
+    """A machine kind's label per run (CPU and GPUs): runs of one kind share it, whichever
+    host measured them, so they are judged as one kind (its latest run's cells), never
+    counted as two machines."""
     from dlbench.report.inputs.labelled import machine_label
 
-    labels, hosts = {}, {}
+    labels = {}
     for run in runs:
         env = run.environment
         label = machine_label(env, "cpu").removeprefix("cpu: ")
         if env.get("gpus"):
             label += " + " + machine_label(env, "cuda").removeprefix("cuda: ")
         labels[run.run_id] = label
-        hosts[run.run_id] = str(env.get("hostname_sha256") or "")
-    named = dict(labels)
-    for run_id, label in labels.items():
-        if len({hosts[r] for r, other in labels.items() if other == label}) > 1:
-            named[run_id] = f"{label} [host {hosts[run_id][:6] or 'unknown'}]"
-    return named
+    return labels
 
 
 def check_source_claims(source: object, claims: list[Claim] | None = None,

@@ -173,8 +173,9 @@ NOT_ANSWERED = (ClaimOutcome.NOT_MEASURABLE.value, ClaimOutcome.NOT_MEASURED.val
 
 
 def claim_holds(rows: list[dict]) -> str:
-    """Where a claim's verdict holds across the machines of a release, in words: '' for one
-    machine; 'supported on all 3 machines'; else each verdict with the machines it has."""
+    """Where a claim's verdict holds across the machine kinds of a release (each row is one
+    kind: report/claims/check.py machines_of), in words: '' for one kind; 'supported on both
+    machine kinds'; else each verdict with the kinds it has."""
     machines = {(r["machine"], r["device"]) for r in rows}
     answered = [r for r in rows if r["verdict"] not in NOT_ANSWERED]
     if len(machines) < 2 or not answered:
@@ -186,9 +187,10 @@ def claim_holds(rows: list[dict]) -> str:
     rest = f"; not measured on {', '.join(unmeasured)}" if unmeasured else ""
     if len(by_verdict) == 1:
         verdict, names = next(iter(by_verdict.items()))
-        where = f"all {len(names)} machines" if not unmeasured else ", ".join(names)
+        where = (("both machine kinds" if len(names) == 2 else
+                  f"all {len(names)} machine kinds") if not unmeasured else ", ".join(names))
         return f"{verdict} on {where}{rest}"
-    return "depends on the machine: " + "; ".join(
+    return "depends on the machine kind: " + "; ".join(
         f"{verdict} on {', '.join(names)}" for verdict, names in by_verdict.items()) + rest
 
 

@@ -25,6 +25,7 @@ from dlbench.report.pages.answer_tables import (answer_counts, answer_outcomes, 
                                                 group_label)
 from dlbench.report.pages.answer_values import medians_of
 from dlbench.report.pages.defaults_accuracy import defaults_blocks
+from dlbench.report.render.user_text import plain_text
 from dlbench.report.pages.machine_columns import machine_names, machine_tables
 from dlbench.report.verdicts.verdict_table import controls_summary, result_ids
 from dlbench.report.verdicts.stored import judged_apart, stored_verdicts
@@ -354,7 +355,9 @@ def home_page(inputs: PageInputs) -> Page:
     names = machines(frame, source)
     tables = answer_tables(shown, names, apart, batch_index(source.cells),
                            medians_of(inputs.summary), added)
-    per_machine = {table["key"]: table for table in machine_tables(frame, names)} \
+    kinds = {machine: plain_text(words)
+             for machine, words in machine_hardware(frame, source).items()}
+    per_machine = {table["key"]: table for table in machine_tables(frame, names, kinds)} \
         if names else {}
     evidence = {block["key"]: block
                 for block in question_blocks(source, inputs.summary, found)}

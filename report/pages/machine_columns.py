@@ -39,9 +39,11 @@ def lead_of(pair: Mapping, direction: Direction) -> Lead:
     return Lead(*advantage(pair, direction))
 
 
-def machine_answers(frame: pd.DataFrame, names: Mapping[Machine, str]
+def machine_answers(frame: pd.DataFrame, names: Mapping[Machine, str],
+                    kinds: Mapping[Machine, str] | None = None
                     ) -> dict[tuple[str, str], list[MachineAnswer]]:
-    """(question, group key) -> each machine's answer, machines in `names`' order."""
+    """(question, group key) -> each machine's answer, machines in `names`' order, each
+    naming its kind (`kinds`; each machine its own kind where not given)."""
     answers = frame[frame["row"] == "answer"].to_dict("records")
     pairs = frame[frame["row"] == "pair"].to_dict("records")
     order = {machine: index for index, machine in enumerate(names)}
@@ -59,7 +61,8 @@ def machine_answers(frame: pd.DataFrame, names: Mapping[Machine, str]
         found.setdefault(key, []).append((order[machine], MachineAnswer(
             names[machine], str(answer["outcome"]), str(answer.get("contender_a") or ""),
             str(answer.get("winner") or ""), leads,
-            threshold if not math.isnan(threshold) else 0.05)))
+            threshold if not math.isnan(threshold) else 0.05,
+            (kinds or names).get(machine, names[machine]))))
     return {key: [a for _, a in sorted(listed, key=lambda item: item[0])]
             for key, listed in found.items()}
 
@@ -93,25 +96,27 @@ def _names(answers: tuple[MachineAnswer, ...]) -> str:
     return ", ".join(a.machine for a in answers)
 
 
+def _kinds(count: int) -> str:
+    return "both machine kinds" if count == 2 else f"all {count} machine kinds"
+
+
 def holds_words(reading: WhereItHolds) -> str:
-    """The 'where it holds' line of one answer."""
+    """The 'where it holds' line of one answer, counting machine kinds (two runs of one
+    kind are its replicates), and whether each kind's runs agree."""
     answered, count = reading.answered, len(reading.answered)
     winner = system_label(reading.winner)
     span = lead_range(reading)
     leads = "" if span is None else (f" (leads {_times(span[0])})" if span[0] == span[1]
                                      else f" (leads {_times(span[0])}–{_times(span[1])})")
+    margin = _margin_words(reading)
     if reading.holds is Holds.ONE_MACHINE:
-        words = "measured on one machine only: too few machines to say where it holds"
+        words = "measured on one machine kind only: too few kinds to say where it holds"
     elif reading.holds is Holds.EVERYWHERE:
-        words = f"{winner} on all {count} machines{leads}"
+        words = f"{winner} on {_kinds(count)}{leads}"
     elif reading.holds is Holds.MARGIN_DEPENDS:
-        against = reading.margin_against
-        each = "; ".join(f"{_times(a.leads[against].value)} on {a.machine}" for a in answered
-                         if against in a.leads)
-        words = (f"{winner} on all {count} machines, by a margin that depends on the machine "
-                 f"(against {system_label(against)}: {each})")
+        words = f"{winner} on {_kinds(count)}, by a margin that depends on the kind{margin}"
     elif reading.holds is Holds.WINNER_DEPENDS:
-        words = "the winner depends on the machine: " + "; ".join(
+        words = "the winner depends on the machine kind: " + "; ".join(
             f"{system_label(a.winner)} on {a.machine}" if a.outcome == WINNER
             else f"{a.outcome if a.outcome != 'inconclusive' else 'not decided'} on {a.machine}"
             for a in answered)
@@ -119,19 +124,42 @@ def holds_words(reading: WhereItHolds) -> str:
         decided = tuple(a for a in answered if a.outcome == WINNER)
         rest = "; ".join(f"{'no meaningful difference' if a.outcome == NO_DIFFERENCE else 'not decided'}"
                          f" on {a.machine}" for a in answered if a.outcome != WINNER)
-        words = f"{winner} on {len(decided)} of {count} machines ({_names(decided)}){leads}; {rest}"
+        words = (f"{winner} on {len(decided)} of {count} machine kinds ({_names(decided)})"
+                 f"{leads}{', by a margin that depends on the kind' + margin if margin else ''}"
+                 f"; {rest}")
     elif reading.holds is Holds.NO_DIFFERENCE_EVERYWHERE:
-        words = f"no meaningful difference on all {count} machines"
+        words = f"no meaningful difference on {_kinds(count)}"
     else:
-        words = f"decided on none of the {plural(count, 'machine')}"
+        words = f"decided on none of the {plural(count, 'machine kind')}"
     missing = reading.not_answered
-    return words + (f"; not measurable on {_names(missing)}" if missing else "")
+    return (words + (f"; not measurable on {_names(missing)}" if missing else "")
+            + _replication_words(reading))
 
 
-def machine_tables(frame: pd.DataFrame, names: Mapping[Machine, str]) -> list[dict]:
+def _margin_words(reading: WhereItHolds) -> str:
+    """' (against X: 1.26x on kind A; 2.41x on kind B)' where a lead differs between kinds."""
+    against = reading.margin_against
+    if not against:
+        return ""
+    each = "; ".join(f"{_times(a.leads[against].value)} on {a.machine}"
+                     for a in reading.answered if a.outcome == WINNER and against in a.leads)
+    return f" (against {system_label(against)}: {each})"
+
+
+def _replication_words(reading: WhereItHolds) -> str:
+    """'; its 2 runs agree on Intel Xeon...' for each kind measured more than once."""
+    said = []
+    for kind, agree in reading.replicated:
+        runs = sum(r.kind_name == kind and r.answered for r in reading.runs)
+        said.append(f"its {runs} runs {'agree' if agree else 'disagree'} on {kind}")
+    return "".join(f"; {line}" for line in said)
+
+
+def machine_tables(frame: pd.DataFrame, names: Mapping[Machine, str],
+                   kinds: Mapping[Machine, str] | None = None) -> list[dict]:
     """One table per question with answers: a row per group, a column per machine, and where
-    each answer holds."""
-    by_group = machine_answers(frame, names)
+    each answer holds across machine kinds (`kinds`: each machine's kind in words)."""
+    by_group = machine_answers(frame, names, kinds)
     columns = list(dict.fromkeys(names.values()))
     tables = []
     for question in QUESTIONS:
@@ -149,7 +177,8 @@ def machine_tables(frame: pd.DataFrame, names: Mapping[Machine, str]) -> list[di
                          "holds": "a parity result on each machine (the systems started from "
                                   "the same weights and data), not a verdict" if parity
                          else holds_words(reading),
-                         "outcome": "parity" if parity else reading.holds.value})
+                         "outcome": "parity" if parity else reading.holds.value,
+                         "margin_against": "" if parity else reading.margin_against})
         if rows:
             tables.append({"key": question.key, "title": question.title, "columns": columns,
                            "rows": rows})
@@ -165,10 +194,11 @@ def _label(group_key: str, contest: str) -> str:
 
 
 def depends_on_machine(tables: list[dict]) -> list[dict]:
-    """The answers whose winner or margin depends on the machine, for the release notes."""
+    """The answers whose winner or margin depends on the machine kind (a margin compared
+    wherever two kinds decided the winner), for the release notes."""
     return [{"title": t["title"], "label": r["label"], "holds": r["holds"]} for t in tables
-            for r in t["rows"] if r["outcome"] in (Holds.WINNER_DEPENDS.value,
-                                                   Holds.MARGIN_DEPENDS.value)]
+            for r in t["rows"] if r["outcome"] == Holds.WINNER_DEPENDS.value
+            or r.get("margin_against")]
 
 
 def machine_names(machines: Mapping[Machine, str]) -> dict[Machine, str]:
