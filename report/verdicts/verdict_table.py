@@ -192,11 +192,17 @@ def _by_look(values: tuple[float, ...], looks: int) -> tuple[float, ...]:
 
 
 def controls_summary(controls: list[Control]) -> dict | None:
-    """How the page's A/A controls came out."""
+    """How the page's A/A controls came out: how many named a false winner, how many show
+    their two cells alike (interval inside the threshold) and how many could not separate
+    the threshold at their machine's noise (neither: the rule named no winner, yet the
+    control does not show the noise is small)."""
     if not controls:
         return None
     noises = [c.noise for c in controls if not math.isnan(c.noise)]
-    return {"total": len(controls), "named": sum(c.named_winner for c in controls),
+    alike = sum(c.judgement.equivalent for c in controls)
+    named = sum(c.named_winner for c in controls)
+    return {"total": len(controls), "named": named, "alike": alike,
+            "too_noisy": len(controls) - alike - named,
             "largest": f"{max(noises):.1%}" if noises else "n/a"}
 
 
