@@ -134,3 +134,40 @@ def test_interleaving_spreads_each_round_over_both_cells():
     assert [s.repeat_index for s in order] == [0, 0, 1, 1, 2, 2]
     assert all({s.framework for s in order[i:i + 2]} == {"pytorch", "tensorflow"}
                for i in (0, 2, 4))
+
+
+def _store_verdict(results, a_id: str, b_id: str, ratio: float, low: float, high: float):
+    """The release's stored verdict row for A against B, as `publish` writes it: a look-1
+    decision on three processes a side (2027.04-1430 against 2027.04-1412: 0.415x)."""
+    row = {"row": "pair", "question": "training-speed", "run_id": "20261201T100000Z-cpu",
+           "device": "cpu", "result_id_a": a_id, "result_id_b": b_id, "ratio": ratio,
+           "ci_low": low, "ci_high": high, "confidence": 0.9706, "look": 1,
+           "processes_a": 3, "processes_b": 3, "decision": "a better"}
+    pd.DataFrame([row]).to_csv(results / "releases" / "2027.01" / "verdicts.csv", index=False)
+
+
+def test_a_reproduction_is_judged_against_the_verdict_the_pages_show(release):
+    """The cells' six processes give 0.5x; the pages showed a look-1 verdict of 0.415x
+    [0.381-0.452]: a rerun at 0.5x reproduces the cells, not what was published."""
+    results, pytorch, tensorflow = release
+    _store_verdict(results, pytorch, tensorflow, 0.415, 0.381, 0.452)
+    measure, _ = host(speed=1.0)
+    result = reproduce_ratio(pytorch, tensorflow, results, 3, measure=measure,
+                             environment=RELEASE_ENV)
+    assert result.shown.stored and result.published_interval == (0.381, 0.452)
+    assert not result.inside and result.disjoint
+    lines = explain_ratio(result)
+    assert "0.415x (97.1% CI 0.381-0.452x, a better at look 1 on 3 and 3 processes: the " \
+           "verdict its pages show)" in lines[1]
+    assert lines[-1] == ("not reproduced: the new ratio lies outside the published ratio's "
+                         "interval; the two intervals are disjoint")
+
+
+def test_the_stored_row_is_read_in_either_order(release):
+    results, pytorch, tensorflow = release
+    _store_verdict(results, tensorflow, pytorch, 2.0, 1.9, 2.1)
+    measure, _ = host(speed=1.0)
+    result = reproduce_ratio(pytorch, tensorflow, results, 3, measure=measure,
+                             environment=RELEASE_ENV)
+    assert result.published_interval == pytest.approx((1 / 2.1, 1 / 1.9))
+    assert result.shown.processes == (3, 3) and result.inside

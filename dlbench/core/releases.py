@@ -48,6 +48,7 @@ from dlbench.core.tables import read_json, write_table
 MANIFEST = "MANIFEST.json"
 ERRATA = "errata.yml"  # grows after publication, so the manifest leaves it out
 RESULT_IDS = "result_ids.csv"
+VERDICTS = "verdicts.csv"  # the verdicts as published, stored when the release is published
 REPACKED = "repacked"  # the published checksums of a repacked code record (MANIFEST.json)
 RELEASE_NAME = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,39}$")
 RESULT_ID_COLUMNS = ["result_id", "run_id", "cell_id", "metric"]

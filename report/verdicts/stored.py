@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench.core.releases import add_release_file
+from dlbench.core.releases import VERDICTS, add_release_file
 from dlbench.report.inputs.source import Source
 from dlbench.report.verdicts.verdict_table import VERDICT_COLUMNS
 
 #: The file in a release's folder that holds its verdicts as published.
-STORED = "verdicts.csv"
+STORED = VERDICTS
 #: Where the site serves a release's stored verdicts.
 PUBLISHED_VERDICTS = "downloads/verdicts-published.csv"
 

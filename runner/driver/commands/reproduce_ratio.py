@@ -4,8 +4,11 @@ verdict, not only a number.
 Absolute times belong to one machine (two machines of one kind measured 192 and 259 GFLOP/s
 and 2.5x apart on one latency); what a release promises to reproduce is its ratios. Both
 cells are rerun here, their processes interleaved in a seeded order, and the new ratio (of
-geometric means, Welch on log values as the verdicts use) is checked against the published
-ratio's 95% interval. A single result is judged as its ratio to a reference cell of the same
+geometric means, Welch on log values as the verdicts use) is checked against the verdict the
+release's pages show for that pair (its stored row: ratio, adjusted interval, look and
+processes), or, for a pair no verdict judged, the two cells' 95% interval on every process. It
+is reproduced when the new ratio lies inside that interval, and the report says when the two
+intervals are disjoint. A single result is judged as its ratio to a reference cell of the same
 run (PyTorch's cell of the same workload and metric, else the first other system), measured
 in the same reproduction. The report first says how this machine differs from the release's.
 """
@@ -22,6 +25,7 @@ import numpy as np
 from dlbench.core.decisions import PairTest, pair_test
 from dlbench.core.fma_peak import measured_fp32_flops
 from dlbench.core.layout import load_run, release_dir, release_run_dir
+from dlbench.core.releases import VERDICTS
 from dlbench.core.schema import CellStatus
 from dlbench.runner.driver.commands.reproduce import PublishedResult, ReproduceError, load_published, store_records
 from dlbench.runner.cell.spec import CellSpec
@@ -31,6 +35,19 @@ from dlbench.runner.driver.store.run_store import CellRecord
 DEFAULT_PROCESSES = 3
 #: Fraction by which this machine's measured peak may differ before the report says so.
 PEAK_TOLERANCE = 0.10
+
+
+@dataclass(frozen=True)
+class PublishedPair:
+    """What the release's pages show for a pair: the stored verdict row, A over B."""
+
+    ratio: float
+    interval: tuple[float, float]
+    confidence: float
+    look: int
+    processes: tuple[int, int]
+    decision: str
+    stored: bool  # False: no verdict judged this pair; the cells' interval on every process
 
 
 @dataclass(frozen=True)
@@ -48,6 +65,14 @@ class RatioReproduction:
     new_run_id: str
     failure: str = ""  # why no new ratio, when there is none
     busy: tuple[str, ...] = ()  # the busy reasons of processes measured on a busy machine
+    shown: PublishedPair | None = None  # the verdict the pages show, when one judged the pair
+
+    @property
+    def disjoint(self) -> bool:
+        """Whether the new interval and the published one do not meet."""
+        low, high = self.published_interval
+        new_low, new_high = self.new_interval
+        return self.new is not None and (new_high < low or new_low > high)
 
 
 def machine_differences(published: dict, here: dict) -> list[str]:
@@ -68,6 +93,34 @@ def machine_differences(published: dict, here: dict) -> list[str]:
     if then_gpus != now_gpus:
         notes.append(f"GPUs: {then_gpus or 'none'} in the release, {now_gpus or 'none'} here")
     return notes
+
+
+def published_pair(a: PublishedResult, b: PublishedResult,
+                   results_dir: Path) -> PublishedPair:
+    """The verdict row the release's pages show for A against B (either order), else the two
+    cells' 95% interval on every process they hold."""
+    path = release_dir(results_dir, a.release) / VERDICTS
+    if path.is_file():
+        import pandas as pd
+
+        rows = pd.read_csv(path, dtype=str, keep_default_na=False)
+        for first, second, flip in ((a, b, False), (b, a, True)):
+            found = rows[(rows["row"] == "pair") & (rows["result_id_a"] == first.result_id)
+                         & (rows["result_id_b"] == second.result_id)]
+            if not found.empty:
+                return _from_row(found.iloc[0], flip)
+    test = pair_test(a.values, b.values)
+    return PublishedPair(test.ratio, test.interval(0.05), 0.95, 0, (test.n_a, test.n_b), "",
+                         False)
+
+
+def _from_row(row, flip: bool) -> PublishedPair:
+    ratio, low, high = (float(row[k]) for k in ("ratio", "ci_low", "ci_high"))
+    counts = (int(float(row["processes_a"])), int(float(row["processes_b"])))
+    if flip:
+        ratio, low, high, counts = 1 / ratio, 1 / high, 1 / low, counts[::-1]
+    return PublishedPair(ratio, (low, high), float(row["confidence"]),
+                         int(float(row["look"] or 0)), counts, str(row["decision"]), True)
 
 
 def reference_for(published: PublishedResult, results_dir: Path) -> PublishedResult:
@@ -142,6 +195,7 @@ def reproduce_ratio(a_id: str, b_id: str | None, results_dir: Path = Path("resul
     b = load_published(b_id, results_dir) if b_id else reference_for(a, results_dir)
     _check_pair(a, b)
     published = pair_test(a.values, b.values)
+    shown = published_pair(a, b, results_dir)
     environment = capture_environment(PROJECT_ROOT) if environment is None else environment
     measure = measure or execute_cell
     records = _again_where_busy([measure(spec) for spec in
@@ -150,18 +204,18 @@ def reproduce_ratio(a_id: str, b_id: str | None, results_dir: Path = Path("resul
                            f"{a.result_id} against {b.result_id}")
     machine = machine_differences(a.environment, environment)
     new_a, new_b = _values(records, a.spec, a.metric), _values(records, b.spec, b.metric)
-    low, high = published.interval(0.05)
+    low, high = shown.interval
     if new_a.size < 2 or new_b.size < 2:
         failed = next((r.outcome.reason for r in records
                        if r.outcome.status is not CellStatus.OK), "too few values")
         return RatioReproduction(a, b, published, (low, high), None, (np.nan, np.nan), False,
-                                 machine, run_id, failed)
+                                 machine, run_id, failed, shown=shown)
     new = pair_test(new_a, new_b)
     busy = tuple(f"{r.spec.cell_id}#{r.spec.repeat_index}: {'; '.join(r.busy_reasons)}"
                  for r in records if r.busy_reasons)
     return RatioReproduction(a, b, published, (low, high), new, new.interval(0.05),
                              bool(low <= new.ratio <= high) and not busy, machine, run_id,
-                             busy=busy)
+                             busy=busy, shown=shown)
 
 
 def _check_pair(a: PublishedResult, b: PublishedResult) -> None:
@@ -176,10 +230,7 @@ def explain_ratio(result: RatioReproduction) -> list[str]:
     lines = [f"this machine differs from release {result.a.release}'s: {note}"
              for note in result.machine] or [f"this machine matches release "
                                              f"{result.a.release}'s CPU and measured peak"]
-    low, high = result.published_interval
-    lines.append(f"published: {result.a.cell_id} / {result.b.cell_id}, {result.a.metric}: "
-                 f"{result.published.ratio:.3g}x (95% CI {low:.3g}-{high:.3g}x, "
-                 f"{result.published.n_a} and {result.published.n_b} processes)")
+    lines.append(_published_line(result))
     if result.new is None:
         return lines + [f"rerun {result.new_run_id}: no new ratio: {result.failure}"]
     new_low, new_high = result.new_interval
@@ -193,5 +244,21 @@ def explain_ratio(result: RatioReproduction) -> list[str]:
             f"  - {reason}" for reason in result.busy]
     verdict = "reproduced" if result.inside else "not reproduced"
     where = "inside" if result.inside else "outside"
-    return lines + [f"{verdict}: the new ratio lies {where} the published ratio's interval"]
+    apart = ("; the two intervals are disjoint" if result.disjoint else
+             "; the two intervals overlap" if not result.inside else "")
+    return lines + [f"{verdict}: the new ratio lies {where} the published ratio's "
+                    f"interval{apart}"]
+
+
+def _published_line(result: RatioReproduction) -> str:
+    """The published side of the report: the verdict the pages show, or the cells' ratio."""
+    shown, (low, high) = result.shown, result.published_interval
+    head = f"published: {result.a.cell_id} / {result.b.cell_id}, {result.a.metric}: "
+    if shown is None or not shown.stored:
+        return (head + f"{result.published.ratio:.3g}x (95% CI {low:.3g}-{high:.3g}x, "
+                f"{result.published.n_a} and {result.published.n_b} processes; no verdict of "
+                "the release judged this pair)")
+    return (head + f"{shown.ratio:.3g}x ({shown.confidence:.1%} CI {low:.3g}-{high:.3g}x, "
+            f"{shown.decision} at look {shown.look} on {shown.processes[0]} and "
+            f"{shown.processes[1]} processes: the verdict its pages show)")
 
