@@ -63,6 +63,7 @@ def test_real_tf_function_cell_reports_cold_and_warm_compile_apart_from_steady_t
                     params={"step_samples": 3, "batches": 8, "min_window_s": 0.02})
     record = execute_cell(spec)
     assert record.outcome.status.value == "ok", record.outcome.reason + record.stderr_tail
+    assert record.machine["fresh_memory_gibs"] > 0  # read before the worker started
     obs = record.outcome.observations
     assert {o.repeat for o in obs} == {1}  # one repeat per process, labelled with its index
     summary = {o.metric: o.value for o in obs if o.step is None}

@@ -60,14 +60,14 @@ PROCESS_COLUMNS: list[str] = [
     "schema_version", "run_id", "cell_id", "repeat", "order_index", "attempt", "status",
     "started_at", "ended_at", "wall_time_s", "load_before", "load_after", "runnable_before",
     "runnable_after", "steal_share", "other_cpu_cores", "gpu_util_before", "gpu_util_after",
-    "busy", "code_files_json", "timed_steal_share",
+    "busy", "code_files_json", "timed_steal_share", "fresh_memory_gibs",
 ]
 
 INTEGER_COLUMNS = {"schema_version", "batch_size", "workers", "repeat", "step", "repeats",
                    "threads", "order_index", "attempt"}
 FLOAT_COLUMNS = {"value", "wall_time_s", "load_before", "load_after", "runnable_before",
                  "runnable_after", "steal_share", "other_cpu_cores", "gpu_util_before",
-                 "gpu_util_after", "timed_steal_share"}
+                 "gpu_util_after", "timed_steal_share", "fresh_memory_gibs"}
 
 
 def system_label(name: str) -> str:

@@ -22,6 +22,7 @@ from dlbench.runner.cell.environment import cell_environment
 from dlbench.runner.cell.frameworks import missing_modules
 from dlbench.runner.cell.outcome import CellOutcome, failed, skipped, unsupported, utc_timestamp
 from dlbench.runner.cell.spec import NOT_MEASURED, UNSUPPORTED, CellSpec
+from dlbench.runner.driver.machine.fresh_memory import fresh_memory_rate
 from dlbench.runner.driver.machine.load import assess, read_load, with_timed_steal
 from dlbench.runner.driver.plan.experiments import framework_code_path
 from dlbench.runner.driver.launch.scratch import scratch_folder
@@ -68,6 +69,8 @@ def execute_cells(specs: list[CellSpec], launch: Launch = DEFAULT_LAUNCH) -> lis
     first = specs[0]
     missing = missing_modules(first.framework_id)
     gpu = first.device == "cuda"
+    fresh_memory = fresh_memory_rate() if not (missing or first.params.get(UNSUPPORTED)
+                                               or first.params.get(NOT_MEASURED)) else None
     before = read_load(gpu)
     started, begin = utc_timestamp(), time.perf_counter()
     if missing:
@@ -79,7 +82,8 @@ def execute_cells(specs: list[CellSpec], launch: Launch = DEFAULT_LAUNCH) -> lis
     else:
         results = _run_worker(specs, launch)
     wall, ended = round(time.perf_counter() - begin, 3), utc_timestamp()
-    machine = assess(before, read_load(gpu), first.threads)
+    machine = assess(before, read_load(gpu), first.threads) | {
+        "fresh_memory_gibs": fresh_memory}
     records = []
     for spec, (outcome, tail) in zip(specs, results, strict=True):
         relative, _, digest = code_of(spec)

@@ -156,6 +156,7 @@ def processes_frame(records: list[CellRecord], run_id: str) -> pd.DataFrame:
             "busy": "; ".join(record.busy_reasons),
             "code_files_json": json.dumps(record.code_files, sort_keys=True),
             "timed_steal_share": machine.get("timed_steal_share"),
+            "fresh_memory_gibs": machine.get("fresh_memory_gibs"),
         })
     return _frame(rows, "processes")
 
