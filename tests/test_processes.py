@@ -47,10 +47,16 @@ def test_order_interleaves_every_cells_processes_in_seeded_rounds():
     assert len(shuffles) > 1  # the seed changes the order within a round
 
 
-def test_order_keeps_experiments_in_suite_order():
-    cells = [cell(16, experiment="training"), cell(32, experiment="inference")]
+def test_a_round_holds_every_experiment_so_a_cell_s_processes_span_the_run():
+    """Process k of a training cell and of an inference cell run in round k together: a
+    cell's processes are not all measured in its experiment's few minutes."""
+    cells = [cell(16, experiment="training"), cell(32, experiment="training"),
+             cell(16, experiment="inference"), cell(32, experiment="inference")]
     order = process_order(cells, seed=3)
-    assert [s.experiment for s in order] == ["training"] * 3 + ["inference"] * 3
+    assert [s.repeat_index for s in order] == [0] * 4 + [1] * 4 + [2] * 4
+    for index in range(3):
+        assert {s.experiment for s in order[4 * index:4 * index + 4]} == {"training",
+                                                                            "inference"}
 
 
 @pytest.mark.parametrize("suite, expected", sorted(SUITE_PROCESSES.items()))
