@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dlbench.core.clusters import SPLIT_FACTOR
 from dlbench.core.modes import DEFAULT, mode_class
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.driver.plan.cells import plan_cells
@@ -51,7 +52,7 @@ CELLS: dict[str, tuple[str, str, str]] = {
     "mlp-latency": ("inference", "mlp-digits", "latency_p50"),
     "resnet-epoch": ("training", "resnet-synthetic", "steady_epoch_time"),
 }
-SLOW_RATIO = 1.25
+SLOW_RATIO = SPLIT_FACTOR  # dlbench.core.clusters: the one factor that calls a process slow
 LIBRARIES = {"jemalloc": ("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2", "libjemalloc2"),
              "tcmalloc": ("/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4",
                           "libtcmalloc-minimal4")}

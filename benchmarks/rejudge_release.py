@@ -33,6 +33,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from dlbench.core.clusters import SPLIT_FACTOR, slow_share
+from dlbench.core.metrics import METRICS, Direction, is_timing_unit
 from dlbench.core.noise_floor import noise_floors
 from dlbench.core.verdict_engine import QUESTIONS, judge_controls, repeat_rows
 from dlbench.report.inputs.source import (load_draft, load_release, source_designs,
@@ -65,6 +67,25 @@ def floor_lines(source, processes: pd.DataFrame | None) -> list[str]:
     return [f"noise floors: {len(above)} of {len(floors)} above {FLOOR_GOAL:.0%}"] + [
         f"  {experiment} {metric}: {floor:.1%}{'  ABOVE' if key in above else ''}"
         for key, floor in sorted(floors.items()) for _, experiment, metric in [key]]
+
+
+def slow_lines(source, processes: pd.DataFrame | None) -> list[str]:
+    """Per run: the share of timing values (one per process, busy ones left out) more than
+    SPLIT_FACTOR slower than their cell's best, over every timing metric a question reads."""
+    rows = repeat_rows(source.observations, source.cells, processes)
+    read = {q.metric for q in QUESTIONS if q.metric in METRICS
+            and is_timing_unit(METRICS[q.metric].unit)}
+    rows = rows[rows["metric"].isin(read)]
+    lines = []
+    for run_id, mine in rows.groupby("run_id"):
+        slow = total = 0
+        for (_, metric), cell in mine.groupby(["cell_id", "metric"]):
+            lower = METRICS[str(metric)].direction is not Direction.HIGHER
+            slow += round(slow_share(cell["value"], lower) * len(cell))
+            total += len(cell)
+        lines.append(f"processes more than {SPLIT_FACTOR}x slower than their cell's best, "
+                     f"{run_id}: {slow} of {total} timing values ({slow / max(total, 1):.1%})")
+    return lines
 
 
 def target_lines(observations: pd.DataFrame) -> list[str]:
@@ -152,7 +173,8 @@ def main() -> None:
                       f"threshold {v.threshold:.0%} leaders {', '.join(v.leaders)}")
     named = sum(c.named_winner for c in judged.controls)
     print(f"A/A controls: {named} of {len(judged.controls)} name a winner")
-    print("\n".join(floor_lines(source, processes) + target_lines(source.observations)))
+    print("\n".join(floor_lines(source, processes) + slow_lines(source, processes)
+                    + target_lines(source.observations)))
 
 
 if __name__ == "__main__":

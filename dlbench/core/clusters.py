@@ -80,3 +80,13 @@ def split_of(values: Sequence[float] | np.ndarray) -> Split | None:
 def _range(bounds: tuple[float, float]) -> str:
     low, high = bounds
     return f"{low:.3g}" if low == high else f"{low:.3g}-{high:.3g}"
+
+
+def slow_share(values: Sequence[float] | np.ndarray, lower_is_better: bool = True) -> float:
+    """The share of a cell's process values more than SPLIT_FACTOR slower than its best."""
+    ordered = np.asarray(values, dtype=float)
+    ordered = ordered[np.isfinite(ordered) & (ordered > 0)]
+    if ordered.size == 0:
+        return math.nan
+    behind = ordered / ordered.min() if lower_is_better else ordered.max() / ordered
+    return float(np.mean(behind > SPLIT_FACTOR))
