@@ -296,7 +296,8 @@ def decide_sequential(pairs: list[tuple[Sample, Sample]], direction: Direction,
     gives, never one that its own cells' later processes overturn. With `paired`, each pair
     is tested on the processes both sides have (matched by index); a pair whose every value
     is at the metric's `ceiling` is not tested (decisions.AT_CEILING). A pair with a side
-    whose processes split into two clusters (dlbench.core.clusters) is undecided."""
+    whose processes split into two clusters (dlbench.core.clusters) is undecided unless its
+    decision holds for each cluster alone."""
     reached = [look_reached(a, b, design) for a, b in pairs]
     decided: list[PairDecision | None] = [None] * len(pairs)
     for look in sorted(set(reached)):
