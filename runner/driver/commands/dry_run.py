@@ -8,7 +8,7 @@ from collections import Counter
 from dlbench.core.errors import UsageError
 from dlbench.runner.driver.commands.run_arguments import RunArguments
 from dlbench.runner.driver.plan.cells import PlanError, plan_cells, resolve_device, validate
-from dlbench.runner.driver.plan.estimate import recorded_process_seconds
+from dlbench.runner.driver.plan.estimate import machine_history
 from dlbench.runner.driver.plan.projection import project
 
 
@@ -27,15 +27,15 @@ def dry_run_lines(arguments: RunArguments) -> list[str]:
         raise UsageError(str(error)) from None
     measured = Counter((c.experiment, c.workload) for c in cells if c.runs)
     left_out = Counter((c.experiment, c.workload) for c in cells if not c.runs)
-    history = recorded_process_seconds(arguments.results_dir)
-    projection = project(cells, request.suite, history, override=request.repeats)
+    history = machine_history(arguments.results_dir)
+    projection = project(cells, request.suite, history.times, override=request.repeats)
     policy = request.policy()
     lines = [f"dry run of the {request.suite} suite on {device} (nothing is measured); "
              f"{'citable' if policy['citable'] else 'a preview, not citable'}"]
     for key in sorted(measured.keys() | left_out.keys()):
         lines.append(f"  {key[0]}, {key[1]}: {measured[key]} cells"
                      + (f", {left_out[key]} not measured here" if left_out[key] else ""))
-    return lines + projection.lines()
+    return lines + [history.sentence()] + projection.lines()
 
 
 def dry_run_command(arguments: RunArguments) -> int:
