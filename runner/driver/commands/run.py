@@ -66,11 +66,14 @@ def request_of(arguments: RunArguments) -> RunRequest:
 
 
 def _plan_steps(path: Path) -> list[dict]:
-    """The steps of the device plan file `path` (--plan)."""
+    """The steps of the device plan file `path` (--plan) that this machine's GPUs can
+    measure."""
+    from dlbench.runner.driver.machine.environment import gpu_facts
     from dlbench.runner.driver.plan.device import PlanFileError, load_plan, plan_selections
 
     try:
-        return plan_selections(load_plan(path))
+        plan = load_plan(path)
+        return plan_selections(plan, len(gpu_facts()) if plan.device == "cuda" else None)
     except PlanFileError as error:
         raise UsageError(str(error)) from None
 
