@@ -64,6 +64,8 @@ def test_the_data_parallel_cells_are_planned_for_two_or_more_gpus_only(monkeypat
     [step] = [s for s in plan.steps if s.experiments == ["data-parallel"]]
     assert step.min_gpus == 2
     assert step.selection() not in plan_selections(plan, 1)
+    # a machine whose GPUs were not found (a test's fake device) keeps every 1-GPU step
+    assert plan_selections(plan, 0) == plan_selections(plan, 1) != []
     assert step.selection() in plan_selections(plan, 2) == plan_selections(plan)
     monkeypatch.setattr(environment, "gpu_facts", lambda: [{}, {}])
     cells = plan_cells(plan_request(plan_selections(plan, 2)), "cuda")

@@ -86,5 +86,7 @@ def plan_selections(plan: DevicePlan, gpus: int | None = None) -> list[dict]:
 
 
 def runnable_steps(plan: DevicePlan, gpus: int | None) -> list[PlanStep]:
-    """The steps a machine with `gpus` GPUs measures (a data-parallel step needs 2)."""
-    return [step for step in plan.steps if gpus is None or step.min_gpus <= gpus]
+    """The steps a machine with `gpus` GPUs measures: a step that needs several (data
+    parallelism: 2) only where there are that many; the others everywhere, as before."""
+    return [step for step in plan.steps
+            if gpus is None or step.min_gpus <= 1 or step.min_gpus <= gpus]
