@@ -286,9 +286,14 @@ def _dp(device: str) -> list[dict]:
 
 
 def test_data_parallel_claim_needs_two_real_devices():
-    verdict = judge("dp-tf-scales", _dp("cpu"))
+    verdict = judge("dp-tf-scales", _dp("cpu"))  # a CPU record without its cores
     assert verdict.verdict is ClaimOutcome.NOT_MEASURABLE and "2 real devices" in \
         verdict.explanation
+    one_core = {"cpu": {"usable_cores": 1, "physical_cores": 1}, "gpus": []}
+    assert judge("dp-tf-scales", _dp("cpu"), one_core).verdict is ClaimOutcome.NOT_MEASURABLE
+    # a physical core per worker: the 2 workers are 2 devices (issue 62)
+    two_cores = {"cpu": {"usable_cores": 2, "physical_cores": 2}, "gpus": []}
+    assert judge("dp-tf-scales", _dp("cpu"), two_cores).verdict is ClaimOutcome.SUPPORTED
     two = {"gpus": [{}, {}]}
     assert judge("dp-tf-scales", _dp("cuda"), two).verdict is ClaimOutcome.SUPPORTED
     flipped = [{**c, "values": {"scaling_efficiency": noisy(1.4 - e, i)}}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from dlbench.cli import main
@@ -65,7 +67,12 @@ def test_the_machine_suite_is_listed_dry_run_and_in_the_readme(capsys, tmp_path)
     assert code == 0
     assert "dry run of the machine suite on cpu" in out and "citable" in out
     assert "precision, resnet50-synthetic: 11 cells" in out
-    assert "precision, bert-base-tokens: 0 cells, 10 not measured here" in out
+    assert "precision, bert-base-tokens: 0 cells, 10 not measured here\n" in out
+    # where the suite's minutes go, per experiment and workload (issue 62)
+    assert re.search(r"execution-mode, resnet50-synthetic: \d+ cells, 4 not measured here; "
+                     r"first look about \d+ min", out)
+    assert re.search(r"data-parallel, mlp-digits: \d+ cells, 4 not measured here; first look "
+                     r"about \d+ min", out)
     assert "look 2 (3 -> 5 processes)" in out and "whole run: projected" in out
     assert not any(tmp_path.iterdir())
     assert main(["run", "--suite", "machine", "--dry-run", "--model", "m.py:build",

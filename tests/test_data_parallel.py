@@ -64,6 +64,29 @@ def test_efficiency_and_accuracy_delta_pair_a_run_with_its_baseline():
     assert values["scaling_efficiency"] == pytest.approx(1000 / 0.8 / (2 * 1000))
     assert values["accuracy_delta"] == pytest.approx(0.01)
     assert values["dp_setup_time"] == 0.5 and values["dp_launch_time"] == 3.0
+    assert values["time_to_accuracy"] == pytest.approx(0.5 + 2.0 + 0.8 + 0.8)  # set-up, epochs
+
+
+def test_the_machine_suite_compares_two_workers_of_one_thread_with_one_of_two():
+    """Each framework's own data-parallel path on the digits MLP, at 1 worker (every thread)
+    and 2; what it cannot run is planned with its reason, never run into a crash."""
+    from dlbench.runner.cell.spec import NOT_MEASURED, UNSUPPORTED
+
+    cells = get_experiment("data-parallel").plan(RunRequest(suite="machine", device="cpu",
+                                                            threads=2))
+    measured = {(c.framework_id.name, c.mode, c.workers) for c in cells if c.runs}
+    assert {("pytorch", "ddp", 1), ("pytorch", "ddp", 2), ("tensorflow", "mirrored", 1),
+            ("tensorflow", "mirrored", 2), ("keras-jax", "keras-data-parallel", 1),
+            ("keras-jax", "keras-data-parallel", 2)} <= measured
+    assert {c.workload for c in cells} == {"mlp-digits"}
+    assert all(c.params["epochs"] == 8 and c.threads == 2 for c in cells)
+    refused = {c.framework_id.name: c.params.get(UNSUPPORTED) or c.params.get(NOT_MEASURED)
+               for c in cells if not c.runs}
+    assert set(refused) == {"keras-torch", "keras-tensorflow"}
+    assert "no torch implementation" in refused["keras-torch"]
+    assert "MirroredStrategy" in refused["keras-tensorflow"]
+    assert "multi-worker-mirrored" not in {c.mode for c in cells}
+    assert len({c.batch_size for c in cells}) == 1  # one global batch for 1 and 2 workers
 
 
 def dp_cell(framework: str, backend: str, mode: str, workers: int = 2) -> CellSpec:
@@ -79,7 +102,8 @@ def values(record, metric: str) -> list[float]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("framework,backend,mode", [("pytorch", "", "ddp"),
-                                                    ("tensorflow", "", "mirrored")])
+                                                    ("tensorflow", "", "mirrored"),
+                                                    ("keras", "jax", "keras-data-parallel")])
 def test_two_workers_reach_the_one_worker_accuracy(framework, backend, mode):
     record = execute_cell(dp_cell(framework, backend, mode))
     outcome = record.outcome
@@ -92,6 +116,9 @@ def test_two_workers_reach_the_one_worker_accuracy(framework, backend, mode):
     assert values(record, "scaling_efficiency")[0] > 0
     assert outcome.details["per_replica_batch"] == 16
     assert "2 " in outcome.fairness.notes and "overhead" in outcome.fairness.notes
+    assert "2 worker(s) of 1 thread(s) against 1 worker of 2" in outcome.fairness.notes
+    [elapsed] = values(record, "time_to_accuracy")
+    assert elapsed >= values(record, "first_epoch_time")[0] + values(record, "dp_setup_time")[0]
 
 
 def test_a_crash_setting_up_the_strategy_is_a_failure_not_unsupported() -> None:

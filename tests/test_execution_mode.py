@@ -97,3 +97,66 @@ def test_torch_compile_cold_time_is_a_real_compilation_not_a_cache_hit():
     # the second compile of a fresh model finds the first one's caches (inductor's on-disk
     # code among them): a cold time that were a cache hit would be no longer than it
     assert summary["compile_time_warm"] < summary["compile_time_cold"]
+
+
+def test_the_machine_suite_times_resnet50_training_steps_plain_beside_production():
+    """On 2 CPU cores: ResNet-50 at its CPU batch, each system's plain path beside its
+    production one where both are measured; what is left out says why."""
+    from dlbench.runner.workloads.real_size import TIMEOUT_S
+
+    cells = EXPERIMENT.plan(RunRequest(suite="machine", device="cpu", threads=2))
+    assert {c.workload for c in cells} == {"resnet50-synthetic"}
+    measured = {(c.framework_id.name, c.mode) for c in cells if c.runs}
+    assert measured == {("pytorch", "eager"), ("pytorch", "compiled"),
+                        ("tensorflow", "eager"), ("tensorflow", "tf.function"),
+                        ("keras-tensorflow", "default"), ("keras-tensorflow", "jit_compile")}
+    left_out = {(c.framework_id.name, c.mode): c.params[NOT_MEASURED] for c in cells
+                if not c.runs}
+    assert set(left_out) == {("tensorflow", "xla"), ("keras-torch", "default"),
+                             ("keras-torch", "jit_compile"), ("keras-jax", "default")}
+    assert "tf.function" in left_out[("tensorflow", "xla")]
+    assert "jit_compile='auto' resolves to True" in left_out[("keras-jax", "default")]
+    for cell in cells:
+        assert cell.batch_size == 8 and cell.timeout_s == TIMEOUT_S
+        assert cell.params["data_size"] == "small" and cell.params["batches"] == 4
+    # on a GPU the machine suite measures standard's grid
+    gpu = EXPERIMENT.plan(RunRequest(suite="machine", device="cuda", threads=2))
+    assert "resnet50-synthetic" not in {c.workload for c in gpu}
+
+
+def test_a_real_size_compiled_cell_is_estimated_with_its_compiles_and_steps():
+    from dlbench.runner.driver.plan.estimate import default_process_s
+
+    cells = {(c.framework_id.name, c.mode): c for c in EXPERIMENT.plan(
+        RunRequest(suite="machine", device="cpu", threads=2)) if c.runs and not c.control}
+    eager, compiled = cells[("pytorch", "eager")], cells[("pytorch", "compiled")]
+    # the compiled process times the eager path too, then compiles cold and warm
+    assert default_process_s(compiled) > 2 * default_process_s(eager) > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("framework", "backend", "mode"), [
+    ("pytorch", "", "compiled"), ("tensorflow", "", "tf.function"),
+    ("keras", "tensorflow", "jit_compile")])
+def test_the_machine_suites_resnet50_production_cells_run_at_the_tiny_size(framework, backend,
+                                                                          mode):
+    """Each production cell of the machine suite, at the ResNet-50 family's tiny size: the
+    plain path timed in the same process, cold and warm compiles, and the break-even when
+    the production path is faster."""
+    from dlbench.runner.driver.launch.execute import execute_cell
+
+    [planned] = [c for c in EXPERIMENT.plan(RunRequest(suite="machine", device="cpu",
+                                                       threads=2))
+                 if (c.framework, c.backend, c.mode) == (framework, backend, mode)]
+    spec = CellSpec(experiment="execution-mode", workload="resnet50-synthetic",
+                    framework=framework, backend=backend, device="cpu", mode=mode,
+                    batch_size=4, repeats=1, threads=2, timeout_s=600,
+                    params=planned.params | {"profile": "tiny", "step_samples": 2,
+                                             "min_window_s": 0.02})
+    record = execute_cell(spec)
+    assert record.outcome.status.value == "ok", record.outcome.reason + record.stderr_tail
+    summary = {o.metric: o.value for o in record.outcome.observations if o.step is None}
+    assert summary["eager_step_time"] > 0 and summary["steady_step_time"] > 0
+    assert summary["compile_time_cold"] > 0 and "compile_time_warm" in summary
+    faster = summary["steady_step_time"] < summary["eager_step_time"]
+    assert ("break_even_steps" in summary) == faster

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.runner.driver.plan.device import PlanFileError, load_plan, plan_selections, step_seconds
+from dlbench.runner.driver.plan.device import (PlanFileError, load_plan, plan_selections,
+                                              runnable_steps, step_seconds)
 from dlbench.runner.driver.plan.cells import PlanError, plan_cells, validate
 from dlbench.runner.driver.plan.request import RunRequest
 
@@ -25,7 +26,7 @@ def test_the_gpu_plan_fits_eight_minutes():
     plan = load_plan(PLAN_FILE)
     total = plan.fixed_s + sum(
         step_seconds(step, plan_cells(plan_request([step.selection()]), "cuda"))
-        for step in plan.steps)
+        for step in runnable_steps(plan, 1))
     assert plan.device == "cuda" and plan.budget_s <= 8 * 60
     assert 0 < total <= plan.budget_s
 
@@ -52,6 +53,28 @@ def test_the_gpu_plan_covers_every_system_experiment_and_variant():
     assert {"tensorflow", "keras-tensorflow"} <= {c.framework_id.name for c in cells}
     left_out = {entry["experiment"]: entry["reason"] for entry in plan.not_measured}
     assert "one GPU" in left_out["data-parallel"]
+
+
+def test_the_data_parallel_cells_are_planned_for_two_or_more_gpus_only(monkeypatch):
+    """The CPU machine suite's data-parallel strategies, on a machine with 2+ GPUs: a
+    1-GPU and a 2-GPU cell per strategy; a 1-GPU machine leaves the step out."""
+    from dlbench.runner.driver.machine import environment
+
+    plan = load_plan(PLAN_FILE)
+    [step] = [s for s in plan.steps if s.experiments == ["data-parallel"]]
+    assert step.min_gpus == 2
+    assert step.selection() not in plan_selections(plan, 1)
+    # a machine whose GPUs were not found (a test's fake device) keeps every 1-GPU step
+    assert plan_selections(plan, 0) == plan_selections(plan, 1) != []
+    assert step.selection() in plan_selections(plan, 2) == plan_selections(plan)
+    monkeypatch.setattr(environment, "gpu_facts", lambda: [{}, {}])
+    cells = plan_cells(plan_request(plan_selections(plan, 2)), "cuda")
+    parallel = [c for c in cells if c.experiment == "data-parallel"]
+    modes = {(c.framework_id.name, c.mode) for c in parallel}
+    assert {("pytorch", "ddp"), ("tensorflow", "mirrored"),
+            ("keras-jax", "keras-data-parallel")} <= modes
+    assert {c.workers for c in parallel} == {1, 2}
+    assert all(c.device == "cuda" for c in parallel)
 
 
 def test_a_plan_step_is_validated_like_the_command_line():

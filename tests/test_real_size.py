@@ -223,7 +223,8 @@ def test_the_machine_suite_plans_what_a_machine_answers():
     assert measured == {("training", "mlp-digits"), ("training", "resnet50-synthetic"),
                         ("inference", "mlp-digits"), ("inference", "resnet50-synthetic"),
                         ("inference", "bert-base-tokens"), ("parity", "mlp-digits"),
-                        ("precision", "resnet50-synthetic"), ("export", "resnet50-synthetic")}
+                        ("precision", "resnet50-synthetic"), ("export", "resnet50-synthetic"),
+                        ("execution-mode", "resnet50-synthetic"), ("data-parallel", "mlp-digits")}
     precision = {(c.framework_id.name, c.precision) for c in cells
                  if c.experiment == "precision" and c.runs and not c.control}
     assert precision == {(s, p) for s in SYSTEMS for p in ("fp32", "bf16")}
@@ -238,7 +239,7 @@ def test_the_machine_suite_plans_what_a_machine_answers():
                  and c.workload == "bert-base-tokens"]
     assert bert_bf16 and all("machine suite" in c.params[NOT_MEASURED] for c in bert_bf16)
     assert all(c.repeats == 3 for c in cells if c.runs and c.experiment != "parity")
-    assert sum(c.control != "" for c in cells) == 4  # an A/A twin per judged experiment
+    assert sum(c.control != "" for c in cells) == 6  # an A/A twin per judged experiment
 
 
 def test_the_machine_suite_is_citable_and_tops_undecided_pairs_up_once():

@@ -186,16 +186,78 @@ def test_precision_memory_is_decided_only_where_the_model_dominates_its_working_
         assert verdict.winner == "bf16"
 
 
-def test_data_parallelism_on_cpu_is_not_measurable_and_on_two_gpus_is():
-    cells = [{"system": s, "experiment": "data-parallel", "workers": 2, "device": d,
+TWO_CORES = {"cpu": {"usable_cores": 2, "physical_cores": 2, "logical_cores": 2}, "gpus": []}
+
+
+@pytest.mark.parametrize(("environment", "measurable", "words"), [
+    (TWO_CORES, True, ""),
+    ({"cpu": {"usable_cores": 1, "physical_cores": 1}, "gpus": []}, False, "1 physical core"),
+    # two logical cores that are one core's SMT siblings share its units: not two devices
+    ({"cpu": {"usable_cores": 2, "physical_cores": 1, "logical_cores": 2}, "gpus": []}, False,
+     "2 workers would share one"),
+    (CPU_ENV, False, "0 physical cores"),  # a record without core counts decides nothing
+])
+def test_data_parallelism_on_a_cpu_is_measurable_with_a_physical_core_per_worker(
+        environment, measurable, words):
+    cells = [{"system": s, "experiment": "data-parallel", "workers": 2, "mode": m,
               "values": {"scaling_efficiency": noisy(e, i)}}
-             for d in ("cpu", "cuda") for i, (s, e) in enumerate({"pytorch": 0.9,
-                                                                  "tensorflow": 0.5}.items())]
-    found = {v.device: v for v in answer(Q["scaling-efficiency"], *tables(cells),
-                                         environments={"r1": {"gpus": [{}, {}]}})}
-    assert found["cpu"].outcome is VerdictOutcome.NOT_MEASURABLE
-    assert "2 real devices" in found["cpu"].reason
-    assert found["cuda"].winner == "pytorch"
+             for i, (s, m, e) in enumerate([("pytorch", "ddp", 0.9),
+                                            ("tensorflow", "mirrored", 0.5)])]
+    verdict = one("scaling-efficiency", cells, environment)
+    if measurable:
+        assert verdict.winner == "pytorch"
+    else:
+        assert verdict.outcome is VerdictOutcome.NOT_MEASURABLE
+        assert "2 real devices" in verdict.reason and words in verdict.reason
+
+
+def test_data_parallelism_on_one_gpu_is_not_measurable_and_on_two_gpus_is():
+    cells = [{"system": s, "experiment": "data-parallel", "workers": 2, "device": "cuda",
+              "values": {"scaling_efficiency": noisy(e, i)}}
+             for i, (s, e) in enumerate({"pytorch": 0.9, "tensorflow": 0.5}.items())]
+    assert one("scaling-efficiency", cells, {"gpus": [{}]}).outcome is \
+        VerdictOutcome.NOT_MEASURABLE
+    assert one("scaling-efficiency", cells, {"gpus": [{}, {}]}).winner == "pytorch"
+
+
+def _one_or_two_workers(metric: str, one_worker: float, two_workers: float) -> list[dict]:
+    """PyTorch's DDP cells at 1 worker (2 threads) and 2 workers (1 thread each)."""
+    return [{"system": "pytorch", "experiment": "data-parallel", "mode": "ddp",
+             "workers": workers, "values": {metric: noisy(value, workers)}}
+            for workers, value in ((1, one_worker), (2, two_workers))]
+
+
+@pytest.mark.parametrize(("key", "metric", "one_worker", "two_workers", "outcome", "winner"), [
+    ("data-parallel-throughput", "train_throughput", 1000.0, 1600.0, VerdictOutcome.WINNER,
+     "2"),
+    ("data-parallel-throughput", "train_throughput", 1000.0, 600.0, VerdictOutcome.WINNER, "1"),
+    ("data-parallel-throughput", "train_throughput", 1000.0, 1010.0,
+     VerdictOutcome.NO_MEANINGFUL_DIFFERENCE, None),
+    ("data-parallel-time-to-accuracy", "time_to_accuracy", 10.0, 6.0, VerdictOutcome.WINNER,
+     "2"),
+    ("data-parallel-time-to-accuracy", "time_to_accuracy", 10.0, 16.0, VerdictOutcome.WINNER,
+     "1"),
+    ("data-parallel-time-to-accuracy", "time_to_accuracy", 10.0, 10.1,
+     VerdictOutcome.NO_MEANINGFUL_DIFFERENCE, None),
+])
+def test_data_parallel_or_one_worker_is_judged_within_each_framework(
+        key, metric, one_worker, two_workers, outcome, winner):
+    verdict = one(key, _one_or_two_workers(metric, one_worker, two_workers), TWO_CORES)
+    assert verdict.outcome is outcome and verdict.winner == winner
+
+
+def test_data_parallel_or_one_worker_is_not_measurable_where_workers_share_a_core():
+    cells = _one_or_two_workers("train_throughput", 1000.0, 600.0)
+    verdict = one("data-parallel-throughput", cells,
+                  {"cpu": {"usable_cores": 1, "physical_cores": 1}, "gpus": []})
+    assert verdict.outcome is VerdictOutcome.NOT_MEASURABLE
+
+
+def test_a_worker_count_reads_as_words():
+    from dlbench.report.render.labels import contender_label
+
+    assert contender_label("workers", "2") == "2 workers"
+    assert contender_label("workers", "1") == "1 worker"
 
 
 def test_fp16_on_a_cpu_without_fp16_units_is_left_out_and_said():
@@ -281,9 +343,11 @@ def test_release_2027_01_says_its_undecided_answers_first_read_no_meaningful_dif
     assert any("mode" in c["group"] for c in erratum)  # matched within mode classes
     # issue 22's mode classes: Keras' model(x) no longer stands for its plain inference, so
     # those groups change beyond the erratum; issue 50: accuracy from the same start is a
-    # parity answer
+    # parity answer; issue 62: a CPU with a physical core per worker is two devices, so the
+    # scaling answer 2027.01 left not measurable is judged now
     assert all(c["title"].startswith(("Which framework answers", "Which framework serves",
-                                      "Does reduced precision need less memory"))
+                                      "Does reduced precision need less memory",
+                                      "Which framework's data parallelism"))
                or c["after"] == VerdictOutcome.PARITY.value
                for c in changes if c not in erratum)
     assert "undecided" in rules_changed("2027.01") and rules_changed("1999.01") == ""

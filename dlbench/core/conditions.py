@@ -46,14 +46,28 @@ MODEL_MEMORY = "model_memory"
 
 
 def two_devices_reason(device: str, environment: Mapping) -> str | None:
-    """Why data parallelism cannot show here, or None with two real devices."""
+    """Why data parallelism cannot show here, or None with two real devices: two GPUs, or on
+    a CPU two cores of its own (a physical core per worker: each of 2 workers of 1 thread has
+    one, as the single worker of 2 threads it is compared with has both)."""
     if device == "cpu":
-        return ("data parallelism needs 2 real devices; on a CPU the workers are logical "
-                "devices sharing the same cores")
+        cores = cpu_cores(environment)
+        if cores >= 2:
+            return None
+        return (f"data parallelism needs 2 real devices; this CPU has {cores} physical "
+                f"core{'' if cores == 1 else 's'} it may use, so 2 workers would share one")
     gpus = environment.get("gpus") or []
     if len(gpus) < 2:
         return f"data parallelism needs 2 real devices; this machine has {len(gpus)} GPU"
     return None
+
+
+def cpu_cores(environment: Mapping) -> int:
+    """The physical cores a run could use (environment.json cpu record): the usable logical
+    cores, no more than the physical ones (SMT siblings share a core's units); 0 unknown."""
+    cpu = environment.get("cpu") or {}
+    counts = [int(cpu[key]) for key in ("usable_cores", "physical_cores", "logical_cores")
+              if cpu.get(key)]
+    return min(counts) if counts else 0
 
 
 def half_precision_reason(precision: str, device: str, environment: Mapping) -> str | None:

@@ -172,6 +172,11 @@ _ALL = [
     _m("dp_launch_time", "s", "lower", "launch time",
        "Multi-process strategies: from starting the worker processes until every one is up "
        "and ready to join the group (interpreter start, framework import, data transfer)."),
+    _m("time_to_accuracy", "s", "lower", "time to accuracy",
+       "The whole training to its final test accuracy: strategy set-up (process group, "
+       "replicas, model placement) and every epoch, the first with its tracing included; "
+       "process launch and framework import are dp_launch_time's. An N-worker cell reaches "
+       "its 1-worker run's accuracy within the protocol's tolerance or fails."),
     _m("accuracy_delta", "fraction", "lower", "accuracy change",
        "Absolute difference between this cell's final test accuracy and the 1-worker run's "
        "in the same cell, same data and weights."),

@@ -169,7 +169,8 @@ def busy_left_out(source: Source) -> int:
 
 
 #: What a question's contest compares, in a reader's word.
-CONTEST_WORDS = {"system": "system", "precision": "precision", "mode": "mode"}
+CONTEST_WORDS = {"system": "system", "precision": "precision", "mode": "mode",
+                 "workers": "worker count"}
 
 
 def one_sided(verdict: Verdict) -> bool:

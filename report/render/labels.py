@@ -11,6 +11,7 @@ import re
 
 from dlbench.core.metrics import METRICS
 from dlbench.core.systems import format_words, mode_words
+from dlbench.core.words import plural
 
 #: Execution modes in a reader's words (the id stays in cell IDs and downloads): the modes
 #: every framework shares, then each framework's own (its declaration, dlbench.core.systems).
@@ -90,7 +91,8 @@ PATH_LABELS = {"default": "framework, plain", "fastest": "framework, production"
 
 def contender_label(contest: str, value: str) -> str:
     """A contender of a question in words: a system, a runtime ('ONNX Runtime'), a
-    framework's own path ('framework, production'), a mode class ('plain'), or a mode."""
+    framework's own path ('framework, production'), a mode class ('plain'), a mode, or a
+    worker count ('2 workers')."""
     from dlbench.core.modes import CLASS_WORDS
     from dlbench.core.schema import system_label
 
@@ -102,6 +104,8 @@ def contender_label(contest: str, value: str) -> str:
         return CLASS_WORDS.get(value, value)
     if contest == "mode":
         return mode_label(value)
+    if contest == "workers":
+        return plural(int(value), "worker")
     return system_label(value)
 
 

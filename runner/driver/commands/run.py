@@ -24,7 +24,7 @@ from dlbench.core.sequential import Design, design_from_policy
 from dlbench.core.verdict_engine import QUESTIONS, Question
 from dlbench.core.tables import ResultsFileError
 from dlbench.runner.driver.machine.environment import capture_environment
-from dlbench.runner.driver.plan.estimate import estimate, recorded_process_seconds
+from dlbench.runner.driver.plan.estimate import estimate, machine_history
 from dlbench.runner.driver.plan.projection import error_line, project
 from dlbench.runner import PROJECT_ROOT
 from dlbench.runner.driver.launch.execute import execute_cells
@@ -66,11 +66,14 @@ def request_of(arguments: RunArguments) -> RunRequest:
 
 
 def _plan_steps(path: Path) -> list[dict]:
-    """The steps of the device plan file `path` (--plan)."""
+    """The steps of the device plan file `path` (--plan) that this machine's GPUs can
+    measure."""
+    from dlbench.runner.driver.machine.environment import gpu_facts
     from dlbench.runner.driver.plan.device import PlanFileError, load_plan, plan_selections
 
     try:
-        return plan_selections(load_plan(path))
+        plan = load_plan(path)
+        return plan_selections(plan, len(gpu_facts()) if plan.device == "cuda" else None)
     except PlanFileError as error:
         raise UsageError(str(error)) from None
 
@@ -252,11 +255,13 @@ def _projected_here(store: RunStore, info: dict, cells: list[CellSpec],
     its error to be said at the end; None for a run started by an earlier invocation."""
     if "estimate" in info:
         return None
-    projection = project(cells, request.suite,
-                         recorded_process_seconds(store.root.parent.parent),
+    history = machine_history(store.root.parent.parent)
+    projection = project(cells, request.suite, history.times,
                          override=None if request.plan else request.repeats)
+    console.print(history.sentence())
     console.print(projection.lines()[-1])
-    store.save_run_info(store.load_run_info() | {"estimate": projection.record()})
+    store.save_run_info(store.load_run_info() | {"estimate": projection.record()
+                                                 | {"machine_factor": round(history.factor, 3)}})
     return projection.projected_min
 
 
@@ -277,7 +282,7 @@ def _measure_look(store: RunStore, cells: list[CellSpec], order_seed: int, bar: 
     done = store.finished_processes()
     todo = [spec for spec in order if (spec.cell_id, spec.repeat_index) not in done]
     batches = worker_batches(todo, suite)
-    history = recorded_process_seconds(store.root.parent.parent)
+    history = machine_history(store.root.parent.parent).times
     console.print(estimate(batches, history).sentence())
     task = bar.add_task("starting", total=len(order), completed=len(order) - len(todo))
     lines = (ProgressLines(len(order), len(order) - len(todo))
@@ -301,7 +306,7 @@ def _print_top_up_bound(store: RunStore, cells: list[CellSpec], design: Design,
     added = most_processes_added(cells, design)
     if added:
         bound = estimate(worker_batches(added, suite),
-                         recorded_process_seconds(store.root.parent.parent))
+                         machine_history(store.root.parent.parent).times)
         console.print(f"later looks: at most {len(added)} more processes (about "
                       f"{bound.seconds / 60:.0f} min) if every pair stayed undecided; only "
                       "the cells of undecided pairs get them")

@@ -15,10 +15,6 @@ from dlbench.core.modes import DEFAULT, mode_class
 from dlbench.core.verdict_engine import CONTROL_SUFFIX, QUESTIONS
 from dlbench.runner.cell.spec import CellSpec
 
-#: Experiments whose verdicts cannot be decided on a CPU: no control is spent there.
-NOT_ON_CPU = frozenset({"data-parallel"})
-
-
 def control_source(cells: list[CellSpec]) -> CellSpec:
     """The cell an experiment's A/A control repeats: PyTorch in its default mode first."""
     def preference(cell: CellSpec) -> tuple[bool, bool]:
@@ -37,8 +33,7 @@ def with_controls(cells: list[CellSpec], processes: int) -> list[CellSpec]:
     planned = list(cells)
     for experiment in dict.fromkeys(cell.experiment for cell in cells):
         mine = [c for c in cells if c.experiment == experiment and not c.control]
-        if experiment not in judged or not mine or (
-                experiment in NOT_ON_CPU and mine[0].device == "cpu"):
+        if experiment not in judged or not mine:
             continue
         source = control_source(mine)
         planned.insert(planned.index(source) + 1, replace(source, control=CONTROL_SUFFIX))

@@ -31,6 +31,7 @@ class PlanStep:
     repeats: int
     seconds_per_process: dict[str, float]
     why: str = ""
+    min_gpus: int = 1  # a step measured only on a machine with at least this many GPUs
 
     def selection(self) -> dict:
         """What run.json records of this step (the estimate is not part of the request)."""
@@ -78,6 +79,14 @@ def step_seconds(step: PlanStep, cells: list[CellSpec]) -> float:
                for cell in cells)
 
 
-def plan_selections(plan: DevicePlan) -> list[dict]:
-    """The steps as run.json's request records them (RunRequest.plan)."""
-    return [step.selection() for step in plan.steps]
+def plan_selections(plan: DevicePlan, gpus: int | None = None) -> list[dict]:
+    """The steps as run.json's request records them (RunRequest.plan): those a machine with
+    `gpus` GPUs can measure (every step when None)."""
+    return [step.selection() for step in runnable_steps(plan, gpus)]
+
+
+def runnable_steps(plan: DevicePlan, gpus: int | None) -> list[PlanStep]:
+    """The steps a machine with `gpus` GPUs measures: a step that needs several (data
+    parallelism: 2) only where there are that many; the others everywhere, as before."""
+    return [step for step in plan.steps
+            if gpus is None or step.min_gpus <= 1 or step.min_gpus <= gpus]

@@ -16,12 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dlbench.core import experiments as declared_experiments
-from dlbench.core import layout
 from dlbench.core.modes import FASTEST, mode_class
 from dlbench.core.errors import ResultsFileError
 from dlbench.core.systems import SYSTEMS
 from dlbench.core.tables import read_table
 from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.driver.plan.machine_scale import (MachineHistory, Source, kind_here,
+                                                     newest, run_kind, run_sources,
+                                                     scaled_times)
 from dlbench.runner.driver.plan.real_size_estimate import real_size_process_s
 from dlbench.runner.workloads.real_size import is_real_size
 
@@ -72,13 +74,20 @@ class Estimate:
 def recorded_process_seconds(results_dir: Path) -> dict[str, float]:
     """The median wall time of every cell's finished processes in earlier runs here, else in
     the newest release (under results_dir/releases) that measured the cell."""
-    recorded: dict[str, float] = {}
-    for name in layout.release_names(results_dir):  # oldest first: newer ones override
-        release = layout.release_dir(results_dir, name)
-        recorded |= _median_walls(sorted((release / "runs").glob("*/processes.parquet")))
-    runs = [layout.run_dir(results_dir, run_id) / "processes.parquet"
-            for run_id in layout.run_ids(results_dir)]
-    return recorded | _median_walls(runs)
+    return newest(recorded_sources(results_dir))
+
+
+def recorded_sources(results_dir: Path) -> list[Source]:
+    """Every earlier run's median process time per cell, with its machine kind (a run that
+    kept no environment record: ""), oldest first."""
+    return [Source(group, run_kind(root), walls) for group, path, root in run_sources(results_dir)
+            if (walls := _median_walls([path]))]
+
+
+def machine_history(results_dir: Path, kind: str | None = None) -> MachineHistory:
+    """The earlier process times here brought to machine kind `kind` (this machine's when
+    None): dlbench.runner.driver.plan.machine_scale."""
+    return scaled_times(recorded_sources(results_dir), kind_here() if kind is None else kind)
 
 
 def _median_walls(paths: list[Path]) -> dict[str, float]:

@@ -90,6 +90,8 @@ def real_size_process_s(spec: CellSpec, import_s: float) -> float:
         seconds += EXPORT_S.get(spec.export_format, DEFAULT_EXPORT_S)
         return seconds + forward_seconds(spec.workload, export_samples(spec.params,
                                                                         spec.batch_size))
+    if spec.experiment == "execution-mode":
+        return seconds + execution_mode_s(spec)
     if spec.experiment in ("training", "precision"):
         train = device_profile(workload, spec.device).small_samples
         samples = training_samples(spec.params, train)
@@ -101,6 +103,27 @@ def real_size_process_s(spec: CellSpec, import_s: float) -> float:
             spec.workload, samples)
     return seconds + 2 * _compile_s(spec) + forward_seconds(spec.workload,
                                                             inference_samples(spec.params))
+
+
+#: Training steps an execution-mode process takes in one timed mode beyond its windows
+#: (dlbench.runner.worker.experiments.execution_mode.protocol): the first step, the sampler's
+#: calibration call, and the warm compile's first step; the eager baseline adds its warm-up.
+MODE_EXTRA_STEPS = 3
+EAGER_WARMUP_STEPS = 3
+#: A warm compile (caches kept, a fresh model) against a cold one: a guess, on the slow side.
+WARM_COMPILE_SHARE = 0.5
+
+
+def execution_mode_s(spec: CellSpec) -> float:
+    """An execution-mode process's steps and compiles beyond import and build: the eager
+    baseline's warm-up and windows, then in a compiled mode its own windows, its cold and its
+    warm compile of the training step."""
+    windows = int(spec.params.get("step_samples", 5))
+    steps = EAGER_WARMUP_STEPS + windows + MODE_EXTRA_STEPS
+    compile_s = TRAINING_COMPILE_FACTOR * _compile_s(spec) * (1 + WARM_COMPILE_SHARE)
+    if mode_class(spec.experiment, spec.framework, spec.mode) == FASTEST:
+        steps += windows + MODE_EXTRA_STEPS
+    return compile_s + forward_seconds(spec.workload, STEP_FORWARDS * spec.batch_size * steps)
 
 
 def _compile_s(spec: CellSpec) -> float:

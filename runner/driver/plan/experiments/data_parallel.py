@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 
 from dlbench.core.systems import SYSTEMS
-from dlbench.runner.driver.plan.experiments import Experiment, suite_grid, unsupported_params
+from dlbench.runner.driver.plan.experiments import (Experiment, not_measured_params, suite_grid,
+                                                     unsupported_params)
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec
 
@@ -26,9 +27,11 @@ STRATEGIES: dict[str, tuple[str, ...]] = {s.name: s.data_parallel for s in SYSTE
 #: MultiWorkerMirroredStrategy, whose worker processes each pay TensorFlow's import.
 GRID: dict[str, dict] = {
     "quick": {"epochs": {"mlp-digits": 2}, "skip": ("multi-worker-mirrored",)},
+    # standard, and machine (README: "The machine suite"), which measures standard's cells:
+    # on 2 CPU cores 1 worker of 2 threads and 2 of 1 (dlbench.core.conditions: a physical
+    # core per worker is a device), on the digits MLP; TensorFlow's multi-worker strategy
+    # needs a cluster of processes, each paying TensorFlow's import, left to full
     "standard": {"epochs": {"mlp-digits": 8, "cnn-synthetic": 3}, "skip": (),
-                 # on 2 CPU cores (90 minutes for the suite): the digits MLP; TensorFlow's
-                 # multi-worker strategy needs a cluster of processes, left to full
                  "cpu": {"epochs": {"mlp-digits": 8}, "skip": ("multi-worker-mirrored",)}},
     "full": {"epochs": {"mlp-digits": 15, "cnn-synthetic": 5}, "skip": ()},
 }
@@ -77,8 +80,10 @@ def plan(request: RunRequest) -> list[CellSpec]:
                 cells += [request.cell("data-parallel", name, framework, timeout_s=300.0,
                                        mode=mode, workers=workers,
                                        batch_size=global_batch(workload.batch_size, counts),
-                                       params=params | unsupported_params(
-                                           framework, "data-parallel", mode))
+                                       params=params
+                                       | unsupported_params(framework, "data-parallel", mode)
+                                       | not_measured_params(request, framework, mode,
+                                                             "data-parallel", name))
                           for workers in counts]
     return cells
 

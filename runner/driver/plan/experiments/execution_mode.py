@@ -10,6 +10,7 @@ from dlbench.runner.driver.plan.experiments import (BASE_SUITE, MODEL_WORKLOADS,
                                         not_measured_params, suite_grid)
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec, FrameworkId
+from dlbench.runner.workloads import real_size
 
 #: Each framework's eager mode first, then its graph/compiled modes.
 MODES: dict[str, tuple[str, ...]] = {
@@ -34,6 +35,15 @@ GRID: dict[str, dict] = {
                  # cells, whose production paths (inference) and the ResNet-20's compiled
                  # modes (training) answer "eager or compiled?"; the full suite keeps these.
                  "cpu": {"workloads": []}},
+    # machine (README: "The machine suite"): on 2 CPU cores, ResNet-50's training steps in
+    # each system's plain path beside its production one (torch.compile, TensorFlow's XLA,
+    # Keras' jit_compile on TensorFlow), each compiled cell with its compile times and its
+    # break-even against the plain path timed in the same process; on the profile's 32
+    # samples (4 batches of 8), 3 windows of steady steps (a step lasts over a second)
+    "machine": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
+                "step_samples": 5, "batches": 32,
+                "cpu": {"workloads": ["resnet50-synthetic"], "step_samples": 3, "batches": 4,
+                        "params": {"data_size": "small"}}},
     "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
              "step_samples": 10, "batches": 64},
 }
@@ -66,12 +76,14 @@ def plan(request: RunRequest) -> list[CellSpec]:
     cells = []
     for name in request.workloads or grid["workloads"]:
         batch_size = device_batch_size(get_workload(name), request.device)
+        timeout_s = real_size.TIMEOUT_S if real_size.is_real_size(name) else 600.0
         for framework in request.systems:
             for mode in modes(request, framework):
                 cells.append(request.cell(
-                    "execution-mode", name, framework, timeout_s=600.0, mode=mode,
+                    "execution-mode", name, framework, timeout_s=timeout_s, mode=mode,
                     batch_size=batch_size,
                     params={k: grid[k] for k in ("step_samples", "batches")}
+                    | grid.get("params", {})
                     | not_measured_params(request, framework, mode, "execution-mode", name),
                 ))
     return cells

@@ -1,6 +1,6 @@
 """The cells the standard suite on 2 CPU cores leaves to the full suite, to stay within its
 150 minutes: one table, each entry with the measured or estimated cost that excluded it. The
-machine suite (standard's measurement narrowed to what a machine answers, in 75 minutes)
+machine suite (standard's measurement narrowed to what a machine answers, in 120 minutes)
 leaves out the same cells, and those of MACHINE_CUTS.
 
 A cut cell is still planned: dlbench.runner.driver.plan.experiments.not_measured_params records it as
@@ -71,6 +71,22 @@ MACHINE_CUTS: dict[tuple[str, str, str, str], str] = {
     ("inference", "resnet50-synthetic", "pytorch", "compiled"): (
         "a cold torch.compile of ResNet-50 for two input shapes in every process (59 s a "
         "process in release 2027.03, 3 minutes a look); the standard suite answers it"),
+    ("execution-mode", "resnet50-synthetic", "tensorflow", "xla"): (
+        "TensorFlow's second production path: an XLA compile of ResNet-50's training step, "
+        "cold and warm, in every process (guessed at over 2 minutes a process on 2 cores, 8 "
+        "minutes of the suite); tf.function, the graph Keras' fit runs, answers TensorFlow's "
+        "production training here"),
+    ("data-parallel", "mlp-digits", "keras-tensorflow", EVERY): (
+        "Keras on TensorFlow distributes with TensorFlow's own MirroredStrategy, which "
+        "TensorFlow's cells measure; Keras' own distribution API (keras.distribution."
+        "DataParallel) is measured on JAX (4 minutes of the suite)"),
+    ("execution-mode", "resnet50-synthetic", "keras-torch", EVERY): (
+        "Keras on torch's production path (jit_compile: a cold torch.compile of ResNet-50's "
+        "training step in every process, minutes each) is left to the full suite, so its "
+        "plain path has nothing to be compared with here; torch.compile answers torch's"),
+    ("execution-mode", "resnet50-synthetic", "keras-jax", EVERY): (
+        "Keras on JAX's plain path is its compiled one (jit_compile='auto' resolves to True: "
+        "XLA), so it has no second path to be compared with"),
     ("precision", "bert-base-tokens", EVERY, EVERY): (
         "BERT-base in fp32 and bf16 in five systems is about 25 minutes a look (two to three "
         "minutes a process: each trains and serves the 110-million-parameter model, and the "

@@ -59,6 +59,11 @@ class TrainingRun:
     def throughput(self) -> float:
         return self.samples_per_epoch / self.steady_epoch_time
 
+    @property
+    def time_to_accuracy(self) -> float:
+        """Set-up and every epoch (the first with its tracing) to the final accuracy."""
+        return (self.setup_s or 0.0) + sum(self.epoch_times)
+
 
 @dataclass(frozen=True)
 class EpochPlan:
@@ -149,6 +154,7 @@ def run_observations(run: TrainingRun, repeat: int,
         Observation("first_epoch_time", run.epoch_times[0], repeat),
         Observation("steady_epoch_time", run.steady_epoch_time, repeat),
         Observation("train_throughput", run.throughput, repeat),
+        Observation("time_to_accuracy", run.time_to_accuracy, repeat),
         Observation("test_accuracy", run.accuracy, repeat),
     ]
     if run.setup_s is not None:
@@ -182,9 +188,12 @@ def dp_fairness(cell: Cell, *, strategy: str, replicas: str, timer_includes: str
                f"and data as the 1-worker run; {spec.params['epochs']} epochs. Scaling "
                f"efficiency and accuracy delta compare with a 1-worker run measured in the "
                f"same process just before; accuracy must match it within "
-               f"{ACCURACY_TOLERANCE}. On a machine with few CPU cores and no GPUs the "
-               f"workers share the same cores, so these numbers mostly show the strategy's "
-               f"overhead, not a speed-up."),
+               f"{ACCURACY_TOLERANCE}; time_to_accuracy = set-up and every epoch. On a CPU the "
+               f"comparison is {spec.workers} worker(s) of "
+               f"{replica_threads(spec, spec.workers)} thread(s) against 1 worker of "
+               f"{spec.threads}, on the same cores: with a physical core per worker that is "
+               f"data parallelism over cores; with fewer cores than workers they share cores "
+               f"and show the strategy's overhead, not a speed-up."),
     )
 
 
