@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from tests.judging_fixtures import CPU_ENV, noisy, tables
+from tests.judging_fixtures import CPU_ENV, bounded, noisy, tables
 
 from dlbench.core.judging import Regime
 from dlbench.core.verdict_engine import QUESTIONS
@@ -208,7 +208,7 @@ def test_fp16_on_a_cpu_without_fp16_units_is_left_out_and_said():
     assert with_units.winner == "fp32"
 
 
-PEAK_ENV = {**CPU_ENV, "compute_peak": {"fp32_flops": 1e11, "bf16_flops": None}}
+PEAK_ENV = bounded(1e11)
 
 
 def flops_cells() -> list[dict]:
@@ -223,7 +223,7 @@ def test_regime_is_overhead_bound_at_a_small_fraction_of_peak_and_not_recorded_w
     verdict = one("training-speed", cells, env)
     assert verdict.regime is Regime.OVERHEAD_BOUND  # 3e8 of 1e11 FLOP/s
     assert verdict.peak_fraction == pytest.approx(0.003, rel=0.05)
-    fast = one("training-speed", cells, {**env, "compute_peak": {"fp32_flops": 1e9}})
+    fast = one("training-speed", cells, bounded(1e9))
     assert fast.regime is Regime.COMPUTE_BOUND
     assert one("training-speed", cells).regime is Regime.NOT_RECORDED
 

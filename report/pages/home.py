@@ -8,6 +8,7 @@ import math
 
 import pandas as pd
 
+from dlbench.core.fma_peak import ABOVE_BOUND_WORDS
 from dlbench.core.judging import PRACTICAL_THRESHOLD, Decision, Regime
 from dlbench.core.metrics import Direction, is_timing_unit, reader_label
 from dlbench.core.verdict_engine import busy_processes
@@ -125,6 +126,7 @@ def _answer(verdict: Verdict) -> dict:
         "reason": verdict.reason, "regime": verdict.regime.value,
         "overhead": verdict.regime is Regime.OVERHEAD_BOUND,
         "peak_pct": _percent(verdict.peak_fraction),
+        "above_bound": ABOVE_BOUND_WORDS if verdict.peak_fraction > 1 else "",
     }
 
 
