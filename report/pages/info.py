@@ -6,6 +6,8 @@ import json
 
 from dlbench.core.achieved import cell_rates, probe_fractions, run_bounds
 from dlbench.core.fma_peak import ABOVE_BOUND_WORDS
+from dlbench.report.pages.release_design import experiments_present, release_designs
+from dlbench.report.verdicts.defaults_answers import EXPERIMENT as DEFAULTS_EXPERIMENT
 from dlbench.core.calibration import POWER_RATIOS
 from dlbench.core.metrics import METRICS
 from dlbench.core.schema import CELL_COLUMNS, OBSERVATION_COLUMNS, system_label
@@ -323,7 +325,10 @@ def methodology_page(inputs: PageInputs) -> Page:
     return Page(render(inputs.env, "methodology.md.j2", manifests=manifest_blocks(inputs.source),
                        calibration=inputs.calibration.rows, power_ratios=POWER_RATIOS,
                        control_rows=control_rows(inputs.judged.controls),
-                       legacy_runs=legacy_protocol_runs(inputs.source), **inputs.common))
+                       legacy_runs=legacy_protocol_runs(inputs.source),
+                       designs=release_designs(inputs.source),
+                       has_defaults_accuracy=DEFAULTS_EXPERIMENT in experiments_present(
+                           inputs.source), **inputs.common))
 
 
 @page("downloads.md")
