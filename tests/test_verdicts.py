@@ -378,3 +378,26 @@ def test_the_calibration_simulates_answers_with_a_spread_and_leaves_out_exact_on
     designs = {"r1": single_look(5)}
     assert calibrate([exact], designs, replications=50).risk is None
     assert calibrate([exact, varied], designs, replications=50).risk.tested == 1
+
+
+def test_an_evidence_row_shows_the_value_it_ranks_by():
+    from dlbench.report.pages.home import _evidence
+
+    # keras-tensorflow's median is the higher (12 against 10), its geometric mean the lower
+    cells = [{"system": "tensorflow", "values": {"train_throughput": [10.0, 10.0, 30.0]}},
+             {"system": "keras-tensorflow", "values": {"train_throughput": [12.0, 12.0, 12.0]}}]
+    verdict = one("training-throughput", cells)
+    text = _evidence(verdict, "training", {}, {})
+    assert text.startswith("TensorFlow: 14.4 samples/s (geometric mean of 3 processes)")
+    assert "Keras on TensorFlow: 12.0 samples/s (geometric mean of 3 processes)" in text
+    assert "10.0" not in text and "median" not in text
+
+
+def test_an_answer_row_s_best_value_is_the_geometric_mean_it_ranks_by():
+    from dlbench.report.pages.answer_values import centres_of
+
+    observations, _ = tables([{"system": "tensorflow",
+                               "values": {"train_throughput": [10.0, 10.0, 30.0]}}])
+    [(key, value)] = centres_of(observations).items()
+    assert key[0] == "r1" and key[2] == "train_throughput"
+    assert value == pytest.approx(3000 ** (1 / 3))  # 14.4, not the median's 10
