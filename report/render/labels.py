@@ -30,7 +30,7 @@ ENVIRONMENT_LABELS = {
     "torch_bf16_flops": "torch bf16 (GFLOP/s)", "clock_ghz": "clock (GHz)",
     "clock": "clock measured under load", "ghz": "clock (GHz)",
     "per_core_ghz": "each core's clock (GHz)", "method": "how it was measured",
-    "why": "why it was not measured", "family": "CPU family", "model_number": "CPU model",
+    "why": "why it was not measured", "family": "CPU family", "model_number": "CPU model number",
     "fp32_flop_per_cycle": "fp32 FLOP per cycle per core",
     "bf16_flop_per_cycle": "bf16 FLOP per cycle per core",
     "amx": "AMX units", "arch": "architecture", "avx512_bf16": "AVX-512 bf16",
