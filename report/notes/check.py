@@ -67,22 +67,24 @@ def _busy(text: str, facts: RunFacts) -> tuple | None:
             f"re-measurements{steal}")
 
 
-def _decided(text: str, facts: RunFacts) -> tuple | None:
-    found = DECIDED.search(text)
+def _counted(pattern: re.Pattern, actual: tuple[int, int], words: str, text: str) -> tuple | None:
+    """A stated 'N of M ...' count against the data's (`words`: what follows the counts)."""
+    found = pattern.search(text)
     if not found:
         return None
-    if (int(found[1]), int(found[2])) == (facts.decided, facts.testable):
+    if (int(found[1]), int(found[2])) == actual:
         return ()
-    return found[0], f"{facts.decided} of {facts.testable} testable timing answers decided"
+    return found[0], f"{actual[0]} of {actual[1]} {words}"
+
+
+def _decided(text: str, facts: RunFacts) -> tuple | None:
+    return _counted(DECIDED, (facts.decided, facts.testable), "testable timing answers decided",
+                    text)
 
 
 def _controls(text: str, facts: RunFacts) -> tuple | None:
-    found = CONTROLS.search(text)
-    if not found:
-        return None
-    if (int(found[1]), int(found[2])) == (facts.controls_named, facts.controls):
-        return ()
-    return found[0], f"{facts.controls_named} of {facts.controls} A/A controls name a winner"
+    return _counted(CONTROLS, (facts.controls_named, facts.controls),
+                    "A/A controls name a winner", text)
 
 
 def _slower(source: Source, facts: dict[str, RunFacts], run_id: str,
