@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from tests.judging_fixtures import CPU_ENV, noisy, tables
+from tests.judging_fixtures import CPU_ENV, bounded, noisy, tables
 
 from dlbench.core.judging import Regime
 from dlbench.report.claims.check import (
@@ -132,7 +132,7 @@ def test_order_claims_with_noisy_overlapping_data_are_inconclusive():
 
 
 #: A CPU whose measured peak makes a 1 GFLOP-per-sample cell at 1 sample/s compute-bound.
-PEAK_ENV = CPU_ENV | {"compute_peak": {"fp32_flops": 2e9, "bf16_flops": 2e9}}
+PEAK_ENV = bounded(2e9)
 
 
 def _precision(metric: str, values: dict[str, list[float]], system: str = "pytorch",
@@ -271,7 +271,7 @@ def _graph(eager: float, graph: float, flops: float | None) -> list[dict]:
     (5.0, 1e3, ClaimOutcome.NOT_MEASURABLE), (5.0, None, ClaimOutcome.INCONCLUSIVE),
 ])
 def test_static_graph_claim_decides_on_compute_bound_workloads_only(graph, flops, expected):
-    env = {**CPU_ENV, "compute_peak": {"fp32_flops": 1e11, "bf16_flops": None}}
+    env = bounded(1e11)
     # batch 32, 10 ms per step: 3200 samples/s; x3 x 1e8 FLOPs = 9.6e11: compute-bound
     verdict = judge("static-graph-fast", _graph(10.0, graph, flops), env)
     assert verdict.verdict is expected

@@ -24,7 +24,8 @@ INSTALLED_AS = {"runner": "dlbench.runner", "report": "dlbench.report"}
 CLI = "dlbench.cli"
 CORE = "dlbench.core"
 #: report/'s packages, lowest first: each imports only those before it (and report itself).
-LAYERS = ("dlbench.report.render", "dlbench.report.inputs", "dlbench.report.verdicts", "dlbench.report.claims", "dlbench.report.pages",
+LAYERS = ("dlbench.report.render", "dlbench.report.inputs", "dlbench.report.verdicts",
+          "dlbench.report.notes", "dlbench.report.claims", "dlbench.report.pages",
           "dlbench.report.site")
 #: runner/'s two sides: the parent process (plans, launches, stores, reads the machine, runs
 #: the commands) and the measured process (entry point, harness, adapters, framework code).

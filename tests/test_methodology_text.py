@@ -16,10 +16,44 @@ METHOD = (Path(__file__).resolve().parent.parent / "templates" / "_method.md.j2"
 TEXT = " ".join(METHOD.split())  # line breaks in the template are not meaningful
 
 
-def test_process_counts_per_suite_are_the_repeat_policys():
-    assert f"standard suite runs {SUITE_PROCESSES['standard']} processes per cell" in TEXT
-    assert f"the full suite {SUITE_PROCESSES['full']}" in TEXT
-    assert f"quick suite runs {SUITE_PROCESSES['quick']} and is a" in TEXT
+def _methodology(release: str) -> str:
+    """The methodology page of a committed release, rebuilt, in one line."""
+    from dlbench.core.experiments import EXPERIMENTS
+    from dlbench.report.inputs.labelled import labelled_results
+    from dlbench.report.inputs.source import load_release
+    from dlbench.report.pages.cite import release_citation
+    from dlbench.report.pages.home import source_judgement
+    from dlbench.report.pages.info import methodology_page
+    from dlbench.report.pages.registry import PageInputs
+    from dlbench.report.render.jinja import environment
+    from dlbench.report.verdicts.verdict_table import Calibration
+    from tests.site_fixtures import ROOT, TEMPLATES
+
+    source = load_release(ROOT / "results", release)
+    inputs = PageInputs(source, labelled_results(source), environment(TEMPLATES),
+                        {e.name: {"question": e.question} for e in EXPERIMENTS},
+                        source_judgement(source), Calibration([], None),
+                        release_citation(source.root, source.name, source.date, "http://x/"),
+                        None)
+    return " ".join(methodology_page(inputs).text.split())
+
+
+def test_each_release_s_methodology_states_the_design_its_runs_recorded():
+    page = _methodology("2027.04")
+    assert ("two looks: 3 processes per cell, then up to 5 for the cells of undecided pairs, "
+            "each look at a level of 0.0294: 20261206T063453Z-cpu (machine suite), "
+            "20261206T134112Z-cpu (machine suite), 20261207T022029Z-cpu (machine suite)") in page
+    assert "0.0221" not in page and "three looks" not in page.lower()
+    assert "up to 6" not in page and "standard suite runs" not in page
+    assert "defaults-accuracy" not in page  # no release holds that experiment
+    earlier = _methodology("2027.03")
+    assert "three looks: 3 processes per cell, then up to 6, then 12" in earlier
+    assert "each look at a level of 0.0221" in earlier and "0.0294" not in earlier
+
+
+def test_the_suites_process_counts_are_not_written_into_the_method():
+    assert SUITE_PROCESSES["standard"] and "standard suite runs" not in TEXT
+    assert "quick suite is a **preview**" in TEXT
 
 
 def test_the_minimum_window_is_the_samplers():

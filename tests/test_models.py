@@ -108,7 +108,7 @@ def test_size_profiles_name_the_valid_ones():
         size_profile(get_workload("mlp-digits"), "cpu")
 
 
-def test_peak_is_never_below_its_probes_and_says_what_set_it(monkeypatch):
+def test_the_recorded_bound_is_above_its_probes_and_says_how_it_was_derived(monkeypatch):
     from dlbench.runner.driver.machine.environment import compute_peak
     from dlbench.runner.driver.machine.kernels import PROBE_CACHE
 
@@ -118,10 +118,11 @@ def test_peak_is_never_below_its_probes_and_says_what_set_it(monkeypatch):
     assert "matmul" in peak["probe"]
     probes = peak["probes"]
     assert probes["numpy_fp32_flops"] > 0 and probes["torch_fp32_flops"] > 0
+    # a bound: the probes (measured the same way as the clock, best of several) stay below
     assert peak["fp32_flops"] >= max(probes["numpy_fp32_flops"], probes["torch_fp32_flops"])
     assert peak["bf16_flops"] >= probes["torch_bf16_flops"]
-    assert peak["fp32_flops_basis"] and peak["bf16_flops_basis"]
-    assert peak["theoretical"]["fp32_flop_per_cycle"] >= 8
+    assert "FLOP per cycle per core" in peak["fp32_flops_basis"]
+    assert peak["clock"]["ghz"] or peak["clock"]["why"]
 
 
 def test_list_shows_each_workloads_profiles_parameters_and_flops():

@@ -1,67 +1,89 @@
-"""The regime's peak: theoretical FMA figures per instruction set, the recorded peak as the
-largest of theory and probes, and a report-side peak no achieved rate can exceed."""
+"""The regime's bound: the FMA FLOP per cycle of each core by its microarchitecture, the
+clock measured under load (or the core's highest documented one), and fractions of the bound
+that are shown as they are, never clipped."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
+import markdown
 import pandas as pd
 import pytest
 
-from dlbench.core.achieved import cell_fractions, cell_rates, run_peaks
-from dlbench.core.fma_peak import WINOGRAD_WORDS, Clock, theoretical_peak
-from dlbench.runner.driver.machine.peak import combined_peak, nominal_clock
+from dlbench.core.achieved import cell_fractions, cell_rates, probe_fractions, run_bounds
+from dlbench.core.fma_peak import (ABOVE_BOUND_WORDS, WINOGRAD_WORDS, ZEN4, bound_of, core_of,
+                                   environment_bound)
+from dlbench.runner.driver.machine.clock import clock_record, sustained_clock
+from dlbench.runner.driver.machine.peak import peak_record
 
-CLOCK = Clock(3.0, "test", True)
-AVX2 = {"fma", "avx", "avx2"}
-AVX512 = AVX2 | {"avx512f"}
-AVX512_BF16 = AVX512 | {"avx512_bf16"}
-AMX = AVX512_BF16 | {"amx_bf16", "amx_tile"}
+GENOA = {"vendor": "AMD", "model": "AMD EPYC", "arch": "X86_64", "family": 25,
+         "model_number": 17, "avx2": True, "avx512f": True, "avx512_bf16": True,
+         "avx_vnni": False, "usable_cores": 2}
+SAPPHIRE_RAPIDS = {"vendor": "Intel", "model": "Intel(R) Xeon(R) Processor", "arch": "X86_64",
+                   "avx2": True, "avx512f": True, "avx512_bf16": True, "amx_bf16": True,
+                   "amx_fp16": False, "usable_cores": 2}
+MEASURED = {"ghz": 3.5, "method": "test chain"}
 
 
-@pytest.mark.parametrize(("flags", "fp32", "bf16", "bf16_unit"), [
-    (AVX2, 32, 32, "none (AVX2 FMA on fp32)"),
-    (AVX512, 64, 64, "none (AVX-512 FMA on fp32)"),
-    (AVX512_BF16, 64, 128, "AVX-512 BF16 dot products"),
-    (AMX, 64, 1024, "AMX tiles"),
+@pytest.mark.parametrize(("cpu", "fp32", "bf16", "name"), [
+    (GENOA, 32, 64, "Zen 4"),  # AVX-512 in two 256-bit halves: not 64, what its flags suggest
+    (GENOA | {"family": None, "model_number": None}, 32, 64, "Zen 4"),  # older record
+    (GENOA | {"family": 26}, 64, 128, "Zen 5"),
+    (GENOA | {"avx512f": False, "avx512_bf16": False, "family": 25, "model_number": 1}, 32, 32,
+     "Zen 2/Zen 3"),
+    (GENOA | {"avx512f": False, "family": 23, "model_number": 1}, 16, 16, "Zen/Zen+"),
+    (SAPPHIRE_RAPIDS, 64, 1024, "Sapphire"),
+    ({"model": "Intel(R) Xeon(R) Processor", "arch": "X86_64", "avx512f": True, "amx": True},
+     64, 1024, "Sapphire"),  # a record before 2027.04: no avx2 or amx_bf16 key
+    (SAPPHIRE_RAPIDS | {"amx_bf16": False}, 64, 128, "AVX-512 BF16"),
 ])
-def test_theoretical_peak_per_instruction_set_records_its_assumptions(flags, fp32, bf16,
-                                                                      bf16_unit):
-    record = theoretical_peak(flags, 2, CLOCK)
-    assert record["fp32_flop_per_cycle"] == fp32 and record["bf16_flop_per_cycle"] == bf16
-    assert record["bf16_unit"] == bf16_unit
-    assert record["fp32_flops"] == pytest.approx(2 * 3.0e9 * fp32)
-    assert record["bf16_flops"] == pytest.approx(2 * 3.0e9 * bf16)
-    for key in ("cores_assumption", "fp32_unit_assumption", "bf16_unit_assumption",
-                "clock_assumption", "clock_source"):
-        assert record[key], key
-    assert "maximum" in record["clock_assumption"]
+def test_a_core_s_fma_flop_per_cycle_is_its_microarchitecture_s(cpu, fp32, bf16, name):
+    core = core_of(cpu)
+    assert (core.fp32_flop_per_cycle, core.bf16_flop_per_cycle) == (fp32, bf16)
+    assert name in core.name
 
 
-def test_a_nominal_or_missing_clock_says_so():
-    nominal = theoretical_peak(AVX2, 2, Clock(2.6, "cpu MHz", False))
-    assert "only a nominal clock is known" in nominal["clock_assumption"]
-    unknown = theoretical_peak(AVX2, 2, None)
-    assert unknown["fp32_flops"] is None and "no clock known" in unknown["clock_assumption"]
+def test_the_bound_is_cores_times_the_measured_clock_times_the_core_s_flop_per_cycle():
+    bound = bound_of(GENOA, MEASURED, "fp32_flops")
+    assert bound.flops == pytest.approx(2 * 3.5e9 * 32)
+    assert "3.50 GHz measured under load (test chain)" in bound.derivation
+    assert "two 256-bit halves" in bound.derivation
+    assert bound_of(SAPPHIRE_RAPIDS, MEASURED, "bf16_flops").flops == pytest.approx(2 * 3.5e9
+                                                                                    * 1024)
 
 
-def test_nominal_clock_reads_the_brand_string_before_the_kernels_mhz():
-    brand = "model name\t: Intel(R) Xeon(R) Gold 6148 CPU @ 2.40GHz\ncpu MHz\t\t: 1000.0\n"
-    assert nominal_clock(brand) == Clock(2.4, "the brand string's nominal clock", False)
-    bare = "model name\t: Intel(R) Xeon(R) Processor\ncpu MHz\t\t: 2600.000\n"
-    assert nominal_clock(bare).ghz == 2.6 and not nominal_clock(bare).is_maximum
-    assert nominal_clock("model name\t: AMD EPYC\n") is None
+def test_without_a_measured_clock_the_core_s_highest_documented_clock_keeps_it_a_bound():
+    failed = bound_of(GENOA, {"ghz": None, "why": "chains disagree"}, "fp32_flops")
+    assert failed.flops == pytest.approx(2 * ZEN4.documented_ghz * 1e9 * 32)
+    assert "highest clock documented" in failed.derivation and "chains disagree" in failed.derivation
+    assert bound_of(GENOA, None, "fp32_flops").flops == failed.flops
+    unknown = {"vendor": "Intel", "arch": "X86_64", "avx2": True, "usable_cores": 2}
+    assert bound_of(unknown, None, "fp32_flops") is None  # no clock known at all: no bound
+    assert bound_of(unknown, MEASURED, "fp32_flops").flops == pytest.approx(2 * 3.5e9 * 32)
+    assert environment_bound({"gpus": [{"model": "H100"}], "cpu": GENOA}, "fp32_flops") is None
 
 
-def test_recorded_peak_is_the_largest_of_theory_and_probes_and_names_it():
-    theory = theoretical_peak(AVX2, 2, CLOCK)  # 192 GFLOP/s fp32 and bf16
-    probed = combined_peak(theory, {"numpy_fp32_flops": 1.5e11, "torch_fp32_flops": 2.5e11,
-                                    "torch_bf16_flops": 1e10})
-    assert probed["fp32_flops"] == 2.5e11 and probed["fp32_flops_basis"] == "probe torch_fp32"
-    assert probed["bf16_flops"] == pytest.approx(1.92e11)
-    assert probed["bf16_flops_basis"].startswith("theoretical FMA peak")
-    no_clock = combined_peak(theoretical_peak(AVX2, 2, None), {"numpy_fp32_flops": 1e11})
-    assert no_clock["fp32_flops"] == 1e11 and no_clock["bf16_flops"] is None
+def test_the_clock_is_measured_on_this_machine_or_says_why_not():
+    clock = sustained_clock()
+    if clock["ghz"] is None:
+        assert clock["why"]
+    else:
+        assert 0.5 < clock["ghz"] < 7 and len(clock["per_core_ghz"]) >= 1 and clock["method"]
+
+
+def test_two_chains_that_disagree_give_no_clock_and_the_reason():
+    assert clock_record({0: [3.5, 3.45], 1: [3.6, 3.58]})["ghz"] == 3.6
+    disagree = clock_record({0: [3.5, 1.2]})
+    assert disagree["ghz"] is None and "disagree" in disagree["why"]
+
+
+def test_the_recorded_peak_is_the_bound_and_the_probes_stay_beside_it():
+    record = peak_record(GENOA, MEASURED, {"numpy_fp32_flops": 1.5e11,
+                                           "torch_fp32_flops": 2.5e11})
+    assert record["fp32_flops"] == pytest.approx(2.24e11)  # the probe above it does not raise it
+    assert "measured under load" in record["fp32_flops_basis"]
+    assert record["probes"]["torch_fp32_flops"] == 2.5e11 and record["clock"] == MEASURED
 
 
 def _run(rates: dict[str, float], peak: dict, workload: str = "mlp-digits",
@@ -77,39 +99,53 @@ def _run(rates: dict[str, float], peak: dict, workload: str = "mlp-digits",
     return observations, cells, {"r": {"compute_peak": peak}}
 
 
-def test_a_rate_above_the_probe_raises_the_peak_so_no_fraction_exceeds_one():
-    observations, cells, environments = _run({"fast": 1.53e11, "slow": 1e10},
-                                             {"fp32_flops": 1e11, "probe": "NumPy 512 matmul"})
+def _bound_environment(ghz: float) -> dict:
+    """A 2-core Zen 4 whose measured clock makes its fp32 bound 64 x `ghz` GFLOP/s."""
+    return {"cpu": GENOA, "gpus": [], "compute_peak": {
+        "clock": {"ghz": ghz, "method": "test"},
+        "probes": {"torch_fp32_flops": 1.2e11, "torch_bf16_flops": 1e10}}}
+
+
+def test_a_rate_above_the_bound_is_shown_as_it_is_not_clipped():
+    observations, cells, _ = _run({"fast": 1.53e11, "slow": 1e10}, {})
+    environments = {"r": _bound_environment(1.0)}  # bound 64 GFLOP/s
     fractions = cell_fractions(observations, cells, environments)
-    assert fractions[("r", "fast")] == pytest.approx(1.0)
-    assert fractions[("r", "slow")] == pytest.approx(1e10 / 1.53e11)
-    assert max(fractions.values()) <= 1.0
-    peak = run_peaks(cell_rates(observations, cells), environments)[("r", "fp32_flops")]
-    assert peak.flops == pytest.approx(1.53e11)
-    assert "rate achieved by cell fast, above the recorded peak" in peak.basis
+    assert fractions[("r", "fast")] == pytest.approx(1.53e11 / 6.4e10)  # 239%, kept
+    assert fractions[("r", "slow")] == pytest.approx(1e10 / 6.4e10)
+    bound = run_bounds(cell_rates(observations, cells), environments)[("r", "fp32_flops")]
+    assert bound.flops == pytest.approx(6.4e10) and "rate achieved" not in bound.derivation
+    assert probe_fractions(environments["r"])["torch_fp32"] == pytest.approx((1.2e11, 1.875))
 
 
-def test_a_rate_below_the_recorded_peak_keeps_it_and_its_basis():
-    observations, cells, environments = _run(
-        {"slow": 1e10}, {"fp32_flops": 1e11, "fp32_flops_basis": "theoretical FMA peak"})
-    assert cell_fractions(observations, cells, environments)[("r", "slow")] == pytest.approx(0.1)
-    peak = run_peaks(cell_rates(observations, cells), environments)[("r", "fp32_flops")]
-    assert peak.basis == "theoretical FMA peak"
+def test_a_convolutional_cell_says_its_rate_does_not_credit_winograd():
+    observations, cells, _ = _run({"conv": 2e11}, {}, workload="resnet50-synthetic")
+    assert cell_rates(observations, cells)[("r", "conv")].note == WINOGRAD_WORDS
 
 
-def test_a_convolutional_cell_that_sets_the_peak_is_not_credited_with_its_winograd_savings():
-    observations, cells, environments = _run({"conv": 2e11}, {"fp32_flops": 1e11},
-                                             workload="resnet50-synthetic")
-    rates = cell_rates(observations, cells)
-    assert rates[("r", "conv")].note == WINOGRAD_WORDS
-    assert WINOGRAD_WORDS in run_peaks(rates, environments)[("r", "fp32_flops")].basis
+def test_a_run_without_a_known_clock_or_core_has_no_fraction():
+    observations, cells, _ = _run({"half": 1e10}, {})
+    bare = {"cpu": {"arch": "aarch64", "usable_cores": 2}, "compute_peak": {"fp32_flops": 1e11}}
+    assert cell_fractions(observations, cells, {"r": bare}) == {}
 
 
-def test_a_precision_without_a_recorded_peak_has_no_fraction():
-    observations, cells, environments = _run({"half": 1e10}, {"fp32_flops": 1e11,
-                                                              "bf16_flops": None},
-                                             precision="bf16")
-    assert cell_fractions(observations, cells, environments) == {}
+def test_the_environment_page_flags_cells_and_probes_above_their_machine_s_bound():
+    from dlbench.report.inputs.source import load_release
+    from dlbench.report.pages.info import environment_runs
+    from dlbench.report.render.jinja import environment, render
+    from tests.site_fixtures import ROOT
+
+    source = load_release(ROOT / "results", "2027.03")
+    run = source.runs[0]
+    slow_clock = replace(run, environment=run.environment | {"compute_peak": {
+        **run.environment["compute_peak"], "clock": {"ghz": 0.5, "method": "test"}}})
+    source = replace(source, runs=(slow_clock,))  # bound 2 x 0.5 GHz x 32 = 32 GFLOP/s
+    page = markdown.markdown(render(environment(ROOT / "templates"), "environment.md.j2",
+                                    source=source, runs=environment_runs(source)),
+                             extensions=["tables", "attr_list"])
+    assert "32.0 = 2 cores x 0.50 GHz measured under load (test)" in page
+    assert "553.3% of the bound, " + ABOVE_BOUND_WORDS in page  # 177.1 GFLOP/s, not clipped
+    assert "115.55 GFLOP/s, 361.1% of the bound, " + ABOVE_BOUND_WORDS in page  # its probe
+    assert "100.0% of the bound" not in page
 
 
 def test_2027_03_real_size_cells_read_at_most_100_percent_of_the_corrected_peak():
@@ -119,7 +155,7 @@ def test_2027_03_real_size_cells_read_at_most_100_percent_of_the_corrected_peak(
     from dlbench.report.inputs.source import load_release
 
     source = load_release(Path(__file__).parents[1] / "results", "2027.03")
-    rows = [line.split(" | ") for line in table_lines(source, 4.1) if line.startswith("| ")
+    rows = [line.split(" | ") for line in table_lines(source) if line.startswith("| ")
             and "%" in line]
     published = [float(r[2].rstrip("%")) for r in rows]
     corrected = [float(r[3].rstrip("% |")) for r in rows]
@@ -127,12 +163,11 @@ def test_2027_03_real_size_cells_read_at_most_100_percent_of_the_corrected_peak(
     assert max(corrected) <= 100 and max(corrected) == 67
 
 
-def test_machines_are_told_apart_by_their_measured_probe_not_their_theoretical_peak():
+def test_machines_are_told_apart_by_their_measured_probe_not_their_bound():
     from dlbench.core.fma_peak import measured_fp32_flops
 
-    recorded = combined_peak(theoretical_peak(AVX2, 2, CLOCK),
-                             {"numpy_fp32_flops": 1.1e11, "torch_fp32_flops": 1.2e11})
-    assert recorded["fp32_flops"] == pytest.approx(1.92e11)  # the theoretical peak
+    recorded = peak_record(GENOA, MEASURED, {"numpy_fp32_flops": 1.1e11,
+                                             "torch_fp32_flops": 1.2e11})
     assert measured_fp32_flops(recorded) == 1.2e11
     assert measured_fp32_flops({"fp32_flops": 1.156e11, "probe": "NumPy 512"}) == 1.156e11
     assert measured_fp32_flops(None) is None

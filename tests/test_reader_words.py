@@ -78,10 +78,24 @@ def test_the_page_states_one_count_of_tested_answers_and_its_split():
     frame = pd.DataFrame([
         {"row": "answer", "question": "q", "run_id": "r", "device": "cpu", "group": g,
          "outcome": o, "derived_from": d}
-        for g, o, d in (("a", "winner", ""), ("b", "inconclusive", ""), ("c", "winner", "q0"))
+        for g, o, d in (("a", "winner", ""), ("b", "inconclusive", ""), ("c", "winner", "q0"),
+                        ("d", "same model from the same start", ""))
     ] + [{"row": "pair", "question": "q", "run_id": "r", "device": "cpu", "group": g,
-          "outcome": "", "derived_from": ""} for g in ("a", "b", "c")])
+          "outcome": "", "derived_from": ""} for g in ("a", "b", "c", "d")])
+    # a parity answer (same model from the same start) tests nothing: not a tested answer
     assert answer_outcomes(frame) == {"total": 2, "winner": 1, "tied": 0, "inconclusive": 1}
+
+
+def test_2027_04_s_parity_answers_are_not_counted_as_tested_answers():
+    from pathlib import Path
+
+    from dlbench.report.pages.answer_tables import answer_counts
+    from dlbench.report.verdicts.stored import read_verdicts
+
+    root = Path(__file__).parents[1] / "results" / "releases" / "2027.04"
+    frame = read_verdicts((root / "verdicts.csv").read_bytes())
+    assert (frame["outcome"] == "same model from the same start").sum() == 3
+    assert answer_counts(frame) == {"tested": 81, "winners": 53}  # the page said 84
 
 
 def test_recorded_reasons_name_modes_in_words_and_notes_show_identifiers_as_code():

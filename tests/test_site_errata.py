@@ -176,7 +176,7 @@ def test_the_committed_errata_pages_have_no_raw_identifier_and_no_wall_of_text()
     from dlbench.report.site.build import errata_files
     from tests.test_site_browser_releases import RAW_IDS
 
-    for release in ("2026.12", "2027.01", "2027.02", "2027.03"):
+    for release in ("2026.12", "2027.01", "2027.02", "2027.03", "2027.04"):
         source = load_release(ROOT / "results", release)
         page = errata_files(source, environment(TEMPLATES), None)["errata.md"].decode()
         body = markdown.markdown(page)

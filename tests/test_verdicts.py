@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from tests.judging_fixtures import CPU_ENV, noisy, tables
+from tests.judging_fixtures import CPU_ENV, bounded, noisy, tables
 
 from dlbench.core.judging import Regime
 from dlbench.core.verdict_engine import QUESTIONS
@@ -270,7 +270,7 @@ def test_fp16_on_a_cpu_without_fp16_units_is_left_out_and_said():
     assert with_units.winner == "fp32"
 
 
-PEAK_ENV = {**CPU_ENV, "compute_peak": {"fp32_flops": 1e11, "bf16_flops": None}}
+PEAK_ENV = bounded(1e11)
 
 
 def flops_cells() -> list[dict]:
@@ -285,7 +285,7 @@ def test_regime_is_overhead_bound_at_a_small_fraction_of_peak_and_not_recorded_w
     verdict = one("training-speed", cells, env)
     assert verdict.regime is Regime.OVERHEAD_BOUND  # 3e8 of 1e11 FLOP/s
     assert verdict.peak_fraction == pytest.approx(0.003, rel=0.05)
-    fast = one("training-speed", cells, {**env, "compute_peak": {"fp32_flops": 1e9}})
+    fast = one("training-speed", cells, bounded(1e9))
     assert fast.regime is Regime.COMPUTE_BOUND
     assert one("training-speed", cells).regime is Regime.NOT_RECORDED
 
@@ -442,3 +442,26 @@ def test_the_calibration_simulates_answers_with_a_spread_and_leaves_out_exact_on
     designs = {"r1": single_look(5)}
     assert calibrate([exact], designs, replications=50).risk is None
     assert calibrate([exact, varied], designs, replications=50).risk.tested == 1
+
+
+def test_an_evidence_row_shows_the_value_it_ranks_by():
+    from dlbench.report.pages.home import _evidence
+
+    # keras-tensorflow's median is the higher (12 against 10), its geometric mean the lower
+    cells = [{"system": "tensorflow", "values": {"train_throughput": [10.0, 10.0, 30.0]}},
+             {"system": "keras-tensorflow", "values": {"train_throughput": [12.0, 12.0, 12.0]}}]
+    verdict = one("training-throughput", cells)
+    text = _evidence(verdict, "training", {}, {})
+    assert text.startswith("TensorFlow: 14.4 samples/s (geometric mean of 3 processes)")
+    assert "Keras on TensorFlow: 12.0 samples/s (geometric mean of 3 processes)" in text
+    assert "10.0" not in text and "median" not in text
+
+
+def test_an_answer_row_s_best_value_is_the_geometric_mean_it_ranks_by():
+    from dlbench.report.pages.answer_values import centres_of
+
+    observations, _ = tables([{"system": "tensorflow",
+                               "values": {"train_throughput": [10.0, 10.0, 30.0]}}])
+    [(key, value)] = centres_of(observations).items()
+    assert key[0] == "r1" and key[2] == "train_throughput"
+    assert value == pytest.approx(3000 ** (1 / 3))  # 14.4, not the median's 10

@@ -221,6 +221,16 @@ def build_parser() -> argparse.ArgumentParser:
                       help="e.g. training:mlp-digits:pytorch:fp32-default-b32:cpu")
     past.add_argument("--results-dir", default="results")
     past.set_defaults(handler=_later("history_output", "history_command"))
+    facts = results_commands.add_parser(
+        "facts", help="a release's factual figures computed from its data (busy re-measures, "
+        "decided shares, bounds, slowdowns between machines); --check reads its notes against "
+        "them")
+    facts.add_argument("release", metavar="RELEASE", help="a release name, e.g. 2027.04")
+    facts.add_argument("--check", action="store_true",
+                       help="also read the release's notes against the figures (exit 1 where "
+                            "the data contradict one)")
+    facts.add_argument("--results-dir", default="results")
+    facts.set_defaults(handler=_later("facts_output", "facts_command"))
 
     comparing = commands.add_parser(
         "compare", help="what got faster or slower between two runs, releases or machines")

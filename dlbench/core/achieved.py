@@ -1,9 +1,8 @@
-"""Achieved FLOP/s per cell, and the peak each run's cells are divided by.
+"""Achieved FLOP/s per cell, and the bound each run's cells are divided by.
 
 A cell's rate is its forward FLOPs per sample (x3 for a training step) times its median
-samples per second. A run's peak for a precision is the largest of the peak its environment
-recorded (theoretical FMA peak and probes) and every rate its cells of that precision achieved
-(dlbench.core.fma_peak.run_peak), so an achieved fraction is at most 1 by construction.
+samples per second. A run's bound for a precision is derived from its machine alone
+(dlbench.core.fma_peak): a fraction above 1 is shown as it is, a defect to investigate.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dlbench.core.fma_peak import WINOGRAD_WORDS, PeakReading, run_peak
+from dlbench.core.fma_peak import WINOGRAD_WORDS, Bound, environment_bound
 from dlbench.core.summaries import per_process
 
 #: Metrics that give a cell's samples per second, and whether the cell trains.
@@ -86,28 +85,37 @@ def cell_rates(observations: pd.DataFrame, cells: pd.DataFrame) -> dict[tuple[st
     return rates
 
 
-def run_peaks(rates: Mapping[tuple[str, str], CellRate],
-              environments: Mapping[str, Mapping]) -> dict[tuple[str, str], PeakReading]:
-    """The peak of each (run_id, peak key): recorded peak and every rate achieved in the run."""
-    keys = {(run_id, rate.peak_key) for (run_id, _), rate in rates.items()}
-    peaks = {}
-    for run_id, key in keys:
-        recorded = (environments.get(run_id) or {}).get("compute_peak") or {}
-        achieved = {cell: r.flops_per_second for (run, cell), r in rates.items()
-                    if run == run_id and r.peak_key == key}
-        notes = {cell: r.note for (run, cell), r in rates.items() if run == run_id and r.note}
-        if not recorded.get(key):
-            continue  # no recorded peak (a CPU run before bf16 was bounded): no fraction
-        reading = run_peak(recorded, key, achieved, notes)
-        if reading:
-            peaks[(run_id, key)] = reading
-    return peaks
+def run_bounds(rates: Mapping[tuple[str, str], CellRate],
+               environments: Mapping[str, Mapping]) -> dict[tuple[str, str], Bound]:
+    """The bound of each (run_id, peak key) its cells are compared with, where known."""
+    bounds = {}
+    for run_id, key in {(run_id, rate.peak_key) for (run_id, _), rate in rates.items()}:
+        bound = environment_bound(environments.get(run_id) or {}, key)
+        if bound:
+            bounds[(run_id, key)] = bound
+    return bounds
 
 
 def cell_fractions(observations: pd.DataFrame, cells: pd.DataFrame,
                    environments: Mapping[str, Mapping]) -> dict[tuple[str, str], float]:
-    """Achieved fraction of the run's peak per (run_id, cell_id): at most 1 by construction."""
+    """Achieved fraction of the run's bound per (run_id, cell_id), never clipped: above 1 is
+    a defect (above_bound)."""
     rates = cell_rates(observations, cells)
-    peaks = run_peaks(rates, environments)
-    return {(run_id, cell_id): rate.flops_per_second / peaks[(run_id, rate.peak_key)].flops
-            for (run_id, cell_id), rate in rates.items() if (run_id, rate.peak_key) in peaks}
+    bounds = run_bounds(rates, environments)
+    return {(run_id, cell_id): rate.flops_per_second / bounds[(run_id, rate.peak_key)].flops
+            for (run_id, cell_id), rate in rates.items() if (run_id, rate.peak_key) in bounds}
+
+
+def probe_fractions(environment: Mapping) -> dict[str, tuple[float, float]]:
+    """Each recorded matmul probe's FLOP/s and fraction of its precision's bound (an older
+    record's fp32_flops is its probe)."""
+    peak = environment.get("compute_peak") or {}
+    probes = peak.get("probes") or ({} if peak.get("theoretical") else
+                                    {"fp32_flops": peak.get("fp32_flops")})  # older records
+    shares = {}
+    for name, value in probes.items():
+        key = next((k for k in ("fp32_flops", "bf16_flops") if name.endswith(k)), None)
+        bound = environment_bound(environment, key) if key else None
+        if bound and isinstance(value, (int, float)) and value:
+            shares[name.removesuffix("_flops")] = (float(value), float(value) / bound.flops)
+    return shares

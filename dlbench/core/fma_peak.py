@@ -1,142 +1,143 @@
-"""A CPU's theoretical arithmetic peak, and the peak a run's regime divides by.
+"""A CPU's arithmetic bound: the FLOP/s its cores cannot exceed.
 
-The theoretical peak is cores x clock x FLOP per cycle of the CPU's widest fused multiply-add
-(FMA), each factor recorded with the assumption behind it. The peak a regime divides by is the
-largest of that figure, the run's matrix-multiply probes and every rate a cell achieved in the
-run, so no cell can show more than 100% of it, and the record says which of them set it.
+The bound is cores x the clock the cores sustain under load x the fused multiply-add (FMA)
+FLOP per cycle of that core, each factor with its source. The FLOP per cycle is the core's
+own (its microarchitecture), not what its instruction-set flags suggest: AMD's Zen 4 decodes
+AVX-512 but executes a 512-bit FMA as two 256-bit halves. The clock is the one measured on
+every usable core (runner: dlbench.runner.driver.machine.clock); a run that recorded none is
+bounded by the highest clock documented for its core, so the figure stays a bound. It is never
+derived from the rates a run achieved: a cell or probe above it is a defect to investigate.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-#: FMA units per core assumed for each vector width: two, as on Intel's server cores
-#: (Skylake-SP Gold/Platinum and later) and AMD Zen; a part with one (some Xeon Silver) or
-#: that splits 512-bit work in two halves (Zen 4) peaks lower, so the figure stays a bound.
-FMA_UNITS = 2
-
-#: AMX's tile multiply unit: bf16 FLOP per cycle per core (Intel: 1,024 bf16 FLOP, that is
-#: 512 multiply-adds, per cycle per core on Sapphire Rapids).
-AMX_BF16_FLOP_PER_CYCLE = 1024
-
 
 @dataclass(frozen=True)
-class VectorUnit:
-    """The widest arithmetic a CPU's flags promise for one precision, per cycle per core."""
+class Core:
+    """A CPU core's arithmetic per cycle and the highest clock documented for it."""
 
     name: str
-    flop_per_cycle: int
-    why: str
+    fp32_flop_per_cycle: int
+    fp32_why: str
+    bf16_flop_per_cycle: int
+    bf16_why: str
+    documented_ghz: float | None = None
+    documented_part: str = ""
 
 
-def fp32_unit(flags: set[str]) -> VectorUnit:
-    """The widest fp32 FMA the CPU flags show, and its FLOP per cycle per core."""
-    if "avx512f" in flags:
-        return VectorUnit("AVX-512 FMA", FMA_UNITS * 16 * 2,
-                          f"{FMA_UNITS} FMA units x 16 fp32 lanes x 2 FLOP (multiply and add)")
-    if "fma" in flags and "avx2" in flags:
-        return VectorUnit("AVX2 FMA", FMA_UNITS * 8 * 2,
-                          f"{FMA_UNITS} FMA units x 8 fp32 lanes x 2 FLOP (multiply and add)")
-    if "avx" in flags:
-        return VectorUnit("AVX (no FMA)", 16, "one 8-lane add and one 8-lane multiply per cycle")
-    if "asimd" in flags or "neon" in flags:
-        return VectorUnit("NEON FMA", 4 * 4 * 2,
-                          "4 FMA units x 4 fp32 lanes x 2 FLOP (the widest Arm cores' count)")
-    return VectorUnit("SSE", 8, "one 4-lane add and one 4-lane multiply per cycle")
+_TWO_512 = "two 512-bit FMA units x 16 fp32 lanes x 2 FLOP"
+_TWO_256 = "two 256-bit FMA units x 8 fp32 lanes x 2 FLOP"
+_AMX = "AMX tile multiply: 1,024 bf16 FLOP per cycle"
+_NO_BF16 = "no bf16 units: bf16 is converted and computed in fp32"
+
+#: Intel cores with AMX-BF16 but no AMX-FP16: Sapphire Rapids and Emerald Rapids Xeons.
+INTEL_AMX = Core("Intel Sapphire/Emerald Rapids (AMX)", 64, _TWO_512, 1024, _AMX, 4.1,
+                 "Xeon Gold 6434 and 6544Y, max turbo 4.1 GHz")
+INTEL_AVX512 = Core("Intel Xeon with AVX-512", 64,
+                    _TWO_512 + " (Xeon Gold/Platinum; a one-unit part peaks lower)",
+                    64, _NO_BF16)
+INTEL_AVX512_BF16 = Core("Intel Xeon with AVX-512 BF16", 64, _TWO_512, 128,
+                         "two units x 32 bf16 pairs (VDPBF16PS) x 2 FLOP")
+AVX2 = Core("x86-64 with AVX2", 32, _TWO_256, 32, _NO_BF16)
+ZEN1 = Core("AMD Zen/Zen+ (family 23, models 0-47)", 16,
+            "two 128-bit FMA units x 4 fp32 lanes x 2 FLOP (256-bit work in two halves)",
+            16, _NO_BF16, 3.8, "EPYC 7371, max boost 3.8 GHz")
+ZEN2_3 = Core("AMD Zen 2/Zen 3 (AVX2 only)", 32, _TWO_256, 32, _NO_BF16, 4.1,
+              "EPYC 72F3 and 73F3, max boost 4.1 GHz")
+ZEN4 = Core("AMD Zen 4 (family 25, Genoa)", 32,
+            _TWO_256 + ": a 512-bit FMA runs as two 256-bit halves", 64,
+            "one 512-bit VDPBF16PS per cycle (two 256-bit halves): 16 lanes x 2 pairs x 2 FLOP",
+            4.4, "EPYC 9174F, max boost 4.4 GHz")
+ZEN5 = Core("AMD Zen 5 (family 26)", 64, _TWO_512 + " (a full 512-bit datapath)", 128,
+            "two units x 32 bf16 pairs (VDPBF16PS) x 2 FLOP")
+NEON = Core("Arm with NEON", 32, "4 FMA units x 4 fp32 lanes x 2 FLOP (the widest Arm cores)",
+            32, _NO_BF16)
+SSE = Core("x86-64 without AVX", 8, "one 4-lane add and one 4-lane multiply per cycle", 8,
+           _NO_BF16)
 
 
-def bf16_unit(flags: set[str], fp32: VectorUnit) -> VectorUnit:
-    """The widest bf16 arithmetic the CPU flags show: AMX tiles, AVX-512 BF16 dot products,
-    or none (bf16 is then computed in fp32 and peaks at the fp32 rate)."""
-    if "amx_bf16" in flags or "amx" in flags:
-        return VectorUnit("AMX tiles", AMX_BF16_FLOP_PER_CYCLE,
-                          f"AMX tile multiply: {AMX_BF16_FLOP_PER_CYCLE} bf16 FLOP per cycle "
-                          "per core")
-    if "avx512_bf16" in flags:
-        return VectorUnit("AVX-512 BF16 dot products", FMA_UNITS * 32 * 2,
-                          f"{FMA_UNITS} units x 32 bf16 pairs (VDPBF16PS) x 2 FLOP")
-    return VectorUnit(f"none ({fp32.name} on fp32)", fp32.flop_per_cycle,
-                      "no bf16 units: bf16 is converted and computed in fp32")
+def vendor_of(cpu: Mapping) -> str:
+    """AMD, Intel or '' from a run's cpu record (older records name it only in the model)."""
+    text = f"{cpu.get('vendor') or ''} {cpu.get('model') or ''}"
+    return "AMD" if "AMD" in text else "Intel" if "Intel" in text else ""
 
 
-@dataclass(frozen=True)
-class Clock:
-    """A core clock in GHz, where it was read, and whether it is the maximum (turbo) clock."""
-
-    ghz: float
-    source: str
-    is_maximum: bool
-
-
-def theoretical_peak(flags: Iterable[str], cores: int, clock: Clock | None) -> dict:
-    """The CPU's theoretical fp32 and bf16 FMA peak with each assumption as data; the FLOP/s
-    are None where no clock is known."""
-    flags = {f.lower() for f in flags}
-    fp32 = fp32_unit(flags)
-    bf16 = bf16_unit(flags, fp32)
-    record = {
-        "cores": cores,
-        "cores_assumption": "usable logical cores, each counted with FMA units of its own "
-                            "(SMT siblings share theirs, so this is an upper bound)",
-        "fp32_unit": fp32.name, "fp32_flop_per_cycle": fp32.flop_per_cycle,
-        "fp32_unit_assumption": fp32.why,
-        "bf16_unit": bf16.name, "bf16_flop_per_cycle": bf16.flop_per_cycle,
-        "bf16_unit_assumption": bf16.why,
-        "clock_ghz": clock.ghz if clock else None,
-        "clock_source": clock.source if clock else "no clock could be read",
-        "clock_assumption": _clock_words(clock),
-        "fp32_flops": None, "bf16_flops": None,
-    }
-    if clock and clock.ghz > 0:
-        record["fp32_flops"] = cores * clock.ghz * 1e9 * fp32.flop_per_cycle
-        record["bf16_flops"] = cores * clock.ghz * 1e9 * bf16.flop_per_cycle
-    return record
-
-
-def _clock_words(clock: Clock | None) -> str:
-    if clock is None:
-        return ("no clock known: no theoretical figure; the peak is the largest of the probes "
-                "and the rates achieved in the run")
-    if clock.is_maximum:
-        return "the maximum (turbo) clock, held on every core at once"
-    return ("only a nominal clock is known: a turbo clock above it would give a higher "
-            "theoretical peak, so the peak is never taken below the probes or any rate "
-            "achieved in the run")
+def core_of(cpu: Mapping) -> Core:
+    """The core of a run's cpu record, by vendor, family and model where recorded, else by
+    the features only that core has (Zen 5 added AVX-VNNI to Zen 4's AVX-512). Records before
+    2027.04 hold no avx2 key (an x86-64 one is taken to have it: the wider unit keeps the
+    figure a bound) and name AMX only as a whole."""
+    vendor, family, model = vendor_of(cpu), cpu.get("family"), cpu.get("model_number")
+    x86 = str(cpu.get("arch") or "").upper() in ("X86_64", "AMD64")
+    avx2 = cpu.get("avx2", x86)
+    if vendor == "AMD" and avx2:
+        if family == 26 or (family is None and cpu.get("avx512f") and cpu.get("avx_vnni")):
+            return ZEN5
+        if cpu.get("avx512f"):
+            return ZEN4
+        if family == 23 and model is not None and model < 48:
+            return ZEN1
+        return ZEN2_3
+    if vendor == "Intel" and cpu.get("avx512f"):
+        if cpu.get("amx_bf16", cpu.get("amx")) and not cpu.get("amx_fp16"):
+            return INTEL_AMX
+        return INTEL_AVX512_BF16 if cpu.get("avx512_bf16") else INTEL_AVX512
+    if avx2:
+        return AVX2
+    return NEON if cpu.get("neon") else SSE
 
 
 @dataclass(frozen=True)
-class PeakReading:
-    """The peak one run's cells of one precision are divided by, and what set it."""
+class Bound:
+    """The FLOP/s a machine's cores cannot exceed at one precision, and how it was derived."""
 
     flops: float
-    basis: str
+    derivation: str
 
 
-def run_peak(recorded: Mapping, key: str, achieved: Mapping[str, float],
-             notes: Mapping[str, str] | None = None) -> PeakReading | None:
-    """The largest of the recorded peak (theoretical and probes) for `key` and every rate
-    achieved in the run (cell -> FLOP/s), naming which set it; None where neither is known."""
-    candidates = []
-    if recorded.get(key):
-        basis = recorded.get(f"{key}_basis") or recorded.get("probe") or "recorded peak"
-        candidates.append((float(recorded[key]), str(basis)))
-    for cell, rate in achieved.items():
-        if rate and math.isfinite(rate):
-            why = f"rate achieved by cell {cell}, above the recorded peak"
-            note = (notes or {}).get(cell)
-            candidates.append((float(rate), f"{why} ({note})" if note else why))
-    if not candidates:
+def bound_of(cpu: Mapping, clock: Mapping | None, key: str) -> Bound | None:
+    """The bound of `key` (fp32_flops | bf16_flops) from a run's cpu record and its measured
+    clock (None: the core's highest documented clock); None where neither clock is known."""
+    core, cores = core_of(cpu), int(cpu.get("usable_cores") or cpu.get("logical_cores") or 0)
+    per_cycle, why = ((core.fp32_flop_per_cycle, core.fp32_why) if key == "fp32_flops"
+                      else (core.bf16_flop_per_cycle, core.bf16_why))
+    ghz = float((clock or {}).get("ghz") or 0)
+    if ghz > 0:
+        method = clock.get("method") or "method not recorded"
+        clock_words = f"{ghz:.2f} GHz measured under load ({method})"
+    elif core.documented_ghz:
+        ghz = core.documented_ghz
+        missing = (clock or {}).get("why") or "this run measured no clock"
+        clock_words = (f"{ghz} GHz, the highest clock documented for this core "
+                       f"({core.documented_part}; {missing})")
+    else:
         return None
-    flops, basis = max(candidates, key=lambda c: c[0])
-    return PeakReading(flops, basis)
+    if not cores:
+        return None
+    return Bound(cores * ghz * 1e9 * per_cycle,
+                 f"{cores} cores x {clock_words} x {per_cycle} FLOP per cycle per core "
+                 f"({core.name}: {why})")
+
+
+def environment_bound(environment: Mapping, key: str) -> Bound | None:
+    """A run's bound of `key`, from its environment record (CPU runs only)."""
+    if environment.get("gpus") or not environment.get("cpu"):
+        return None
+    peak = environment.get("compute_peak") or {}
+    return bound_of(environment["cpu"], peak.get("clock"), key)
 
 
 #: What a convolutional cell's rate counts, in words: a Winograd convolution is not credited.
 WINOGRAD_WORDS = ("FLOPs counted as direct convolutions; a 3x3 convolution computed with "
                   "Winograd does fewer multiply-adds than counted, so this rate may exceed the "
                   "arithmetic the machine did")
+
+#: What a rate above its machine's bound is, on a page.
+ABOVE_BOUND_WORDS = ("a defect to investigate: more than the machine can compute (a wrong "
+                     "FLOP count, clock or FMA width)")
 
 
 def measured_fp32_flops(compute_peak: Mapping | None) -> float | None:
@@ -148,6 +149,6 @@ def measured_fp32_flops(compute_peak: Mapping | None) -> float | None:
               if name.endswith("fp32_flops") and value]
     if probes:
         return max(probes)
-    if record.get("theoretical"):
+    if record.get("theoretical") or record.get("clock"):
         return None
     return float(record["fp32_flops"]) if record.get("fp32_flops") else None

@@ -18,7 +18,7 @@ import pandas as pd
 
 from dlbench.core.decisions import detectable_ratio
 from dlbench.core.metrics import get_metric
-from dlbench.core.stats import summarize
+from dlbench.core.stats import geometric_mean, summarize
 
 CENTRE_COLUMNS = ["run_id", "cell_id", "metric", "unit", "n", "median", "low", "high"]
 STAT_COLUMNS = ["run_id", "cell_id", "metric", "unit", "n", "median", "ci_low", "ci_high",
@@ -35,6 +35,13 @@ def repeat_values(observations: pd.DataFrame) -> pd.DataFrame:
     """Per-process rows that hold a value: the values results are computed from."""
     rows = per_process(observations)
     return rows[rows["value"].notna()]
+
+
+def geometric_centres(rows: pd.DataFrame) -> dict[tuple[str, str, str], float]:
+    """(run, cell, metric) -> the geometric mean of its processes' values (`rows`: one per
+    process, as repeat_values gives them): the centre verdicts rank and compare."""
+    return {(str(r), str(c), str(m)): geometric_mean(group["value"].to_numpy(float))
+            for (r, c, m), group in rows.groupby(["run_id", "cell_id", "metric"])}
 
 
 def detectable(values: np.ndarray) -> float:

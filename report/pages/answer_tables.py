@@ -199,12 +199,14 @@ def _key(row: Mapping) -> tuple[str, ...]:
 
 
 def compared_answers(frame: pd.DataFrame) -> pd.DataFrame:
-    """The answer rows of the question tables that have judged pairs (more than one
-    contender measured); the defaults-accuracy answer has a section of its own (a stored
-    question no longer asked still counts: a release's published count stays its own)."""
+    """The answer rows of the question tables that test pairs (more than one contender
+    measured); a parity answer (the same model from the same start) tests nothing and the
+    defaults-accuracy answer has a section of its own (a stored question no longer asked
+    still counts)."""
     with_pairs = {_key(r) for r in frame[frame["row"] == "pair"].to_dict("records")}
     answers = frame[(frame["row"] == "answer")
-                    & (frame["question"].astype(str) != DEFAULTS_QUESTION)]
+                    & (frame["question"].astype(str) != DEFAULTS_QUESTION)
+                    & (frame["outcome"].astype(str) != PARITY)]
     judged = [i for i, r in enumerate(answers.to_dict("records")) if _key(r) in with_pairs]
     return answers.iloc[judged]  # by position: an empty list must not select columns
 

@@ -1,6 +1,7 @@
 """What a home-page answer row shows beside its ratios: the best's own value (milliseconds,
 samples/s) and, for a compile question, what compiling costs on the first call and after how
-many requests it pays that back. Read from the release's summary by (run, cell, metric)."""
+many requests it pays that back. Read by (run, cell, metric) at the centre the verdicts rank
+and compare: the geometric mean of the processes (dlbench.core.summaries.geometric_centres)."""
 
 from __future__ import annotations
 
@@ -9,24 +10,23 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from dlbench.core.summaries import geometric_centres, repeat_values
 from dlbench.core.verdict_engine import Question
 from dlbench.report.inputs.labelled import format_number
 
-#: (run_id, cell_id, metric) -> the median of the result.
+#: (run_id, cell_id, metric) -> the geometric mean of the result's processes.
 Medians = Mapping[tuple[str, str, str], float]
 #: The contest of a compile question: a system's plain path against its production one.
 COMPILE_CONTEST = "mode_class"
 
 
-def medians_of(summary: pd.DataFrame) -> dict[tuple[str, str, str], float]:
-    """Every result's median by (run, cell, metric)."""
-    return {(str(r), str(c), str(m)): float(v) for r, c, m, v in zip(
-        summary["run_id"], summary["cell_id"], summary["metric"], summary["median"],
-        strict=True)}
+def centres_of(observations: pd.DataFrame) -> dict[tuple[str, str, str], float]:
+    """Every result's geometric mean by (run, cell, metric), the value its row ranks by."""
+    return geometric_centres(repeat_values(observations))
 
 
 def best_value(answer: Mapping, question: Question, medians: Medians) -> str:
-    """The row's best contender's own median ('21.6'), '' where the summary lacks it."""
+    """The row's best contender's own value ('21.6', its geometric mean), '' where none."""
     cell = str(answer.get("cell_a") or "")
     value = medians.get((str(answer["run_id"]), cell, question.metric_of(cell)))
     return "" if value is None or math.isnan(value) else format_number(value)

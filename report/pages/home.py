@@ -8,6 +8,7 @@ import math
 
 import pandas as pd
 
+from dlbench.core.fma_peak import ABOVE_BOUND_WORDS
 from dlbench.core.judging import PRACTICAL_THRESHOLD, Decision, Regime
 from dlbench.core.metrics import Direction, is_timing_unit, reader_label
 from dlbench.core.verdict_engine import busy_processes
@@ -23,7 +24,7 @@ from dlbench.report.inputs.labelled import (BatchIndex, batch_index, format_numb
                                             hardware_words, machine_label, value_batch)
 from dlbench.report.pages.answer_tables import (answer_counts, answer_outcomes, answer_tables,
                                                 group_label)
-from dlbench.report.pages.answer_values import medians_of
+from dlbench.report.pages.answer_values import centres_of
 from dlbench.report.pages.defaults_accuracy import defaults_blocks
 from dlbench.report.render.user_text import plain_text
 from dlbench.report.pages.machine_columns import machine_names, machine_tables
@@ -58,10 +59,11 @@ def _evidence(verdict: Verdict, experiment: str, ids: dict[tuple, str],
         page = standing.cell_id.split(":", 1)[0] if question and question.joins \
             else experiment
         variant = variants.get((verdict.run_id, standing.cell_id, metric), "")
+        # the value the standings are ranked by, and no other: the geometric mean
         text = (f"{_named(verdict.question, standing.contender)}"
                 + (f" ({variant})" if variant else "")
-                + f": {format_number(s.median)}{unit} (95% CI "
-                f"{format_number(s.ci_low)}–{format_number(s.ci_high)}, n={s.n})")
+                + f": {format_number(standing.geometric_mean)}{unit} (geometric mean of "
+                f"{plural(s.n, 'process')})")
         result_id = ids.get((verdict.run_id, standing.cell_id, metric))
         if result_id:
             text += f" [{result_id}](experiments/{page}.md#{result_anchor(result_id)})"
@@ -126,6 +128,7 @@ def _answer(verdict: Verdict) -> dict:
         "reason": verdict.reason, "regime": verdict.regime.value,
         "overhead": verdict.regime is Regime.OVERHEAD_BOUND,
         "peak_pct": _percent(verdict.peak_fraction),
+        "above_bound": ABOVE_BOUND_WORDS if verdict.peak_fraction > 1 else "",
     }
 
 
@@ -355,7 +358,7 @@ def home_page(inputs: PageInputs) -> Page:
     shown, added = with_new_questions(frame, today, stored)
     names = machines(frame, source)
     tables = answer_tables(shown, names, apart, batch_index(source.cells),
-                           medians_of(inputs.summary), added)
+                           centres_of(source.observations), added)
     kinds = {machine: plain_text(words)
              for machine, words in machine_hardware(frame, source).items()}
     per_machine = {table["key"]: table for table in machine_tables(frame, names, kinds)} \

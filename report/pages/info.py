@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
-from dlbench.core.achieved import cell_rates, run_peaks
+from dlbench.core.achieved import cell_rates, probe_fractions, run_bounds
+from dlbench.core.fma_peak import ABOVE_BOUND_WORDS
+from dlbench.report.pages.release_design import experiments_present, release_designs
+from dlbench.report.verdicts.defaults_answers import EXPERIMENT as DEFAULTS_EXPERIMENT
 from dlbench.core.calibration import POWER_RATIOS
 from dlbench.core.metrics import METRICS
 from dlbench.core.schema import CELL_COLUMNS, OBSERVATION_COLUMNS, system_label
@@ -180,25 +183,36 @@ def _in_words(text: str, names: dict[str, str]) -> str:
 
 
 def rate_groups(source: Source, run, names: dict[str, str]) -> list[dict]:
-    """A run's achieved FLOP/s per cell with its fraction of the peak, and the peak each
-    precision's cells are divided by with what set it (dlbench.core.achieved)."""
+    """A run's bound per precision with how it was derived, its matmul probes and each cell's
+    achieved FLOP/s as shares of that bound, never clipped: a share above 100% is flagged as
+    a defect to investigate (dlbench.core.achieved)."""
     cells = source.cells[source.cells["run_id"] == run.run_id]
     rates = cell_rates(source.observations, cells)
-    peaks = run_peaks(rates, {run.run_id: run.environment})
-    rows = [(f"{key.removesuffix('_flops')} peak the regime divides by (GFLOP/s)",
-             f"{reading.flops / 1e9:,.1f}: {_in_words(reading.basis, names)}")
-            for (_, key), reading in sorted(peaks.items())]
+    bounds = run_bounds(rates, {run.run_id: run.environment})
+    rows = [(f"{key.removesuffix('_flops')} bound (GFLOP/s)",
+             f"{bound.flops / 1e9:,.1f} = {bound.derivation}")
+            for (_, key), bound in sorted(bounds.items())]
+    rows += [(f"matmul probe {name.replace('_', ' ')}", _share_words(flops, share))
+             for name, (flops, share) in sorted(probe_fractions(run.environment).items())]
     for (_, cell_id), rate in sorted(rates.items(), key=lambda item: names.get(item[0][1], "")):
-        peak = peaks.get((run.run_id, rate.peak_key))
-        share = f", {rate.flops_per_second / peak.flops:.1%} of the peak" if peak else ""
+        bound = bounds.get((run.run_id, rate.peak_key))
+        share = rate.flops_per_second / bound.flops if bound else None
         winograd = "; convolutions counted as direct ones (Winograd not credited)" \
             if rate.note else ""
         rows.append((names.get(cell_id) or cell_words(cell_id),
-                     f"{rate.flops_per_second / 1e9:,.2f} GFLOP/s{share}{winograd}"))
+                     _share_words(rate.flops_per_second, share) + winograd))
     if not rows:
         return []
     return [{"title": "Achieved compute rates", "anchor": "achieved-rates", "rows": rows,
              "code_keys": False}]
+
+
+def _share_words(flops: float, share: float | None) -> str:
+    """A rate in GFLOP/s with its share of the bound, flagged where above it."""
+    if share is None:
+        return f"{flops / 1e9:,.2f} GFLOP/s"
+    flag = f", {ABOVE_BOUND_WORDS}" if share > 1 else ""
+    return f"{flops / 1e9:,.2f} GFLOP/s, {share:.1%} of the bound{flag}"
 
 
 #: The fairness manifest's columns: header and key, in reading order.
@@ -311,7 +325,10 @@ def methodology_page(inputs: PageInputs) -> Page:
     return Page(render(inputs.env, "methodology.md.j2", manifests=manifest_blocks(inputs.source),
                        calibration=inputs.calibration.rows, power_ratios=POWER_RATIOS,
                        control_rows=control_rows(inputs.judged.controls),
-                       legacy_runs=legacy_protocol_runs(inputs.source), **inputs.common))
+                       legacy_runs=legacy_protocol_runs(inputs.source),
+                       designs=release_designs(inputs.source),
+                       has_defaults_accuracy=DEFAULTS_EXPERIMENT in experiments_present(
+                           inputs.source), **inputs.common))
 
 
 @page("downloads.md")

@@ -20,7 +20,7 @@ from dlbench.core.identity import config_differences
 from dlbench.core.measurement_code import differing_files, runs_code_record
 from dlbench.core.metrics import Direction
 from dlbench.core.schema import system_label
-from dlbench.core.stats import geometric_mean
+from dlbench.core.summaries import geometric_centres
 from dlbench.core.verdict_engine import metric_direction, repeat_rows
 from dlbench.report.inputs.source import Source, source_processes
 from dlbench.report.inputs.labelled import format_number, hardware_words
@@ -58,12 +58,6 @@ def _advantage(best: float, other: float, direction: Direction) -> float:
     return other / best if direction is Direction.LOWER else best / other
 
 
-def _centres(rows: pd.DataFrame) -> dict[tuple[str, str, str], float]:
-    """(run, cell, metric) -> the geometric mean of its processes' values."""
-    return {(str(r), str(c), str(m)): geometric_mean(group["value"].to_numpy(float))
-            for (r, c, m), group in rows.groupby(["run_id", "cell_id", "metric"])}
-
-
 def _agreement(low: float, high: float, ratios: list[float]) -> str:
     measured = [r for r in ratios if not math.isnan(r)]
     if not measured:
@@ -97,7 +91,7 @@ def _setting(value: object) -> str:
 def placements(found: list[Verdict], draft: Source, release: Source,
                machines: Mapping[str, str]) -> list[Placement]:
     """Every pair this machine judged whose two cells the release measured on a machine."""
-    centres = _centres(repeat_rows(release.observations, release.cells,
+    centres = geometric_centres(repeat_rows(release.observations, release.cells,
                                    source_processes(release)))
     placed = []
     for verdict in found:

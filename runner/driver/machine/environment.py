@@ -27,8 +27,9 @@ FRAMEWORK_PACKAGES = (*dict.fromkeys(m for s in SYSTEMS for m in s.required_modu
 
 def capture_environment(project_root: Path) -> dict:
     """Everything a reader needs to know about the machine and software of a run."""
+    cpu = cpu_facts()
     return {
-        "cpu": cpu_facts(),
+        "cpu": cpu,
         "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
         "gpus": gpu_facts(),
         "os": f"{platform.system()} {platform.release()}",
@@ -39,7 +40,7 @@ def capture_environment(project_root: Path) -> dict:
         "environment_variables": {name: os.environ.get(name, "") for name in
                                   PINNED_VARIABLES + ("CUDA_VERSION", "NVIDIA_DRIVER_VERSION")},
         "hostname_sha256": hashlib.sha256(platform.node().encode()).hexdigest()[:12],
-        "compute_peak": compute_peak(),
+        "compute_peak": compute_peak(cpu),
     }
 
 
@@ -47,15 +48,16 @@ def capture_environment(project_root: Path) -> dict:
 GPU_PROBE_SIZE = 8192
 
 
-def compute_peak() -> dict:
+def compute_peak(cpu: dict | None = None) -> dict:
     """The machine's compute peak, the yardstick of achieved FLOP/s: on a GPU (torch, in a
-    child process) fp32 and bf16 matmul rates, else the CPU's theoretical FMA peak and its
-    large matmul probes (dlbench.runner.driver.machine.peak; kept for a test session)."""
+    child process) fp32 and bf16 matmul rates, else the CPU's bound (cores x measured clock x
+    its core's FMA FLOP per cycle) beside its large matmul probes
+    (dlbench.runner.driver.machine.peak; kept for a test session)."""
     if gpu_facts():
         measured = _gpu_peak()
         if measured:
             return measured
-    return kept_cpu_peak()
+    return kept_cpu_peak(cpu or cpu_facts())
 
 
 _GPU_PROBE = """
@@ -108,6 +110,8 @@ def cpu_facts() -> dict:
         "logical_cores": psutil.cpu_count(logical=True),
         "physical_cores": psutil.cpu_count(logical=False),
         "usable_cores": len(os.sched_getaffinity(0)),
+        # the core's microarchitecture, which sets its FMA FLOP per cycle (dlbench.core.fma_peak)
+        "family": info.get("family"), "model_number": info.get("model"),
         # avx512_vnni, avx512_bf16, avx_vnni and amx decide TensorFlow's default for its
         # oneDNN custom operations on Linux (on where any is present; cellenv.py)
         **isa_features(flags),

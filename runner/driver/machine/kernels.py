@@ -34,7 +34,7 @@ VENDORS = {"GenuineIntel": "Intel", "AuthenticAMD": "AMD", "ARM": "ARM", "Apple"
 
 
 #: What the environment record reads of py-cpuinfo's record (its clock varies by the call).
-CPU_INFO_KEYS = ("vendor_id_raw", "brand_raw", "arch", "flags")
+CPU_INFO_KEYS = ("vendor_id_raw", "brand_raw", "arch", "flags", "family", "model")
 
 
 @functools.cache

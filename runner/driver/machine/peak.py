@@ -1,20 +1,20 @@
-"""The CPU's compute peak as a run records it: the theoretical FMA peak with its assumptions
-(dlbench.core.fma_peak), and large matrix-multiply probes through NumPy and torch's own
-kernels. The recorded peak is the largest of them; the report raises it further to any rate a
-cell achieved (dlbench.core.conditions), so no cell can exceed it."""
+"""The CPU's compute peak as a run records it: the bound (cores x the clock measured under
+load x the core's FMA FLOP per cycle, dlbench.core.fma_peak) beside large matrix-multiply
+probes through NumPy and torch's own kernels. The probes are measurements to read against the
+bound, never part of it: a probe above the bound is a defect the report flags."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
-from dlbench.core.cpu_flags import cpu_flags
-from dlbench.core.fma_peak import Clock, theoretical_peak
+from dlbench.core.fma_peak import bound_of
+from dlbench.runner.driver.machine.clock import sustained_clock
 
 #: Square matrix size of the CPU probes: large enough for the sgemm kernels' full speed.
 CPU_PROBE_SIZE = 2048
@@ -34,26 +34,24 @@ print(json.dumps(rates))
 """
 
 
-def cpu_peak(flags: set[str] | None = None) -> dict:
-    """The CPU's peak record: the theoretical FMA figure, the probes, and for fp32 and bf16
-    the largest of them with what set it."""
-    flags = cpu_flags() if flags is None else flags
-    theory = theoretical_peak(flags, len(os.sched_getaffinity(0)), read_clock())
+def cpu_peak(cpu: Mapping) -> dict:
+    """The CPU's peak record for its cpu record (dlbench.runner.driver.machine.environment):
+    the measured clock, the bound per precision with its derivation, and the probes."""
     probes = {"numpy_fp32_flops": numpy_probe(CPU_PROBE_SIZE)} | torch_probe(CPU_PROBE_SIZE)
-    return combined_peak(theory, probes)
+    return peak_record(cpu, sustained_clock(), probes)
 
 
-def kept_cpu_peak() -> dict:
-    """cpu_peak(); where PROBE_CACHE names a folder (a test session: many runs on one machine
-    within minutes) the one measured first there under this machine's probe key, its core
-    count and NumPy's version (dlbench.runner.driver.machine.kernels.kept_answer), kept only with
-    every probe's rate."""
+def kept_cpu_peak(cpu: Mapping) -> dict:
+    """cpu_peak(cpu); where PROBE_CACHE names a folder (a test session: many runs on one
+    machine within minutes) the one measured first there under this machine's probe key, its
+    core count and NumPy's version (dlbench.runner.driver.machine.kernels.kept_answer), kept
+    only with every probe's rate."""
     from dlbench.runner.driver.machine.kernels import PROBE_CACHE, kept_answer
 
     folder = os.environ.get(PROBE_CACHE)
     if not folder:
-        return cpu_peak()
-    return kept_answer(Path(folder), peak_key(), cpu_peak,
+        return cpu_peak(cpu)
+    return kept_answer(Path(folder), peak_key(), lambda: cpu_peak(cpu),
                        keep=lambda peak: len(peak["probes"]) == 5)
 
 
@@ -69,66 +67,18 @@ def peak_key() -> str:
     return f"peak-{probe_key(facts)}"
 
 
-def combined_peak(theory: dict, probes: dict) -> dict:
-    """The recorded peak per precision: the largest of the theoretical figure and the probes,
-    with the name of the one that set it."""
-    record = {"theoretical": theory, "probes": probes,
+def peak_record(cpu: Mapping, clock: dict, probes: dict) -> dict:
+    """The recorded peak: the measured clock, per precision the bound and how it was derived
+    (None where no clock is known), and the probes beside it."""
+    record = {"clock": clock, "probes": probes,
               "probe": f"{CPU_PROBE_SIZE}x{CPU_PROBE_SIZE} matmul through NumPy (fp32) and "
                        "torch (fp32 and bf16) on every usable core, best of several after one "
                        "warm-up"}
-    for key in ("fp32", "bf16"):
-        candidates = {f"theoretical FMA peak ({theory[f'{key}_unit']})": theory[f"{key}_flops"]}
-        candidates |= {f"probe {name.removesuffix('_flops')}": value
-                       for name, value in probes.items()
-                       if name.endswith(f"{key}_flops") and value}
-        known = {name: float(value) for name, value in candidates.items() if value}
-        basis = max(known, key=known.get) if known else None
-        record[f"{key}_flops"] = known[basis] if basis else None
-        record[f"{key}_flops_basis"] = basis or "not known"
+    for key in ("fp32_flops", "bf16_flops"):
+        bound = bound_of(cpu, clock, key)
+        record[key] = bound.flops if bound else None
+        record[f"{key}_basis"] = bound.derivation if bound else "no clock known: no bound"
     return record
-
-
-def read_clock() -> Clock | None:
-    """The core clock: the maximum from cpufreq or lscpu where given, else the nominal clock
-    from the brand string or /proc/cpuinfo (a hypervisor often shows only that)."""
-    maximum = Path("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
-    try:
-        return Clock(int(maximum.read_text()) / 1e6, str(maximum), True)
-    except (OSError, ValueError):
-        pass
-    lscpu = _lscpu_max_mhz()
-    if lscpu:
-        return Clock(lscpu / 1000, "lscpu 'CPU max MHz'", True)
-    return nominal_clock(_cpuinfo_text())
-
-
-def _lscpu_max_mhz() -> float | None:
-    try:
-        done = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    found = re.search(r"^CPU max MHz:\s*([\d.]+)", done.stdout, re.MULTILINE)
-    return float(found.group(1)) if found and float(found.group(1)) > 0 else None
-
-
-def _cpuinfo_text() -> str:
-    try:
-        return Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return ""
-
-
-def nominal_clock(cpuinfo: str) -> Clock | None:
-    """The nominal clock of /proc/cpuinfo's text: the brand string's '@ 2.10GHz', else the
-    first 'cpu MHz' line; None where neither is there."""
-    brand = re.search(r"^model name\s*:.*@\s*([\d.]+)\s*GHz", cpuinfo, re.MULTILINE)
-    if brand:
-        return Clock(float(brand.group(1)), "the brand string's nominal clock", False)
-    mhz = re.search(r"^cpu MHz\s*:\s*([\d.]+)", cpuinfo, re.MULTILINE)
-    if mhz and float(mhz.group(1)) > 0:
-        return Clock(round(float(mhz.group(1)) / 1000, 3),
-                     "/proc/cpuinfo 'cpu MHz' (the clock the kernel reports, nominal)", False)
-    return None
 
 
 def numpy_probe(size: int, tries: int = 5) -> float:
