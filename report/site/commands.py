@@ -15,6 +15,8 @@ from dlbench.core import layout
 from dlbench.core.errors import UsageError
 from dlbench.core.layout import LATEST, release_dir, release_names, run_ids
 from dlbench.core.releases import RELEASE_NAME, ReleaseError, freeze_release
+from dlbench.core.typed_text import encodes, is_iso_date
+from dlbench.core.visible import shown_name
 from dlbench.report.site.build import build_site
 from dlbench.report.pages.cite import (
     PLACEHOLDER_SITE_URL, Citation, SiteUrlError, configured_site_url, release_citation,
@@ -178,10 +180,11 @@ def read_notes(path: Path) -> str:
 def publish_command(request: PublishRequest) -> int:
     """`dlbench publish RELEASE --run ID...`: freeze the runs, then deploy the release."""
     date = request.date or _today()
-    try:
-        datetime.date.fromisoformat(date)
-    except ValueError:
-        raise UsageError(f"invalid --date {date!r}; expected YYYY-MM-DD") from None
+    if not is_iso_date(date):
+        raise UsageError(f"invalid --date {shown_name(date)}; expected YYYY-MM-DD")
+    if not encodes(request.title):
+        raise UsageError(f"--title {shown_name(request.title, 40)} holds bytes that are not "
+                         "text; expected UTF-8 text")
     paths, release = request.paths, request.release
     check_output(paths.out, "--out", "build")
     check_pages_repo(paths.pages_repo)

@@ -34,6 +34,7 @@ from dlbench.runner.driver.store.persist import kept_for_resume, persist_all
 from dlbench.runner.driver.plan.cells import PlanError, plan_cells, resolve_device, validate
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.driver.commands.remeasure import cells_to_remeasure
+from dlbench.runner.driver.commands.resume_checks import refuse_foreign_run
 from dlbench.runner.driver.commands.progress_lines import ProgressLines, lines_wanted
 from dlbench.runner.driver.commands.run_arguments import RunArguments
 from dlbench.runner.driver.commands.looks import (cells_to_top_up, look_record, most_processes_added, next_look,
@@ -117,6 +118,7 @@ def open_run(arguments: RunArguments) -> tuple[RunStore, RunRequest, str]:
     existing one named by --resume with its original request."""
     if arguments.resume:
         store = existing_run(arguments.results_dir, arguments.resume)
+        refuse_foreign_run(store)
         info = store.load_run_info()
         return store, RunRequest(**info["request"]), info["device"]
     request = request_of(arguments)
@@ -161,6 +163,7 @@ def _remeasure(arguments: RunArguments) -> int:
     """--remeasure RUN_ID --cell ...: the cells' earlier processes become superseded, and the
     cells are measured again under the run's original request."""
     store = existing_run(arguments.results_dir, arguments.remeasure)
+    refuse_foreign_run(store, "re-measured")
     retries = busy_retries_of(arguments)
     cells = cells_to_remeasure(store, list(arguments.cells), arguments.reason)
     info = store.load_run_info()
