@@ -271,3 +271,44 @@ def test_a_run_of_this_machine_and_code_is_still_resumed_past_the_check(tmp_path
     digest = hashlib.sha256((PROJECT_ROOT / "dlbench/__init__.py").read_bytes()).hexdigest()
     root = _interrupted_run(tmp_path / "results", _this_cpu(), {"dlbench/__init__.py": digest})
     refuse_foreign_run(RunStore(root))  # no refusal
+
+
+def test_a_models_failure_message_is_never_read_as_markup(tmp_path: Path, capsys) -> None:
+    from dlbench.runner.cell.outcome import failed
+    from dlbench.runner.cell.spec import CellSpec
+    from dlbench.runner.driver.commands.run import print_summary
+    from dlbench.runner.driver.store.record import CellRecord
+    from dlbench.runner.driver.store.run_store import RunStore
+
+    store = RunStore(tmp_path / "runs" / RESUMED)
+    store.root.mkdir(parents=True)
+    store.save_run_info({"run_id": RESUMED, "device": "cpu"})
+    reason = "\x1b]0;owned\x07 [link=https://evil.example]click[/link] [bold]b[/bold] [/nope]"
+    spec = CellSpec("parity", "mlp-digits", "pytorch", "pytorch", "cpu", repeats=1)
+    print_summary(store, [CellRecord(spec, failed(reason), "2026-12-01T12:00:01+00:00", 1.0,
+                                     "", "", "")])
+    shown = capsys.readouterr().err
+    assert "\x1b]0;owned" not in shown and "\\x1b]0;owned\\x07" in shown, shown
+    assert "[link=https://evil.example]click[/link]" in shown and "[/nope]" in shown
+
+
+def test_a_reader_that_stops_early_ends_no_command_in_a_traceback(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from dlbench.core.code_archive import CodeRecord, write_code_record
+
+    results = golden_results(tmp_path)
+    run = results / "runs" / RUN_A
+    data = b"".join(b"x = %d\n" % i for i in range(200_000))  # far over a pipe's buffer
+    digest = __import__("hashlib").sha256(data).hexdigest()
+    write_code_record(run, CodeRecord({"runner/big.py": (digest,)}, {digest: data}))
+    reader = subprocess.Popen([sys.executable, "-m", "dlbench.cli", "code", RUN_A,
+                               "runner/big.py", "--results-dir", str(results)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert reader.stdout.readline()
+    reader.stdout.close()  # as `| head -1` does
+    with reader.stderr:
+        error = reader.stderr.read().decode()
+    assert reader.wait(timeout=60) == 0, error
+    assert "Traceback" not in error and "BrokenPipe" not in error, error

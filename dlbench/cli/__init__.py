@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -296,6 +297,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("dlbench: interrupted" + (f": {interrupt}" if str(interrupt) else ""),
               file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`dlbench code latest | head -1`)
+        reader_gone()
+        return 0
+
+
+def reader_gone() -> None:
+    """Point stdout at /dev/null, so the interpreter's flush at exit finds no closed pipe
+    (the recipe of Python's signal documentation)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 if __name__ == "__main__":

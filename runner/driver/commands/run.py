@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 from rich.table import Table
+from rich.text import Text
 
 from dlbench.core import experiments as declared_experiments
 from dlbench.core import layout
@@ -23,6 +24,7 @@ from dlbench.core.schema import CellStatus
 from dlbench.core.sequential import Design, design_from_policy
 from dlbench.core.verdict_engine import QUESTIONS, Question
 from dlbench.core.tables import ResultsFileError
+from dlbench.core.visible import visible_controls
 from dlbench.runner.driver.machine.environment import capture_environment
 from dlbench.runner.driver.plan.estimate import estimate, recorded_process_seconds
 from dlbench.runner.driver.plan.projection import error_line, project
@@ -468,8 +470,9 @@ def print_summary(store: RunStore, records: list[CellRecord]) -> None:
     console.print(table)
     for cell_id, (status, reason, _) in statuses.items():
         if status is CellStatus.FAILED:
-            console.print(f"[red]failed[/red] {cell_id}: {reason}")
+            console.print(Text.assemble(("failed", "red"), f" {cell_id}: ",
+                                        visible_controls(reason)))  # never read as markup
     if not info.get("processes_policy", {}).get("citable", True):
         console.print("preview, not to cite: a quick suite, or fewer processes per cell "
                       "than its suite's (standard or full suite for citable results)")
-    console.print(f"results: {store.root}")
+    console.print(Text(f"results: {store.root}"))
