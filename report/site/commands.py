@@ -126,9 +126,10 @@ def _build(paths: SitePaths, source: Source) -> str:
         raise UsageError(f"--templates {paths.templates}: no page templates there (no "
                          "index.md.j2); pass the project's templates/ folder")
     check_output(paths.out, "--out", "build")
+    mark_output(paths.out, "build")  # first: the tree swapped in keeps it, so a stop at any
+    # moment leaves a folder a later build or deploy takes as its own
     _describe(build_site(source, paths.out, paths.templates, configured,
                          paths.results_dir, paths.cache_dir), paths.out, source)
-    mark_output(paths.out, "build")
     return configured
 
 
