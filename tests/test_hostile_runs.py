@@ -312,3 +312,21 @@ def test_a_reader_that_stops_early_ends_no_command_in_a_traceback(tmp_path: Path
         error = reader.stderr.read().decode()
     assert reader.wait(timeout=60) == 0, error
     assert "Traceback" not in error and "BrokenPipe" not in error, error
+
+
+def test_a_data_file_that_unpacks_past_the_limit_is_refused_unread(tmp_path: Path,
+                                                                     monkeypatch) -> None:
+    import numpy as np
+
+    from dlbench.core.errors import UsageError
+    from dlbench.runner.cell import model_source
+
+    bomb = tmp_path / "bomb.npz"
+    np.savez_compressed(bomb, x=np.zeros((1024, 1024)), y=np.zeros(1024))  # 8 MB in 10 kB
+    assert bomb.stat().st_size < 100_000
+    monkeypatch.setattr(model_source, "MAX_DATA_BYTES", 1 << 20)
+    monkeypatch.setattr(np, "load", lambda *a, **k: pytest.fail("the arrays were read"))
+    with pytest.raises(UsageError, match="unpack to .* bytes, over the limit of 1048576"):
+        model_source._check_data(bomb)
+    monkeypatch.setattr(model_source, "MAX_DATA_BYTES", 1 << 30)
+    assert model_source._check_data(bomb) == bomb.resolve()  # shapes from the headers alone
