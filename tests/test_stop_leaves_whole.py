@@ -67,3 +67,35 @@ def test_sigterm_to_serve_leaves_no_temporary_site(tmp_path: Path) -> None:
         server.stderr.close()
     assert "Traceback" not in error, error
     assert not list(temporary.iterdir()), list(temporary.iterdir())
+
+
+def test_sigterm_while_mike_deploys_leaves_no_config_or_site_behind(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    results = golden_results(tmp_path)
+    freeze(results, "2026.12", [RUN_A], "2026-12-01")
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    config = site_config(tmp_path, tmp_path / "site_src")
+    command = [sys.executable, "-m", "dlbench.cli", "deploy", "--results-dir", str(results),
+               "--pages-repo", str(tmp_path / "pages"), "--cache-dir", str(tmp_path / "cache"),
+               "--out", str(tmp_path / "site_src"), "--templates", str(ROOT / "templates"),
+               "--config", str(config)]
+    deploy = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              text=True, cwd=tmp_path,
+                              env=os.environ | {"PYTHONPATH": str(ROOT), "TMPDIR": str(temporary),
+                                                "PATH": f"{Path(sys.executable).parent}:"
+                                                        f"{os.environ.get('PATH', '')}"})
+    deadline = time.monotonic() + 240
+    while not list(config.parent.glob("mike-mkdocs*.yml")) and deploy.poll() is None:
+        assert time.monotonic() < deadline, "mike never started"
+        time.sleep(0.02)
+    deploy.send_signal(signal.SIGTERM)  # to dlbench alone, while mike builds the site
+    with deploy.stderr:
+        error = deploy.stderr.read()
+    assert deploy.wait(timeout=60) == 130, error
+    assert "Traceback" not in error, error
+    assert not list(config.parent.glob("mike-mkdocs*.yml"))
+    assert not list(config.parent.glob(".mkdocs-*.yml"))
+    assert not list(temporary.iterdir()), list(temporary.iterdir())
