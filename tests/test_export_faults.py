@@ -4,7 +4,9 @@ run again once there is room writes the whole archive."""
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -36,12 +38,21 @@ def _refused(argv: list[str], capsys) -> str:
     return error
 
 
-def test_a_full_disk_leaves_no_archive_and_a_retry_writes_it_whole(results, tmp_path,
-                                                                   capsys):
-    disk = SmallDisk(tmp_path / "disk", "256k")
+@contextlib.contextmanager
+def _small_disk(root: Path, size: str, read_only: bool = False) -> Iterator[SmallDisk]:
+    """A tmpfs at `root` for the test, unmounted after it (skipped where none mounts)."""
+    disk = SmallDisk(root, size, read_only)
     if not disk.mounted:
         pytest.skip("no tmpfs can be mounted here (not root)")
     try:
+        yield disk
+    finally:
+        disk.close()
+
+
+def test_a_full_disk_leaves_no_archive_and_a_retry_writes_it_whole(results, tmp_path,
+                                                                   capsys):
+    with _small_disk(tmp_path / "disk", "256k") as disk:
         disk.fill()
         error = _refused(_export(results, disk.root), capsys)
         assert "cannot save the archive of run" in error and "No space left" in error, error
@@ -50,35 +61,23 @@ def test_a_full_disk_leaves_no_archive_and_a_retry_writes_it_whole(results, tmp_
         assert main(_export(results, disk.root)) == 0  # not "exists"
         assert main(["import-run", str(disk.root / f"{RUN}.tar.gz"), "--results-dir",
                      str(tmp_path / "elsewhere")]) == 0
-    finally:
-        disk.close()
 
 
 def test_a_read_only_out_is_one_line(results, tmp_path, capsys):
-    disk = SmallDisk(tmp_path / "ro", "64k", read_only=True)
-    if not disk.mounted:
-        pytest.skip("no tmpfs can be mounted here (not root)")
-    try:
+    with _small_disk(tmp_path / "ro", "64k", read_only=True) as disk:
         error = _refused(_export(results, disk.root), capsys)
         assert "Read-only file system" in error, error
-    finally:
-        disk.close()
 
 
 def test_a_full_temporary_folder_is_one_line_and_left_empty(results, tmp_path, capsys,
                                                             monkeypatch):
-    disk = SmallDisk(tmp_path / "tmp", "64k")
-    if not disk.mounted:
-        pytest.skip("no tmpfs can be mounted here (not root)")
-    try:
+    with _small_disk(tmp_path / "tmp", "64k") as disk:
         disk.fill()
         monkeypatch.setattr(tempfile, "tempdir", str(disk.root))
         error = _refused(_export(results, tmp_path / "out"), capsys)
         assert "No space left" in error, error
         assert sorted(p.name for p in disk.root.iterdir()) == ["ballast"]
         assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
-    finally:
-        disk.close()
 
 
 @pytest.mark.parametrize("inside", ["", "exports", "processes/x"])
