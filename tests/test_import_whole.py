@@ -181,3 +181,24 @@ def test_a_non_utf8_code_file_is_refused_even_when_records_agree(archive, tmp_pa
     error = refused_here(bad, tmp_path / "results", capsys)
     assert "not UTF-8 text" in error, error
 
+
+
+@pytest.mark.parametrize("model, expected", [
+    (b"[1, 2]", "expected a JSON object"),
+    (b'{"request": {"path": "m.py"}, "facts": {}}', "no facts.kind"),
+    (json.dumps({"request": {"path": "m.py"}, "facts": {
+        "kind": "keras", "model_id": "m", "batch_size": "big", "batch_chosen": True,
+        "input_shape": [6], "input_dtype": "float32", "output_shape": [3], "parameters": 10,
+        "repeat_max_abs": 0.0, "trains": False, "no_training": "x", "flops_per_sample": 1,
+        "flops_note": "", "class_name": "M"}}).encode(), "facts.batch_size is str"),
+])
+def test_a_garbage_model_file_is_refused(archive, tmp_path, capsys, model, expected):
+    import tarfile
+
+    from tests.test_import_run import _with_member
+
+    info = tarfile.TarInfo(f"{archive.name.split('.')[0]}/model.json")
+    info.size = len(model)
+    bad = _with_member(archive, tmp_path / "bad.tar.gz", info, model)
+    error = refused_here(bad, tmp_path / "results", capsys)
+    assert expected in error, error

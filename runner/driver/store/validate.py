@@ -47,6 +47,18 @@ ENVIRONMENT_SHAPE: dict = {
     "git": {"commit": _TEXT, "*": _FLAG + _TEXT},
 }
 
+#: A model run's model.json (runner/worker/user_model/build_once.py writes its facts): what
+#: its page reads, each key required.
+MODEL_SHAPE: dict = {
+    "request": {"path": (str,), "name": _TEXT, "data_file": _TEXT},
+    "facts": {"kind": (str,), "model_id": (str,), "batch_size": (int,), "batch_chosen": (bool,),
+              "input_shape": [_TEXT + _NUMBER], "input_dtype": (str,),
+              "output_shape": [_TEXT + _NUMBER], "parameters": (int, float),
+              "repeat_max_abs": (int, float), "trains": (bool,), "no_training": _TEXT,
+              "flops_per_sample": _NUMBER, "flops_note": _TEXT, "class_name": (str,)},
+}
+MODEL_FILE = "model.json"
+
 
 def validate_run(run_root: Path, origin: str) -> str:
     """The run ID of the run directory `run_root` if every file of it reads as a run's file;
@@ -62,6 +74,8 @@ def validate_run(run_root: Path, origin: str) -> str:
         raise ResultsFileError(f"{origin}: run.json names run {info['run_id']!r} but the "
                                f"archive holds {run_root.name!r}")
     check_run_fields(info, f"{origin}: run.json")
+    if (run_root / MODEL_FILE).exists():
+        check_model_file(read_json(run_root / MODEL_FILE), f"{origin}: {MODEL_FILE}")
     records = _check_records(run_root, origin)
     tables = {}
     for stem in TABLES:
@@ -79,6 +93,18 @@ def validate_run(run_root: Path, origin: str) -> str:
     check_code_matches_records(code, records, origin)
     check_code_text(code, origin)
     return info["run_id"]
+
+
+def check_model_file(model: dict, where: str) -> None:
+    """ResultsFileError where a model run's model.json lacks a fact its page reads, or holds
+    one of another type."""
+    for part, keys in MODEL_SHAPE.items():
+        missing = [key for key in keys if key not in (model.get(part) or {})
+                   and not (part == "request" and key != "path")]
+        if missing:
+            raise ResultsFileError(f"{where}: no {part}.{missing[0]} (a model run records "
+                                   f"{', '.join(keys)} in its {part})")
+    check_json(model, MODEL_SHAPE, where)
 
 
 def check_run_fields(info: dict, where: str) -> None:
