@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 
 from dlbench.core import layout
-from dlbench.core.errors import UsageError
+from dlbench.core.errors import SaveError, UsageError
 from dlbench.core.layout import LATEST, release_dir, release_names, run_ids
 from dlbench.core.releases import RELEASE_NAME, ReleaseError, freeze_release
 from dlbench.core.typed_text import encodes, is_iso_date
@@ -126,8 +126,10 @@ def _build(paths: SitePaths, source: Source) -> str:
         raise UsageError(f"--templates {paths.templates}: no page templates there (no "
                          "index.md.j2); pass the project's templates/ folder")
     check_output(paths.out, "--out", "build")
-    mark_output(paths.out, "build")  # first: the tree swapped in keeps it, so a stop at any
-    # moment leaves a folder a later build or deploy takes as its own
+    try:  # first: the tree swapped in keeps it, so a stop at any moment leaves a folder a
+        mark_output(paths.out, "build")  # later build or deploy takes as its own
+    except SaveError as error:
+        raise error.at(paths.out).about("the site", f"{paths.out}/ is left as it was") from None
     _describe(build_site(source, paths.out, paths.templates, configured,
                          paths.results_dir, paths.cache_dir), paths.out, source)
     return configured
