@@ -300,11 +300,12 @@ def test_a_reader_that_stops_early_ends_no_command_in_a_traceback(tmp_path: Path
 
     results = golden_results(tmp_path)
     run = results / "runs" / RUN_A
-    data = b"".join(b"x = %d\n" % i for i in range(200_000))  # far over a pipe's buffer
-    digest = __import__("hashlib").sha256(data).hexdigest()
-    write_code_record(run, CodeRecord({"runner/big.py": (digest,)}, {digest: data}))
+    data = {f"runner/module_{i}.py": b"x = %d\n" % i for i in range(4000)}  # a long listing
+    digests = {path: __import__("hashlib").sha256(d).hexdigest() for path, d in data.items()}
+    write_code_record(run, CodeRecord({path: (digests[path],) for path in data},
+                                      {digests[path]: d for path, d in data.items()}))
     reader = subprocess.Popen([sys.executable, "-m", "dlbench.cli", "code", RUN_A,
-                               "runner/big.py", "--results-dir", str(results)],
+                               "--results-dir", str(results)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert reader.stdout.readline()
     reader.stdout.close()  # as `| head -1` does

@@ -289,7 +289,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
         with terminate_as_interrupt(args.command):
-            return handler(args)
+            status = handler(args)
+        sys.stdout.flush()  # a reader gone away shows here, not in the flush at exit
+        return status
     except (UsageError, ResultsFileError, LayoutError, SaveError) as error:
         print(f"dlbench: error: {visible_controls(str(error))}", file=sys.stderr)
         return 2
