@@ -55,7 +55,8 @@ def write_run(results_dir: Path, run_id: str, cells: list[FakeCell],
               environment: dict | None = None) -> Path:
     """Write a complete run directory the way the runner does."""
     store = RunStore(results_dir / "runs" / run_id)
-    store.save_run_info({"run_id": run_id, "suite": "test", "started_at": "2026-12-02T10:00"})
+    store.save_run_info({"run_id": run_id, "suite": "test", "started_at": "2026-12-02T10:00",
+                         "device": cells[0].spec.device if cells else "cpu"})
     store.save_environment(environment or {"python": "3.12.1", "frameworks": {"torch": "2.13.0"}})
     for cell in cells:
         store.save_record(CellRecord(cell.spec, _outcome(cell), "2026-12-02T10:00:00", 1.0, "",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -298,7 +299,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
         with terminate_as_interrupt(args.command):
-            return handler(args)
+            status = handler(args)
+        sys.stdout.flush()  # a reader gone away shows here, not in the flush at exit
+        return status
     except (UsageError, ResultsFileError, LayoutError, SaveError) as error:
         print(f"dlbench: error: {visible_controls(str(error))}", file=sys.stderr)
         return 2
@@ -306,6 +309,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("dlbench: interrupted" + (f": {interrupt}" if str(interrupt) else ""),
               file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`dlbench code latest | head -1`)
+        reader_gone()
+        return 0
+
+
+def reader_gone() -> None:
+    """Point stdout at /dev/null, so the interpreter's flush at exit finds no closed pipe
+    (the recipe of Python's signal documentation)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 if __name__ == "__main__":

@@ -8,11 +8,11 @@ extracted and validated exactly as `import-run` does before it is named `<run_id
 from __future__ import annotations
 
 import argparse
-import shutil
 import tempfile
 from pathlib import Path
 
 from dlbench.core import layout
+from dlbench.core.atomic import atomic_write_bytes, save_error, saving
 from dlbench.core.errors import ResultsFileError, UsageError
 from dlbench.core.run_archive import ARCHIVE_SUFFIX, extract_run, pack_run
 from dlbench.runner.driver.store.validate import validate_run
@@ -29,18 +29,31 @@ def export_command(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} is a file, not a folder; pass the folder the archive "
                          "goes into")
+    if out.resolve().is_relative_to(run_root.resolve()):
+        raise UsageError(f"--out {out} is inside run {run_root.name}'s own folder; the archive "
+                         "goes outside the run it packs (e.g. --out exports)")
     target = out / f"{run_root.name}{ARCHIVE_SUFFIX}"
     if target.exists():
         raise UsageError(f"{target} exists; an archive is written once (move it away, or "
                          "pass another --out)")
-    with tempfile.TemporaryDirectory(prefix=".export-") as scratch:
-        packed = pack_run(run_root, Path(scratch))
-        check_importable(packed, Path(scratch) / "check")
-        out.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(packed), str(target))
+    with saving(f"the archive of run {run_root.name}"):
+        _pack_checked(run_root, out, target)
     print(f"wrote {target}: run {run_root.name}, as `dlbench import-run {target.name}` "
           "takes it")
     return 0
+
+
+def _pack_checked(run_root: Path, out: Path, target: Path) -> None:
+    """Pack, check, then write the archive as `target` whole or not at all (atomically, in
+    --out); a full or read-only disk, here or in the temporary folder, is a SaveError, and
+    an interrupt leaves no temporary folder."""
+    try:
+        with tempfile.TemporaryDirectory(prefix=".export-") as scratch:
+            packed = pack_run(run_root, Path(scratch))
+            check_importable(packed, Path(scratch) / "check")
+            atomic_write_bytes(target, packed.read_bytes())
+    except OSError as error:
+        raise save_error(Path(error.filename or tempfile.gettempdir()), error) from None
 
 
 def _run_root(results_dir: Path, run: str) -> Path:

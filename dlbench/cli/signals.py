@@ -1,6 +1,7 @@
 """SIGTERM read as Ctrl-C while a command that writes results runs (publish, import-run,
-build, deploy, export, erratum), so its staging folders are removed and its all-or-nothing
-steps end as an interrupt does; `dlbench run` handles its own signals."""
+build, deploy, export, erratum, export-run, and serve, which builds in a temporary folder),
+so its staging folders are removed and its all-or-nothing steps end as an interrupt does;
+`dlbench run` handles its own signals."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from collections.abc import Iterator
 from types import FrameType
 
 #: The commands whose SIGTERM is an interrupt.
-WRITING_COMMANDS = frozenset({"publish", "import-run", "build", "deploy", "export", "erratum"})
+WRITING_COMMANDS = frozenset({"publish", "import-run", "build", "deploy", "export", "erratum",
+                              "export-run", "serve"})
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:

@@ -5,7 +5,8 @@ keeps one TarInfo per member: an archive of a few hundred kB could ask for gigab
 walks the 512-byte headers itself, as tarfile would, and refuses before reading much: an
 extended header (pax, GNU long name) over MAX_EXTENDED_HEADER_BYTES, a name over
 MAX_NAME_BYTES, more members or bytes than the caller allows, and the kinds a run never
-holds (global pax headers, sparse files). Where a header is not a tar header it stops and
+holds (global pax headers, sparse files), and chains of extended headers (tarfile reads
+them by recursion). Where a header is not a tar header it stops and
 leaves the verdict to tarfile, which stops there too.
 """
 
@@ -23,6 +24,10 @@ BLOCK = 512
 MAX_EXTENDED_HEADER_BYTES = 16 << 10
 #: One member's name (a run's longest is about 120 bytes).
 MAX_NAME_BYTES = 1024
+#: Extended headers before one member: tarfile reads each next header by recursion, so a
+#: chain of thousands ends in RecursionError; tarfile writes a pax header or a GNU long name
+#: and long link name, never more.
+MAX_CHAINED = 3
 SKIP_CHUNK = 1 << 20
 #: Types whose data blocks tarfile skips (regular files; unknown types too).
 _DATA_TYPES = (b"0", b"\0", b"7")
@@ -97,13 +102,18 @@ def _pax_size(data: bytes, origin: str) -> int | None:
 def check_headers(stream: BinaryIO, origin: str, limits: Limits) -> None:
     """Walk the tar headers of `stream` within `limits`; ResultsFileError for the first
     header over them, named (cut short) in one line."""
-    members, total, next_size, next_name = 0, 0, None, b""
+    members, total, next_size, next_name, chained = 0, 0, None, b"", 0
     while (block := _read(stream, BLOCK)) and block.strip(b"\0") and _is_header(block):
         kind, size = block[156:157], _number(block[124:136])
         if size is None or size < 0:
             return  # tarfile refuses it, in its words
         if kind in (b"x", b"X", b"L", b"K"):
             what = "pax" if kind in (b"x", b"X") else "GNU long-name"
+            chained += 1
+            if chained > MAX_CHAINED:
+                raise ResultsFileError(f"{origin}: more than {MAX_CHAINED} extended (pax or "
+                                       "GNU long-name) headers before one member; a run's "
+                                       "members have at most one of each")
             if size > MAX_EXTENDED_HEADER_BYTES:
                 raise ResultsFileError(f"{origin}: a {what} header of {size} bytes, over the "
                                        f"limit of {MAX_EXTENDED_HEADER_BYTES} (a run's "
@@ -124,7 +134,7 @@ def check_headers(stream: BinaryIO, origin: str, limits: Limits) -> None:
         size = size if next_size is None else next_size
         members, total = members + 1, total + size
         _check_member(name.decode("utf-8", "replace"), size, members, total, origin, limits)
-        next_size, next_name = None, b""
+        next_size, next_name, chained = None, b"", 0
         if kind in _DATA_TYPES or kind not in _KNOWN_TYPES:
             _skip(stream, _padded(size))
 

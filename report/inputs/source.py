@@ -16,6 +16,8 @@ from dlbench.core.releases import (
     assign_result_ids, read_result_ids, refuse_unlike_cells, verify_manifest,
 )
 from dlbench.core.summaries import per_process
+from dlbench.core.typed_text import is_iso_date
+from dlbench.core.visible import shown_name
 from dlbench.report.render.user_text import inert_frame, inert_record
 
 __all__ = ["RunData", "Source", "SourceError", "load_draft", "load_release", "release_names",
@@ -77,6 +79,10 @@ def load_draft(results_dir: Path, ids: list[str]) -> Source:
         raise SourceError(str(error)) from None
     result_ids = assign_result_ids("draft", observations, [r.run_id for r in runs])
     date = str(runs[-1].info.get("started_at", ""))[:10]
+    if not is_iso_date(date):  # the caption shows it: a date, or no draft
+        raise SourceError(f"run {runs[-1].run_id}: started_at "
+                          f"{shown_name(str(runs[-1].info.get('started_at')), 40)} is not an "
+                          "ISO time (YYYY-MM-DDTHH:MM:SS)")
     return Source("draft", "Draft (unreleased)", date, True, inert_runs(runs), inert_frame(cells),
                   inert_frame(observations), result_ids)
 

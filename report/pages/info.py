@@ -18,7 +18,7 @@ from dlbench.report.render.labels import (IDENTIFIER_GROUPS, cell_words, environ
                                           environment_value, metric_ids_in_words, status_label,
                                           settings_as_code, workload_label)
 from dlbench.report.pages.registry import Page, PageInputs, page
-from dlbench.report.render.jinja import render
+from dlbench.report.render.jinja import render, slug
 from dlbench.report.render.paragraphs import short_paragraphs
 from dlbench.report.inputs.source import Source
 from dlbench.report.inputs.labelled import (SUMMARY_COLUMNS, cell_label, machine_label,
@@ -115,11 +115,25 @@ def _groups(value: dict, general: str) -> list[dict]:
               if scalars else [])
     for key in sorted(k for k in value if k not in scalars):
         rows = _labelled(_flatten(value[key]), key)
-        groups.append({"title": environment_key(key), "anchor": key.replace("_", "-"),
+        groups.append({"title": environment_key(key), "anchor": slug(key) or "group",
                        "rows": rows or [("(none)", "none")],
                        "code_keys": key in IDENTIFIER_GROUPS and bool(rows)})
     if groups:
         groups[0]["anchor"] = general
+    return groups
+
+
+def unique_anchors(groups: list[dict]) -> list[dict]:
+    """`groups` with each anchor (a slug of a key from the run, never the key itself) told
+    apart from an earlier equal one by a number: two keys may make one slug."""
+    seen: set[str] = set()
+    for group in groups:
+        anchor, number = group["anchor"], 1
+        while anchor in seen:
+            number += 1
+            anchor = f"{group['anchor']}-{number}"
+        seen.add(anchor)
+        group["anchor"] = anchor
     return groups
 
 
@@ -169,8 +183,9 @@ def environment_runs(source: Source) -> list[dict]:
         machine = "; ".join(machine_label(run.environment, d) for d in devices or ["cpu"])
         cells = source.cells[source.cells["run_id"] == run.run_id]
         names = {str(c["cell_id"]): cell_label(c) for c in cells.to_dict("records")}
-        groups = (_groups(run.environment, "machine") + rate_groups(source, run, names)
-                  + _groups(run_settings(run.info, names), "run"))
+        groups = unique_anchors(_groups(run.environment, "machine")
+                                + rate_groups(source, run, names)
+                                + _groups(run_settings(run.info, names), "run"))
         runs.append({"run_id": run.run_id, "machine": machine, "groups": groups})
     return runs
 

@@ -52,16 +52,19 @@ LOOK_ALIKES = str.maketrans({"<": "‹", ">": "›", "&": "＆", '"': "”", "'"
                              "[": "［", "]": "］", "{": "｛", "}": "｝", "|": "¦"})
 #: The columns of a run's tables that hold JSON: their strings are made inert one by one.
 JSON_COLUMNS = ("config_json", "fairness_json", "details_json")
-_LIVE = re.compile("[<>&\"'`\\[\\]{}|\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f"
+_LIVE = re.compile("[<>&\"'`\\[\\]{}|\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f"
                    "\u2028-\u202e\u2060-\u206f\ufeff]")
+
+_BREAKS = re.compile("[\t\n]")
 
 
 def inert_text(value: str) -> str:
     """Text from a run (a machine's model, a reason, a workload's words) as it may reach any
-    part of a page: controls visible, markup characters replaced by their look-alikes."""
+    part of a page: on one line (a line break could start a heading), controls visible,
+    markup characters replaced by their look-alikes."""
     if not _LIVE.search(value):
         return value
-    return visible_controls(value).translate(LOOK_ALIKES)
+    return visible_controls(_BREAKS.sub(" ", value)).translate(LOOK_ALIKES)
 
 
 def inert_record(value: object) -> object:

@@ -12,9 +12,11 @@ from pathlib import Path
 import yaml
 
 from dlbench.core import layout
-from dlbench.core.errors import UsageError
+from dlbench.core.errors import SaveError, UsageError
 from dlbench.core.layout import LATEST, release_dir, release_names, run_ids
 from dlbench.core.releases import RELEASE_NAME, ReleaseError, freeze_release
+from dlbench.core.typed_text import encodes, is_iso_date
+from dlbench.core.visible import shown_name
 from dlbench.report.site.build import build_site
 from dlbench.report.pages.cite import (
     PLACEHOLDER_SITE_URL, Citation, SiteUrlError, configured_site_url, release_citation,
@@ -124,9 +126,12 @@ def _build(paths: SitePaths, source: Source) -> str:
         raise UsageError(f"--templates {paths.templates}: no page templates there (no "
                          "index.md.j2); pass the project's templates/ folder")
     check_output(paths.out, "--out", "build")
+    try:  # first: the tree swapped in keeps it, so a stop at any moment leaves a folder a
+        mark_output(paths.out, "build")  # later build or deploy takes as its own
+    except SaveError as error:
+        raise error.at(paths.out).about("the site", f"{paths.out}/ is left as it was") from None
     _describe(build_site(source, paths.out, paths.templates, configured,
                          paths.results_dir, paths.cache_dir), paths.out, source)
-    mark_output(paths.out, "build")
     return configured
 
 
@@ -178,10 +183,11 @@ def read_notes(path: Path) -> str:
 def publish_command(request: PublishRequest) -> int:
     """`dlbench publish RELEASE --run ID...`: freeze the runs, then deploy the release."""
     date = request.date or _today()
-    try:
-        datetime.date.fromisoformat(date)
-    except ValueError:
-        raise UsageError(f"invalid --date {date!r}; expected YYYY-MM-DD") from None
+    if not is_iso_date(date):
+        raise UsageError(f"invalid --date {shown_name(date)}; expected YYYY-MM-DD")
+    if not encodes(request.title):
+        raise UsageError(f"--title {shown_name(request.title, 40)} holds bytes that are not "
+                         "text; expected UTF-8 text")
     paths, release = request.paths, request.release
     check_output(paths.out, "--out", "build")
     check_pages_repo(paths.pages_repo)

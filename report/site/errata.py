@@ -14,7 +14,6 @@ as they were and `git diff` of it shows additions only.
 
 from __future__ import annotations
 
-import datetime
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +23,8 @@ from dlbench.core.atomic import atomic_write_bytes
 from dlbench.core.layout import release_dir, release_names
 from dlbench.core.releases import ERRATA
 from dlbench.core.tables import ResultsFileError
+from dlbench.core.typed_text import encodes, is_iso_date
+from dlbench.core.visible import shown_name
 
 HEADER = (
     "# Errata of this release: what is known to be wrong with its published numbers, and the\n"
@@ -68,10 +69,12 @@ def _entry(item: object, path: Path, number: int) -> Erratum:
 def check(erratum: Erratum, where: str) -> None:
     """Raise ErrataError unless the entry has an ISO date, a title, what is wrong and its
     correction."""
-    try:
-        datetime.date.fromisoformat(erratum.date)
-    except ValueError:
-        raise ErrataError(f"{where}: date {erratum.date!r} is not YYYY-MM-DD") from None
+    if not is_iso_date(erratum.date):
+        raise ErrataError(f"{where}: date {shown_name(erratum.date)} is not YYYY-MM-DD")
+    for name in FIELDS:
+        if not encodes(getattr(erratum, name)):
+            raise ErrataError(f"{where}: '{name}' holds bytes that are not text "
+                              f"({shown_name(getattr(erratum, name), 40)}); expected UTF-8 text")
     for name in ("title", "wrong", "correction"):
         if not getattr(erratum, name):
             raise ErrataError(f"{where}: '{name}' is empty; an erratum names the problem, "

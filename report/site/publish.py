@@ -8,6 +8,7 @@ import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -45,8 +46,16 @@ def _run(command: list[str], cwd: Path) -> str:
     scripts = str(Path(sys.executable).parent)
     env = os.environ | GIT_IDENTITY | {"NO_MKDOCS_2_WARNING": "1",
                                        "PATH": scripts + os.pathsep + os.environ.get("PATH", "")}
-    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
-                          check=False)
+    with subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, start_new_session=True) as child:
+        try:  # its own session: a stop reaches us, and we end it and what it started
+            stdout, stderr = child.communicate()
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+            raise
+    done = subprocess.CompletedProcess(command, child.returncode, stdout, stderr)
     if done.returncode != 0:
         raise PublishError(f"{' '.join(command[:3])} failed: "
                            f"{_reason(done.stderr or done.stdout)}{_low_space(cwd)}")
@@ -100,11 +109,23 @@ def mike_deploy(config: Path, pages_repo: Path, release: str, title: str,
     ensure_repo(pages_repo)
     mike = [sys.executable, "-c", "import sys; from mike.driver import main; sys.exit(main())"]
     aliases = ["--update-aliases", release, LATEST] if latest else [release]
-    with config_at(config, site_url, docs) as used:
+    with config_at(config, site_url, docs) as used, _mike_leftovers_removed(used.parent):
         common = ["--config-file", str(used.resolve()), "--branch", BRANCH]
         _run(mike + ["deploy", *common, "--title", title, *aliases], pages_repo)
         if latest:
             _run(mike + ["set-default", *common, LATEST], pages_repo)
+
+
+@contextlib.contextmanager
+def _mike_leftovers_removed(folder: Path) -> Iterator[None]:
+    """Remove the temporary configs (mike-mkdocs*.yml) that mike writes beside the config
+    and leaves there when it is stopped; those that were there before stay."""
+    before = set(folder.glob("mike-mkdocs*.yml"))
+    try:
+        yield
+    finally:
+        for left in set(folder.glob("mike-mkdocs*.yml")) - before:
+            left.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager

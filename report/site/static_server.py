@@ -16,6 +16,7 @@ import functools
 import http.server
 import os
 import stat
+import sys
 import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
@@ -121,10 +122,25 @@ def not_found_page(root: Path, url_path: str) -> bytes | None:
     return None
 
 
+class SiteServer(http.server.ThreadingHTTPServer):
+    """One thread per connection, a listen queue that holds a page's and many readers'
+    connections at once (the default of 5 made the kernel drop connects, which browsers
+    retry only after a second), and a reader who goes away mid-reply is no error."""
+
+    request_queue_size = 1024
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """Quiet for a reader that reset or closed its connection; the traceback otherwise."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 def make_server(root: Path, port: int, host: str = "127.0.0.1") -> http.server.HTTPServer:
     """An HTTP server for the exported site (port 0 picks a free one)."""
     handler = functools.partial(SiteHandler, directory=str(root))
-    return http.server.ThreadingHTTPServer((host, port), handler)
+    return SiteServer((host, port), handler)
 
 
 class SiteHandler(http.server.SimpleHTTPRequestHandler):

@@ -174,20 +174,48 @@ def _check_data(path: Path) -> Path:
         raise UsageError(f"--data {str(path)!r}: expected an existing .npz file with arrays "
                          "x (inputs, batch first) and y (targets)")
     try:
-        with np.load(path, allow_pickle=False) as arrays:
-            keys = set(arrays.files)
-            x = arrays["x"] if "x" in keys else None
-            rows = None if x is None else (x.shape[0] if x.ndim else 0)
-            y_rows = arrays["y"].shape[0] if "y" in keys and arrays["y"].ndim else None
-    except (OSError, ValueError) as error:
+        shapes = npz_shapes(path)
+    except (OSError, ValueError, zipfile.BadZipFile) as error:
         raise UsageError(f"--data {str(path)!r}: not a readable .npz ({error}); expected arrays "
                          "x and y") from None
+    keys = set(shapes)
+    x = shapes.get("x")
+    rows = None if x is None else (x[0] if x else 0)
+    y_rows = shapes["y"][0] if shapes.get("y") else None
     if x is None or not rows:
         raise UsageError(f"--data {str(path)!r}: no array x with at least one sample; keys "
                          f"found: {', '.join(sorted(keys)) or 'none'}")
     if y_rows is not None and y_rows != rows:
         raise UsageError(f"--data {str(path)!r}: x has {rows} samples but y has {y_rows}")
     return path.resolve()
+
+
+#: The most a --data file may hold unpacked: its arrays are read whole by every process.
+MAX_DATA_BYTES = 1 << 30
+
+
+def npz_shapes(path: Path) -> dict[str, tuple[int, ...]]:
+    """Each array's shape in the .npz at `path`, from the headers alone; ValueError when its
+    arrays declare more than MAX_DATA_BYTES unpacked (a small file can unpack to gigabytes)."""
+    import numpy as np
+
+    with zipfile.ZipFile(path) as archive:
+        members = archive.infolist()
+        unpacked = sum(member.file_size for member in members)
+        if unpacked > MAX_DATA_BYTES:
+            raise ValueError(f"its arrays unpack to {unpacked} bytes, over the limit of "
+                             f"{MAX_DATA_BYTES}")
+        shapes = {}
+        for member in members:
+            with archive.open(member) as stream:
+                version = np.lib.format.read_magic(stream)
+                read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                        else np.lib.format.read_array_header_2_0)
+                shape, _, dtype = read(stream)
+            if dtype.hasobject:
+                raise ValueError(f"array {member.filename} holds Python objects")
+            shapes[member.filename.removesuffix(".npy")] = shape
+    return shapes
 
 
 def model_digest(path: str | Path) -> str:

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 from rich.table import Table
+from rich.text import Text
 
 from dlbench.core import experiments as declared_experiments
 from dlbench.core import layout
@@ -23,6 +24,7 @@ from dlbench.core.schema import CellStatus
 from dlbench.core.sequential import Design, design_from_policy
 from dlbench.core.verdict_engine import QUESTIONS, Question
 from dlbench.core.tables import ResultsFileError
+from dlbench.core.visible import visible_controls
 from dlbench.runner.driver.machine.environment import capture_environment
 from dlbench.runner.driver.plan.estimate import estimate, machine_history
 from dlbench.runner.driver.plan.projection import error_line, project
@@ -34,6 +36,7 @@ from dlbench.runner.driver.store.persist import kept_for_resume, persist_all
 from dlbench.runner.driver.plan.cells import PlanError, plan_cells, resolve_device, validate
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.driver.commands.remeasure import cells_to_remeasure
+from dlbench.runner.driver.commands.resume_checks import refuse_foreign_run
 from dlbench.runner.driver.commands.progress_lines import ProgressLines, lines_wanted
 from dlbench.runner.driver.commands.run_arguments import RunArguments
 from dlbench.runner.driver.commands.looks import (cells_to_top_up, look_record, most_processes_added, next_look,
@@ -120,6 +123,7 @@ def open_run(arguments: RunArguments) -> tuple[RunStore, RunRequest, str]:
     existing one named by --resume with its original request."""
     if arguments.resume:
         store = existing_run(arguments.results_dir, arguments.resume)
+        refuse_foreign_run(store)
         info = store.load_run_info()
         return store, RunRequest(**info["request"]), info["device"]
     request = request_of(arguments)
@@ -164,6 +168,7 @@ def _remeasure(arguments: RunArguments) -> int:
     """--remeasure RUN_ID --cell ...: the cells' earlier processes become superseded, and the
     cells are measured again under the run's original request."""
     store = existing_run(arguments.results_dir, arguments.remeasure)
+    refuse_foreign_run(store, "re-measured")
     retries = busy_retries_of(arguments)
     cells = cells_to_remeasure(store, list(arguments.cells), arguments.reason)
     info = store.load_run_info()
@@ -470,8 +475,9 @@ def print_summary(store: RunStore, records: list[CellRecord]) -> None:
     console.print(table)
     for cell_id, (status, reason, _) in statuses.items():
         if status is CellStatus.FAILED:
-            console.print(f"[red]failed[/red] {cell_id}: {reason}")
+            console.print(Text.assemble(("failed", "red"), f" {cell_id}: ",
+                                        visible_controls(reason)))  # never read as markup
     if not info.get("processes_policy", {}).get("citable", True):
         console.print("preview, not to cite: a quick suite, or fewer processes per cell "
                       "than its suite's (standard or full suite for citable results)")
-    console.print(f"results: {store.root}")
+    console.print(Text(f"results: {store.root}"))

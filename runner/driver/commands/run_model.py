@@ -23,6 +23,7 @@ from dlbench.core.model_answers import (MODEL_QUESTIONS, model_answers, no_answe
                                         parity_table)
 from dlbench.core.sequential import design_from_policy
 from dlbench.runner.cell.spec import NOT_MEASURED, CellSpec
+from dlbench.runner.driver.commands.resume_checks import refuse_foreign_run
 from dlbench.runner.driver.commands.run import (busy_retries_of, existing_run, new_run_id,
                                          print_summary, run_cells)
 from dlbench.runner.driver.commands.run_arguments import RunArguments
@@ -133,6 +134,7 @@ def _resume(arguments: RunArguments) -> int:
     """--resume RUN of a model run: the same cells, planned from what the run recorded;
     only the processes not yet finished are measured."""
     store = existing_run(arguments.results_dir, arguments.resume)
+    refuse_foreign_run(store)
     saved = saved_model(store.root, store.run_id, arguments.model, _refused_flags(arguments))
     retries = busy_retries_of(arguments)
     info = store.load_run_info()

@@ -147,11 +147,9 @@ def _run_worker(specs: list[CellSpec], launch: Launch = DEFAULT_LAUNCH
             try:
                 ended = _crash_reason(_wait_for(process, timeout_s))
             except subprocess.TimeoutExpired:
-                _kill_group(process)
                 ended = f"timed out after {timeout_s:g} s"
-            except BaseException:  # Ctrl-C: take the worker down with us, keep nothing partial
-                _kill_group(process)
-                raise
+            finally:  # Ctrl-C, a timeout, or an end that left children (a forward that
+                kill_group(process)  # forked): the worker's whole group ends with it
         tail = _tail(stderr_path)
         return [(CellOutcome.from_json(outcome_path.read_text()) if outcome_path.exists()
                  else failed(ended), tail) for _, outcome_path in paths]
@@ -177,10 +175,12 @@ def _crash_reason(code: int) -> str:
     return f"worker process exited with status {code} without reporting"
 
 
-def _kill_group(process: subprocess.Popen) -> None:
+def kill_group(process: subprocess.Popen) -> None:
+    """SIGKILL to the worker's session (its own process group, start_new_session) and
+    every process left in it; then reap the worker."""
     try:
         os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
+    except (ProcessLookupError, PermissionError):  # none left in the group
         pass
     process.wait()
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from dlbench.core.errors import UsageError
 from dlbench.runner.cell.frameworks import missing_modules
+from dlbench.runner.driver.launch.execute import kill_group
 from dlbench.runner.cell.spec import FrameworkId
 from dlbench.runner.cell.model_source import ModelRequest
 
@@ -63,19 +64,39 @@ def prepare_model(request: ModelRequest, threads: int,
     (folder / "request.json").write_text(json.dumps(request.to_dict()))
     spec = CellSpec("model-prepare", request.model_id, "keras", prepare_backend(), "cpu",
                     repeats=1, threads=threads)
-    try:
-        completed = subprocess.run(
-            [sys.executable, "-P", "-m", "dlbench.runner.worker.user_model.build_once",
-             str(folder / "request.json"), str(folder)], cwd=PROJECT_ROOT,
-            env=cell_environment(spec), capture_output=True, text=True, timeout=timeout)
-        result_file = folder / "prepared.json"
+    command = [sys.executable, "-P", "-m", "dlbench.runner.worker.user_model.build_once",
+               str(folder / "request.json"), str(folder)]
+    output = run_in_own_group(command, cell_environment(spec), PROJECT_ROOT, timeout,
+                              folder / "build-output.txt")
+    result_file = folder / "prepared.json"
+    if output is None:
+        result = {"error": f"building the model took more than {timeout:g} s (--timeout)"}
+    else:
         result = json.loads(result_file.read_text()) if result_file.exists() else {
             "error": "building the model ended without a result: "
-                     + (completed.stderr.strip().splitlines() or ["no output"])[-1][:300]}
-    except subprocess.TimeoutExpired:
-        result = {"error": f"building the model took more than {timeout:g} s (--timeout)"}
+                     + (output.strip().splitlines() or ["no output"])[-1][:300]}
     if "error" in result:
         shutil.rmtree(folder, ignore_errors=True)
         raise UsageError(f"--model {Path(request.path).name}"
                          f"{':' + request.name if request.name else ''}: {result['error']}")
     return Prepared(result["facts"], folder)
+
+
+def run_in_own_group(command: list[str], env: dict[str, str], cwd: Path, timeout: float,
+                     log: Path) -> str | None:
+    """Run `command` in a session of its own with its output in the file `log` (no pipe a
+    child could hold open); its output, or None past `timeout`. Every process it left behind
+    (a model's forward or builder that forked) is ended with it either way."""
+    with log.open("wb") as output:
+        process = subprocess.Popen(command, cwd=cwd, env=env, stdout=output,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            process.wait(timeout=timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            kill_group(process)
+    text = log.read_text(errors="replace")
+    log.unlink(missing_ok=True)
+    return None if timed_out else text
