@@ -39,6 +39,9 @@ QUICK_EXPERIMENTS: tuple[str, ...] = ("training", "inference", "parity")
 #: overhead. Execution modes and data parallelism are standard's and full's.
 MACHINE_EXPERIMENTS: tuple[str, ...] = ("training", "inference", "parity", "precision",
                                         "export")
+#: Accuracy that can differ: each system trained with its own defaults on a task below its
+#: ceiling, 10 seeds (the standard grid's; seconds a process, about 8 minutes in all).
+MACHINE_EXPERIMENTS += ("defaults-accuracy",)
 SUITE_EXPERIMENTS: dict[str, tuple[str, ...]] = {"quick": QUICK_EXPERIMENTS,
                                                  "machine": MACHINE_EXPERIMENTS}
 
