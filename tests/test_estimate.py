@@ -102,7 +102,7 @@ def test_a_cell_recorded_as_not_measured_costs_nothing_even_with_history(tmp_pat
     assert estimate([[cell]], {cell.cell_id: 60.0}).seconds == 60.0
 
 
-def test_the_machine_suite_is_projected_within_75_minutes():
+def test_the_machine_suite_is_projected_within_120_minutes():
     """First look, then its undecided pairs topped up at release 2027.02's share, with the
     committed releases' process times as history (what `dlbench run --suite machine
     --dry-run` prints in this checkout)."""
@@ -112,7 +112,7 @@ def test_the_machine_suite_is_projected_within_75_minutes():
     results = Path(__file__).resolve().parent.parent / "results"
     cells = plan_cells(RunRequest(suite="machine", device="cpu", threads=2), "cpu")
     projection = project(cells, "machine", recorded_process_seconds(results))
-    assert projection.projected_min <= 75
+    assert projection.projected_min <= 120  # issue 62: the machine suite fits 120 minutes
     assert projection.first_min < projection.projected_min < projection.bound_min
     assert [(look.before, look.after) for look in projection.looks] == [(3, 5)]
     assert projection.lines()[-1].startswith("whole run: projected")
