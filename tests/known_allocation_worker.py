@@ -1,5 +1,5 @@
-"""Trains one real training cell in this process with a known allocation held through every
-epoch (the framework's own tensors, in 2 MiB pieces as activations come), and prints the
+"""Trains one real training or precision cell in this process with a known allocation held
+through every epoch (the framework's own tensors, in 2 MiB pieces as activations come), and prints the
 cell's working memory as JSON: the working-memory tests run one such process per system and
 size (a fresh process each, under the cell's own environment)."""
 
@@ -72,25 +72,56 @@ class AllocatingTrainer:
         return getattr(self._trainer, name)
 
 
-def main(framework: str, backend: str, mib: int, dtype: str) -> None:
-    """Print {"working_memory": MiB, "status": ...} of one training process."""
-    module = importlib.import_module(f"dlbench.runner.worker.experiments.training.{framework}")
-    measure = module.measure_training
+#: The cell parameters of each experiment's measured process (epochs: one steady epoch and
+#: more after the first; precision: a few inference calls after its training).
+PARAMS = {"training": {"epochs": 3},
+          "precision": {"epochs": 3, "warmup_calls": 2, "latency_calls": 5,
+                        "throughput_batch": 8, "throughput_samples": 1, "min_window_s": 0.02,
+                        "no_accuracy_vs_fp32": True}}
+
+
+def with_allocation(experiment: str, module, make) -> None:
+    """Hold the known allocation through every epoch of `experiment`'s training: the training
+    experiment's measure, or the `train_once` of the precision protocol."""
+    if experiment == "training":
+        measure = module.measure_training
+        module.measure_training = lambda cell, trainer, fairness: measure(
+            cell, AllocatingTrainer(trainer, make), fairness)
+        return
+    from dlbench.runner.worker.experiments.precision import protocol
+
+    train_once = protocol.train_once
+    protocol.train_once = lambda cell, trainer, *rest: train_once(
+        cell, AllocatingTrainer(trainer, make), *rest)
+
+
+def cell_spec(experiment: str, workload: str, framework: str, backend: str) -> CellSpec:
+    """The measured cell: one fp32 process at the workload's CPU batch, small data."""
+    from dlbench.runner.workloads.catalog import device_batch_size, get_workload
+
+    params = dict(PARAMS[experiment])
+    if get_workload(workload).profiles:
+        params |= {"data_size": "small", "test_samples": 16}
+    return CellSpec(experiment=experiment, workload=workload, framework=framework,
+                    backend=backend, device="cpu",
+                    batch_size=device_batch_size(get_workload(workload), "cpu"), repeats=1,
+                    threads=1, params=params)
+
+
+def main(framework: str, backend: str, mib: int, dtype: str, experiment: str = "training",
+         workload: str = "mlp-digits") -> None:
+    """Print {"working_memory": MiB, "model_memory": MiB, "status": ...} of one process of
+    `experiment` (training | precision, fp32)."""
+    module = importlib.import_module(f"dlbench.runner.worker.experiments.{experiment}."
+                                     f"{framework}")
     library = backend or ("torch" if framework == "pytorch" else framework)
-
-    def measure_with_allocation(cell, trainer, fairness):
-        return measure(cell, AllocatingTrainer(trainer, lambda: allocate(library, mib, dtype)),
-                       fairness)
-
-    module.measure_training = measure_with_allocation
-    spec = CellSpec(experiment="training", workload="mlp-digits", framework=framework,
-                    backend=backend, device="cpu", batch_size=32, repeats=1, threads=1,
-                    params={"epochs": 3})
-    outcome = module.run(spec)
+    with_allocation(experiment, module, lambda: allocate(library, mib, dtype))
+    outcome = module.run(cell_spec(experiment, workload, framework, backend))
     values = {o.metric: o.value for o in outcome.observations if o.step is None}
     print(json.dumps({"status": outcome.status.value, "reason": outcome.reason,
-                      "working_memory": values.get("working_memory")}))
+                      "working_memory": values.get("working_memory"),
+                      "model_memory": values.get("model_memory")}))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4])
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], *sys.argv[5:])

@@ -54,10 +54,15 @@ def test_list_names_every_framework_and_whether_installed(capsys):
     assert main(["list"]) == 0
 
 
-def test_the_machine_suite_is_listed_dry_run_and_in_the_readme(capsys, tmp_path):
+def test_the_machine_suite_is_listed_dry_run_and_in_the_readme(capsys, tmp_path, monkeypatch):
     """`dlbench list` names the machine suite; `--dry-run` prints its cells and projected
     minutes, locks and writes nothing; the README's run section says what it measures."""
     from pathlib import Path
+
+    from dlbench.runner.driver.plan.experiments import precision as precision_plan
+
+    # a CPU with bf16 units and no fp16 units (the AMD EPYC of release 2027.04)
+    monkeypatch.setattr(precision_plan, "cpu_flags", lambda: {"avx512f", "avx512_bf16"})
 
     assert main(["list"]) == 0
     assert "machine" in capsys.readouterr().out.split("suites:")[1]
@@ -66,8 +71,9 @@ def test_the_machine_suite_is_listed_dry_run_and_in_the_readme(capsys, tmp_path)
     out = capsys.readouterr().out
     assert code == 0
     assert "dry run of the machine suite on cpu" in out and "citable" in out
-    assert "precision, resnet50-synthetic: 11 cells" in out
-    assert "precision, bert-base-tokens: 0 cells, 10 not measured here\n" in out
+    assert "precision, resnet50-synthetic: 11 cells, 5 not measured here" in out  # fp16
+    assert "precision, bert-base-tokens: 0 cells, 15 not measured here" in out
+    assert "parity, resnet50-synthetic: 5 cells" in out and "defaults-accuracy" in out
     # where the suite's minutes go, per experiment and workload (issue 62)
     assert re.search(r"execution-mode, resnet50-synthetic: \d+ cells, 4 not measured here; "
                      r"first look about \d+ min", out)

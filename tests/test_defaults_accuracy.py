@@ -162,13 +162,15 @@ def test_the_task_is_fixed_and_a_smaller_size_is_a_subset():
         task_data(33, 500)
 
 
-def test_the_standard_and_full_suites_plan_it_and_the_machine_suite_does_not():
+def test_the_standard_full_and_machine_suites_plan_it_and_quick_does_not():
     assert "defaults-accuracy" in suite_experiments("standard")
     assert "defaults-accuracy" in suite_experiments("full")
-    assert "defaults-accuracy" not in suite_experiments("machine")
+    assert "defaults-accuracy" in suite_experiments("machine")  # every machine answers it
     assert "defaults-accuracy" not in suite_experiments("quick")
-    machine = plan_cells(RunRequest(suite="machine", threads=1), "cpu")
-    assert machine and not any(c.experiment == "defaults-accuracy" for c in machine)
+    machine = [c for c in plan_cells(RunRequest(suite="machine", threads=1), "cpu")
+               if c.experiment == "defaults-accuracy"]
+    assert [c.framework_id.name for c in machine] == SYSTEMS
+    assert {c.repeats for c in machine} == {10}
     cells = plan_cells(RunRequest(suite="standard", experiments=["defaults-accuracy"],
                                   threads=1), "cpu")
     assert [c.framework_id.name for c in cells] == SYSTEMS  # no A/A control: no timing
@@ -182,12 +184,12 @@ def test_the_standard_and_full_suites_plan_it_and_the_machine_suite_does_not():
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
-    """Every system, 2 seeds each, 2 epochs of 512 samples, 2000 test samples, in real
-    worker processes."""
+    """Every system's cell as the machine suite plans it, 2 seeds each, 2 epochs of 512
+    samples, 2000 test samples, in real worker processes."""
     from dlbench.runner.driver.commands.run import run_cells
     from dlbench.runner.driver.store.run_store import RunStore
 
-    request = RunRequest(suite="quick", experiments=["defaults-accuracy"], frameworks=SYSTEMS,
+    request = RunRequest(suite="machine", experiments=["defaults-accuracy"], frameworks=SYSTEMS,
                          device="cpu", repeats=2, threads=1)
     cells = [replace(c, params=c.params | {"epochs": 2, "train_samples": 512,
                                            "test_samples": 2000})

@@ -214,3 +214,60 @@ def test_model_reference_updates_running_statistics_in_each_frameworks_conventio
     np.testing.assert_allclose(batch_unbiased, batch_biased * count / (count - 1))
     eval_logits, nothing = forward(RESNET_TINY, weights, x)
     assert nothing == {} and not np.allclose(eval_logits, logits)
+
+
+def _machine_real_size_parity() -> list:
+    from dlbench.runner.driver.plan.cells import plan_cells
+    from dlbench.runner.driver.plan.request import RunRequest
+    from dlbench.runner.workloads.real_size import is_real_size
+
+    cells = plan_cells(RunRequest(suite="machine", experiments=["parity"], threads=1), "cpu")
+    return [c for c in cells if is_real_size(c.workload)]
+
+
+def test_the_machine_suite_plans_the_real_size_models_parity_at_their_size_in_every_system():
+    from dlbench.runner.cell.frameworks import FRAMEWORKS
+    from dlbench.runner.driver.plan.estimate import default_process_s
+    from dlbench.runner.worker.experiments.parity.model_protocol import model_case
+    from dlbench.runner.workloads.real_size import REAL_SIZE_WORKLOADS
+
+    cells = _machine_real_size_parity()
+    assert sorted((c.workload, c.framework_id.name) for c in cells) == sorted(
+        (w, f.name) for w in REAL_SIZE_WORKLOADS for f in FRAMEWORKS)
+    assert all(c.params["profile"] == "cpu" and c.batch_size == 1 and c.repeats == 1
+               for c in cells)
+    resnet = model_case(next(c for c in cells if c.workload == "resnet50-synthetic"))
+    assert resnet.definition.name == "resnet-50"  # the size every other real-size cell runs
+    assert resnet.x_forward.shape == (1, 224, 224, 3) and resnet.x_step.shape[0] == 1
+    assert resnet.directions == 1
+    seconds = {c.workload: default_process_s(c) for c in cells if c.framework == "pytorch"}
+    assert 20 < seconds["resnet50-synthetic"] < seconds["bert-base-tokens"] < 300, seconds
+
+
+@pytest.mark.slow
+def test_the_machine_suites_real_size_parity_cells_run_and_agree_in_every_pair():
+    """The planned real-size parity cells, run by real workers at their families' tiny size
+    (the test's; the release runs them at the CPU size), pass the reference in every system
+    and agree in every pair."""
+    from dataclasses import replace
+
+    from dlbench.runner.cell.frameworks import missing_modules
+    from dlbench.runner.driver.launch.execute import execute_cells
+    from dlbench.runner.driver.store.run_store import cells_frame
+
+    cells = [replace(c, params=c.params | {"profile": "tiny"}, timeout_s=240)
+             for c in _machine_real_size_parity() if not missing_modules(c.framework_id)]
+    systems = {c.framework_id.name for c in cells}
+    assert len(systems) >= 3
+    records = [record for system in sorted(systems) for record in execute_cells(
+        [c for c in cells if c.framework_id.name == system])]
+    assert [r.outcome.status.value for r in records] == ["ok"] * len(cells), \
+        [r.outcome.reason for r in records]
+    for record in records:
+        metrics = {o.metric: o.value for o in record.outcome.observations}
+        assert metrics["parity_pass"] == 1.0, (record.spec.cell_id, metrics)
+        assert "1 for the inference-mode pass" in record.outcome.fairness.data_pipeline
+        assert "1 random directions" in record.outcome.fairness.data_pipeline
+    pairs = pair_results(cells_frame(records, "r"))
+    assert len(pairs) == 2 * len(systems) * (len(systems) - 1) // 2
+    assert pairs["passed"].all(), pairs.to_string()

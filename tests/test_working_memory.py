@@ -1,6 +1,8 @@
-"""Working memory checked against a known allocation: each system's training cell, run with
-64 MiB of its own framework's tensors held through every epoch (fp32 and bf16), reports
-that much more working memory than the same cell without them, within a stated tolerance."""
+"""Working memory checked against a known allocation: each system's training cell, and its
+fp32 precision cell, run with 64 MiB of its own framework's tensors held through every epoch
+(fp32 and bf16), reports that much more working memory than the same cell without them,
+within a stated tolerance; and the precision experiment's fp32 working memory is the training
+experiment's for the same model and batch (both over a baseline read before the model)."""
 
 from __future__ import annotations
 
@@ -31,29 +33,67 @@ SYSTEMS = [("pytorch", "", ""), ("tensorflow", "", ""), ("tensorflow", "", "0"),
            ("keras", "jax", "")]
 
 
+#: How far the precision experiment's fp32 working memory may be from the training
+#: experiment's, same model and batch, relative, per system. PyTorch: 10%, seen 5-9% above
+#: it (155-162 MiB against 162-171 for BERT-mini). TensorFlow: 25%, as its reading moves
+#: between processes of one cell (the training cell read 249-309 MiB here, the precision
+#: cell 266-322 as its order of work was varied; the cause was not found, 2026-12-07).
+#: A baseline read after the model was built, as until 2026-12-07, left out the model's
+#: state and TensorFlow's filled pool: 150 MiB against 309, and PyTorch read the probe's
+#: model twice (225 against 165).
+SAME_MODEL_TOLERANCE = {"pytorch": 0.10, "tensorflow": 0.25}
+#: A model whose own training state (weights, gradients, momentum: 61 MiB) is most of its
+#: working memory, at small data: BERT-mini at its CPU size, 4 steps an epoch.
+SAME_MODEL_WORKLOAD = "transformer-tokens"
+
+
 @cache
-def working_memory(framework: str, backend: str, onednn: str, mib: int, dtype: str) -> float:
-    """The working memory (MiB) of one real training process holding `mib` MiB extra."""
-    spec = CellSpec(experiment="training", workload="mlp-digits", framework=framework,
+def working_memory(framework: str, backend: str, onednn: str, mib: int, dtype: str,
+                   experiment: str = "training", workload: str = "mlp-digits") -> dict:
+    """The working and model memory (MiB) of one real process of `experiment` (fp32) holding
+    `mib` MiB extra."""
+    spec = CellSpec(experiment=experiment, workload=workload, framework=framework,
                     backend=backend, device="cpu", batch_size=32, repeats=1, threads=1)
     env = cell_environment(spec) | {"PYTHONPATH": str(ROOT)}
     if onednn:
         env["TF_ENABLE_ONEDNN_OPTS"] = onednn
     done = subprocess.run([sys.executable, str(ROOT / "tests" / "known_allocation_worker.py"),
-                           framework, backend, str(mib), dtype], env=env, cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
+                           framework, backend, str(mib), dtype, experiment, workload], env=env,
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["status"] == "ok", result["reason"]
-    return float(result["working_memory"])
+    return result
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="needs Linux /proc")
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize(("experiment", "dtype"), [("training", "float32"),
+                                                   ("training", "bfloat16"),
+                                                   ("precision", "float32")])
 @pytest.mark.parametrize(("framework", "backend", "onednn"), SYSTEMS)
 def test_working_memory_sees_a_known_allocation_held_through_the_step(framework, backend,
-                                                                      onednn, dtype):
-    without = working_memory(framework, backend, onednn, 0, "float32")
-    held = working_memory(framework, backend, onednn, KNOWN_MIB, dtype)
+                                                                      onednn, experiment,
+                                                                      dtype):
+    without = working_memory(framework, backend, onednn, 0, "float32", experiment)
+    held = working_memory(framework, backend, onednn, KNOWN_MIB, dtype, experiment)
+    without, held = without["working_memory"], held["working_memory"]
     print(f"without {without:.1f} MiB, holding {KNOWN_MIB} MiB {held:.1f} MiB")
     assert held - without == pytest.approx(KNOWN_MIB, abs=TOLERANCE_MIB), (held, without)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="needs Linux /proc")
+@pytest.mark.parametrize(("framework", "backend"), [("pytorch", ""), ("tensorflow", "")])
+def test_precision_fp32_working_memory_is_the_training_experiments(framework, backend):
+    """Same model, batch and machine: the precision cell (which probes the precision with a
+    model of its own before training) reads the training cell's working memory, and both
+    hold the model's own training state."""
+    training = working_memory(framework, backend, "", 0, "float32", "training",
+                              SAME_MODEL_WORKLOAD)
+    precision = working_memory(framework, backend, "", 0, "float32", "precision",
+                               SAME_MODEL_WORKLOAD)
+    print(f"training {training['working_memory']:.1f} MiB, "
+          f"precision {precision['working_memory']:.1f} MiB")
+    assert precision["working_memory"] == pytest.approx(training["working_memory"],
+                                                        rel=SAME_MODEL_TOLERANCE[framework])
+    assert precision["working_memory"] > precision["model_memory"]

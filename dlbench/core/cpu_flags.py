@@ -46,3 +46,17 @@ def bf16_units(features: dict[str, bool]) -> str:
     if units:
         return " and ".join(units)
     return "none: bf16 is converted to fp32 for the arithmetic (no native bf16 units)"
+
+
+def fp16_units(features: dict[str, bool]) -> str:
+    """The CPU's fp16 arithmetic units in words (AVX-512 FP16, AMX-FP16), "" without any."""
+    return " and ".join(words for key, words in (("amx_fp16", "AMX-FP16"),
+                                                 ("avx512_fp16", "AVX-512 FP16"))
+                        if features.get(key))
+
+
+#: Why a CPU without fp16 units has no fp16 cell: its fp16 is converted to fp32 for every
+#: operation, which answers nothing about half precision and takes a real-size process far
+#: past its time.
+NO_FP16_UNITS = ("no fp16 units on this CPU (neither AVX-512 FP16 nor AMX-FP16 in its "
+                 "flags): fp16 would be converted to fp32 for every operation")

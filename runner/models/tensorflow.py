@@ -7,6 +7,11 @@ Entry points: `build(definition, weights, conventions) -> tf.Module` and
 int token ids (batch, sequence). In training mode the ResNet normalises with batch
 statistics and updates its running statistics (PyTorch's unbiased running variance, which
 the fused op computes itself). Training runs inside the trainer's tf.function.
+
+Built at a compute dtype (bfloat16 or float16 for mixed precision), the variables stay
+float32 and each trained weight is cast to it where it is used; batch and layer
+normalisation compute their statistics in float32 (as Keras' mixed policy and PyTorch's
+autocast do), and the logits are float32.
 """
 
 from __future__ import annotations
@@ -23,22 +28,34 @@ from dlbench.runner.models.weights import Weights, trainable
 
 
 class CanonicalModule(tf.Module):
-    """Variables named by their canonical weight names; running statistics not trainable."""
+    """Variables named by their canonical weight names; running statistics not trainable.
+    `self[name]` is a trained weight at the compute dtype; `self.weights[name]` the float32
+    variable itself."""
 
-    def __init__(self, definition: ModelDefinition, weights: Weights, c: Conventions) -> None:
+    def __init__(self, definition: ModelDefinition, weights: Weights, c: Conventions,
+                 compute_dtype: tf.DType = tf.float32) -> None:
         super().__init__(name=definition.family.replace("-", "_"))  # tf wants an identifier
         self.definition, self.conventions = definition, c
+        self.compute_dtype = tf.as_dtype(compute_dtype)
         self.weights = {name: tf.Variable(value, trainable=trainable(name),
                                           name=name.replace(".", "_"))
                         for name, value in weights.items()}
 
-    def __getitem__(self, name: str) -> tf.Variable:
-        return self.weights[name]
+    def __getitem__(self, name: str) -> tf.Variable | tf.Tensor:
+        variable = self.weights[name]
+        if self.compute_dtype == tf.float32 or not trainable(name):
+            return variable
+        return tf.cast(variable, self.compute_dtype)
+
+    def computing(self, x: tf.Tensor) -> tf.Tensor:
+        """Floating-point input `x` at the compute dtype."""
+        return tf.cast(x, self.compute_dtype)
 
 
 class ResNet(CanonicalModule):
     def __call__(self, x: tf.Tensor, training: bool = False) -> tf.Tensor:
         d = self.definition
+        x = self.computing(x)
         x = tf.nn.relu(self._conv_bn(x, "stem.conv", "stem.bn", d.stem_stride, training))
         if d.stem_pool:  # zero padding after ReLU equals -inf padding
             x = tf.nn.max_pool2d(tf.pad(x, [[0, 0], [1, 1], [1, 1], [0, 0]]), 3, 2, "VALID")
@@ -55,7 +72,7 @@ class ResNet(CanonicalModule):
                                          f"{block.name}.shortcut.bn", block.stride, training)
             x = tf.nn.relu(x + shortcut)
         pooled = tf.reduce_mean(x, axis=[1, 2])
-        return tf.matmul(pooled, self["head.kernel"]) + self["head.bias"]
+        return tf.cast(tf.matmul(pooled, self["head.kernel"]) + self["head.bias"], tf.float32)
 
     def _conv_bn(self, x: tf.Tensor, conv: str, bn: str, stride: int,
                  training: bool) -> tf.Tensor:
@@ -70,11 +87,13 @@ class ResNet(CanonicalModule):
     def _batchnorm(self, x: tf.Tensor, bn: str, training: bool) -> tf.Tensor:
         """TensorFlow's fused batch norm; in training it normalises with the batch statistics
         and returns the running ones moved by the momentum (its `exponential_avg_factor`,
-        PyTorch's meaning, with the unbiased batch variance)."""
+        PyTorch's meaning, with the unbiased batch variance); its scale, offset and
+        statistics are float32 at any compute dtype (the fused op's own contract)."""
         c = self.conventions
         mean, variance = self[f"{bn}.mean"], self[f"{bn}.variance"]
         y, running_mean, running_variance = tf.compat.v1.nn.fused_batch_norm(
-            x, self[f"{bn}.gamma"], self[f"{bn}.beta"], mean=mean, variance=variance,
+            x, self.weights[f"{bn}.gamma"], self.weights[f"{bn}.beta"], mean=mean,
+            variance=variance,
             epsilon=c.batchnorm_epsilon, is_training=training,
             exponential_avg_factor=c.batchnorm_momentum if training else 1.0)
         if training:
@@ -94,15 +113,18 @@ class TransformerClassifier(CanonicalModule):
             hidden = tf.nn.gelu(self._dense(x, f"{p}.ff1"),
                                 approximate=self.conventions.gelu_approximate)
             x = self._norm(x + self._dense(hidden, f"{p}.ff2"), f"{p}.ff_norm")
-        return self._dense(tf.reduce_mean(x, axis=1), "head")
+        return tf.cast(self._dense(tf.reduce_mean(x, axis=1), "head"), tf.float32)
 
     def _dense(self, x: tf.Tensor, name: str) -> tf.Tensor:
         return tf.tensordot(x, self[f"{name}.kernel"], axes=1) + self[f"{name}.bias"]
 
     def _norm(self, x: tf.Tensor, name: str) -> tf.Tensor:
+        """Layer normalisation, computed in float32."""
+        x = tf.cast(x, tf.float32)
         mean, variance = tf.nn.moments(x, axes=[-1], keepdims=True)
-        return tf.nn.batch_normalization(x, mean, variance, self[f"{name}.beta"],
-                                         self[f"{name}.gamma"], self.conventions.layernorm_epsilon)
+        return self.computing(tf.nn.batch_normalization(
+            x, mean, variance, self.weights[f"{name}.beta"], self.weights[f"{name}.gamma"],
+            self.conventions.layernorm_epsilon))
 
     def _attention(self, x: tf.Tensor, p: str) -> tf.Tensor:
         d = self.definition
@@ -126,7 +148,8 @@ class LstmClassifier(CanonicalModule):
         x = tf.gather(self["embed.tokens"], tokens)
         for layer in range(d.layers):
             x = self._lstm(x, f"lstm{layer}")
-        return tf.matmul(x[:, -1], self["head.kernel"]) + self["head.bias"]
+        return tf.cast(tf.matmul(x[:, -1], self["head.kernel"]) + self["head.bias"],
+                       tf.float32)
 
     def _lstm(self, x: tf.Tensor, name: str) -> tf.Tensor:
         """One LSTM layer as a tf.scan over time (a while loop in the graph, which XLA
@@ -147,10 +170,12 @@ class LstmClassifier(CanonicalModule):
         return tf.transpose(hidden, [1, 0, 2])
 
 
-def build(definition: ModelDefinition, weights: Weights,
-          conventions: Conventions = CONVENTIONS) -> CanonicalModule:
-    """The model holding exactly `weights` (TensorFlow's layouts are the canonical ones)."""
-    return family_of(definition).builder("tensorflow")(definition, weights, conventions)
+def build(definition: ModelDefinition, weights: Weights, conventions: Conventions = CONVENTIONS,
+          compute_dtype: tf.DType = tf.float32) -> CanonicalModule:
+    """The model holding exactly `weights` (TensorFlow's layouts are the canonical ones),
+    computing at `compute_dtype`."""
+    return family_of(definition).builder("tensorflow")(definition, weights, conventions,
+                                                       compute_dtype)
 
 
 def read_weights(model: CanonicalModule) -> Weights:

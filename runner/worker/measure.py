@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import gc
 import time
 from pathlib import Path
 
@@ -38,7 +39,12 @@ def process_memory_kib() -> dict[str, int]:
 def return_free_memory() -> bool:
     """Hand the pages the C allocator holds free back to the system (glibc's malloc_trim(0),
     every arena), so that a region's high-water mark sees each page its work touches instead
-    of reusing pages freed before it; False where the C library has no malloc_trim."""
+    of reusing pages freed before it; False where the C library has no malloc_trim.
+
+    Python's unreachable cycles are collected first: a model that a trainer's `reset`
+    replaced lives on in a reference cycle until a collection (a PyTorch module does), and
+    the precision probe's model, trained one step, was counted as a second model's memory."""
+    gc.collect()
     try:
         trim = ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):
@@ -123,16 +129,19 @@ class SteadyTrainingMemory:
     its oneDNN allocator (on by default on CPUs with AVX-512 VNNI or BF16, AVX-VNNI or AMX)
     and showed it with oneDNN off, one cause of its working memory moving 8x between CPUs.
 
-    The harness calls `first_epoch_done` after the first epoch, outside the timer."""
+    The harness calls `first_epoch_done` after the first epoch, outside the timer. A protocol
+    that builds a model before the region (precision's probe) passes the `baseline` it read
+    before building one (`memory_baseline`), so the model is inside the measure either way."""
 
-    def __init__(self, epochs: int) -> None:
+    def __init__(self, epochs: int, baseline: dict[str, int] | None = None) -> None:
         self._epochs = epochs
+        self._baseline = baseline
         self._start: dict[str, int] = {}
         self.peak_mib = 0.0
 
     def __enter__(self) -> SteadyTrainingMemory:
         _restart_high_water_mark()
-        self._start = process_memory_kib()
+        self._start = self._baseline or process_memory_kib()
         return self
 
     def first_epoch_done(self) -> None:
@@ -141,6 +150,13 @@ class SteadyTrainingMemory:
 
     def __exit__(self, *exc: object) -> None:
         self.peak_mib = added_kib(self._start, process_memory_kib(), "VmHWM") / 1024
+
+
+def memory_baseline() -> dict[str, int]:
+    """The process's memory readings with the allocator's free pages returned: the baseline
+    of a working memory whose model is built later (SteadyTrainingMemory's `baseline`)."""
+    return_free_memory()
+    return process_memory_kib()
 
 
 def _restart_high_water_mark() -> None:

@@ -77,3 +77,21 @@ def export_params(workload: str) -> dict:
     """The export grid's parameters for a real-size workload: parity and throughput on a
     few samples at the serving batch, the profile's small data."""
     return {"export_samples": EXPORT_SAMPLES, "data_size": "small"}
+
+
+#: A real-size parity cell (the same model proven in the release): the model at its CPU size
+#: (the size every other real-size cell measures), one inference-mode input, one
+#: training-mode step at batch 1, its update checked along one random direction. Its float64
+#: NumPy reference (4 single-sample passes: the forward, the step's loss, and the two of the
+#: direction's central difference) is most of the cell's time: ResNet-50's single-sample
+#: pass took 9-10 s on one core of a loaded 2-core machine (2026-12-07, not a result).
+PARITY = {"profile": "cpu", "forward_inputs": 1, "directions": 1}
+PARITY_BATCH = 1
+#: Single-sample passes of a real-size parity cell's reference: the forward, the step's
+#: training-mode loss, and two per direction.
+PARITY_REFERENCE_PASSES = 2 + 2 * PARITY["directions"]
+
+
+def parity_params(workload: str) -> dict:
+    """The parity grid's parameters for a real-size workload (model_protocol's names)."""
+    return dict(PARITY)

@@ -18,7 +18,8 @@ from dlbench.core.modes import FASTEST, mode_class
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.models.weights import parameter_count
 from dlbench.runner.workloads.catalog import device_profile, flops_per_sample, get_workload
-from dlbench.runner.workloads.real_size import NO_ACCURACY_PARAM, PEAK_GFLOPS
+from dlbench.runner.workloads.real_size import (NO_ACCURACY_PARAM, PARITY_REFERENCE_PASSES,
+                                               PEAK_GFLOPS)
 
 #: The fraction of the peak a real-size forward pass is assumed to reach (eager paths reach
 #: a third to a half on 2 cores; the estimate is kept on the slow side).
@@ -51,6 +52,10 @@ DEFAULT_EXPORT_S = 60.0
 STEP_FORWARDS = 3
 #: A training compile (forward and backward, and the optimizer) against an inference one.
 TRAINING_COMPILE_FACTOR = 2.5
+#: GFLOP/s of the parity cell's float64 NumPy reference on one core: ResNet-50 ran at about
+#: 0.9 on a loaded core of this project's shared 2-core machine (2026-12-07); a guess for a
+#: quiet one, kept on the slow side.
+REFERENCE_GFLOPS = 2.0
 
 
 def forward_seconds(workload: str, samples: float) -> float:
@@ -92,6 +97,12 @@ def real_size_process_s(spec: CellSpec, import_s: float) -> float:
                                                                         spec.batch_size))
     if spec.experiment == "execution-mode":
         return seconds + execution_mode_s(spec)
+    if spec.experiment == "parity":  # the framework's passes, then the float64 reference
+        inputs = int(spec.params.get("forward_inputs", 1))
+        return (seconds + BUILD_S_PER_MPARAM * millions
+                + forward_seconds(spec.workload, inputs + STEP_FORWARDS * spec.batch_size)
+                + PARITY_REFERENCE_PASSES * flops_per_sample(spec.workload)
+                / (REFERENCE_GFLOPS * 1e9))
     if spec.experiment in ("training", "precision"):
         train = device_profile(workload, spec.device).small_samples
         samples = training_samples(spec.params, train)

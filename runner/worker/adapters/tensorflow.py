@@ -78,13 +78,12 @@ def layered_model(workload: Workload, layers: list[Layer], input_shape: tuple[in
 
 def family_model(workload: Workload, start: ModelStart, input_shape: tuple[int, ...],
                  compute_dtype: tf.DType = tf.float32) -> tf.Module:
-    """The builder of the dlbench.runner.models families: the definition with the shared weights
-    (float32 only)."""
+    """The builder of the dlbench.runner.models families: the definition with the shared weights,
+    float32 variables computing at `compute_dtype` (until 2026-12-07 float32 only, so
+    TensorFlow's own bf16 cell of every family failed)."""
     from dlbench.runner.models import tensorflow as models
 
-    if compute_dtype != tf.float32:
-        raise ValueError(f"{workload.name} is built in float32 only, not {compute_dtype.name}")
-    return models.build(start.definition, start.weights, CONVENTIONS)
+    return models.build(start.definition, start.weights, CONVENTIONS, compute_dtype)
 
 
 #: Workload model kind -> builder(workload, layers, input_shape, compute_dtype): the same

@@ -16,11 +16,12 @@ from dlbench.runner.worker.measure import SteadyTrainingMemory
 from dlbench.runner.workloads.catalog import epoch_order
 
 
-def train_once(cell: Cell, trainer: Trainer, epochs: int,
-               data: CellData | None = None) -> list[Observation]:
+def train_once(cell: Cell, trainer: Trainer, epochs: int, data: CellData | None = None,
+               baseline: dict[str, int] | None = None) -> list[Observation]:
     """This process's repeat: build the model from the process's initial weights and train
     `epochs` epochs in the process's epoch order, timing each (sub-samples, step = epoch) and
-    evaluating the test accuracy after each, outside the timer."""
+    evaluating the test accuracy after each, outside the timer. The working memory is over
+    `baseline` when given (read before a model was built), else over the memory at the start."""
     data = data or cell.data
     workload, dataset = data.workload, data.dataset
 
@@ -28,7 +29,7 @@ def train_once(cell: Cell, trainer: Trainer, epochs: int,
         order = epoch_order(len(dataset.y_train), epoch, data.seed)
         return data.x_train[order], dataset.y_train[order]
 
-    memory = SteadyTrainingMemory(epochs)
+    memory = SteadyTrainingMemory(epochs, baseline)
     clock = EpochClock(lambda: trainer.accuracy(data.x_test, dataset.y_test),
                        after_first_epoch=memory.first_epoch_done, window=cell.sampler.window)
     with memory:

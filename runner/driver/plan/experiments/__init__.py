@@ -40,6 +40,9 @@ QUICK_EXPERIMENTS: tuple[str, ...] = ("training", "inference", "parity")
 #: (2 workers of 1 thread against 1 worker of 2 threads).
 MACHINE_EXPERIMENTS: tuple[str, ...] = ("training", "inference", "parity", "precision",
                                         "execution-mode", "data-parallel", "export")
+#: Accuracy that can differ: each system trained with its own defaults on a task below its
+#: ceiling, 10 seeds (the standard grid's; seconds a process, about 8 minutes in all).
+MACHINE_EXPERIMENTS += ("defaults-accuracy",)
 SUITE_EXPERIMENTS: dict[str, tuple[str, ...]] = {"quick": QUICK_EXPERIMENTS,
                                                  "machine": MACHINE_EXPERIMENTS}
 

@@ -4,7 +4,7 @@ BatchNorm's, its own shuffling), process k seeded with k, on a generated task wh
 accuracy is well below 1.0 (protocol.py); dlbench.core.defaults_accuracy judges the answer,
 paired by seed, with the test set's sampling error in every interval.
 
-The standard and full suites plan it (not quick's preview, nor the machine suite). A process
+The standard, full and machine suites plan it (not quick's preview). A process
 takes seconds, and the answer needs seeds more than anything: each cell is measured by the
 suite's SEEDS processes (`--repeats N` sets N), not by the timing design's looks.
 """

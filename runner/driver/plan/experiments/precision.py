@@ -3,9 +3,12 @@ each framework's own API, and does the framework accept them at all?"""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from dlbench.core.cpu_flags import NO_FP16_UNITS, cpu_flags, fp16_units, isa_features
 from dlbench.runner.driver.plan.experiments import MODEL_WORKLOADS, Experiment, not_measured_params, suite_grid
 from dlbench.runner.driver.plan.request import RunRequest
-from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.cell.spec import UNSUPPORTED, CellSpec
 from dlbench.runner.workloads import real_size
 from dlbench.runner.workloads.real_size import NO_ACCURACY_PARAM, REAL_SIZE_WORKLOADS
 
@@ -45,6 +48,10 @@ GRID: dict[str, dict] = {
                 "real_size": ["resnet50-synthetic", "bert-base-tokens"],
                 # one steady epoch (4 steps) after the first, per process
                 "real_size_params": {"epochs": 2}},
+    # machine, accuracy loss: the digits MLP trained to its target in bf16 beside fp32 from
+    # the same weights and order in the same process (accuracy_change_vs_fp32: paired by
+    # seed), SEEDS processes per system; and fp16 at real size where the CPU has fp16 units
+
     "full": {"workloads": ["mlp-digits", "cnn-digits", "cnn-synthetic", *MODEL_WORKLOADS],
              "epochs": 10,
              "data_size": "large",
@@ -54,6 +61,17 @@ GRID: dict[str, dict] = {
              # model's own memory dominates the runtime's
              "cpu": {"real_size": list(REAL_SIZE_WORKLOADS)}},
 }
+
+GRID["machine"] |= {"workloads": ["mlp-digits"], "accuracy_precisions": ("bf16",), "seeds": 8,
+                    "real_size_precisions": ("fp32", "bf16", "fp16")}
+
+
+def fp16_unsupported(request: RunRequest, precision: str) -> dict:
+    """{UNSUPPORTED: why} for an fp16 cell on a CPU without fp16 units (this machine's
+    flags: the plan is made where it is measured); {} otherwise."""
+    if precision != "fp16" or request.device != "cpu":
+        return {}
+    return {} if fp16_units(isa_features(cpu_flags())) else {UNSUPPORTED: NO_FP16_UNITS}
 
 
 def plan(request: RunRequest) -> list[CellSpec]:
@@ -67,22 +85,26 @@ def plan(request: RunRequest) -> list[CellSpec]:
         workload = get_workload(name)
         batch_size = device_batch_size(workload, request.device)
         params = dict(grid["params"], epochs=grid["epochs"])
-        precisions, timeout_s = grid.get("precisions", PRECISIONS), 600.0
+        precisions = grid.get("accuracy_precisions") or grid.get("precisions", PRECISIONS)
+        timeout_s, seeds = 600.0, grid.get("seeds")
         if real_size.is_real_size(name):  # few steps and test samples, the serving batch
             params = (real_size.inference_params(name) | real_size.training_params(name)
                       | {NO_ACCURACY_PARAM: True} | grid.get("real_size_params", {}))
-            precisions, timeout_s = REAL_SIZE_PRECISIONS, real_size.TIMEOUT_S
+            precisions = grid.get("real_size_precisions", REAL_SIZE_PRECISIONS)
+            timeout_s, seeds = real_size.TIMEOUT_S, None
         elif workload.dataset == "synthetic-images" and "data_size" in grid:
             params["data_size"] = grid["data_size"]
         for framework in request.systems:
             for precision in precisions:
                 mode = "mixed" if precision != "fp32" else "default"
-                cells.append(request.cell(
+                cell = request.cell(
                     "precision", name, framework, timeout_s=timeout_s, precision=precision,
                     mode=mode, batch_size=batch_size,
                     params=params | not_measured_params(request, framework, mode, "precision",
-                                                        name),
-                ))
+                                                        name)
+                    | fp16_unsupported(request, precision))
+                cells.append(replace(cell, repeats=seeds) if seeds and not request.repeats
+                             else cell)
     return cells
 
 

@@ -1,5 +1,6 @@
 """Parity of the dlbench.runner.models families: a forward pass and one optimizer step in training
-mode, at the workload's tiny size, judged against the float64 reference.
+mode, at the workload's tiny size (or the size profile its cell names: PROFILE_PARAM, the
+real-size models at their CPU size in a release), judged against the float64 reference.
 
 Checked per framework: inference-mode logits; the training-mode loss of the step batch;
 BatchNorm running statistics after the step (in the framework's own running-variance
@@ -37,6 +38,10 @@ FORWARD_INPUTS = 8
 DIRECTIONS = 4
 #: Update entries per weight kept in the cell's details for pairwise comparison.
 SAMPLED_ENTRIES = 64
+#: The cell parameters that name the size profile checked (default "tiny") and, for a model
+#: whose float64 reference is costly (ResNet-50, BERT-base), fewer inference-mode inputs
+#: and update directions than FORWARD_INPUTS and DIRECTIONS.
+PROFILE_PARAM, INPUTS_PARAM, DIRECTIONS_PARAM = "profile", "forward_inputs", "directions"
 
 
 def is_model_workload(name: str) -> bool:
@@ -56,6 +61,7 @@ class ModelCase:
     x_forward: np.ndarray
     x_step: np.ndarray
     y_step: np.ndarray
+    directions: int = DIRECTIONS  # random sign directions the update is checked along
 
 
 @dataclass(frozen=True)
@@ -117,13 +123,15 @@ def run_model_parity(spec: CellSpec, framework: ModelParityFramework) -> CellOut
 
 
 def model_case(spec: CellSpec) -> ModelCase:
-    """The tiny model, its weights and generated inputs for one parity cell."""
+    """The model at the cell's size profile (tiny unless PROFILE_PARAM names one), its
+    weights and generated inputs for one parity cell."""
     workload = get_workload(spec.workload)
-    definition = size_profile(workload, "tiny").definition
+    definition = size_profile(workload, spec.params.get(PROFILE_PARAM, "tiny")).definition
     perturbation = spec.params.get("perturbation", "")
     check_perturbation(perturbation)
     weights = initial_weights(definition, workload.seed)
-    count = max(spec.batch_size, 4 * FORWARD_INPUTS)
+    inputs = int(spec.params.get(INPUTS_PARAM, FORWARD_INPUTS))
+    count = max(spec.batch_size, 4 * inputs)
     if definition.family == "resnet":
         data = synthetic_images(count, size=definition.image_size)
     else:
@@ -131,8 +139,9 @@ def model_case(spec: CellSpec) -> ModelCase:
                                 definition.classes)
     x, y = np.concatenate([data.x_train, data.x_test]), np.concatenate([data.y_train, data.y_test])
     return ModelCase(workload, definition, weights, perturbed_weights(weights, perturbation),
-                     perturbed(CONVENTIONS, perturbation), x[-FORWARD_INPUTS:],
-                     x[:spec.batch_size], y[:spec.batch_size])
+                     perturbed(CONVENTIONS, perturbation), x[-inputs:],
+                     x[:spec.batch_size], y[:spec.batch_size],
+                     int(spec.params.get(DIRECTIONS_PARAM, DIRECTIONS)))
 
 
 def _max_diff(values: np.ndarray, expected: np.ndarray) -> tuple[float, float]:
@@ -156,7 +165,7 @@ def _direction_errors(case: ModelCase, result: ModelResult) -> tuple[float, floa
     names = [name for name in case.weights if trainable(name)]
     rng = np.random.default_rng(2024)
     measured, expected = [], []
-    for _ in range(DIRECTIONS):
+    for _ in range(case.directions):
         direction = {name: rng.choice([-1.0, 1.0], size=case.weights[name].shape) for name in names}
         measured.append(sum(float(np.sum(_update(result, n) * direction[n])) for n in names))
         slope = reference.directional_derivative(case.definition, case.weights, direction,
@@ -224,8 +233,9 @@ def model_parity_fairness(spec: CellSpec, case: ModelCase, *, compile_mode: str,
     perturbation = spec.params.get("perturbation", "")
     return replace(
         base,
-        data_pipeline=f"generated inputs at the tiny size ({case.definition.name}): "
-                      f"{FORWARD_INPUTS} for the inference-mode pass, {spec.batch_size} for "
-                      "one training-mode step",
+        data_pipeline=f"generated inputs at the {spec.params.get(PROFILE_PARAM, 'tiny')} "
+                      f"size ({case.definition.name}): {len(case.x_forward)} for the "
+                      f"inference-mode pass, {spec.batch_size} for one training-mode step "
+                      f"(its update checked along {case.directions} random directions)",
         notes=base.notes + "; " + fairness_note(case.definition, case.conventions)
               + (f"; DELIBERATE PERTURBATION: {perturbation}" if perturbation else ""))

@@ -23,6 +23,7 @@ from dlbench.runner.worker.harness.inference import (InferencePlan, Predictor, l
                                       throughput)
 from dlbench.runner.worker.epochs import Trainer
 from dlbench.runner.worker.harness.training import train_once
+from dlbench.runner.worker.measure import memory_baseline
 from dlbench.runner.workloads.real_size import NO_ACCURACY_PARAM
 from dlbench.core.cpu_flags import bf16_units, cpu_flags, isa_features
 from dlbench.runner.cell.outcome import CellOutcome, Fairness
@@ -123,13 +124,16 @@ def measure_precision(cell: Cell, make: Callable[[str], PrecisionTrainer], fairn
     spec = cell.spec
     epochs = int(spec.params["epochs"])
     data = limited(cell.data, spec.params.get("train_samples"))
+    # the working memory's baseline, before the probe builds the model: as in training
+    # (until 2026-12-07 it was read after the probe, so the model was left out of it)
+    baseline = memory_baseline()
     trainer = make(spec.precision)
     refusal = probe(trainer, data, data.initial_layers(), spec.batch_size, refusals)
     if refusal:
         return CellOutcome(CellStatus.UNSUPPORTED, fairness=fairness, reason=refusal)
     trainer.reset(data.initial_layers())
     logits = trainer.logits(data.x_test)
-    observations = train_once(cell, trainer, epochs, data)
+    observations = train_once(cell, trainer, epochs, data, baseline)
     accuracy = next(o.value for o in observations if o.metric == "test_accuracy")
     plan = InferencePlan.of(spec)
     observations.append(cell.observe("inference_throughput",
