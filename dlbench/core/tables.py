@@ -30,6 +30,12 @@ TABLE_COLUMNS: dict[str, list[str]] = {
     "processes": PROCESS_COLUMNS,
 }
 
+#: Columns a table gained within its schema version: a table written before them lacks them
+#: and reads (and is rewritten) with them empty, as records from before them build them.
+ADDED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "processes": ("timed_steal_share", "fresh_memory_gibs"),
+}
+
 _META_TABLE = b"dlbench.table"
 _META_VERSION = b"dlbench.schema_version"
 
@@ -102,7 +108,7 @@ def json_depth(value: object) -> int:
 def conform(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
     """Order and type the columns of a table of `kind`; reject missing columns."""
     columns = TABLE_COLUMNS[kind]
-    frame = frame.copy()
+    frame = with_added_columns(frame.copy(), kind)
     frame["schema_version"] = SCHEMA_VERSION
     missing = [c for c in columns if c not in frame.columns]
     if missing:
@@ -165,10 +171,16 @@ def read_table(path: Path, kind: str) -> pd.DataFrame:
                                f"a number; a dlbench table records 1 to {SCHEMA_VERSION}") from None
     frame = table.to_pandas()
     try:
-        return migrate(frame, version, str(path))
+        return with_added_columns(migrate(frame, version, str(path)), kind)
     except (TypeError, ValueError, KeyError) as error:  # an old table holding what none did
         raise ResultsFileError(f"{path}: schema version {version} cannot be migrated "
                                f"({' '.join(str(error).split())[:200]})") from None
+
+
+def with_added_columns(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
+    """`frame` with every column its kind gained since it was written, empty."""
+    missing = [c for c in ADDED_COLUMNS.get(kind, ()) if c not in frame.columns]
+    return frame.assign(**dict.fromkeys(missing, float("nan"))) if missing else frame
 
 
 def migrate(frame: pd.DataFrame, version: int, origin: str) -> pd.DataFrame:
