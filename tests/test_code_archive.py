@@ -22,7 +22,7 @@ from dlbench.core.code_archive import (
     ARCHIVE, CodeRecord, convert_legacy, pack, read_code_record, unpack,
 )
 from dlbench.core.errors import ResultsFileError
-from dlbench.core.layout import load_run, release_run_dir
+from dlbench.core.layout import find_run, load_run, release_run_dir
 from dlbench.core.releases import freeze_release, verify_manifest
 from dlbench.runner.driver.store.run_store import RunStore
 
@@ -188,7 +188,8 @@ def test_a_release_frozen_from_an_older_run_holds_the_archive_and_no_python_file
     frozen = release_run_dir(release, root.name)
     assert f"runs/{root.name}/{ARCHIVE}" in json.loads(
         (release / "MANIFEST.json").read_text())["files"]
-    assert not list(release.rglob("*.py")) and view.is_file()  # the run itself is untouched
+    assert not list(release.rglob("*.py"))
+    assert not root.exists() and find_run(results, root.name) == frozen  # stored once
     assert load_run(frozen).code_text("runner/experiments/training/x.py") == \
         "def train():\n    pass\n"
     (frozen / ARCHIVE).write_bytes(pack(record_of({"runner/experiments/training/x.py": b"#"})))

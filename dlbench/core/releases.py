@@ -3,9 +3,10 @@
     results/releases/<RELEASE>/
         release.json       name, title, date, runs (in release order), notes (Markdown)
         result_ids.csv     result_id, run_id, cell_id, metric: the permanent IDs
-        cells.*, observations.*   the tables of all its runs together (Parquet and CSV)
+        cells.parquet, observations.parquet   the tables of all its runs together
         CITATION.cff       how to cite this release (CFF 1.2.0)
-        runs/<run_id>/     each run copied whole: run.json, environment.json, tables, and
+        runs/<run_id>/     each run moved in whole (results/runs keeps no copy of it):
+                           run.json, environment.json, process records, Parquet tables, and
                            its code record, code.tar (a run in the older code/ and
                            code-objects/ form is converted in the release's copy, checked
                            against its hashes: dlbench/core/code_archive.py)
@@ -14,6 +15,12 @@
                            "repacked": the published checksums of those files (date, note,
                            files), which each run's code.tar must hold exactly
         errata.yml         optional, append-only: what is known to be wrong, and its correction
+
+A table is stored once, as Parquet: its CSV (a download) is built from it byte for byte
+(dlbench/core/tables.py `csv_of`), and MANIFEST.json keeps each CSV's checksum under
+"derived", so the built file is checked against the published one (`release_file`).
+Releases frozen with the CSVs beside their Parquet had them removed so (2026-12-07), each
+checked first to be exactly what its Parquet builds.
 
 Freezing and numbering releases lives here; reading them, and every path, in
 dlbench/core/layout.py. A release merges runs only if each cell ID it holds was measured with one
@@ -26,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -39,16 +47,17 @@ from dlbench.core.errors import LayoutError, ReleaseError, ResultsFileError, Sav
 from dlbench.core.identity import config_differences, differences_text
 from dlbench.core.measurement_code import refuse_mixed_code
 from dlbench.core.layout import (
-    load_run, release_dir, release_names, release_run_dir, run_dir, run_ids, run_tables,
-    write_release_info,
+    find_run, load_run, release_dir, release_names, release_run_dir, run_dir, run_ids,
+    run_tables, write_release_info,
 )
 from dlbench.core.summaries import per_process
-from dlbench.core.tables import read_json, write_table
+from dlbench.core.tables import csv_of, read_json, write_table
 
 MANIFEST = "MANIFEST.json"
 ERRATA = "errata.yml"  # grows after publication, so the manifest leaves it out
 RESULT_IDS = "result_ids.csv"
 REPACKED = "repacked"  # the published checksums of a repacked code record (MANIFEST.json)
+DERIVED = "derived"  # the checksums of the CSVs a release builds from their Parquet twins
 RELEASE_NAME = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,39}$")
 RESULT_ID_COLUMNS = ["result_id", "run_id", "cell_id", "metric"]
 RESULT_ID = re.compile(r"^(?P<release>.+)-(?P<number>\d{4,})$")
@@ -127,6 +136,44 @@ def verify_manifest(root: Path) -> None:
         )
     if REPACKED in manifest:
         _verify_repacked(root, manifest[REPACKED], expected)
+    for relative in sorted(manifest.get(DERIVED, {})):
+        if twin(relative) not in expected or relative in actual:
+            raise ResultsFileError(
+                f"{root}: {MANIFEST} lists {relative} as built from {twin(relative)}, which the "
+                "release does not hold, or holds the CSV itself; a published release never "
+                "changes")
+
+
+def twin(relative: str) -> str:
+    """The Parquet table a derived CSV is built from."""
+    return relative.removesuffix(".csv") + ".parquet"
+
+
+def drop_derived_csvs(root: Path) -> dict[str, str]:
+    """Remove each CSV under `root` that its Parquet twin builds byte for byte; return their
+    checksums by relative path (a CSV that differs is kept: it is its own data)."""
+    derived = {}
+    for csv in sorted(root.rglob("*.csv")):
+        parquet = csv.with_suffix(".parquet")
+        if parquet.is_file() and csv_of(parquet) == csv.read_bytes():
+            derived[csv.relative_to(root).as_posix()] = hashlib.sha256(
+                csv.read_bytes()).hexdigest()
+            csv.unlink()
+    return derived
+
+
+def release_file(root: Path, relative: str) -> bytes:
+    """The bytes of a release's file: stored, or a CSV built from its Parquet twin and checked
+    against the checksum it was published with (ResultsFileError if it differs)."""
+    published = read_json(root / MANIFEST).get(DERIVED, {}).get(relative)
+    if published is None:
+        return (root / relative).read_bytes()
+    data = csv_of(root / twin(relative))
+    if hashlib.sha256(data).hexdigest() != published:
+        raise ResultsFileError(f"{root}: {relative} built from {twin(relative)} differs from "
+                               "the published file (a different pandas writes numbers "
+                               "otherwise?)")
+    return data
 
 
 def _verify_repacked(root: Path, repacked: object, files: dict[str, str]) -> None:
@@ -239,7 +286,20 @@ def freeze_release(
                 place = Path(str(error.path))
                 raise (error.at(target / place.relative_to(staging))
                        if place.is_relative_to(staging) else error) from None
+    for run_id in ids:
+        remove_working_copy(results_dir, run_id)
     return target
+
+
+def remove_working_copy(results_dir: Path, run_id: str) -> None:
+    """Remove results/runs/<run_id> once a release holds the run: a run is stored once. It is
+    renamed away first, so a removal cut short never leaves a half run under its ID."""
+    working = run_dir(results_dir, run_id)
+    if not working.is_dir():
+        return
+    leaving = working.with_name(f".{run_id}.released")
+    working.rename(leaving)
+    shutil.rmtree(leaving)
 
 
 def _fill_release(staging: Path, results_dir: Path, name: str, ids: list[str], date: str,
@@ -247,16 +307,16 @@ def _fill_release(staging: Path, results_dir: Path, name: str, ids: list[str], d
                   site_url: str = "") -> None:
     """Write every file of release `name` into the folder `staging`."""
     for run_id in ids:
-        refuse_links(run_dir(results_dir, run_id))
+        refuse_links(find_run(results_dir, run_id))
     for run_id in ids:
-        copy_tree(run_dir(results_dir, run_id), release_run_dir(staging, run_id))
-        convert_legacy(release_run_dir(staging, run_id), str(run_dir(results_dir, run_id)))
+        copy_tree(find_run(results_dir, run_id), release_run_dir(staging, run_id))
+        convert_legacy(release_run_dir(staging, run_id), str(find_run(results_dir, run_id)))
     cells, observations = run_tables([load_run(release_run_dir(staging, i)) for i in ids])
     refuse_unlike_cells(cells)
     refuse_mixed_code({run_id: release_run_dir(staging, run_id) for run_id in ids})
     tables = {"cells": cells, "observations": observations}
     for kind, frame in tables.items():
-        write_table(frame, staging / kind, kind)  # the release's tables, all runs together
+        write_table(frame, staging / kind, kind, csv=False)  # all its runs' tables together
     result_ids = assign_result_ids(name, tables["observations"], ids)
     atomic_write_bytes(staging / RESULT_IDS, result_ids.to_csv(index=False).encode())
     write_release_info(staging, {"name": name, "title": title, "date": date, "runs": ids,
@@ -264,5 +324,9 @@ def _fill_release(staging: Path, results_dir: Path, name: str, ids: list[str], d
                                  **({"notes": notes} if notes else {}),
                                  **({"site_url": site_url} if site_url else {})})
     atomic_write_bytes(staging / "CITATION.cff", cff.encode())
-    manifest = {"release": name, "files": checksums(staging)}
+    derived = drop_derived_csvs(staging)
+    derived |= {f"{kind}.csv": hashlib.sha256(csv_of(staging / f"{kind}.parquet")).hexdigest()
+                for kind in tables}
+    manifest = {"release": name, "files": checksums(staging), DERIVED: dict(sorted(
+        derived.items()))}
     atomic_write_json(staging / MANIFEST, manifest)
