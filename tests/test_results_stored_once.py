@@ -1,0 +1,75 @@
+"""Results stored once: a release holds its runs (results/runs keeps no copy of them), and
+its tables as Parquet only, each CSV built from its Parquet twin and checked against the
+checksum it was published with."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from dlbench.cli import main
+from dlbench.core.errors import ResultsFileError
+from dlbench.core.layout import (
+    find_run, latest_run_id, release_names, released_runs, run_dir, run_ids, working_run_ids,
+)
+from dlbench.core.releases import DERIVED, release_file, verify_manifest
+from tests.site_fixtures import RUN_A, RUN_B, freeze, golden_results
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "results"
+
+
+def test_freezing_moves_the_runs_into_the_release_and_every_reader_still_finds_them(
+        tmp_path, capsys):
+    results = golden_results(tmp_path)
+    root = freeze(results, "2026.12", [RUN_A], "2026-12-01")
+    assert not run_dir(results, RUN_A).exists()  # no second copy under results/runs
+    assert working_run_ids(results) == [RUN_B] and run_ids(results) == [RUN_A, RUN_B]
+    assert find_run(results, RUN_A) == root / "runs" / RUN_A
+    assert latest_run_id(results) == RUN_B  # the run still being worked on
+    assert main(["results", "show", RUN_A, "--results-dir", str(results)]) == 0
+    assert RUN_A in capsys.readouterr().out
+    freeze(results, "2026.13", [RUN_A, RUN_B], "2026-12-02")  # a released run again
+    assert working_run_ids(results) == [] and latest_run_id(results) == RUN_B
+    assert main(["run", "--resume", RUN_B, "--results-dir", str(results)]) == 2
+    assert "is released" in capsys.readouterr().err
+
+
+def test_a_csv_built_otherwise_than_published_is_refused(tmp_path):
+    results = golden_results(tmp_path)
+    root = freeze(results, "2026.12", [RUN_A], "2026-12-01")
+    verify_manifest(root)
+    manifest = json.loads((root / "MANIFEST.json").read_text())
+    assert not list(root.rglob("*.parquet"))[0].with_suffix(".csv").exists()
+    assert hashlib.sha256(release_file(root, "cells.csv")).hexdigest() == \
+        manifest[DERIVED]["cells.csv"]
+    manifest[DERIVED]["cells.csv"] = "0" * 64
+    (root / "MANIFEST.json").write_text(json.dumps(manifest))
+    with pytest.raises(ResultsFileError, match="differs from the published file"):
+        release_file(root, "cells.csv")
+
+
+def test_the_committed_runs_folder_holds_no_copy_of_a_released_run():
+    assert not set(working_run_ids(RESULTS)) & set(released_runs(RESULTS))
+
+
+@pytest.mark.parametrize("name", release_names(RESULTS))
+def test_each_committed_release_builds_every_published_csv_from_its_parquet(name):
+    root = RESULTS / "releases" / name
+    verify_manifest(root)
+    derived = json.loads((root / "MANIFEST.json").read_text())[DERIVED]
+    assert "observations.csv" in derived and "cells.csv" in derived
+    for relative, published in derived.items():
+        assert hashlib.sha256(release_file(root, relative)).hexdigest() == published
+
+
+def test_no_table_is_committed_twice_as_csv_and_parquet():
+    tracked = subprocess.run(["git", "ls-files", "results"], cwd=ROOT, check=True,
+                             capture_output=True, text=True).stdout.splitlines()
+    twins = {path.removesuffix(".csv") for path in tracked if path.endswith(".csv")} & {
+        path.removesuffix(".parquet") for path in tracked if path.endswith(".parquet")}
+    assert tracked and not twins
