@@ -22,8 +22,9 @@ measurement code measure-2027.04) kept the same record as `code-objects/<sha256>
 readable `code/<path>` view; `read_code_record` reads either form, checked against the
 hashes, and `convert_legacy` turns the old form into the archive (`dlbench import-run` and
 the release freeze do). The four releases frozen in the older form were repacked once
-(scripts/repack_release_code.py): their MANIFEST.json keeps the published checksums of the
-removed files under "repacked", and `check_repacked` holds the archive to them.
+(issue 51, by a one-off script git history keeps): their MANIFEST.json keeps the published
+checksums of the removed files under "repacked", and `check_repacked` holds the archive to
+them.
 """
 
 from __future__ import annotations
