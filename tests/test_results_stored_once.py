@@ -9,15 +9,18 @@ import json
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from dlbench.cli import main
+from dlbench.core.code_archive import CodeRecord, write_code_record
 from dlbench.core.errors import ResultsFileError
 from dlbench.core.layout import (
     find_run, latest_run_id, release_names, released_runs, run_dir, run_ids, working_run_ids,
 )
-from dlbench.core.releases import DERIVED, release_file, verify_manifest
+from dlbench.core.releases import DERIVED, freeze_release, release_file, verify_manifest
 from tests.site_fixtures import RUN_A, RUN_B, freeze, golden_results
+from tests.stats_fixtures import training_cells, write_run
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "results"
@@ -73,3 +76,27 @@ def test_no_table_is_committed_twice_as_csv_and_parquet():
     twins = {path.removesuffix(".csv") for path in tracked if path.endswith(".csv")} & {
         path.removesuffix(".parquet") for path in tracked if path.endswith(".parquet")}
     assert tracked and not twins
+
+
+def test_runs_of_one_code_share_one_archive_and_export_as_whole_runs(tmp_path):
+    results = tmp_path / "results"
+    cells = training_cells(np.random.default_rng(3), {"pytorch": 1.0, "tensorflow": 1.3})
+    ids = ["20261206T100000Z-cpu", "20261206T110000Z-cpu"]
+    for run_id in ids:
+        root = write_run(results, run_id, cells, environment={"cpu": {"model": "x"}})
+        write_code_record(root, CodeRecord().with_file("runner/a.py", b"print(1)\n"))
+    release = freeze_release(results, "2026.12", ids, "2026-12-06", "t", "cff")
+    archives = list((release / "code-archives").iterdir())
+    assert len(archives) == 1 and not list(release.rglob("code.tar"))  # one, shared
+    assert main(["export-run", ids[0], "--results-dir", str(results),
+                 "--out", str(tmp_path / "out")]) == 0  # its code.tar packed from the store
+    assert main(["import-run", str(tmp_path / "out" / f"{ids[0]}.tar.gz"),
+                 "--results-dir", str(tmp_path / "elsewhere")]) == 0
+    imported = tmp_path / "elsewhere" / "runs" / ids[0] / "code.tar"
+    assert imported.read_bytes() == archives[0].read_bytes()
+
+
+def test_the_committed_release_of_three_runs_keeps_their_one_code_archive_once():
+    release = RESULTS / "releases" / "2027.04"
+    assert len(list((release / "code-archives").iterdir())) == 1
+    assert not list(release.rglob("code.tar"))

@@ -9,7 +9,9 @@
                            run.json, environment.json, process records, Parquet tables, and
                            its code record, code.tar (a run in the older code/ and
                            code-objects/ form is converted in the release's copy, checked
-                           against its hashes: dlbench/core/code_archive.py)
+                           against its hashes: dlbench/core/code_archive.py), stored
+                           once by content: runs/<run_id>/code.tar.sha256 names it in
+        code-archives/<sha256>.tar   each distinct code archive of its runs, once
         MANIFEST.json      SHA-256 of every other file, except errata.yml; in a release
                            frozen with code/ and code-objects/ and repacked since, also
                            "repacked": the published checksums of those files (date, note,
@@ -20,7 +22,9 @@ A table is stored once, as Parquet: its CSV (a download) is built from it byte f
 (dlbench/core/tables.py `csv_of`), and MANIFEST.json keeps each CSV's checksum under
 "derived", so the built file is checked against the published one (`release_file`).
 Releases frozen with the CSVs beside their Parquet had them removed so (2026-12-07), each
-checked first to be exactly what its Parquet builds.
+checked first to be exactly what its Parquet builds; 2027.04's three runs, frozen with a
+code.tar each (one archive, byte for byte), then kept it once: each code.tar.sha256 holds the
+checksum its code.tar was published with.
 
 Freezing and numbering releases lives here; reading them, and every path, in
 dlbench/core/layout.py. A release merges runs only if each cell ID it holds was measured with one
@@ -42,7 +46,8 @@ import pandas as pd
 
 from dlbench.core.atomic import (atomic_write_bytes, atomic_write_json, copy_tree, saving,
                                  staged_dir)
-from dlbench.core.code_archive import ARCHIVE, check_repacked, convert_legacy, unpack
+from dlbench.core.code_archive import (ARCHIVE, check_repacked, convert_legacy,
+                                       store_by_content, unpack)
 from dlbench.core.errors import LayoutError, ReleaseError, ResultsFileError, SaveError
 from dlbench.core.identity import config_differences, differences_text
 from dlbench.core.measurement_code import refuse_mixed_code
@@ -314,6 +319,9 @@ def _fill_release(staging: Path, results_dir: Path, name: str, ids: list[str], d
     cells, observations = run_tables([load_run(release_run_dir(staging, i)) for i in ids])
     refuse_unlike_cells(cells)
     refuse_mixed_code({run_id: release_run_dir(staging, run_id) for run_id in ids})
+    for run_id in ids:
+        if (release_run_dir(staging, run_id) / ARCHIVE).exists():
+            store_by_content(staging, release_run_dir(staging, run_id))
     tables = {"cells": cells, "observations": observations}
     for kind, frame in tables.items():
         write_table(frame, staging / kind, kind, csv=False)  # all its runs' tables together
