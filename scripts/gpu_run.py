@@ -172,7 +172,7 @@ def measure(plan_file: Path, results: Path, out: Path, timeout_s: float,
         if timer is not None:
             signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a stop too late: pack anyway
             timer.cancel()
-    runs = layout.working_run_ids(results)
+    runs = layout.run_ids(results)
     if not runs:
         print("gpu_run: the run wrote nothing to pack", file=sys.stderr)
         return status or 1

@@ -16,7 +16,7 @@ from dlbench.cli import main
 from dlbench.core.code_archive import CodeRecord, write_code_record
 from dlbench.core.errors import ResultsFileError
 from dlbench.core.layout import (
-    find_run, latest_run_id, release_names, released_runs, run_dir, run_ids, working_run_ids,
+    find_run, latest_run_id, release_names, released_runs, run_dir, all_run_ids, run_ids,
 )
 from dlbench.core.releases import DERIVED, freeze_release, release_file, verify_manifest
 from tests.site_fixtures import RUN_A, RUN_B, freeze, golden_results
@@ -31,13 +31,13 @@ def test_freezing_moves_the_runs_into_the_release_and_every_reader_still_finds_t
     results = golden_results(tmp_path)
     root = freeze(results, "2026.12", [RUN_A], "2026-12-01")
     assert not run_dir(results, RUN_A).exists()  # no second copy under results/runs
-    assert working_run_ids(results) == [RUN_B] and run_ids(results) == [RUN_A, RUN_B]
+    assert run_ids(results) == [RUN_B] and all_run_ids(results) == [RUN_A, RUN_B]
     assert find_run(results, RUN_A) == root / "runs" / RUN_A
     assert latest_run_id(results) == RUN_B  # the run still being worked on
     assert main(["results", "show", RUN_A, "--results-dir", str(results)]) == 0
     assert RUN_A in capsys.readouterr().out
     freeze(results, "2026.13", [RUN_A, RUN_B], "2026-12-02")  # a released run again
-    assert working_run_ids(results) == [] and latest_run_id(results) == RUN_B
+    assert run_ids(results) == [] and latest_run_id(results) == RUN_B
     assert main(["run", "--resume", RUN_B, "--results-dir", str(results)]) == 2
     assert "is released" in capsys.readouterr().err
 
@@ -57,7 +57,7 @@ def test_a_csv_built_otherwise_than_published_is_refused(tmp_path):
 
 
 def test_the_committed_runs_folder_holds_no_copy_of_a_released_run():
-    assert not set(working_run_ids(RESULTS)) & set(released_runs(RESULTS))
+    assert not set(run_ids(RESULTS)) & set(released_runs(RESULTS))
 
 
 @pytest.mark.parametrize("name", release_names(RESULTS))

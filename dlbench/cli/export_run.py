@@ -45,7 +45,7 @@ def export_command(args: argparse.Namespace) -> int:
 
 def _run_root(results_dir: Path, run: str) -> Path:
     """The folder of run `run` ('latest': the newest); UsageError listing the runs."""
-    known = layout.run_ids(results_dir)
+    known = layout.all_run_ids(results_dir)
     chosen = layout.latest_run_id(results_dir) if run == LATEST and known else run
     if chosen not in known:
         raise UsageError(f"unknown run {run!r} in {results_dir}/runs; runs: "

@@ -13,8 +13,9 @@
     results/releases/<release>/   see dlbench/core/releases.py
 
 A run is stored once: freezing a release moves its runs out of results/runs into the
-release, and every reader finds a run by its ID in either place (`find_run`), so `latest`,
-`dlbench results show`, compare and the site read a released run from its release.
+release, and every reader finds a run by its ID in either place (`all_run_ids`, `find_run`),
+so `latest`, `dlbench results show`, compare and the site read a released run from its
+release; `run_ids` and `run_dir` name only results/runs, where the runner writes.
 (Release 2026.12's run kept one record per cell, cells/<cell>.json, and no processes
 table; like every run, it is read through its tables.)
 
@@ -140,7 +141,7 @@ def is_release(root: Path) -> bool:
     return (root / RELEASE_INFO).is_file()
 
 
-def working_run_ids(results_dir: Path) -> list[str]:
+def run_ids(results_dir: Path) -> list[str]:
     """IDs of the runs under results/runs (not yet released), oldest first (run IDs sort by
     time); a folder starting with '.' is one being moved away, never a run."""
     root = runs_dir(results_dir)
@@ -159,15 +160,15 @@ def released_runs(results_dir: Path) -> dict[str, Path]:
     return found
 
 
-def run_ids(results_dir: Path) -> list[str]:
+def all_run_ids(results_dir: Path) -> list[str]:
     """IDs of every run, under results/runs or in a release, oldest first."""
-    return sorted(set(working_run_ids(results_dir)) | set(released_runs(results_dir)))
+    return sorted(set(run_ids(results_dir)) | set(released_runs(results_dir)))
 
 
 def latest_run_id(results_dir: Path) -> str | None:
     """What `latest` names: the newest run under results/runs (the one just measured), else
     the newest released run; None when there is no run at all."""
-    known = working_run_ids(results_dir) or run_ids(results_dir)
+    known = run_ids(results_dir) or all_run_ids(results_dir)
     return known[-1] if known else None
 
 
@@ -192,14 +193,14 @@ def release_names(results_dir: Path) -> list[str]:
 
 def known_names(results_dir: Path) -> str:
     """What a user may name, for an error message."""
-    runs = ", ".join(run_ids(results_dir)) or "none"
+    runs = ", ".join(all_run_ids(results_dir)) or "none"
     releases = ", ".join(release_names(results_dir)) or "none"
     return f"runs: {runs}; releases: {releases}"
 
 
 def resolve_run_id(results_dir: Path, name: str) -> str:
     """A run ID as given, or the newest run for `latest`; LayoutError if there is none."""
-    known = run_ids(results_dir)
+    known = all_run_ids(results_dir)
     if name == LATEST and known:
         return latest_run_id(results_dir) or known[-1]
     if name in known:

@@ -52,7 +52,7 @@ from dlbench.core.errors import LayoutError, ReleaseError, ResultsFileError, Sav
 from dlbench.core.identity import config_differences, differences_text
 from dlbench.core.measurement_code import refuse_mixed_code
 from dlbench.core.layout import (
-    find_run, load_run, release_dir, release_names, release_run_dir, run_dir, run_ids,
+    all_run_ids, find_run, load_run, release_dir, release_names, release_run_dir, run_dir,
     run_tables, write_release_info,
 )
 from dlbench.core.summaries import per_process
@@ -247,7 +247,7 @@ def _check_new(results_dir: Path, name: str, ids: list[str]) -> Path:
             f"or, if publishing it was interrupted after it was frozen, deploy it with "
             f"`dlbench deploy {name}`"
         )
-    known = run_ids(results_dir)
+    known = all_run_ids(results_dir)
     if not ids:
         raise ReleaseError("a release needs at least one run: pass --run RUN_ID")
     if missing := [i for i in ids if i not in known]:

@@ -77,7 +77,7 @@ def recorded_process_seconds(results_dir: Path) -> dict[str, float]:
         release = layout.release_dir(results_dir, name)
         recorded |= _median_walls(sorted((release / "runs").glob("*/processes.parquet")))
     runs = [layout.run_dir(results_dir, run_id) / "processes.parquet"
-            for run_id in layout.working_run_ids(results_dir)]
+            for run_id in layout.run_ids(results_dir)]
     return recorded | _median_walls(runs)
 
 
