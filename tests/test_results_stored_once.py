@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from dlbench.cli import main
-from dlbench.core.code_archive import CodeRecord, write_code_record
+from dlbench.core.code_archive import CodeRecord, read_code_record, write_code_record
 from dlbench.core.errors import ResultsFileError
 from dlbench.core.layout import (
     find_run, latest_run_id, release_names, released_runs, run_dir, all_run_ids, run_ids,
@@ -36,7 +36,8 @@ def test_freezing_moves_the_runs_into_the_release_and_every_reader_still_finds_t
     assert latest_run_id(results) == RUN_B  # the run still being worked on
     assert main(["results", "show", RUN_A, "--results-dir", str(results)]) == 0
     assert RUN_A in capsys.readouterr().out
-    freeze(results, "2026.13", [RUN_A, RUN_B], "2026-12-02")  # a released run again
+    again = freeze(results, "2026.13", [RUN_A, RUN_B], "2026-12-02")  # a released run again
+    assert read_code_record(again / "runs" / RUN_A) == read_code_record(root / "runs" / RUN_A)
     assert run_ids(results) == [] and latest_run_id(results) == RUN_B
     assert main(["run", "--resume", RUN_B, "--results-dir", str(results)]) == 2
     assert "is released" in capsys.readouterr().err

@@ -219,6 +219,14 @@ def archive_bytes(run_root: Path, origin: str = "") -> bytes | None:
     return _checked(data, digest, f"{origin}: {STORE}/{digest}.tar")
 
 
+def own_archive(run_root: Path, source: Path) -> None:
+    """Give a run copied from the released run `source` its own code.tar again, from the
+    archive `source`'s code.tar.sha256 names (a new release then stores it by content)."""
+    if (run_root / POINTER).exists() and not (run_root / ARCHIVE).exists():
+        atomic_write_bytes(run_root / ARCHIVE, archive_bytes(source) or b"")
+        (run_root / POINTER).unlink()
+
+
 def store_by_content(release_root: Path, run_root: Path) -> None:
     """Move the code.tar of a run copied into a release into the release's store, once per
     content, and leave its code.tar.sha256 in its place."""

@@ -47,7 +47,7 @@ import pandas as pd
 from dlbench.core.atomic import (atomic_write_bytes, atomic_write_json, copy_tree, saving,
                                  staged_dir)
 from dlbench.core.code_archive import (ARCHIVE, check_repacked, convert_legacy,
-                                       store_by_content, unpack)
+                                       own_archive, store_by_content, unpack)
 from dlbench.core.errors import LayoutError, ReleaseError, ResultsFileError, SaveError
 from dlbench.core.identity import config_differences, differences_text
 from dlbench.core.measurement_code import refuse_mixed_code
@@ -314,8 +314,10 @@ def _fill_release(staging: Path, results_dir: Path, name: str, ids: list[str], d
     for run_id in ids:
         refuse_links(find_run(results_dir, run_id))
     for run_id in ids:
-        copy_tree(find_run(results_dir, run_id), release_run_dir(staging, run_id))
-        convert_legacy(release_run_dir(staging, run_id), str(find_run(results_dir, run_id)))
+        source, copy = find_run(results_dir, run_id), release_run_dir(staging, run_id)
+        copy_tree(source, copy)
+        own_archive(copy, source)  # a released run's archive, from its release's store
+        convert_legacy(copy, str(source))
     cells, observations = run_tables([load_run(release_run_dir(staging, i)) for i in ids])
     refuse_unlike_cells(cells)
     refuse_mixed_code({run_id: release_run_dir(staging, run_id) for run_id in ids})
