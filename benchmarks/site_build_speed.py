@@ -25,6 +25,7 @@ import pandas as pd
 from dlbench.core.layout import RELEASES, RUNS
 from dlbench.core.releases import freeze_release
 from dlbench.core.tables import read_json, read_table, write_table
+from dlbench.core.code_archive import ARCHIVE, POINTER, archive_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 SYNTHETIC_RUN = "20270101T000000Z-synthetic"
@@ -53,6 +54,9 @@ def synthetic_release(release_root: Path, rows: int, results_dir: Path) -> int:
     run_id = read_json(release_root / "release.json")["runs"][0]
     run_dir = results_dir / RUNS / SYNTHETIC_RUN
     shutil.copytree(release_root / RUNS / run_id, run_dir)
+    if (run_dir / POINTER).exists():  # the release keeps its code archive once, by content
+        (run_dir / ARCHIVE).write_bytes(archive_bytes(release_root / RUNS / run_id) or b"")
+        (run_dir / POINTER).unlink()
     cells = read_table(run_dir / "cells.parquet", "cells")
     observations = read_table(run_dir / "observations.parquet", "observations")
     sizes = observations.groupby(["experiment", "workload"]).size().sort_values(ascending=False)

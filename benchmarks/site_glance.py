@@ -87,7 +87,7 @@ def identifiers(releases_dir: Path) -> re.Pattern[str]:
     # page lists as it is)
     words: set[str] = {m for m in METRICS if "_" in m} | (set(format_words()) - {"onnx"})
     for release in releases_dir.iterdir():
-        cells = pd.read_csv(release / "cells.csv", dtype=str, keep_default_na=False)
+        cells = pd.read_parquet(release / "cells.parquet").astype(str).replace("<NA>", "")
         words |= set(cells["workload"]) | set(cells["cell_id"])
         words |= {f"keras-{b}" for b in set(cells["backend"]) if b}
     pattern = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))

@@ -22,7 +22,7 @@ from dlbench.core.code_archive import (
     ARCHIVE, CodeRecord, convert_legacy, pack, read_code_record, unpack,
 )
 from dlbench.core.errors import ResultsFileError
-from dlbench.core.layout import load_run, release_run_dir
+from dlbench.core.layout import find_run, load_run, release_run_dir
 from dlbench.core.releases import freeze_release, verify_manifest
 from dlbench.runner.driver.store.run_store import RunStore
 
@@ -186,14 +186,19 @@ def test_a_release_frozen_from_an_older_run_holds_the_archive_and_no_python_file
     release = freeze_release(results, "2026.12", [root.name], "2026-12-01", "t", "cff")
     verify_manifest(release)
     frozen = release_run_dir(release, root.name)
-    assert f"runs/{root.name}/{ARCHIVE}" in json.loads(
+    digest = (frozen / "code.tar.sha256").read_text().strip()  # stored once, by content
+    assert f"code-archives/{digest}.tar" in json.loads(
         (release / "MANIFEST.json").read_text())["files"]
-    assert not list(release.rglob("*.py")) and view.is_file()  # the run itself is untouched
+    assert not list(release.rglob("*.py")) and not (frozen / ARCHIVE).exists()
+    assert not root.exists() and find_run(results, root.name) == frozen  # stored once
     assert load_run(frozen).code_text("runner/experiments/training/x.py") == \
         "def train():\n    pass\n"
-    (frozen / ARCHIVE).write_bytes(pack(record_of({"runner/experiments/training/x.py": b"#"})))
+    stored = release / "code-archives" / f"{digest}.tar"
+    stored.write_bytes(pack(record_of({"runner/experiments/training/x.py": b"#"})))
     with pytest.raises(ResultsFileError, match="differ from MANIFEST.json"):
         verify_manifest(release)  # the release's checksums cover its runs' code archives
+    with pytest.raises(ResultsFileError, match="does not match its content's hash"):
+        load_run(frozen).code_text("runner/experiments/training/x.py")
 
 
 def test_code_lists_and_prints_a_runs_files_from_its_archive(tmp_path, capsys):

@@ -1,5 +1,5 @@
 """The committed releases after their code record was repacked into code.tar (issue 51,
-scripts/repack_release_code.py): no .py file under results/, each release verifies, and its
+a one-off script, in git history): no .py file under results/, each release verifies, and its
 MANIFEST.json keeps the published checksums of the removed files, which the archive must
 match: a tampered entry or an archive that disagrees with them is refused in one line."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import re
@@ -265,8 +266,9 @@ def test_release_pages_are_built_from_the_frozen_copy(tmp_path: Path) -> None:
     results = golden_results(tmp_path)
     root = freeze(results, "2026.12", [RUN_A, RUN_B], "2026-12-01")
     files = site_files(load_release(results, "2026.12"), TEMPLATES, SITE_URL)
-    for name in ("observations.parquet", "cells.csv"):  # downloads are the frozen tables
-        assert files[f"downloads/{name}"] == (root / name).read_bytes()
+    assert files["downloads/observations.parquet"] == (root / "observations.parquet").read_bytes()
+    published = json.loads((root / "MANIFEST.json").read_text())["derived"]["cells.csv"]
+    assert hashlib.sha256(files["downloads/cells.csv"]).hexdigest() == published  # built
     assert "2026.12-0001" in files["experiments/training.md"].decode()
     cite = files["cite.md"].decode()
     # the fixture's site_url is the placeholder: no address is cited, the release name is

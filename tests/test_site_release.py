@@ -35,8 +35,8 @@ def test_release_freezes_runs_with_manifest_and_ids(tmp_path: Path) -> None:
     root = freeze(results, "2026.12", [RUN_A, RUN_B], "2026-12-01")
     manifest = json.loads((root / "MANIFEST.json").read_text())
     assert f"runs/{RUN_A}/observations.parquet" in manifest["files"]
-    assert {"observations.parquet", "observations.csv", "cells.parquet", "cells.csv"} <= set(
-        manifest["files"])  # the release's tables, all runs together
+    assert {"observations.parquet", "cells.parquet"} <= set(manifest["files"])  # all runs
+    assert {"observations.csv", "cells.csv"} <= set(manifest["derived"])  # built from them
     source = load_release(results, "2026.12")
     ids = list(source.result_ids["result_id"])
     assert ids[0] == "2026.12-0001" and len(ids) == len(set(ids))
@@ -79,7 +79,7 @@ def test_publish_command_refuses_bad_input_with_one_line(tmp_path: Path,
 def test_a_changed_release_file_is_detected(tmp_path: Path) -> None:
     results = golden_results(tmp_path)
     root = freeze(results, "2026.12", [RUN_A], "2026-12-01")
-    with (root / "runs" / RUN_A / "observations.csv").open("a") as handle:
+    with (root / "runs" / RUN_A / "observations.parquet").open("a") as handle:
         handle.write("tampered\n")
     with pytest.raises(SourceError, match="differ from MANIFEST.json"):
         load_release(results, "2026.12")

@@ -150,7 +150,16 @@ def build_parser() -> argparse.ArgumentParser:
         description="Measure PyTorch, TensorFlow and Keras side by side and publish the results.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_run_command(commands)
+    _add_inspect_commands(commands)
+    _add_reproduce_command(commands)
+    _add_run_file_commands(commands)
+    _add_site_commands(commands)
+    return parser
 
+
+def _add_run_command(commands: argparse._SubParsersAction) -> None:
+    """`dlbench run`: measure a suite, a plan or a user's model."""
     run = commands.add_parser("run", help="run a suite of experiments on this machine")
     run.add_argument("--suite", default="quick", help="quick | standard | machine | full")
     run.add_argument("--dry-run", action="store_true",
@@ -207,6 +216,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "(default: the suite's)")
     run.set_defaults(handler=_run)
 
+
+def _add_inspect_commands(commands: argparse._SubParsersAction) -> None:
+    """`dlbench list`, `results show|history` and `compare`: read what was measured."""
     listing = commands.add_parser("list", help="experiments, workloads, frameworks, suites")
     listing.set_defaults(handler=_later("listing", "list_command"))
 
@@ -249,6 +261,9 @@ def build_parser() -> argparse.ArgumentParser:
     comparing.add_argument("--results-dir", default="results")
     comparing.set_defaults(handler=_later("compare_output", "compare_command"))
 
+
+def _add_reproduce_command(commands: argparse._SubParsersAction) -> None:
+    """`dlbench reproduce`: rerun a published result here."""
     again = commands.add_parser(
         "reproduce", help="rerun a published result, or a ratio of two, here and check it "
                           "against its interval")
@@ -264,6 +279,10 @@ def build_parser() -> argparse.ArgumentParser:
     again.add_argument("--seed", type=int, default=0, help="the interleaved order's seed")
     again.add_argument("--results-dir", default="results")
     again.set_defaults(handler=_later("reproduce_output", "reproduce_command"))
+
+
+def _add_run_file_commands(commands: argparse._SubParsersAction) -> None:
+    """`dlbench import-run`, `export-run` and `code`: a run's files, carried or read."""
     importing = commands.add_parser(
         "import-run", help="bring in a run archived on another machine (scripts/gpu_run.py)")
     importing.add_argument("archive", metavar="ARCHIVE", help="the run's .tar.gz")
@@ -288,8 +307,6 @@ def build_parser() -> argparse.ArgumentParser:
                       help="the version of PATH to print, where it ran several (a prefix works)")
     code.add_argument("--results-dir", default="results", help="where results/ lives")
     code.set_defaults(handler=_later("code_output", "code_command"))
-    _add_site_commands(commands)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

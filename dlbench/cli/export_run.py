@@ -58,12 +58,12 @@ def _pack_checked(run_root: Path, out: Path, target: Path) -> None:
 
 def _run_root(results_dir: Path, run: str) -> Path:
     """The folder of run `run` ('latest': the newest); UsageError listing the runs."""
-    known = layout.run_ids(results_dir)
-    chosen = known[-1] if run == LATEST and known else run
+    known = layout.all_run_ids(results_dir)
+    chosen = layout.latest_run_id(results_dir) if run == LATEST and known else run
     if chosen not in known:
         raise UsageError(f"unknown run {run!r} in {results_dir}/runs; runs: "
                          f"{', '.join(known[-5:]) or 'none yet (run `dlbench run` first)'}")
-    return layout.run_dir(results_dir, chosen)
+    return layout.find_run(results_dir, chosen)
 
 
 def refuse_foreign_files(run_root: Path) -> None:

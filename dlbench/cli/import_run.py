@@ -49,6 +49,10 @@ def import_command(args: argparse.Namespace) -> int:
         if target.exists():
             raise UsageError(f"{archive}: run {run_id} already exists in {runs} (a run is "
                              "imported once; remove it first to import it again)")
+        if run_id in layout.released_runs(results_dir):
+            raise UsageError(f"{archive}: run {run_id} is already released "
+                             f"({layout.released_runs(results_dir)[run_id]}); a run is "
+                             "imported once")
         run_root.rename(target)
     print(f"imported run {run_id} into {target}")
     return 0

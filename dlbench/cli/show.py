@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from dlbench.cli.terminal_text import terminal_text
-from dlbench.core.layout import load_run, resolve_run_id, run_dir
+from dlbench.core.layout import find_run, load_run, resolve_run_id
 from dlbench.core.parity import pair_results
 from dlbench.core.summaries import result_stats
 
@@ -18,7 +18,7 @@ from dlbench.core.summaries import result_stats
 def show_command(args: argparse.Namespace) -> int:
     """`dlbench results show RUN_ID|latest`: what failed, and each result's median and spread."""
     results_dir = Path(args.results_dir)
-    run = load_run(run_dir(results_dir, resolve_run_id(results_dir, args.run_id)))
+    run = load_run(find_run(results_dir, resolve_run_id(results_dir, args.run_id)))
     cells, observations = run.tables()
     console = Console()
     if not console.is_terminal:

@@ -22,8 +22,14 @@ measurement code measure-2027.04) kept the same record as `code-objects/<sha256>
 readable `code/<path>` view; `read_code_record` reads either form, checked against the
 hashes, and `convert_legacy` turns the old form into the archive (`dlbench import-run` and
 the release freeze do). The four releases frozen in the older form were repacked once
-(scripts/repack_release_code.py): their MANIFEST.json keeps the published checksums of the
-removed files under "repacked", and `check_repacked` holds the archive to them.
+(issue 51, by a one-off script git history keeps): their MANIFEST.json keeps the published
+checksums of the removed files under "repacked", and `check_repacked` holds the archive to
+them.
+
+A release stores each distinct archive once, by content: `code-archives/<sha256>.tar` at its
+root, and each run holds `code.tar.sha256` naming its archive in place of its own copy
+(`store_by_content`; the runs of one measurement code share one). Every reader finds a run's
+archive through `archive_bytes`, which checks the bytes against the name.
 """
 
 from __future__ import annotations
@@ -43,6 +49,8 @@ from dlbench.core.tar_headers import Limits, check_headers
 from dlbench.core.visible import shown_name
 
 ARCHIVE = "code.tar"
+POINTER = "code.tar.sha256"  # a released run's archive, stored once by content
+STORE = "code-archives"  # at a release's root: <sha256>.tar, each distinct archive once
 LEGACY_VIEWS = "code"
 LEGACY_OBJECTS = "code-objects"
 MANIFEST = "manifest.json"
@@ -183,14 +191,52 @@ def read_code_record(run_root: Path, origin: str = "") -> CodeRecord:
     """The code record of the run at `run_root`, from its archive or the older form, checked
     against its hashes; empty when it kept none. ResultsFileError says what is wrong."""
     origin = origin or str(run_root)
-    archive = run_root / ARCHIVE
+    archive = archive_bytes(run_root, origin)
     legacy = [name for name in (LEGACY_VIEWS, LEGACY_OBJECTS) if (run_root / name).exists()]
-    if archive.exists() and legacy:
+    if archive is not None and legacy:
         raise ResultsFileError(f"{origin}: holds its code record twice ({ARCHIVE} and "
                                f"{legacy[0]}/); a run keeps one")
-    if archive.exists():
-        return unpack(archive.read_bytes(), f"{origin}: {ARCHIVE}")
+    if archive is not None:
+        return unpack(archive, f"{origin}: {ARCHIVE}")
     return read_legacy(run_root, origin) if legacy else CodeRecord()
+
+
+def archive_bytes(run_root: Path, origin: str = "") -> bytes | None:
+    """The bytes of the run's code archive: its own code.tar, or the one its code.tar.sha256
+    names in its release's store, checked against that hash; None when it has neither."""
+    origin = origin or str(run_root)
+    if (run_root / ARCHIVE).exists() or not (run_root / POINTER).exists():
+        return (run_root / ARCHIVE).read_bytes() if (run_root / ARCHIVE).exists() else None
+    digest = (run_root / POINTER).read_text(errors="replace").strip()
+    if not SHA256.fullmatch(digest):
+        raise ResultsFileError(f"{origin}: {POINTER} holds no SHA-256 (64 hex digits)")
+    stored = run_root.parent.parent / STORE / f"{digest}.tar"
+    try:
+        data = stored.read_bytes()
+    except FileNotFoundError:
+        raise ResultsFileError(f"{origin}: {POINTER} names {digest}, which its release's "
+                               f"{STORE}/ does not hold") from None
+    return _checked(data, digest, f"{origin}: {STORE}/{digest}.tar")
+
+
+def own_archive(run_root: Path, source: Path) -> None:
+    """Give a run copied from the released run `source` its own code.tar again, from the
+    archive `source`'s code.tar.sha256 names (a new release then stores it by content)."""
+    if (run_root / POINTER).exists() and not (run_root / ARCHIVE).exists():
+        atomic_write_bytes(run_root / ARCHIVE, archive_bytes(source) or b"")
+        (run_root / POINTER).unlink()
+
+
+def store_by_content(release_root: Path, run_root: Path) -> None:
+    """Move the code.tar of a run copied into a release into the release's store, once per
+    content, and leave its code.tar.sha256 in its place."""
+    data = (run_root / ARCHIVE).read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    stored = release_root / STORE / f"{digest}.tar"
+    if not stored.exists():
+        atomic_write_bytes(stored, data)
+    atomic_write_bytes(run_root / POINTER, f"{digest}\n".encode())
+    (run_root / ARCHIVE).unlink()
 
 
 def read_legacy(run_root: Path, origin: str) -> CodeRecord:

@@ -29,7 +29,7 @@ from dlbench.core.fma_peak import measured_fp32_flops
 from dlbench.core.identity import config_differences, differences_text
 from dlbench.core.layout import (
     LATEST, RunData, is_release, is_run, known_names, load_run, release_dir, release_runs,
-    resolve_run_id, run_dir, run_tables,
+    find_run, resolve_run_id, run_tables,
 )
 from dlbench.core.metrics import METRICS, Direction, get_metric
 from dlbench.core.metrics import is_timing_unit
@@ -125,9 +125,9 @@ def load_side(name: str, results_dir: Path = Path("results")) -> Side:
             return _side_from_runs(name, [runs[known.index(run_id)]])
         if is_release(release_dir(results_dir, name)):
             return _side_from_runs(name, release_runs(results_dir, name))
-        if name and (name == LATEST or is_run(run_dir(results_dir, name))):
+        if name and (name == LATEST or is_run(find_run(results_dir, name))):
             resolved = resolve_run_id(results_dir, name)
-            return _side_from_runs(resolved, [load_run(run_dir(results_dir, resolved))])
+            return _side_from_runs(resolved, [load_run(find_run(results_dir, resolved))])
     except (LayoutError, ResultsFileError) as error:
         raise CompareError(str(error)) from None
     raise CompareError(f"unknown run or release {name!r}; {known_names(results_dir)} "

@@ -11,6 +11,11 @@
                            and hash, each distinct file once (dlbench/core/code_archive.py;
                            runs before it kept code-objects/<sha256> and code/<path>)
     results/releases/<release>/   see dlbench/core/releases.py
+
+A run is stored once: freezing a release moves its runs out of results/runs into the
+release, and every reader finds a run by its ID in either place (`all_run_ids`, `find_run`),
+so `latest`, `dlbench results show`, compare and the site read a released run from its
+release; `run_ids` and `run_dir` name only results/runs, where the runner writes.
 (Release 2026.12's run kept one record per cell, cells/<cell>.json, and no processes
 table; like every run, it is read through its tables.)
 
@@ -107,7 +112,7 @@ def runs_dir(results_dir: Path) -> Path:
 
 
 def run_dir(results_dir: Path, run_id: str) -> Path:
-    """The directory of one run."""
+    """Where the runner writes run `run_id` (read one through `find_run`)."""
     return results_dir / RUNS / run_id
 
 
@@ -137,9 +142,43 @@ def is_release(root: Path) -> bool:
 
 
 def run_ids(results_dir: Path) -> list[str]:
-    """IDs of the runs under results/runs, oldest first (run IDs sort by time)."""
+    """IDs of the runs under results/runs (not yet released), oldest first (run IDs sort by
+    time); a folder starting with '.' is one being moved away, never a run."""
     root = runs_dir(results_dir)
-    return sorted(p.name for p in root.iterdir() if is_run(p)) if root.is_dir() else []
+    return sorted(p.name for p in root.iterdir() if is_run(p) and not p.name.startswith(".")) \
+        if root.is_dir() else []
+
+
+def released_runs(results_dir: Path) -> dict[str, Path]:
+    """{run ID: its folder} of every run a release holds; a run in two releases is read from
+    the older one (a release's runs never change, so both hold the same run)."""
+    found: dict[str, Path] = {}
+    for name in release_names(results_dir):
+        root = release_dir(results_dir, name)
+        for run_id in read_release_info(root)["runs"]:
+            found.setdefault(run_id, release_run_dir(root, run_id))
+    return found
+
+
+def all_run_ids(results_dir: Path) -> list[str]:
+    """IDs of every run, under results/runs or in a release, oldest first."""
+    return sorted(set(run_ids(results_dir)) | set(released_runs(results_dir)))
+
+
+def latest_run_id(results_dir: Path) -> str | None:
+    """What `latest` names: the newest run under results/runs (the one just measured), else
+    the newest released run; None when there is no run at all."""
+    known = run_ids(results_dir) or all_run_ids(results_dir)
+    return known[-1] if known else None
+
+
+def find_run(results_dir: Path, run_id: str) -> Path:
+    """The folder of run `run_id`: under results/runs, else in the release that holds it
+    (where `run_dir` would be, when it is neither: the caller's reader names it missing)."""
+    working = run_dir(results_dir, run_id)
+    if is_run(working):
+        return working
+    return released_runs(results_dir).get(run_id, working)
 
 
 def release_names(results_dir: Path) -> list[str]:
@@ -154,16 +193,16 @@ def release_names(results_dir: Path) -> list[str]:
 
 def known_names(results_dir: Path) -> str:
     """What a user may name, for an error message."""
-    runs = ", ".join(run_ids(results_dir)) or "none"
+    runs = ", ".join(all_run_ids(results_dir)) or "none"
     releases = ", ".join(release_names(results_dir)) or "none"
     return f"runs: {runs}; releases: {releases}"
 
 
 def resolve_run_id(results_dir: Path, name: str) -> str:
     """A run ID as given, or the newest run for `latest`; LayoutError if there is none."""
-    known = run_ids(results_dir)
+    known = all_run_ids(results_dir)
     if name == LATEST and known:
-        return known[-1]
+        return latest_run_id(results_dir) or known[-1]
     if name in known:
         return name
     folder = runs_dir(results_dir) / name

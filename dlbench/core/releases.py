@@ -3,17 +3,28 @@
     results/releases/<RELEASE>/
         release.json       name, title, date, runs (in release order), notes (Markdown)
         result_ids.csv     result_id, run_id, cell_id, metric: the permanent IDs
-        cells.*, observations.*   the tables of all its runs together (Parquet and CSV)
+        cells.parquet, observations.parquet   the tables of all its runs together
         CITATION.cff       how to cite this release (CFF 1.2.0)
-        runs/<run_id>/     each run copied whole: run.json, environment.json, tables, and
+        runs/<run_id>/     each run moved in whole (results/runs keeps no copy of it):
+                           run.json, environment.json, process records, Parquet tables, and
                            its code record, code.tar (a run in the older code/ and
                            code-objects/ form is converted in the release's copy, checked
-                           against its hashes: dlbench/core/code_archive.py)
+                           against its hashes: dlbench/core/code_archive.py), stored
+                           once by content: runs/<run_id>/code.tar.sha256 names it in
+        code-archives/<sha256>.tar   each distinct code archive of its runs, once
         MANIFEST.json      SHA-256 of every other file, except errata.yml; in a release
                            frozen with code/ and code-objects/ and repacked since, also
                            "repacked": the published checksums of those files (date, note,
                            files), which each run's code.tar must hold exactly
         errata.yml         optional, append-only: what is known to be wrong, and its correction
+
+A table is stored once, as Parquet: its CSV (a download) is built from it byte for byte
+(dlbench/core/tables.py `csv_of`), and MANIFEST.json keeps each CSV's checksum under
+"derived", so the built file is checked against the published one (`release_file`).
+Releases frozen with the CSVs beside their Parquet had them removed so (2026-12-07), each
+checked first to be exactly what its Parquet builds; 2027.04's three runs, frozen with a
+code.tar each (one archive, byte for byte), then kept it once: each code.tar.sha256 holds the
+checksum its code.tar was published with.
 
 Freezing and numbering releases lives here; reading them, and every path, in
 dlbench/core/layout.py. A release merges runs only if each cell ID it holds was measured with one
@@ -26,6 +37,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -34,22 +46,24 @@ import pandas as pd
 
 from dlbench.core.atomic import (atomic_write_bytes, atomic_write_json, copy_tree, saving,
                                  staged_dir)
-from dlbench.core.code_archive import ARCHIVE, check_repacked, convert_legacy, unpack
+from dlbench.core.code_archive import (ARCHIVE, check_repacked, convert_legacy,
+                                       own_archive, store_by_content, unpack)
 from dlbench.core.errors import LayoutError, ReleaseError, ResultsFileError, SaveError
 from dlbench.core.identity import config_differences, differences_text
 from dlbench.core.measurement_code import refuse_mixed_code
 from dlbench.core.layout import (
-    load_run, release_dir, release_names, release_run_dir, run_dir, run_ids, run_tables,
-    write_release_info,
+    all_run_ids, find_run, load_run, release_dir, release_names, release_run_dir, run_dir,
+    run_tables, write_release_info,
 )
 from dlbench.core.summaries import per_process
-from dlbench.core.tables import read_json, write_table
+from dlbench.core.tables import csv_of, read_json, write_table
 
 MANIFEST = "MANIFEST.json"
 ERRATA = "errata.yml"  # grows after publication, so the manifest leaves it out
 RESULT_IDS = "result_ids.csv"
 VERDICTS = "verdicts.csv"  # the verdicts as published, stored when the release is published
 REPACKED = "repacked"  # the published checksums of a repacked code record (MANIFEST.json)
+DERIVED = "derived"  # the checksums of the CSVs a release builds from their Parquet twins
 RELEASE_NAME = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._-]{0,39}$")
 RESULT_ID_COLUMNS = ["result_id", "run_id", "cell_id", "metric"]
 RESULT_ID = re.compile(r"^(?P<release>.+)-(?P<number>\d{4,})$")
@@ -128,6 +142,44 @@ def verify_manifest(root: Path) -> None:
         )
     if REPACKED in manifest:
         _verify_repacked(root, manifest[REPACKED], expected)
+    for relative in sorted(manifest.get(DERIVED, {})):
+        if twin(relative) not in expected or relative in actual:
+            raise ResultsFileError(
+                f"{root}: {MANIFEST} lists {relative} as built from {twin(relative)}, which the "
+                "release does not hold, or holds the CSV itself; a published release never "
+                "changes")
+
+
+def twin(relative: str) -> str:
+    """The Parquet table a derived CSV is built from."""
+    return relative.removesuffix(".csv") + ".parquet"
+
+
+def drop_derived_csvs(root: Path) -> dict[str, str]:
+    """Remove each CSV under `root` that its Parquet twin builds byte for byte; return their
+    checksums by relative path (a CSV that differs is kept: it is its own data)."""
+    derived = {}
+    for csv in sorted(root.rglob("*.csv")):
+        parquet = csv.with_suffix(".parquet")
+        if parquet.is_file() and csv_of(parquet) == csv.read_bytes():
+            derived[csv.relative_to(root).as_posix()] = hashlib.sha256(
+                csv.read_bytes()).hexdigest()
+            csv.unlink()
+    return derived
+
+
+def release_file(root: Path, relative: str) -> bytes:
+    """The bytes of a release's file: stored, or a CSV built from its Parquet twin and checked
+    against the checksum it was published with (ResultsFileError if it differs)."""
+    published = read_json(root / MANIFEST).get(DERIVED, {}).get(relative)
+    if published is None:
+        return (root / relative).read_bytes()
+    data = csv_of(root / twin(relative))
+    if hashlib.sha256(data).hexdigest() != published:
+        raise ResultsFileError(f"{root}: {relative} built from {twin(relative)} differs from "
+                               "the published file (a different pandas writes numbers "
+                               "otherwise?)")
+    return data
 
 
 def _verify_repacked(root: Path, repacked: object, files: dict[str, str]) -> None:
@@ -196,7 +248,7 @@ def _check_new(results_dir: Path, name: str, ids: list[str]) -> Path:
             f"or, if publishing it was interrupted after it was frozen, deploy it with "
             f"`dlbench deploy {name}`"
         )
-    known = run_ids(results_dir)
+    known = all_run_ids(results_dir)
     if not ids:
         raise ReleaseError("a release needs at least one run: pass --run RUN_ID")
     if missing := [i for i in ids if i not in known]:
@@ -240,7 +292,20 @@ def freeze_release(
                 place = Path(str(error.path))
                 raise (error.at(target / place.relative_to(staging))
                        if place.is_relative_to(staging) else error) from None
+    for run_id in ids:
+        remove_working_copy(results_dir, run_id)
     return target
+
+
+def remove_working_copy(results_dir: Path, run_id: str) -> None:
+    """Remove results/runs/<run_id> once a release holds the run: a run is stored once. It is
+    renamed away first, so a removal cut short never leaves a half run under its ID."""
+    working = run_dir(results_dir, run_id)
+    if not working.is_dir():
+        return
+    leaving = working.with_name(f".{run_id}.released")
+    working.rename(leaving)
+    shutil.rmtree(leaving)
 
 
 def _fill_release(staging: Path, results_dir: Path, name: str, ids: list[str], date: str,
@@ -248,16 +313,21 @@ def _fill_release(staging: Path, results_dir: Path, name: str, ids: list[str], d
                   site_url: str = "") -> None:
     """Write every file of release `name` into the folder `staging`."""
     for run_id in ids:
-        refuse_links(run_dir(results_dir, run_id))
+        refuse_links(find_run(results_dir, run_id))
     for run_id in ids:
-        copy_tree(run_dir(results_dir, run_id), release_run_dir(staging, run_id))
-        convert_legacy(release_run_dir(staging, run_id), str(run_dir(results_dir, run_id)))
+        source, copy = find_run(results_dir, run_id), release_run_dir(staging, run_id)
+        copy_tree(source, copy)
+        own_archive(copy, source)  # a released run's archive, from its release's store
+        convert_legacy(copy, str(source))
     cells, observations = run_tables([load_run(release_run_dir(staging, i)) for i in ids])
     refuse_unlike_cells(cells)
     refuse_mixed_code({run_id: release_run_dir(staging, run_id) for run_id in ids})
+    for run_id in ids:
+        if (release_run_dir(staging, run_id) / ARCHIVE).exists():
+            store_by_content(staging, release_run_dir(staging, run_id))
     tables = {"cells": cells, "observations": observations}
     for kind, frame in tables.items():
-        write_table(frame, staging / kind, kind)  # the release's tables, all runs together
+        write_table(frame, staging / kind, kind, csv=False)  # all its runs' tables together
     result_ids = assign_result_ids(name, tables["observations"], ids)
     atomic_write_bytes(staging / RESULT_IDS, result_ids.to_csv(index=False).encode())
     write_release_info(staging, {"name": name, "title": title, "date": date, "runs": ids,
@@ -265,5 +335,9 @@ def _fill_release(staging: Path, results_dir: Path, name: str, ids: list[str], d
                                  **({"notes": notes} if notes else {}),
                                  **({"site_url": site_url} if site_url else {})})
     atomic_write_bytes(staging / "CITATION.cff", cff.encode())
-    manifest = {"release": name, "files": checksums(staging)}
+    derived = drop_derived_csvs(staging)
+    derived |= {f"{kind}.csv": hashlib.sha256(csv_of(staging / f"{kind}.parquet")).hexdigest()
+                for kind in tables}
+    manifest = {"release": name, "files": checksums(staging), DERIVED: dict(sorted(
+        derived.items()))}
     atomic_write_json(staging / MANIFEST, manifest)

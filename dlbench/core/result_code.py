@@ -2,7 +2,7 @@
 
 A target is a result ID (`RELEASE-NNNN`: the project files its cell's processes imported, at
 the versions they recorded; a run that recorded no imports names its experiment module), a
-run under results/runs (its ID, or `latest`), or one run of a release (`RELEASE@RUN_ID`):
+run (its ID, or `latest`; a released one is read from its release), or one run of a release (`RELEASE@RUN_ID`):
 every file its code record holds. The files come from the run's archive, or its older
 code/ and code-objects/ form, checked against their hashes (dlbench/core/code_archive.py),
 and a release's files against its manifest first.
@@ -19,8 +19,8 @@ import pandas as pd
 from dlbench.core.code_archive import read_code_record
 from dlbench.core.errors import LayoutError
 from dlbench.core.layout import (
-    LATEST, is_release, read_release_info, release_dir, release_run_dir, resolve_run_id,
-    run_dir,
+    LATEST, find_run, is_release, read_release_info, release_dir, release_run_dir,
+    resolve_run_id,
 )
 from dlbench.core.releases import RESULT_ID, find_result, verify_manifest
 from dlbench.core.tables import read_table
@@ -72,7 +72,7 @@ def target_code(results_dir: Path, target: str) -> TargetCode:
         resolved = resolve_run_id(results_dir, target)
     except LayoutError as error:
         raise LayoutError(f"{error}; name {TARGETS}") from None
-    return _run_code(run_dir(results_dir, resolved), f"run {resolved}" + (
+    return _run_code(find_run(results_dir, resolved), f"run {resolved}" + (
         " (latest)" if target == LATEST else ""))
 
 

@@ -3,7 +3,8 @@
 The archive is a gzipped tar holding one directory, `<run_id>/`, with the run's files as
 regular files only: its code record is its `code.tar` (dlbench/core/code_archive.py), or,
 in a run measured by older code, its `code/` and `code-objects/` folders, which
-`dlbench import-run` turns into the archive (a hard-linked code view packs as a copy).
+`dlbench import-run` turns into the archive (a hard-linked code view packs as a copy; a
+released run's code.tar.sha256 packs as the code.tar it names).
 Reading one accepts nothing else: no links, devices, absolute paths, `..`, or a second top
 directory, so extracting it can only write inside the directory it is extracted into.
 """
@@ -11,6 +12,7 @@ directory, so extracting it can only write inside the directory it is extracted 
 from __future__ import annotations
 
 import gzip
+import io
 import re
 import tarfile
 import zlib
@@ -18,6 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from dlbench.core.atomic import save_error
+from dlbench.core.code_archive import ARCHIVE, POINTER, archive_bytes
 from dlbench.core.errors import ResultsFileError
 from dlbench.core.tar_headers import Limits, check_headers
 from dlbench.core.visible import shown_name
@@ -48,7 +51,12 @@ def pack_run(run_root: Path, out_dir: Path) -> Path:
     with tarfile.open(partial, "w:gz") as tar:
         for path in sorted(run_root.rglob("*")):
             name = f"{run_root.name}/{path.relative_to(run_root).as_posix()}"
-            if path.is_file() and not path.is_symlink():
+            if path.name == POINTER and path.parent == run_root:  # a released run's archive
+                data = archive_bytes(run_root) or b""
+                info = tarfile.TarInfo(f"{run_root.name}/{ARCHIVE}")
+                info.size, info.mode = len(data), 0o644
+                tar.addfile(info, io.BytesIO(data))
+            elif path.is_file() and not path.is_symlink():
                 info = tar.gettarinfo(str(path), arcname=name)
                 info.type, info.linkname = tarfile.REGTYPE, ""  # a hard link becomes a copy
                 info.size = path.stat().st_size

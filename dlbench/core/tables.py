@@ -134,8 +134,9 @@ def validate_observations(frame: pd.DataFrame) -> None:
             )
 
 
-def write_table(frame: pd.DataFrame, stem: Path, kind: str) -> None:
-    """Write a table as `<stem>.parquet` and `<stem>.csv`, atomically, after validation."""
+def write_table(frame: pd.DataFrame, stem: Path, kind: str, csv: bool = True) -> None:
+    """Write a table as `<stem>.parquet` and (unless `csv` is False: a release builds its CSV
+    from the Parquet, `csv_of`) `<stem>.csv`, atomically, after validation."""
     frame = conform(frame, kind)
     if kind == "observations":
         validate_observations(frame)
@@ -147,17 +148,29 @@ def write_table(frame: pd.DataFrame, stem: Path, kind: str) -> None:
     buffer = io.BytesIO()
     pq.write_table(table, buffer)
     atomic_write_bytes(stem.with_suffix(".parquet"), buffer.getvalue())
-    atomic_write_bytes(stem.with_suffix(".csv"), frame.to_csv(index=False).encode())
+    if csv:
+        atomic_write_bytes(stem.with_suffix(".csv"), frame.to_csv(index=False).encode())
 
 
-def read_table(path: Path, kind: str) -> pd.DataFrame:
-    """Read one of our Parquet tables of `kind`, migrating older schema versions."""
+def _parquet(path: Path) -> pa.Table:
+    """The Parquet table at `path`; ResultsFileError when it is missing or unreadable."""
     try:
-        table = pq.read_table(path)
+        return pq.read_table(path)
     except FileNotFoundError:
         raise ResultsFileError(f"{path}: file not found") from None
     except (pa.ArrowInvalid, OSError) as error:
         raise ResultsFileError(f"{path}: not a readable Parquet file ({error})") from None
+
+
+def csv_of(parquet: Path) -> bytes:
+    """The CSV twin of one of our Parquet tables, byte for byte as `write_table` writes it
+    (every committed table's CSV was checked to be exactly this)."""
+    return _parquet(parquet).to_pandas().to_csv(index=False).encode()
+
+
+def read_table(path: Path, kind: str) -> pd.DataFrame:
+    """Read one of our Parquet tables of `kind`, migrating older schema versions."""
+    table = _parquet(path)
     metadata = table.schema.metadata or {}
     if metadata.get(_META_TABLE) != kind.encode():
         raise ResultsFileError(

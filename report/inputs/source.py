@@ -9,8 +9,8 @@ import pandas as pd
 
 from dlbench.core.errors import LayoutError, ReleaseError, ResultsFileError
 from dlbench.core.layout import (
-    RunData, is_release, load_run, read_release_info, release_dir, release_names, release_runs,
-    run_dir, run_ids, run_tables,
+    RunData, all_run_ids, find_run, is_release, load_run, read_release_info, release_dir,
+    release_names, release_runs, run_ids, run_tables,
 )
 from dlbench.core.releases import (
     assign_result_ids, read_result_ids, refuse_unlike_cells, verify_manifest,
@@ -65,14 +65,14 @@ def load_release(results_dir: Path, name: str) -> Source:
 
 def load_draft(results_dir: Path, ids: list[str]) -> Source:
     """An unreleased preview of some runs, with provisional result IDs."""
-    known = run_ids(results_dir)
+    known = all_run_ids(results_dir)
     unknown = [i for i in ids if i not in known]
     if unknown:
         raise SourceError(
             f"unknown run {unknown[0]!r}; runs: {', '.join(known) or 'none yet'}"
         )
     try:
-        runs = [load_run(run_dir(results_dir, run_id)) for run_id in ids]
+        runs = [load_run(find_run(results_dir, run_id)) for run_id in ids]
         cells, observations = run_tables(runs)
         refuse_unlike_cells(cells)  # a draft previews a release: the same rule
     except (LayoutError, ReleaseError, ResultsFileError) as error:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from dlbench.core.metrics import METRICS
+from dlbench.core.runtimes import runtime_labels
 from dlbench.core.systems import format_words, mode_words
 from dlbench.core.words import plural
 
@@ -84,10 +85,12 @@ CRASH = re.compile(r"\b(AttributeError|TypeError|NameError|KeyError|IndexError|"
                    r"UnboundLocalError|AssertionError)\b")
 
 
-#: Exported models named by the runtime that serves them (the home page's runtime question).
-RUNTIME_LABELS = {"onnx-dynamo": "ONNX Runtime", "onnx": "ONNX Runtime",
-                  "onnx-openvino": "OpenVINO", "tflite": "LiteRT", "savedmodel": "SavedModel",
-                  "tf_saved_model": "SavedModel", "torch.export": "torch.export"}
+def runtime_label(export_format: str) -> str | None:
+    """The runtime a contest (the home page's runtime question) names an exported model by
+    (dlbench.core.runtimes), or None."""
+    return runtime_labels().get(export_format)
+
+
 #: A framework's own paths as contenders beside the runtimes: its mode class in words.
 PATH_LABELS = {"default": "framework, plain", "fastest": "framework, production"}
 
@@ -100,9 +103,9 @@ def contender_label(contest: str, value: str) -> str:
     from dlbench.core.schema import system_label
 
     if contest == "path":
-        return PATH_LABELS.get(value) or RUNTIME_LABELS.get(value) or format_label(value)
+        return PATH_LABELS.get(value) or runtime_label(value) or format_label(value)
     if contest == "export_format":
-        return RUNTIME_LABELS.get(value) or format_label(value)
+        return runtime_label(value) or format_label(value)
     if contest == "mode_class":
         return CLASS_WORDS.get(value, value)
     if contest == "mode":
@@ -284,7 +287,7 @@ def ids_in_words(text: str) -> str:
                   lambda m: "/".join(_name_words(n) for n in m.groups()), text)
     formats = "|".join(map(re.escape, sorted(FORMAT_LABELS, key=len, reverse=True)))
     text = re.sub(r"(?<![\w./#`-])(" + formats + r")(?![\w/`-])",
-                  lambda m: RUNTIME_LABELS.get(m.group(1)) or format_label(m.group(1)), text)
+                  lambda m: runtime_label(m.group(1)) or format_label(m.group(1)), text)
     return metric_ids_in_words(re.sub(r"\bbatch size (\d+)", r"batch \1", text))
 
 
@@ -295,7 +298,7 @@ def _name_words(name: str) -> str:
 
     if name in {s.name for s in SYSTEMS}:
         return system_label(name)
-    return RUNTIME_LABELS.get(name) or FORMAT_LABELS.get(name) or MODE_LABELS.get(name) or name
+    return runtime_label(name) or FORMAT_LABELS.get(name) or MODE_LABELS.get(name) or name
 
 
 def short_sentences(text: str) -> list[str]:

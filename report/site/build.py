@@ -17,7 +17,7 @@ import pandas as pd
 import yaml
 
 from dlbench.core import experiments as declared_experiments
-from dlbench.core.releases import ERRATA
+from dlbench.core.releases import ERRATA, release_file
 from dlbench.core.tables import write_table
 from dlbench.report.render.charts import static_spec
 from dlbench.report.render.labels import use_recorded_words
@@ -95,14 +95,20 @@ class BackgroundCharts:
 
 
 def _tables(source: Source, summary: pd.DataFrame) -> dict[str, bytes]:
+    """The release's tables as downloads (its stored Parquet, the CSV built from it and checked
+    against the published one), or a draft's, written for it."""
     files = {}
     with tempfile.TemporaryDirectory() as tmp:
         for kind, frame in (("cells", source.cells), ("observations", source.observations)):
-            stem = (source.root / kind) if source.root else Path(tmp) / kind
-            if not source.root:  # a draft: its runs' tables, together
-                write_table(frame.drop(columns=["schema_version"]), stem, kind)
             for suffix in (".csv", ".parquet"):
-                files[f"downloads/{kind}{suffix}"] = stem.with_suffix(suffix).read_bytes()
+                if source.root:
+                    data = release_file(source.root, f"{kind}{suffix}")
+                else:  # a draft: its runs' tables, together
+                    stem = Path(tmp) / kind
+                    if not stem.with_suffix(suffix).exists():
+                        write_table(frame.drop(columns=["schema_version"]), stem, kind)
+                    data = stem.with_suffix(suffix).read_bytes()
+                files[f"downloads/{kind}{suffix}"] = data
     buffer = io.BytesIO()
     summary.to_parquet(buffer, index=False)
     files["downloads/results.parquet"] = buffer.getvalue()

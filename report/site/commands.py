@@ -13,7 +13,7 @@ import yaml
 
 from dlbench.core import layout
 from dlbench.core.errors import SaveError, UsageError
-from dlbench.core.layout import LATEST, release_dir, release_names, run_ids
+from dlbench.core.layout import LATEST, release_dir, release_names
 from dlbench.core.releases import RELEASE_NAME, ReleaseError, freeze_release
 from dlbench.core.typed_text import encodes, is_iso_date
 from dlbench.core.visible import shown_name
@@ -46,7 +46,7 @@ def site_url(config: Path) -> str:
 
 def run_suite(results_dir: Path, run_id: str) -> str:
     """The suite a run measured ('' when its run.json does not say or is missing)."""
-    root = layout.run_dir(results_dir, run_id)
+    root = layout.find_run(results_dir, run_id)
     info = layout.read_run_info(root) if layout.is_run(root) else {}
     return str((info.get("request") or {}).get("suite") or info.get("suite") or "")
 
@@ -80,9 +80,9 @@ def publish_labels(request: PublishRequest, runs: list[str]) -> dict[str, bool]:
 
 
 def resolve_runs(results_dir: Path, runs: list[str]) -> list[str]:
-    """Run IDs as given, with 'latest' meaning the newest run under results/runs."""
-    known = run_ids(results_dir)
-    return [known[-1] if run == LATEST and known else run for run in runs]
+    """Run IDs as given, with 'latest' meaning what the layout says (layout.latest_run_id)."""
+    latest = layout.latest_run_id(results_dir)
+    return [latest if run == LATEST and latest else run for run in runs]
 
 
 def pick_source(results_dir: Path, release: str | None, runs: list[str]) -> Source:
@@ -97,8 +97,8 @@ def pick_source(results_dir: Path, release: str | None, runs: list[str]) -> Sour
             return load_draft(results_dir, resolve_runs(results_dir, runs))
         if releases := release_names(results_dir):
             return load_release(results_dir, releases[-1])
-        if known_runs := run_ids(results_dir):
-            return load_draft(results_dir, known_runs[-1:])
+        if latest := layout.latest_run_id(results_dir):
+            return load_draft(results_dir, [latest])
     except SourceError as error:
         raise UsageError(str(error)) from None
     raise UsageError(f"nothing to build: no release in {results_dir}/releases and no run in "

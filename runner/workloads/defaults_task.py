@@ -1,6 +1,6 @@
 """The defaults-accuracy experiment's own task as a cell names it (not a catalog workload), its
 step batch and the systems without training defaults of their own: read by its plan
-(dlbench.runner.driver.experiments.defaults_accuracy) and by its code on the worker side
+(dlbench.runner.driver.plan.experiments.defaults_accuracy) and by its code on the worker side
 (dlbench.runner.worker.experiments.defaults_accuracy, which declares the task itself)."""
 
 from __future__ import annotations

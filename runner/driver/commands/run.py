@@ -87,6 +87,9 @@ def existing_run(results_dir: Path, name: str) -> RunStore:
         run_id = layout.resolve_run_id(results_dir, name)
     except LayoutError as error:
         raise UsageError(str(error)) from error
+    if not layout.is_run(layout.run_dir(results_dir, run_id)):
+        raise UsageError(f"run {run_id} is released ({layout.find_run(results_dir, run_id)}) "
+                         "and a release never changes: measure a new run instead")
     layout.read_environment(layout.run_dir(results_dir, run_id))  # an empty one is named now
     return RunStore(layout.run_dir(results_dir, run_id))
 

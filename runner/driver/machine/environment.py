@@ -13,6 +13,7 @@ from pathlib import Path
 
 import psutil
 
+from dlbench.core.runtimes import runtime_packages
 from dlbench.core.systems import SYSTEMS
 from dlbench.core.cpu_flags import isa_features
 from dlbench.runner.cell.environment import PINNED_VARIABLES
@@ -20,9 +21,11 @@ from dlbench.runner.driver.machine.kernels import cpu_info, framework_kernels, v
 from dlbench.runner.driver.machine.peak import kept_cpu_peak
 
 #: The packages whose versions a run records: every system's required modules
-#: (dlbench.core.systems), then the libraries the experiments share.
-FRAMEWORK_PACKAGES = (*dict.fromkeys(m for s in SYSTEMS for m in s.required_modules),
-                      "jaxlib", "numpy", "onnx", "onnxruntime", "scikit-learn", "ai-edge-litert")
+#: (dlbench.core.systems), the libraries the experiments share, and every runtime's package
+#: (dlbench.core.runtimes).
+FRAMEWORK_PACKAGES = tuple(dict.fromkeys(
+    (*(m for s in SYSTEMS for m in s.required_modules), "jaxlib", "numpy", "onnx",
+     "scikit-learn", *runtime_packages())))
 
 
 def capture_environment(project_root: Path) -> dict:

@@ -15,6 +15,7 @@ directory with history uses the recorded wall times instead.
 from __future__ import annotations
 
 from dlbench.core.modes import FASTEST, mode_class
+from dlbench.core.runtimes import export_seconds
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.models.weights import parameter_count
 from dlbench.runner.workloads.catalog import device_profile, flops_per_sample, get_workload
@@ -42,11 +43,8 @@ COMPILE_S_PER_SHAPE: dict[tuple[str, str], float] = {
     ("keras-torch", "jit_compile"): 100.0, ("keras-jax", "predict"): 2.0,
     ("keras-tensorflow", "predict"): 2.0,
 }
-#: Seconds writing and loading back a real-size artifact takes, by export format.
-EXPORT_S: dict[str, float] = {"onnx-dynamo": 60.0, "torch.export": 40.0, "savedmodel": 30.0,
-                              "tflite": 40.0, "onnx-tf2onnx": 45.0, "tf_saved_model": 35.0,
-                              "onnx": 50.0, "litert": 45.0, "openvino": 45.0,
-                              "onnx-openvino": 70.0, "torch": 60.0, "torchscript": 40.0}
+#: Seconds writing and loading back a real-size artifact takes, for a format no runtime
+#: declares a figure for (dlbench.core.runtimes declares each runtime's).
 DEFAULT_EXPORT_S = 60.0
 #: A training step costs about 3 forward passes (forward, and backward's two products).
 STEP_FORWARDS = 3
@@ -92,7 +90,7 @@ def real_size_process_s(spec: CellSpec, import_s: float) -> float:
     millions = parameter_count(device_profile(workload, spec.device).definition) / 1e6
     seconds = import_s + BUILD_S_PER_MPARAM * millions
     if spec.experiment == "export":
-        seconds += EXPORT_S.get(spec.export_format, DEFAULT_EXPORT_S)
+        seconds += export_seconds().get(spec.export_format, DEFAULT_EXPORT_S)
         return seconds + forward_seconds(spec.workload, export_samples(spec.params,
                                                                         spec.batch_size))
     if spec.experiment == "execution-mode":

@@ -5,7 +5,7 @@ framework runs. Framework modules reach their framework through dlbench.runner.w
 and the process through dlbench.runner.worker.harness; no experiment imports another
 experiment's code. Only the worker entry point imports a framework module, so a process only
 ever imports the framework it measures. The plans live on the driver side
-(dlbench.runner.driver.experiments)."""
+(dlbench.runner.driver.plan.experiments)."""
 
 from __future__ import annotations
 

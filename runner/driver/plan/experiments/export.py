@@ -10,6 +10,7 @@ every one of them has.
 
 from __future__ import annotations
 
+from dlbench.core.runtimes import real_size_formats
 from dlbench.core.systems import SYSTEMS
 from dlbench.runner.driver.plan.experiments import MODEL_WORKLOADS, Experiment, suite_grid
 from dlbench.runner.driver.plan.request import RunRequest
@@ -27,19 +28,13 @@ STANDARD_CPU_FORMATS: dict[str, tuple[str, ...]] = {s.name: s.export.standard_cp
                                                     for s in SYSTEMS}
 
 #: The deployment runtimes at real size (ResNet-50 on 2 CPU cores), one documented export
-#: path into each: ONNX Runtime (torch.onnx's dynamo exporter, over torch.export),
-#: OpenVINO (reading that ONNX file), TensorFlow's SavedModel in its own runtime, LiteRT
-#: (TFLiteConverter). Left out of the standard suite for its time (about 3.5 minutes a
-#: cell): tf2onnx (a second ONNX Runtime path), Keras' model.export artifacts (the same
-#: runtimes again) and BERT-base; the full suite measures them.
-REAL_SIZE_FORMATS: dict[str, tuple[str, ...]] = {
-    "pytorch": ("onnx-dynamo", "onnx-openvino"), "tensorflow": ("savedmodel", "tflite"),
-    "keras-tensorflow": (), "keras-torch": (), "keras-jax": ()}
-FULL_REAL_SIZE_FORMATS: dict[str, tuple[str, ...]] = {
-    "pytorch": ("onnx-dynamo", "onnx-openvino"),
-    "tensorflow": ("savedmodel", "tflite", "onnx-tf2onnx"),
-    "keras-tensorflow": ("tf_saved_model", "litert", "openvino"), "keras-torch": ("openvino",),
-    "keras-jax": ("openvino",)}
+#: path into each, from each runtime's declaration (dlbench.core.runtimes): ONNX Runtime
+#: (torch.onnx's dynamo exporter), OpenVINO (reading that ONNX file), TensorFlow's
+#: SavedModel, LiteRT (TFLiteConverter). Left out of the standard suite for its time (about
+#: 3.5 minutes a cell): tf2onnx, Keras' model.export artifacts (the same runtimes again) and
+#: BERT-base; the full suite measures them.
+REAL_SIZE_FORMATS = real_size_formats([s.name for s in SYSTEMS], "standard")
+FULL_REAL_SIZE_FORMATS = real_size_formats([s.name for s in SYSTEMS], "full")
 
 #: Standard (with a GPU in the machine) and full export the ResNet, Transformer and LSTM
 #: too, at their CPU size: artifacts are measured on the CPU. On a CPU, standard and full

@@ -1,2 +1,2 @@
 """The data-parallel experiment's code, one module per framework and the protocol they share
-(its plan: dlbench.runner.driver.experiments.data_parallel)."""
+(its plan: dlbench.runner.driver.plan.experiments.data_parallel)."""

@@ -1,2 +1,2 @@
 """The defaults-accuracy experiment's code, one module per framework and the protocol they share
-(its plan: dlbench.runner.driver.experiments.defaults_accuracy)."""
+(its plan: dlbench.runner.driver.plan.experiments.defaults_accuracy)."""

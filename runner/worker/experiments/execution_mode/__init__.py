@@ -1,2 +1,2 @@
 """The execution-mode experiment's code, one module per framework and the protocol they share
-(its plan: dlbench.runner.driver.experiments.execution_mode)."""
+(its plan: dlbench.runner.driver.plan.experiments.execution_mode)."""

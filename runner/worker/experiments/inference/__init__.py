@@ -1,2 +1,2 @@
 """The inference experiment's code, one module per framework and the protocol they share
-(its plan: dlbench.runner.driver.experiments.inference)."""
+(its plan: dlbench.runner.driver.plan.experiments.inference)."""

@@ -1,2 +1,2 @@
 """The parity experiment's code, one module per framework and the protocol they share
-(its plan: dlbench.runner.driver.experiments.parity)."""
+(its plan: dlbench.runner.driver.plan.experiments.parity)."""

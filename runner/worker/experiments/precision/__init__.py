@@ -1,2 +1,2 @@
 """The precision experiment's code, one module per framework and the protocol they share
-(its plan: dlbench.runner.driver.experiments.precision)."""
+(its plan: dlbench.runner.driver.plan.experiments.precision)."""

@@ -1,2 +1,2 @@
 """The training experiment's code, one module per framework and the protocol they share
-(its plan: dlbench.runner.driver.experiments.training)."""
+(its plan: dlbench.runner.driver.plan.experiments.training)."""
