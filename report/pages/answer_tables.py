@@ -142,6 +142,8 @@ def _row(answer: Mapping, pairs: pd.DataFrame, columns: list[str], question: Que
             if answer["outcome"] == "inconclusive" else "",
             "cells": [cells.get(c, "–") for c in columns], "outcome": str(answer["outcome"]),
             "winner": str(answer["winner"] or ""),
+            "lead": min((advantage(pair, direction) for pair in pairs.to_dict("records")),
+                        key=lambda lead: lead[0], default=None) if won else None,
             "winner_words": contender_label(contest, str(answer["winner"] or ""))
             if str(answer["winner"] or "") else "",
             "best": best_value(answer, question, medians),

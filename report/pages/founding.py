@@ -188,3 +188,18 @@ def notes_summary(notes: str) -> str:
     """A release's notes in short: their first paragraph (the rest is on the notes page)."""
     first = notes.strip().split("\n\n", 1)[0]
     return " ".join(first.split()) if not first.lstrip().startswith(("-", "#", "|")) else ""
+
+
+def summary_frame(tables: list[dict]) -> pd.DataFrame:
+    """The summary chart's rows: for the first table of each founding question, each decided
+    best's lead over the closest other system on each machine (label, ratio, low, high)."""
+    by_key = {table["key"]: table for table in tables}
+    rows = []
+    for founding in FOUNDING:
+        table = next((by_key[key] for key in founding.questions if key in by_key), None)
+        for row in (table or {}).get("rows", []):
+            lead = row.get("lead")
+            if lead and all(v == v and v > 0 for v in lead):
+                rows.append({"label": f"{row['label']}: {row['winner_words']}",
+                             "ratio": lead[0], "low": lead[1], "high": lead[2]})
+    return pd.DataFrame(rows, columns=["label", "ratio", "low", "high"])

@@ -15,7 +15,7 @@ from dlbench.core.words import counts, plural
 from dlbench.report.pages.experiment import experiment_title, result_anchor
 from dlbench.report.verdicts.first_published import first_published, rules_changed
 from dlbench.report.pages.registry import Page, PageInputs, page
-from dlbench.report.render.jinja import render
+from dlbench.report.render.jinja import chart_block, render
 from dlbench.report.render.paragraphs import identifiers_as_code, short_paragraphs
 from dlbench.report.render.labels import contender_label
 from dlbench.report.inputs.source import Source, source_designs, source_processes
@@ -27,7 +27,9 @@ from dlbench.report.pages.answer_values import medians_of
 from dlbench.report.pages.cite import example_row, result_citation
 from dlbench.report.pages.defaults_accuracy import defaults_blocks
 from dlbench.report.pages.founding import (founding_answers, framework_versions,
-                                           machine_dependence, machine_kinds, notes_summary)
+                                           machine_dependence, machine_kinds, notes_summary,
+                                           summary_frame)
+from dlbench.report.render.charts import ratio_chart
 from dlbench.report.pages.machine_columns import machine_names, machine_tables
 from dlbench.report.verdicts.verdict_table import controls_summary, result_ids
 from dlbench.report.verdicts.stored import judged_apart, stored_verdicts
@@ -351,6 +353,10 @@ def home_page(inputs: PageInputs) -> Page:
     evidence = {block["key"]: block
                 for block in question_blocks(source, inputs.summary, found)}
     defaults = defaults_blocks(source)
+    leads = summary_frame(tables)
+    chart = chart_block("home-summary", ratio_chart(
+        leads, "How many times better each decided best is than the closest other system, "
+        "for the first answer of each question, on each machine")) if len(leads) else None
     example = example_row(inputs.summary, source.cells) if not source.draft else None
     text = render(inputs.env, "index.md.j2", tables=tables, evidence=evidence,
                   per_machine=per_machine, beside=_beside_release(inputs),
@@ -359,7 +365,7 @@ def home_page(inputs: PageInputs) -> Page:
                   founding=founding_answers(tables, per_machine, defaults, source.cells,
                                             source.name, inputs.results_dir,
                                             links=not source.draft),
-                  dependence=machine_dependence(per_machine),
+                  dependence=machine_dependence(per_machine), summary_chart=chart,
                   example=None if example is None else result_citation(example, inputs.cite),
                   stored=stored is not None, apart=len(apart),
                   notes=identifiers_as_code(notes_summary(source.notes or "")),
@@ -374,4 +380,4 @@ def home_page(inputs: PageInputs) -> Page:
                   changes=changed_answers(source.name, found),
                   rules_changed=short_paragraphs(sentence_case(rules_changed(source.name))),
                   **inputs.common)
-    return Page(text)
+    return Page(text, (chart,) if chart else ())
