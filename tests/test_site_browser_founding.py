@@ -11,10 +11,12 @@ import re
 
 import pytest
 
-from tests.test_site_browser_reader import RAW_NAMES
-from tests.test_site_browser_releases import CHROMIUM, RAW_IDS, SHOTS, VISIBLE
+from tests.test_site_browser_reader import RAW_NAMES, browser
+from tests.test_site_browser_releases import RAW_IDS, SHOTS, VISIBLE
 
 pytestmark = pytest.mark.browser
+#: the module fixture: headless Chromium
+__all__ = ["browser"]
 RELEASE = "2027.04"
 SCREENS = {1280: 800, 390: 844}
 #: The pages a reader reads (Downloads holds raw keys by design).
@@ -29,16 +31,6 @@ RAW_AT_MOST = 10
 def released(served_committed_releases) -> str:
     """Release 2027.04 deployed with mike, exported and served on localhost."""
     return served_committed_releases((RELEASE,))
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield chromium
-        chromium.close()
 
 
 def _open(browser, url: str, width: int = 1280):
