@@ -14,7 +14,8 @@ from dlbench.core.layout import release_runs
 from dlbench.report.pages.cite import example_row
 from dlbench.report.pages.experiment import against_another
 from dlbench.report.pages.founding import (FOUNDING, founding_answers, framework_versions,
-                                           machine_kinds, measured_in, notes_summary, why_not)
+                                           machine_kinds, measured_in, notes_summary,
+                                           summary_frame, why_not)
 from dlbench.report.pages.home import short_kind
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -92,3 +93,17 @@ def test_a_metric_against_fp32_has_no_row_of_fp32_against_itself():
     assert list(against_another(rows, "accuracy_change_vs_fp32")["precision"]) == ["bf16"]
     assert against_another(rows[:1], "accuracy_change_vs_fp32").empty
     assert len(against_another(rows, "test_accuracy")) == 2
+
+
+def test_the_summary_chart_holds_each_questions_first_row_on_each_machine():
+    def row(group: str, machine: str, lead: tuple | None) -> dict:
+        return {"group": group, "machine": machine, "lead": lead, "winner_words": "PyTorch",
+                "label": f"{group} ({machine})"}
+
+    tables = [{"key": "training-speed", "rows": [
+        row("MLP, batch 32", "Intel Xeon (AMX)", (1.5, 1.2, 1.8)),
+        row("MLP, batch 32", "AMD EPYC (AVX2 only)", None),
+        row("CNN, batch 32", "Intel Xeon (AMX)", (2.0, 1.5, 2.5))]}]
+    frame = summary_frame(tables)
+    assert list(frame["label"]) == ["MLP, batch 32: PyTorch on Intel Xeon (AMX)"]
+    assert list(frame["ratio"]) == [1.5] and summary_frame([]).empty

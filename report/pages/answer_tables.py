@@ -137,7 +137,8 @@ def _row(answer: Mapping, pairs: pd.DataFrame, columns: list[str], question: Que
     changed = apart.get(answer_key(answer))
     measured = max([int(v) for c in ("processes_a", "processes_b")
                     for v in pd.to_numeric(pairs[c], errors="coerce").dropna()] or [0])
-    return {"label": label + (f" ({machine})" if machine else ""),
+    return {"label": label + (f" ({machine})" if machine else ""), "group": label,
+            "machine": machine or "",
             "take": what_it_would_take(answer.get("processes_needed"), measured)
             if answer["outcome"] == "inconclusive" else "",
             "cells": [cells.get(c, "–") for c in columns], "outcome": str(answer["outcome"]),

@@ -191,15 +191,18 @@ def notes_summary(notes: str) -> str:
 
 
 def summary_frame(tables: list[dict]) -> pd.DataFrame:
-    """The summary chart's rows: for the first table of each founding question, each decided
-    best's lead over the closest other system on each machine (label, ratio, low, high)."""
+    """The summary chart's rows: for the first row of the first table of each founding
+    question, its decided best's lead over the closest other system on each machine (label,
+    ratio, low, high)."""
     by_key = {table["key"]: table for table in tables}
     rows = []
     for founding in FOUNDING:
         table = next((by_key[key] for key in founding.questions if key in by_key), None)
-        for row in (table or {}).get("rows", []):
+        mine = (table or {}).get("rows", [])
+        for row in (r for r in mine if r["group"] == mine[0]["group"]):
             lead = row.get("lead")
             if lead and all(v == v and v > 0 for v in lead):
-                rows.append({"label": f"{row['label']}: {row['winner_words']}",
+                where = f" on {row['machine']}" if row["machine"] else ""
+                rows.append({"label": f"{row['group']}: {row['winner_words']}{where}",
                              "ratio": lead[0], "low": lead[1], "high": lead[2]})
     return pd.DataFrame(rows, columns=["label", "ratio", "low", "high"])

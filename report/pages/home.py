@@ -356,7 +356,7 @@ def home_page(inputs: PageInputs) -> Page:
     leads = summary_frame(tables)
     chart = chart_block("home-summary", ratio_chart(
         leads, "How many times better each decided best is than the closest other system, "
-        "for the first answer of each question, on each machine")) if len(leads) else None
+        "for the first row of each question above, on each machine")) if len(leads) else None
     example = example_row(inputs.summary, source.cells) if not source.draft else None
     text = render(inputs.env, "index.md.j2", tables=tables, evidence=evidence,
                   per_machine=per_machine, beside=_beside_release(inputs),
