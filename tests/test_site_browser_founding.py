@@ -166,5 +166,6 @@ def test_the_home_page_is_not_a_wall(released, browser):
     text = page.evaluate(VISIBLE)
     assert text.count("On each machine, the decided best") <= 1
     page.locator("article a[href$='/notes/']").first.click()
+    page.wait_for_url("**/notes/")
     page.wait_for_load_state("networkidle")
     assert "Machine kinds drawn" in page.evaluate(VISIBLE)
