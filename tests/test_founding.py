@@ -72,7 +72,8 @@ def test_the_home_page_shows_the_notes_first_paragraph_only():
     summary = notes_summary(notes)
     assert summary.startswith("Release 2027.04 asks") and "\n" not in summary
     assert len(summary) < 400 and "Machine kinds drawn" not in summary
-    assert notes_summary("- a list first\n\nthen") == ""
+    assert notes_summary("- a list first\n- its second item\n\nthen") == "a list first"
+    assert notes_summary("## A heading\n\ntext") == ""
 
 
 def test_the_citation_example_is_never_an_aa_control_or_its_twin():

@@ -184,10 +184,24 @@ def framework_versions(runs: list[RunData]) -> str:
     return ", ".join(words)
 
 
+#: The longest summary of a release's notes the home page shows.
+SUMMARY_CHARS = 400
+
+
 def notes_summary(notes: str) -> str:
-    """A release's notes in short: their first paragraph (the rest is on the notes page)."""
+    """A release's notes in short: their first paragraph, or the first item of a list they
+    open with, cut at a sentence within SUMMARY_CHARS (the whole is on the notes page); ''
+    for notes that open with a heading or a table."""
     first = notes.strip().split("\n\n", 1)[0]
-    return " ".join(first.split()) if not first.lstrip().startswith(("-", "#", "|")) else ""
+    if first.startswith(("#", "|")):
+        return ""
+    if first.startswith(("- ", "* ")):
+        first = re.split(r"\n[-*] ", first[2:], maxsplit=1)[0]
+    text = " ".join(first.split())
+    if len(text) <= SUMMARY_CHARS:
+        return text
+    cut = text[:SUMMARY_CHARS].rsplit(". ", 1)[0]
+    return cut + "."
 
 
 def summary_frame(tables: list[dict]) -> pd.DataFrame:
