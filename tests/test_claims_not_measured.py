@@ -67,7 +67,8 @@ def test_a_claim_whose_cells_were_never_run_is_not_measured_in_this_release():
              for s in ("pytorch", "tensorflow")]
     verdict = _judge("fp16-speed", cells)
     assert verdict.verdict is MEASURED
-    assert "no precision cells" in verdict.explanation
+    assert "no precision cell with time per epoch (s) ran on this machine" in \
+        verdict.explanation
 
 
 ACCURACY = [{"system": s, "values": {"test_accuracy": noisy(0.95, i, spread=0.03)}}

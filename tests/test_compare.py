@@ -269,3 +269,48 @@ def test_the_committed_releases_are_two_machines_and_compare_says_so_first(capsy
                  "--across-machines", "--format", "markdown"]) == 0
     asked = capsys.readouterr().out
     assert asked.startswith("The machines differ") and "| slower |" in asked
+
+
+XEON = {"cpu": {"model": "Intel(R) Xeon(R) Processor", "vendor": "Intel", "avx512_bf16": True,
+                "amx": True, "usable_cores": 2}}
+XEON_WORDS = "Intel Xeon, 2 cores, AMX, AVX-512 BF16"
+EPYC = {"cpu": {"model": "AMD EPYC 9B14", "vendor": "AMD", "avx512_bf16": True,
+                "usable_cores": 2}}
+
+
+def test_a_release_of_several_machine_kinds_is_compared_kind_by_kind(tmp_path, capsys):
+    """Issue 66: two Xeon runs (replicates of one kind) and an EPYC against an older release
+    of one Xeon: the Xeon kind against the Xeon (its runs pooled), the EPYC against the Xeon
+    as another machine; the command prints one section a kind, never the refusal."""
+    from dlbench.core.compare_kinds import compare_by_kind, kind_pairs, runs_by_kind
+    from dlbench.core.releases import freeze_release
+
+    write_run(tmp_path, "old", _cells(seed=1), environment=XEON)
+    freeze_release(tmp_path, "2026.12", ["old"], "2026-12-01", "T", "cff-version: 1.2.0\n")
+    write_run(tmp_path, "x1", _cells(seed=2), environment=XEON)
+    write_run(tmp_path, "x2", _cells(seed=3), environment=XEON)
+    write_run(tmp_path, "e1", _cells(seed=4, slow="tensorflow", factor=1.5), environment=EPYC)
+    freeze_release(tmp_path, "2027.01", ["x1", "x2", "e1"], "2027-01-01", "T",
+                   "cff-version: 1.2.0\n")
+    found = compare_by_kind("2026.12", "2027.01", tmp_path, metrics=["steady_epoch_time"])
+    assert [(f.kind_a.words, f.kind_b.words) for f in found] == [
+        (XEON_WORDS, XEON_WORDS), (XEON_WORDS, "AMD EPYC, 2 cores, AVX-512 BF16")]
+    same, other = found
+    assert same.runs_b == ("x1", "x2") and not same.report.machines_differ
+    assert set(same.report.metrics["n_b"]) == {2 * set(same.report.metrics["n_a"]).pop()}
+    assert other.report.machines_differ and not other.report.metrics["change"].isin(
+        [Change.SLOWER.value, Change.FASTER.value]).any()
+    kinds = list(runs_by_kind([r for r in []]))
+    assert kind_pairs(kinds, kinds) == []
+    assert main(["compare", "2026.12", "2027.01", "--results-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("== Machine kind ") == 2 and "name one machine" not in out
+    assert main(["compare", "2026.12", "2027.01", "--results-dir", str(tmp_path),
+                 "--format", "csv"]) == 0
+    assert capsys.readouterr().out.startswith("kind_a,kind_b,cell_id")
+
+
+def test_a_list_in_the_environment_reads_as_words():
+    from dlbench.core.compare import flatten
+
+    assert flatten({"isa": ["BF16", "FP32"]}) == {"isa": "BF16, FP32"}

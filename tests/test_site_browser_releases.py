@@ -204,8 +204,9 @@ def test_the_phone_layout_shows_the_site_title(browser, released: str) -> None:
 
 #: The height of one row of an answer table, in px: its top and one line of it must show.
 LINE = 24
-#: The first answer's row: the first body row of the first answer table.
-FIRST_ANSWER = ".dlbench-answers table tbody tr"
+#: The first answer: the first founding question's answer line that is measured (issue 66:
+#: the home page opens with the founding questions, each answered above the tables).
+FIRST_ANSWER = ".dlbench-founding li:not(:has(.dlbench-not-measured))"
 
 
 @pytest.mark.parametrize(("width", "height"), [(1280, 800), (390, 844)])
@@ -221,7 +222,7 @@ def test_the_first_answer_is_on_the_first_screen_on_a_desktop_and_a_phone(
     (SHOTS / f"home-{width}.txt").write_text(f"first answer at {width}x{height}: "
                                              f"y={top:.0f} px: {text[:80]}\n")
     assert top + LINE < height, (top, text)
-    assert re.search(r"\d\.\d\d", text), text
+    assert re.search(r"\d", text) and ": " in text, text  # a workload, then its answer
     page.screenshot(path=str(SHOTS / f"home-{width}.png"))
     assert not page.problems, page.problems
 
@@ -236,7 +237,7 @@ def test_home_page_names_the_hardware_first_and_shows_every_number(
         caption = page.locator(".dlbench-caption")
         box = caption.bounding_box()
         assert box and box["y"] + box["height"] <= height, (release, box)  # the first screen
-        assert re.search(r"(\d+ cores?(, [^;]+)?|GPU); PyTorch", caption.inner_text())
+        assert re.search(r"(\d+ cores?(, [^;·]+)?|GPU).*· PyTorch", caption.inner_text())
         assert not page.evaluate(OFF_SCREEN), (release, width)
         raw = sorted({m[0] for m in RAW_IDS.findall(_visible_text(page))})
         assert not raw, (release, raw)

@@ -224,7 +224,7 @@ def test_every_number_states_spread_and_machine(files: dict[str, bytes]) -> None
             assert re.fullmatch(r"\d+", row["Processes"])
     assert units == {"s", "MiB", "fraction", "samples/s"}
     home = files["index.md"].decode()
-    assert "95% CI" in home and "Measured on Fixture CPU" in home
+    assert "95% CI" in home and "measured on <strong>Fixture CPU" in home
 
 
 def test_code_tabs_show_the_recorded_snapshot_exactly(files: dict[str, bytes]) -> None:
@@ -348,15 +348,18 @@ def test_compare_page_sets_a_release_against_the_previous_one(tmp_path: Path) ->
     # the same run in both releases: every shared (cell, metric) is unchanged
     assert re.search(r"(\d+) \(cell, metric\) pairs measured on both sides: \1 no significant "
                      r"difference", page)
-    assert f"## Run {RUN_A} → run {RUN_B} of this release" in page
+    # runs of one machine kind are its replicates, named by kind, never by run ID (issue 66)
+    assert "## Fixture CPU, 2 cores, AVX2 only: run 2 against run 1 (replicates of one kind)" \
+        in page
 
 
 def test_home_page_opens_with_one_table_per_question_in_words(
         files: dict[str, bytes]) -> None:
     page = files["index.md"].decode()
-    caption = page.index("Measured on Fixture CPU")
+    caption = page.index("measured on <strong>Fixture CPU")
+    founding = page.index('<div class="dlbench-founding"')  # the founding questions first
     first_table = page.index("| Workload |")
-    assert caption < first_table < page.index("## How sure these answers are")
+    assert caption < founding < first_table < page.index("## How sure these answers are")
     rows = [line for line in page.splitlines() if line.startswith(("| MLP, 8x8 digits",
                                                                    "| CNN, 8x8 digits"))]
     assert rows and all(" | " in row for row in rows)

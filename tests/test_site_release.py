@@ -268,8 +268,12 @@ def test_release_notes_are_frozen_and_shown_on_the_release_home_page(
     verify_manifest(root)
     home = (tmp_path / "site_src" / "index.md").read_text()
     assert "## What changed since the previous release" in home
-    # Markdown rendered to sanitised HTML (dlbench.report.render.user_text)
-    assert "<li>Each repeat is its own <strong>worker process</strong>.</li>" in home
+    # Markdown rendered to sanitised HTML (dlbench.report.render.user_text): in short on the
+    # home page (its first item), whole on the notes page (issue 66)
+    assert "Each repeat is its own <strong>worker process</strong>." in home
+    assert "(notes.md)" in home
+    whole = (tmp_path / "site_src" / "notes.md").read_text()
+    assert "<li>Each repeat is its own <strong>worker process</strong>.</li>" in whole
 
 
 def _no_release_and_no_staging(results: Path) -> bool:

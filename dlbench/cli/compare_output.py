@@ -8,6 +8,7 @@ comparable, with the parameters that differ. csv and json always hold every row.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 import sys
@@ -19,6 +20,7 @@ from typing import TextIO
 import pandas as pd
 
 from dlbench.core.compare import Change, ComparisonReport, compare
+from dlbench.core.compare_kinds import KindComparison, compare_by_kind, several_kinds
 from dlbench.core.errors import CompareError, UsageError
 from dlbench.core.metrics import UnknownMetricError
 from dlbench.core.visible import visible_controls
@@ -214,10 +216,44 @@ def compare_command(args: argparse.Namespace) -> int:
     """`dlbench compare A B`: what got faster or slower, what cannot be compared, and why."""
     if args.format not in WRITERS:
         raise UsageError(f"unknown format {args.format!r}; valid: {', '.join(WRITERS)}")
+    results = Path(args.results_dir)
     try:
-        report = compare(args.a, args.b, Path(args.results_dir), args.metric or None,
+        if several_kinds(args.a, results) or several_kinds(args.b, results):
+            found = compare_by_kind(args.a, args.b, results, args.metric or None,
+                                    across_machines=args.across_machines)
+            sys.stdout.write(kinds_text(found, args.format, args.all))
+            return 0
+        report = compare(args.a, args.b, results, args.metric or None,
                          across_machines=args.across_machines)
     except (CompareError, UnknownMetricError) as error:
         raise UsageError(str(error)) from None
     write_report(report, args.format, args.all)
     return 0
+
+
+def kind_heading(item: KindComparison) -> str:
+    """Which machine kind of A is compared with which of B, and the runs behind each."""
+    return (f"Machine kind {item.kind_b.words} (B, {len(item.runs_b)} run"
+            f"{'' if len(item.runs_b) == 1 else 's'}) against {item.kind_a.words} "
+            f"(A, {len(item.runs_a)} run{'' if len(item.runs_a) == 1 else 's'})")
+
+
+def kinds_text(found: list[KindComparison], form: str = "table",
+               show_all: bool = False) -> str:
+    """A comparison of sides of several machine kinds, one section per pair of kinds: csv
+    with the kinds as its first columns, json as a list of objects."""
+    if form == "csv":
+        frames = [pd.read_csv(io.StringIO(csv_text(item.report)))
+                  .assign(kind_a=item.kind_a.words, kind_b=item.kind_b.words)
+                  for item in found]
+        frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        first = ["kind_a", "kind_b"]
+        return frame[first + [c for c in frame if c not in first]].to_csv(index=False) \
+            if frames else ""
+    if form == "json":
+        return json.dumps([{"kind_a": item.kind_a.words, "kind_b": item.kind_b.words}
+                           | json.loads(json_text(item.report)) for item in found],
+                          indent=2) + "\n"
+    mark = "## " if form == "markdown" else "== "
+    return "\n".join(f"{mark}{kind_heading(item)}\n\n"
+                     + WRITERS[form](item.report, show_all) for item in found)

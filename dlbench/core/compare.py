@@ -112,8 +112,8 @@ def _side_from_runs(label: str, runs: list[RunData]) -> Side:
                 {run.run_id: run.environment for run in runs})
 
 
-def load_side(name: str, results_dir: Path = Path("results")) -> Side:
-    """Resolve a run ID (or `latest`), a release name or RELEASE@RUN_ID to its tables."""
+def side_runs(name: str, results_dir: Path = Path("results")) -> tuple[str, list[RunData]]:
+    """A run ID (or `latest`), a release name or RELEASE@RUN_ID: its label and its runs."""
     release, _, run_id = name.partition("@")
     try:
         if run_id:
@@ -122,16 +122,21 @@ def load_side(name: str, results_dir: Path = Path("results")) -> Side:
             if run_id not in known:
                 raise CompareError(
                     f"release {release!r} has no run {run_id!r}; its runs: {', '.join(known)}")
-            return _side_from_runs(name, [runs[known.index(run_id)]])
+            return name, [runs[known.index(run_id)]]
         if is_release(release_dir(results_dir, name)):
-            return _side_from_runs(name, release_runs(results_dir, name))
+            return name, release_runs(results_dir, name)
         if name and (name == LATEST or is_run(find_run(results_dir, name))):
             resolved = resolve_run_id(results_dir, name)
-            return _side_from_runs(resolved, [load_run(find_run(results_dir, resolved))])
+            return resolved, [load_run(find_run(results_dir, resolved))]
     except (LayoutError, ResultsFileError) as error:
         raise CompareError(str(error)) from None
     raise CompareError(f"unknown run or release {name!r}; {known_names(results_dir)} "
                        f"(or {LATEST}, or RELEASE@RUN_ID for one machine of a release)")
+
+
+def load_side(name: str, results_dir: Path = Path("results")) -> Side:
+    """Resolve a run ID (or `latest`), a release name or RELEASE@RUN_ID to its tables."""
+    return _side_from_runs(*side_runs(name, results_dir))
 
 
 def change_of(decision: Decision, unit: str) -> Change:
@@ -229,6 +234,8 @@ def flatten(value: object, prefix: str = "") -> dict[str, str]:
         for index, item in enumerate(value):
             flat.update(flatten(item, f"{prefix}{index}."))
         return flat
+    if isinstance(value, list):  # a list of words reads as words, not as Python's list
+        return {prefix.rstrip("."): ", ".join(str(v) for v in value)}
     return {prefix.rstrip("."): "" if value is None else str(value)}
 
 
@@ -305,7 +312,13 @@ def compare(a_name: str, b_name: str, results_dir: Path = Path("results"),
             across_machines: bool = False) -> ComparisonReport:
     """Load both sides and compare them cell by cell, with environment differences; speed
     changes between different machines are not named unless `across_machines`."""
-    a, b = load_side(a_name, results_dir), load_side(b_name, results_dir)
+    return compare_sides(load_side(a_name, results_dir), load_side(b_name, results_dir),
+                         metrics, across_machines)
+
+
+def compare_sides(a: Side, b: Side, metrics: list[str] | None = None,
+                  across_machines: bool = False) -> ComparisonReport:
+    """Compare two loaded sides cell by cell (compare, and dlbench.core.compare_kinds)."""
     cells_a, cells_b = set(a.cells["cell_id"]), set(b.cells["cell_id"])
     alike, not_comparable = match_cells(a, b)
     machines = machine_differences(a, b)

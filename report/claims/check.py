@@ -17,9 +17,11 @@ import yaml
 
 from dlbench.core.decisions import Family, judge_together
 from dlbench.core.judging import Regime
+from dlbench.core.schema import system_label
 from dlbench.report.claims.answered import AnsweredFamily, AnsweredPairs, answered_pairs
 from dlbench.report.claims.defaults_rule import DecidedAnswers, decided_answers
 from dlbench.report.claims.rules import Context, evaluate
+from dlbench.report.render.labels import workload_label
 from dlbench.report.claims.vocabulary import (
     Claim,
     ClaimOutcome,
@@ -209,8 +211,8 @@ def check_claims(observations: pd.DataFrame, cells: pd.DataFrame,
             for machine, device in devices:
                 findings = [found.get((machine, device)) or Finding(
                     ClaimOutcome.NOT_MEASURABLE if rule.optional else ClaimOutcome.NOT_MEASURED,
-                    f"no {rule.experiment} cells{_metric_text(rule)}{_where_text(rule)} on "
-                    f"this device")
+                    f"no {rule.experiment} cell{_metric_text(rule)}{_where_text(rule)} ran "
+                    f"on this machine")
                     for rule, found in zip(claim.evidence, per_rule, strict=True)]
                 total = claim_total(findings)
                 verdicts.append(ClaimVerdict(
@@ -234,12 +236,19 @@ def claim_total(findings: list[Finding]) -> Finding:
 
 
 def _where_text(rule: Rule) -> str:
-    """An optional rule's selection in words (' of workload resnet50-synthetic'): what the
-    device lacks."""
-    if not rule.optional or not rule.where:
+    """A rule's selection in words (' of TensorFlow, fp16'): what did not run."""
+    if not rule.where:
         return ""
-    return " of " + ", ".join(f"{column} {' or '.join(values)}" for column, values in rule.where
-                              if column != "precision")
+    return " of " + ", ".join(_where_words(column, values) for column, values in rule.where)
+
+
+def _where_words(column: str, values: tuple[str, ...]) -> str:
+    """One column of a rule's selection in a reader's words: 'TensorFlow', 'fp16 or bf16'."""
+    if column in ("framework", "system", "backend"):
+        return " or ".join(system_label(v) for v in values)
+    if column == "workload":
+        return " or ".join(workload_label(v, "cpu") for v in values)
+    return " or ".join(values)
 
 
 def _metric_text(rule: Rule) -> str:

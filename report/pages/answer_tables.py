@@ -120,11 +120,15 @@ def _row(answer: Mapping, pairs: pd.DataFrame, columns: list[str], question: Que
          medians: Medians) -> dict:
     contest, direction = question.contest, metric_direction(question.metric)
     best = str(answer["contender_a"])
-    cells = {best: f"**{_times(1.0)}**" if answer["outcome"] == "winner" else _times(1.0)}
+    run, won = str(answer["run_id"]), answer["outcome"] == "winner"
+    cells = {best: with_value(f"**{_times(1.0)}**" if won else _times(1.0),
+                              own_value(run, str(answer.get("cell_a") or ""), question, medians),
+                              won)}
     parity = answer["outcome"] == PARITY
     for pair in pairs.to_dict("records"):
-        cells[str(pair["contender_b"])] = (_times(advantage(pair, direction)[0]) if parity
-                                           else _cell(pair, direction))
+        cells[str(pair["contender_b"])] = with_value(
+            _times(advantage(pair, direction)[0]) if parity else _cell(pair, direction),
+            own_value(run, str(pair.get("cell_b") or ""), question, medians))
     batch = value_batch(batches, str(answer["run_id"]), str(answer.get("cell_a") or ""),
                         str(answer["metric"]))
     label = group_label(str(answer.get("group_key") or ""), str(answer["device"]), contest,
@@ -133,17 +137,45 @@ def _row(answer: Mapping, pairs: pd.DataFrame, columns: list[str], question: Que
     changed = apart.get(answer_key(answer))
     measured = max([int(v) for c in ("processes_a", "processes_b")
                     for v in pd.to_numeric(pairs[c], errors="coerce").dropna()] or [0])
-    return {"label": label + (f" ({machine})" if machine else ""),
+    return {"label": label + (f" ({machine})" if machine else ""), "group": label,
+            "machine": machine or "",
             "take": what_it_would_take(answer.get("processes_needed"), measured)
             if answer["outcome"] == "inconclusive" else "",
             "cells": [cells.get(c, "–") for c in columns], "outcome": str(answer["outcome"]),
             "winner": str(answer["winner"] or ""),
+            "lead": min((advantage(pair, direction) for pair in pairs.to_dict("records")),
+                        key=lambda lead: lead[0], default=None) if won else None,
+            "winner_words": contender_label(contest, str(answer["winner"] or ""))
+            if str(answer["winner"] or "") else "",
             "best": best_value(answer, question, medians),
             "cost": compile_cost(answer, pairs, question, medians)
             if is_compile_question(question) else None,
             "changed": None if changed is None else {
                 "stored": _outcome_words(*changed["stored"], contest),
                 "today": _outcome_words(*changed["today"], contest)}}
+
+
+def own_value(run: str, cell: str, question: Question, medians: Medians) -> str:
+    """A contender's own median with its unit ('55.7 ms'); '' where the summary lacks it."""
+    value = medians.get((run, cell, question.metric_of(cell)))
+    if value is None or math.isnan(value):
+        return ""
+    unit = _unit(question.metric)
+    return f"{format_number(value)} {unit}".strip()
+
+
+def with_value(ratio: str, value: str, bold: bool = False) -> str:
+    """A table cell: the contender's own value (bold for a decided best) above its ratio to
+    the row's best; the ratio alone where the value is unknown."""
+    if not value:
+        return ratio
+    return f"{'**' + value + '**' if bold else value}<br>{ratio}"
+
+
+def _unit(metric: str) -> str:
+    """A metric's unit as a reader reads it beside a value ('ms'); '' for a fraction."""
+    known = METRICS.get(metric)
+    return known.unit if known and known.unit != "fraction" else ""
 
 
 def _best_header(metric: str) -> str:
@@ -239,6 +271,7 @@ def answer_tables(frame: pd.DataFrame, machines: Mapping[tuple[str, str], str],
                        "experiment": question.experiment,
                        "columns": [contender_label(question.contest, c) for c in columns],
                        "rows": rows, "legend": _legend(question.metric),
+                       "unit": _unit(question.metric),
                        "best_header": _best_header(question.metric)
                        if any(r["best"] for r in rows) else "",
                        "compile": is_compile_question(question),

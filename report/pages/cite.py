@@ -12,6 +12,8 @@ import pandas as pd
 from dlbench.core.metrics import METRICS
 from dlbench.core.schema import system_label
 from dlbench.core.tables import read_json
+from dlbench.core.verdict_engine import control_twins
+from dlbench.report.inputs.labelled import format_number
 from dlbench.report.render.labels import workload_label
 from dlbench.report.render.user_text import plain_text
 
@@ -196,10 +198,37 @@ class ResultCitation:
                         cite.release, cite.date, self.url)
 
 
+def machine_words(machine: str) -> str:
+    """A summary row's machine ('cpu: Intel Xeon, 2 cores, AMX') as its kind in words."""
+    device, _, words = machine.partition(": ")
+    return words if device == "cpu" and words else machine
+
+
+#: The metrics a citation example prefers: a serving or training time a reader quotes.
+EXAMPLE_METRICS = ("latency_p50", "steady_epoch_time", "inference_throughput")
+
+
+def example_row(summary: pd.DataFrame, cells: pd.DataFrame) -> pd.Series | None:
+    """The result a page cites as its example: not an A/A control nor the cell it repeats,
+    a serving or training time where there is one; None without results."""
+    twins = control_twins(cells)
+    controls = set(twins) | set(twins.values())
+    usable = summary[~summary["cell_id"].astype(str).isin(controls)]
+    for metric in EXAMPLE_METRICS:
+        found = usable[usable["metric"].astype(str) == metric]
+        if not found.empty:
+            return found.iloc[0]
+    return usable.iloc[0] if not usable.empty else None
+
+
 def result_citation(row: pd.Series, cite: Citation) -> ResultCitation:
     """The citation of one summary row's result."""
     workload = workload_label(str(row["workload"]), str(row.get("device", "")))
+    metric = METRICS.get(str(row["metric"]))
+    unit = metric.unit if metric and metric.unit != "fraction" else ""
     what = f"{workload}, {system_label(str(row['system']))} ({row['variant']}): " \
-           f"{METRICS[row['metric']].words if row['metric'] in METRICS else row['metric']}"
+           f"{metric.words if metric else row['metric']} " \
+           f"{format_number(float(row['median']))}{' ' + unit if unit else ''}, " \
+           f"on {machine_words(str(row.get('machine', '')))}"
     return ResultCitation(cite, str(row["result_id"]), f"experiments/{row['experiment']}/",
                           what)

@@ -10,7 +10,7 @@ import pandas as pd
 from dlbench.core.judging import Regime
 from dlbench.report.render.charts import ratio_chart
 from dlbench.report.claims.check import ClaimVerdict, check_source_claims, load_claims, load_listings
-from dlbench.report.claims.vocabulary import ClaimOutcome
+from dlbench.report.claims.vocabulary import ClaimOutcome, Expect
 from dlbench.report.pages.experiment import result_anchor
 from dlbench.report.pages.home import page_verdicts, with_new_questions
 from dlbench.report.verdicts.first_published import first_published, rules_changed
@@ -60,8 +60,18 @@ def pair_words(label: str) -> str:
         .replace("system ", "").replace(" vs default mode", "").replace(" vs fastest mode", "")
 
 
-def interval_words(low: float, high: float) -> str:
-    """Where a ratio's 95% interval lies against the 5% threshold, in words."""
+def interval_words(low: float, high: float,
+                   claimed: tuple[float, float] | None = None) -> str:
+    """Where a ratio's 95% interval lies against the 5% threshold, or against the ratio the
+    claim states (`claimed`: 'half the memory' is 0.4-0.6x), in words."""
+    if claimed:
+        least, most = claimed
+        span = f"the claimed {least:g}–{most:g}x"
+        if high < least or low > most:
+            return f"wholly outside {span}"
+        if least <= low and high <= most:
+            return f"wholly inside {span}"
+        return f"reaches across {span}, so it cannot decide"
     if low > THRESHOLD or high < 1 / THRESHOLD:
         return "beyond 5%"
     if low >= 1 / THRESHOLD and high <= THRESHOLD:
@@ -97,16 +107,19 @@ def paragraphs(text: str, limit: int = LINE_CHARS) -> list[str]:
     return packed(split_outside_parentheses(text, ";."), limit)
 
 
-def reason_lines(verdict: ClaimVerdict) -> list[str]:
+def reason_lines(verdict: ClaimVerdict, claimed: tuple[float, float] | None = None
+                 ) -> list[str]:
     """Why a verdict is what it is, one short sentence per line: each deciding pair with its
     ratio, 95% interval and where the interval lies against the 5% threshold, then why the
     undecided pairs could not decide; without pairs, the explanation one part a line."""
     pairs = _deciding(verdict)
     named = [f"{pair_words(label)}: {ratio:.3g}x, 95% interval {low:.3g}–{high:.3g}x, "
-             f"{interval_words(low, high)}." for label, ratio, low, high in pairs[:NAMED_PAIRS]]
+             f"{interval_words(low, high, claimed)}." for label, ratio, low, high in pairs[:NAMED_PAIRS]]
     more = len(pairs) - NAMED_PAIRS
     named += [f"And {more} more pairs (Details)."] if more > 0 else []
-    why = [w for w in verdict.why if not (w == "differences within 5%" and any(
+    # a claim of a stated ratio is judged against that ratio, not the home page's 5%
+    why = [] if claimed and verdict.verdict.value != "inconclusive" else \
+        [w for w in verdict.why if not (w == "differences within 5%" and any(
         interval_words(r[2], r[3]) != "within 5%" for r in pairs))]
     if why:
         lead = "Undecided" if verdict.verdict.value == "inconclusive" else "Pairs left undecided"
@@ -146,6 +159,8 @@ def claim_blocks(source: Source, summary: pd.DataFrame, answers: pd.DataFrame | 
     blocks, charts = [], []
     for claim in claims:
         metrics = {rule.metric for rule in claim.evidence if rule.metric}
+        claimed = next((rule.ratio_range for rule in claim.evidence
+                        if rule.expect is Expect.WITHIN and rule.ratio_range), None)
         rows = []
         for v in (v for v in verdicts if v.claim_id == claim.id):
             chart = _chart(claim.claim, claim.id, v)
@@ -154,7 +169,7 @@ def claim_blocks(source: Source, summary: pd.DataFrame, answers: pd.DataFrame | 
             rows.append({
                 "machine": v.machine, "device": v.device, "verdict": v.verdict.value,
                 "explanation": [within(line) for line in short_sentences(v.explanation)],
-                "regime": _regime_words(v.regimes), "reason": reason_lines(v),
+                "regime": _regime_words(v.regimes), "reason": reason_lines(v, claimed),
                 "why": [within(ids_in_words(w)) for w in v.why],
                 "evidence": _evidence(v, metrics, summary), "chart": chart,
                 "before": before if before and before != v.verdict.value else "",

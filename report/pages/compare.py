@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench.core.compare import Change, compare
+from dlbench.core.compare import Change, ComparisonReport, compare
+from dlbench.core.compare_kinds import compare_by_kind, runs_by_kind, several_kinds
+from dlbench.core.words import plural
 from dlbench.core.errors import CompareError
 from dlbench.core.metrics import reader_label
 from dlbench.core.schema import system_label
@@ -54,22 +56,42 @@ def comparison_pairs(source: Source, results_dir: Path) -> list[tuple[str, str, 
         if index > 0:
             pairs.append((f"Release {names[index - 1]} → release {source.name}",
                           names[index - 1], source.name))
-        for a, b in zip(source.runs, source.runs[1:]):
-            pairs.append((f"Run {a.run_id} → run {b.run_id} of this release",
-                          f"{source.name}@{a.run_id}", f"{source.name}@{b.run_id}"))
+        pairs += machine_pairs(source)
     return pairs
 
 
-def _block(title: str, a: str, b: str, results_dir: Path) -> dict:
-    """One comparison, every string of it inert (the runs it reads come from anyone)."""
-    return inert_record(_comparison(title, a, b, results_dir))
+def machine_pairs(source: Source) -> list[tuple[str, str, str]]:
+    """Within a release: each machine kind's runs against its first (replicates of one kind),
+    then each kind's first run against the first kind's; named by kind, never by run ID."""
+    kinds = runs_by_kind(list(source.runs))
+    pairs = []
+    for kind, runs in kinds.items():
+        pairs += [(f"{kind.words}: run {index} against run 1 (replicates of one kind)",
+                   f"{source.name}@{runs[0].run_id}", f"{source.name}@{run.run_id}")
+                  for index, run in enumerate(runs[1:], start=2)]
+    first, *others = list(kinds.items()) or [(None, [])]
+    pairs += [(f"{kind.words} against {first[0].words}", f"{source.name}@{first[1][0].run_id}",
+               f"{source.name}@{runs[0].run_id}") for kind, runs in others]
+    return pairs
 
 
-def _comparison(title: str, a: str, b: str, results_dir: Path) -> dict:
+def _blocks(title: str, a: str, b: str, results_dir: Path) -> list[dict]:
+    """One comparison, or one per machine kind where a side holds several (compare_kinds),
+    every string of it inert (the runs it reads come from anyone)."""
     try:
-        report = compare(a, b, results_dir)
+        if several_kinds(a, results_dir) or several_kinds(b, results_dir):
+            return [inert_record(_comparison(
+                f"{title}, on {item.kind_b.words}" + ("" if item.kind_a == item.kind_b
+                                                      else f" against {item.kind_a.words}"),
+                f"{a} ({plural(len(item.runs_a), 'run')})",
+                f"{b} ({plural(len(item.runs_b), 'run')})", item.report))
+                    for item in compare_by_kind(a, b, results_dir)]
+        return [inert_record(_comparison(title, a, b, compare(a, b, results_dir)))]
     except CompareError as error:
-        return {"title": title, "a": a, "b": b, "error": str(error)}
+        return [inert_record({"title": title, "a": a, "b": b, "error": str(error)})]
+
+
+def _comparison(title: str, a: str, b: str, report: ComparisonReport) -> dict:
     frame = report.metrics
     significant = frame[frame["change"].isin(SIGNIFICANT)].sort_values(
         ["experiment", "workload", "system", "metric"])
@@ -100,8 +122,8 @@ def _comparison(title: str, a: str, b: str, results_dir: Path) -> dict:
 
 def compare_blocks(source: Source, results_dir: Path) -> list[dict]:
     """One block per comparison this version can show."""
-    return [_block(title, a, b, results_dir)
-            for title, a, b in comparison_pairs(source, results_dir)]
+    return [block for title, a, b in comparison_pairs(source, results_dir)
+            for block in _blocks(title, a, b, results_dir)]
 
 
 @page("compare.md")

@@ -180,6 +180,19 @@ def main_metrics(experiment: str) -> list[str]:
                                                            if q.stand_in]))
 
 
+#: The baseline a metric "against fp32" is measured against: its own rows compare a cell
+#: with itself (always 0) and describe nothing.
+BASELINE_SUFFIX, BASELINE = "_vs_fp32", "fp32"
+
+
+def against_another(rows: pd.DataFrame, metric_name: str) -> pd.DataFrame:
+    """The rows of a metric measured against fp32 that are not fp32 itself (bf16, fp16 against
+    fp32); every other metric's rows unchanged."""
+    if not metric_name.endswith(BASELINE_SUFFIX) or "precision" not in rows:
+        return rows
+    return rows[rows["precision"].astype(str) != BASELINE]
+
+
 def metric_sections(summary: pd.DataFrame, experiment: str,
                     marks: dict[str, pd.DataFrame] | None = None,
                     missed: Set[tuple[str, str]] = frozenset(),
@@ -202,6 +215,7 @@ def metric_sections(summary: pd.DataFrame, experiment: str,
             rows = fastest_rows(rows)
             notes.append("Shown for each framework's fastest (compiled) mode only: an eager "
                          "or default mode has nothing to pay back.")
+        rows = against_another(rows, metric_name)
         if rows.empty:
             continue
         charts, empty = _charts(rows, metric_name, experiment, marks or {})

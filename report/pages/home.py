@@ -16,7 +16,7 @@ from dlbench.core.words import counts, plural
 from dlbench.report.pages.experiment import experiment_title, result_anchor
 from dlbench.report.verdicts.first_published import first_published, rules_changed
 from dlbench.report.pages.registry import Page, PageInputs, page
-from dlbench.report.render.jinja import render
+from dlbench.report.render.jinja import chart_block, render
 from dlbench.report.render.paragraphs import identifiers_as_code, short_paragraphs
 from dlbench.report.render.labels import contender_label
 from dlbench.report.inputs.source import Source, source_designs, source_processes
@@ -25,7 +25,12 @@ from dlbench.report.inputs.labelled import (BatchIndex, batch_index, format_numb
 from dlbench.report.pages.answer_tables import (answer_counts, answer_outcomes, answer_tables,
                                                 group_label)
 from dlbench.report.pages.answer_values import centres_of
+from dlbench.report.pages.cite import example_row, result_citation
 from dlbench.report.pages.defaults_accuracy import defaults_blocks
+from dlbench.report.pages.founding import (founding_answers, framework_versions,
+                                           machine_dependence, machine_kinds, notes_summary,
+                                           summary_frame)
+from dlbench.report.render.charts import ratio_chart
 from dlbench.report.render.user_text import plain_text
 from dlbench.report.pages.machine_columns import machine_names, machine_tables
 from dlbench.report.verdicts.verdict_table import controls_summary, result_ids
@@ -286,26 +291,6 @@ def experiment_links(summary: pd.DataFrame, questions: dict[str, dict]) -> list[
             for e in sorted(set(summary["experiment"]))]
 
 
-#: The framework packages a caption names, in its order, with their words.
-FRAMEWORK_PACKAGES = (("torch", "PyTorch"), ("tensorflow", "TensorFlow"), ("keras", "Keras"),
-                      ("jax", "JAX"))
-
-
-def caption(source: Source) -> list[str]:
-    """One line per machine of the release: its hardware and framework versions."""
-    lines = []
-    for run in source.runs:
-        devices = sorted(set(source.cells.loc[source.cells["run_id"] == run.run_id, "device"]
-                             .astype(str))) or ["cpu"]
-        packages = run.environment.get("packages") or {}
-        versions = ", ".join(f"{words} {str(packages[name]).split('+')[0]}"
-                             for name, words in FRAMEWORK_PACKAGES if packages.get(name))
-        for device in devices:
-            line = hardware_words(run.environment, device)
-            lines.append(line + (f"; {versions}" if versions else ""))
-    return list(dict.fromkeys(lines))
-
-
 def machine_hardware(frame: pd.DataFrame, source: Source) -> dict[tuple[str, str], str]:
     """(run, device) -> the machine's hardware in words (not yet made inert or unique), for
     each machine of the verdicts `frame`, in the source's run order."""
@@ -318,7 +303,16 @@ def machines(frame: pd.DataFrame, source: Source) -> dict[tuple[str, str], str]:
     """(run, device) -> the machine in words, in the release's run order, when the verdicts
     come from more than one machine; empty for one."""
     hardware = machine_hardware(frame, source)
-    return machine_names(hardware) if len(hardware) >= 2 else {}
+    return machine_names({machine: short_kind(words) for machine, words in hardware.items()}) \
+        if len(hardware) >= 2 else {}
+
+
+def short_kind(words: str) -> str:
+    """A machine kind in a table's few words, its family and first kernel-deciding feature
+    ('Intel Xeon (AMX)'); the page's caption names each kind in full once."""
+    family, *rest = words.split(", ")
+    features = [part for part in rest if not part.endswith(("core", "cores"))]
+    return f"{family} ({features[0]})" if features else family
 
 
 def page_verdicts(inputs: PageInputs) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
@@ -359,17 +353,29 @@ def home_page(inputs: PageInputs) -> Page:
     names = machines(frame, source)
     tables = answer_tables(shown, names, apart, batch_index(source.cells),
                            centres_of(source.observations), added)
-    kinds = {machine: plain_text(words)
+    kinds = {machine: plain_text(short_kind(words))
              for machine, words in machine_hardware(frame, source).items()}
     per_machine = {table["key"]: table for table in machine_tables(frame, names, kinds)} \
         if names else {}
     evidence = {block["key"]: block
                 for block in question_blocks(source, inputs.summary, found)}
+    defaults = defaults_blocks(source)
+    leads = summary_frame(tables)
+    chart = chart_block("home-summary", ratio_chart(
+        leads, "How many times better each decided best is than the closest other system, "
+        "for the first row of each question above, on each machine")) if len(leads) else None
+    example = example_row(inputs.summary, source.cells) if not source.draft else None
     text = render(inputs.env, "index.md.j2", tables=tables, evidence=evidence,
                   per_machine=per_machine, beside=_beside_release(inputs),
-                  defaults=defaults_blocks(source),
-                  caption=caption(source), stored=stored is not None, apart=len(apart),
-                  notes=identifiers_as_code(short_paragraphs(source.notes or "")),
+                  defaults=defaults, kinds=machine_kinds(list(source.runs)),
+                  versions=framework_versions(list(source.runs)),
+                  founding=founding_answers(tables, per_machine, defaults, source.cells,
+                                            source.name, inputs.results_dir,
+                                            links=not source.draft),
+                  dependence=machine_dependence(per_machine), summary_chart=chart,
+                  example=None if example is None else result_citation(example, inputs.cite),
+                  stored=stored is not None, apart=len(apart),
+                  notes=identifiers_as_code(notes_summary(source.notes or "")),
                   counts=answer_counts(frame),
                   experiments=experiment_links(inputs.summary, inputs.questions),
                   one_sided=one_sided_groups(found, batch_index(source.cells)),
@@ -381,4 +387,4 @@ def home_page(inputs: PageInputs) -> Page:
                   changes=changed_answers(source.name, found),
                   rules_changed=short_paragraphs(sentence_case(rules_changed(source.name))),
                   **inputs.common)
-    return Page(text)
+    return Page(text, (chart,) if chart else ())

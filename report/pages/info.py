@@ -12,14 +12,14 @@ from dlbench.core.calibration import POWER_RATIOS
 from dlbench.core.metrics import METRICS
 from dlbench.core.schema import CELL_COLUMNS, OBSERVATION_COLUMNS, system_label
 from dlbench.core.systems import frameworks, keras_backends, system_of
-from dlbench.report.pages.cite import result_citation
+from dlbench.report.pages.cite import example_row, result_citation
 from dlbench.report.pages.experiment import experiment_title
 from dlbench.report.render.labels import (IDENTIFIER_GROUPS, cell_words, environment_key,
                                           environment_value, metric_ids_in_words, status_label,
                                           settings_as_code, workload_label)
 from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.jinja import render, slug
-from dlbench.report.render.paragraphs import short_paragraphs
+from dlbench.report.render.paragraphs import identifiers_as_code, short_paragraphs
 from dlbench.report.inputs.source import Source
 from dlbench.report.inputs.labelled import (SUMMARY_COLUMNS, cell_label, machine_label,
                                             variant_label)
@@ -356,8 +356,18 @@ def downloads_page(inputs: PageInputs) -> Page:
 
 @page("cite.md")
 def cite_page(inputs: PageInputs) -> Page:
-    """How to cite the release, with its first result as the example."""
-    summary = inputs.summary
-    example = None if inputs.source.draft or summary.empty else \
-        result_citation(summary.iloc[0], inputs.cite)
+    """How to cite the release, with a serving or training result as the example (never an
+    A/A control)."""
+    row = None if inputs.source.draft else example_row(inputs.summary, inputs.source.cells)
+    example = None if row is None else result_citation(row, inputs.cite)
     return Page(render(inputs.env, "cite.md.j2", example=example, **inputs.common))
+
+
+@page("notes.md")
+def notes_page(inputs: PageInputs) -> Page | None:
+    """A release's notes in full (the home page shows their first paragraph)."""
+    if not inputs.source.notes:
+        return None
+    return Page(render(inputs.env, "notes.md.j2",
+                       notes=identifiers_as_code(short_paragraphs(inputs.source.notes)),
+                       **inputs.common))

@@ -12,13 +12,13 @@ from collections.abc import Mapping
 import pandas as pd
 
 from dlbench.core.metrics import Direction
-from dlbench.core.schema import system_label
 from dlbench.core.verdict_engine import QUESTIONS, metric_direction
 from dlbench.core.where_it_holds import (NO_DIFFERENCE, WINNER, Holds, Lead, MachineAnswer,
                                          WhereItHolds, lead_range, where_it_holds)
 from dlbench.core.words import plural
 from dlbench.report.inputs.labelled import format_number
 from dlbench.report.pages.answer_tables import UNDECIDED, TIED, advantage, group_label
+from dlbench.report.render.labels import contender_label
 from dlbench.report.render.user_text import plain_text
 from dlbench.report.verdicts.answers import VerdictOutcome
 
@@ -76,7 +76,7 @@ def _times(value: float) -> str:
 PARITY = VerdictOutcome.PARITY.value
 
 
-def _machine_cell(answer: MachineAnswer | None) -> str:
+def _machine_cell(answer: MachineAnswer | None, contest: str = "system") -> str:
     """One machine's answer in a cell: the decided winner in bold with its lead over the
     closest other, ≈ for no meaningful difference, ? after an undecided best, – unmeasured."""
     if answer is None or not answer.answered:
@@ -86,10 +86,10 @@ def _machine_cell(answer: MachineAnswer | None) -> str:
     closest = min(answer.leads.values(), key=lambda lead: lead.value, default=None)
     lead = f" {_times(closest.value)}" if closest else ""
     if answer.outcome == WINNER:
-        return f"**{system_label(answer.winner)}**{lead}"
+        return f"**{contender_label(contest, answer.winner)}**{lead}"
     if answer.outcome == NO_DIFFERENCE:
-        return f"{TIED} {system_label(answer.best)}{lead}"
-    return f"{system_label(answer.best)} {UNDECIDED}{lead}"
+        return f"{TIED} {contender_label(contest, answer.best)}{lead}"
+    return f"{contender_label(contest, answer.best)} {UNDECIDED}{lead}"
 
 
 def _names(answers: tuple[MachineAnswer, ...]) -> str:
@@ -100,24 +100,26 @@ def _kinds(count: int) -> str:
     return "both machine kinds" if count == 2 else f"all {count} machine kinds"
 
 
-def holds_words(reading: WhereItHolds) -> str:
+def holds_words(reading: WhereItHolds, contest: str = "system") -> str:
     """The 'where it holds' line of one answer, counting machine kinds (two runs of one
-    kind are its replicates), and whether each kind's runs agree."""
+    kind are its replicates) and saying whether each kind's runs agree, its contenders in
+    words (a system, a runtime, a path, a mode)."""
     answered, count = reading.answered, len(reading.answered)
-    winner = system_label(reading.winner)
+    winner = contender_label(contest, reading.winner)
     span = lead_range(reading)
     leads = "" if span is None else (f" (leads {_times(span[0])})" if span[0] == span[1]
                                      else f" (leads {_times(span[0])}–{_times(span[1])})")
-    margin = _margin_words(reading)
+    margin = _margin_words(reading, contest)
     if reading.holds is Holds.ONE_MACHINE:
         words = "measured on one machine kind only: too few kinds to say where it holds"
     elif reading.holds is Holds.EVERYWHERE:
         words = f"{winner} on {_kinds(count)}{leads}"
     elif reading.holds is Holds.MARGIN_DEPENDS:
-        words = f"{winner} on {_kinds(count)}, by a margin that depends on the kind{margin}"
+        words = (f"{winner} on {_kinds(count)}, by a margin that depends on the kind"
+                 f"{margin}")
     elif reading.holds is Holds.WINNER_DEPENDS:
         words = "the winner depends on the machine kind: " + "; ".join(
-            f"{system_label(a.winner)} on {a.machine}" if a.outcome == WINNER
+            f"{contender_label(contest, a.winner)} on {a.machine}" if a.outcome == WINNER
             else f"{a.outcome if a.outcome != 'inconclusive' else 'not decided'} on {a.machine}"
             for a in answered)
     elif reading.holds is Holds.WHERE_DECIDED:
@@ -136,14 +138,14 @@ def holds_words(reading: WhereItHolds) -> str:
             + _replication_words(reading))
 
 
-def _margin_words(reading: WhereItHolds) -> str:
+def _margin_words(reading: WhereItHolds, contest: str) -> str:
     """' (against X: 1.26x on kind A; 2.41x on kind B)' where a lead differs between kinds."""
     against = reading.margin_against
     if not against:
         return ""
     each = "; ".join(f"{_times(a.leads[against].value)} on {a.machine}"
                      for a in reading.answered if a.outcome == WINNER and against in a.leads)
-    return f" (against {system_label(against)}: {each})"
+    return f" (against {contender_label(contest, against)}: {each})"
 
 
 def _replication_words(reading: WhereItHolds) -> str:
@@ -169,14 +171,14 @@ def machine_tables(frame: pd.DataFrame, names: Mapping[Machine, str],
         for group, answers in sorted(mine.items(), key=lambda item: _label(item[0], question.contest)):
             if not any(a.answered and a.leads for a in answers):
                 continue  # one contender on every machine: nothing was compared
-            cells = {a.machine: _machine_cell(a) for a in answers}
+            cells = {a.machine: _machine_cell(a, question.contest) for a in answers}
             parity = all(a.outcome == PARITY for a in answers if a.answered)
             reading = where_it_holds(answers)
             rows.append({"label": _label(group, question.contest),
                          "cells": [cells.get(c, "–") for c in columns],
                          "holds": "a parity result on each machine (the systems started from "
                                   "the same weights and data), not a verdict" if parity
-                         else holds_words(reading),
+                         else holds_words(reading, question.contest),
                          "outcome": "parity" if parity else reading.holds.value,
                          "margin_against": "" if parity else reading.margin_against})
         if rows:

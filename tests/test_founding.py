@@ -1,0 +1,110 @@
+"""The home page's founding questions (issue 66): each answered from the question tables it
+shows, or 'not measured in this release' with why and the releases that measured it; the
+machine kinds named once with their runs; release notes in short; a citation example that is
+not an A/A control; a metric against fp32 without fp32 against itself."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from dlbench.core.layout import release_runs
+from dlbench.report.pages.cite import example_row
+from dlbench.report.pages.experiment import against_another
+from dlbench.report.pages.founding import (FOUNDING, founding_answers, framework_versions,
+                                           machine_kinds, measured_in, notes_summary,
+                                           summary_frame, why_not)
+from dlbench.report.pages.home import short_kind
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+
+
+def _cells(rows: list[tuple[str, str, str, str]]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["experiment", "status", "precision", "reason"])
+
+
+def test_a_question_without_a_table_says_why_and_which_releases_measured_it():
+    cells = _cells([("training", "ok", "fp32", ""),
+                    ("precision", "skipped", "fp16", "no fp16 units on this CPU")])
+    table = {"key": "training-speed", "unit": "s", "rows": [
+        {"label": "MLP, 8x8 digits, batch 32", "outcome": "winner", "winner_words": "PyTorch",
+         "best": "1.2"}]}
+    found = founding_answers([table], {}, [], cells, "2027.04", RESULTS, links=True)
+    asks = {item["ask"]: item for item in found}
+    trains = asks["Which framework trains fastest?"]
+    assert trains["lines"] == [{"label": "MLP, 8x8 digits, batch 32",
+                                "answer": "PyTorch leads (1.2 s)", "anchor": "q-training-speed"}]
+    fp16 = asks["Does FP16 train faster than FP32?"]
+    assert fp16["missing"]["why"] == "no fp16 units on this CPU"
+    assert [r["name"] for r in fp16["missing"]["releases"]] == ["2026.12"]
+    parallel = next(item for item in found if "data parallelism" in item["ask"])
+    assert parallel["missing"]["why"] == "this release's suite held no data parallel cell"
+    assert parallel["missing"]["releases"] == [{"name": "2026.12", "href": "../2026.12/"},
+                                               {"name": "2027.01", "href": "../2027.01/"}]
+    assert len(found) == len(FOUNDING)
+
+
+def test_a_draft_names_the_releases_without_linking_them():
+    assert measured_in(None, "x", "data-parallel") == []
+    found = founding_answers([], {}, [], _cells([]), "draft", RESULTS, links=False)
+    assert all(r["href"] == "" for item in found for r in item["missing"]["releases"])
+    assert why_not(_cells([]), "precision", "fp16") == \
+        "this release's suite held no fp16 precision cell"
+
+
+def test_each_machine_kind_is_named_once_with_its_runs_tied_to_the_environment_page():
+    runs = release_runs(RESULTS, "2027.04")
+    kinds = machine_kinds(runs)
+    assert [k["words"] for k in kinds] == ["Intel Xeon, 2 cores, AMX, AVX-512 BF16",
+                                           "AMD EPYC, 2 cores, AVX-512 BF16"]
+    assert [r["number"] for r in kinds[0]["runs"]] == [1, 2]
+    assert kinds[1]["runs"] == [{"number": 1, "anchor": "run-20261207t022029z-cpu"}]
+    assert framework_versions(runs).startswith("PyTorch 2.13.0, TensorFlow 2.21.0")
+    assert short_kind("Intel Xeon, 2 cores, AMX, AVX-512 BF16") == "Intel Xeon (AMX)"
+    assert short_kind("AMD EPYC, 2 cores, AVX2 only") == "AMD EPYC (AVX2 only)"
+    assert short_kind("NVIDIA H100 GPU") == "NVIDIA H100 GPU"
+
+
+def test_the_home_page_shows_the_notes_first_paragraph_only():
+    notes = json.loads((RESULTS / "releases" / "2027.04" / "release.json").read_text())["notes"]
+    summary = notes_summary(notes)
+    assert summary.startswith("Release 2027.04 asks") and "\n" not in summary
+    assert len(summary) < 400 and "Machine kinds drawn" not in summary
+    assert notes_summary("- a list first\n- its second item\n\nthen") == "a list first"
+    assert notes_summary("## A heading\n\ntext") == ""
+
+
+def test_the_citation_example_is_never_an_aa_control_or_its_twin():
+    a, twin, b = ("inference:mlp-digits:pytorch:fp32-default-b1:cpu",
+                  "inference:mlp-digits:pytorch:fp32-default-b1-aa:cpu",
+                  "inference:mlp-digits:tensorflow:fp32-default-b1:cpu")
+    cells = pd.DataFrame({"cell_id": [a, twin, b], "config_json": [
+        "{}", json.dumps({"control": True}), "{}"]})
+    summary = pd.DataFrame({"cell_id": [a, twin, b, b],
+                            "metric": ["latency_p50", "latency_p50", "import_time",
+                                       "latency_p50"]})
+    assert example_row(summary, cells).name == 3
+    assert example_row(summary[summary["cell_id"] != b], cells) is None
+
+
+def test_a_metric_against_fp32_has_no_row_of_fp32_against_itself():
+    rows = pd.DataFrame({"precision": ["fp32", "bf16"], "median": [0.0, -0.01]})
+    assert list(against_another(rows, "accuracy_change_vs_fp32")["precision"]) == ["bf16"]
+    assert against_another(rows[:1], "accuracy_change_vs_fp32").empty
+    assert len(against_another(rows, "test_accuracy")) == 2
+
+
+def test_the_summary_chart_holds_each_questions_first_row_on_each_machine():
+    def row(group: str, machine: str, lead: tuple | None) -> dict:
+        return {"group": group, "machine": machine, "lead": lead, "winner_words": "PyTorch",
+                "label": f"{group} ({machine})"}
+
+    tables = [{"key": "training-speed", "rows": [
+        row("MLP, batch 32", "Intel Xeon (AMX)", (1.5, 1.2, 1.8)),
+        row("MLP, batch 32", "AMD EPYC (AVX2 only)", None),
+        row("CNN, batch 32", "Intel Xeon (AMX)", (2.0, 1.5, 2.5))]}]
+    frame = summary_frame(tables)
+    assert list(frame["label"]) == ["MLP, batch 32: PyTorch on Intel Xeon (AMX)"]
+    assert list(frame["ratio"]) == [1.5] and summary_frame([]).empty
