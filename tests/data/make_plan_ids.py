@@ -15,8 +15,22 @@ ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT = Path(__file__).with_name("plan_ids.json")
 
 
+#: The CPU the snapshot is planned for, whatever CPU plans it: a plan is made where it is
+#: measured (fp16 cells are unsupported without fp16 units), and the snapshot is one plan.
+SNAPSHOT_CPU_FLAGS = frozenset({"avx2", "avx512f", "avx512_vnni", "avx512_bf16"})
+
+
 def suite_plans() -> dict[str, list[list]]:
-    """suite:device -> [cell_id, config_id, processes] for every planned cell, in order."""
+    """suite:device -> [cell_id, config_id, processes] for every planned cell, in order, on a
+    CPU with SNAPSHOT_CPU_FLAGS."""
+    from unittest import mock
+
+    with mock.patch("dlbench.runner.driver.plan.experiments.precision.cpu_flags",
+                    lambda: set(SNAPSHOT_CPU_FLAGS)):
+        return _plans()
+
+
+def _plans() -> dict[str, list[list]]:
     from dlbench.core.identity import config_id
     from dlbench.runner.driver.plan.experiments import SUITES
     from dlbench.runner.driver.plan.cells import plan_cells
