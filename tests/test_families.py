@@ -83,7 +83,7 @@ PARTS = textwrap.dedent('''
 
         return TwoLayer()
 
-    def tf_model(d, weights, conventions):
+    def tf_model(d, weights, conventions, compute_dtype):
         import tensorflow as tf
         from dlbench.runner.models.tensorflow import CanonicalModule
 
@@ -92,7 +92,7 @@ PARTS = textwrap.dedent('''
                 h = tf.nn.relu(tf.matmul(x, self["hidden.kernel"]) + self["hidden.bias"])
                 return tf.matmul(h, self["head.kernel"]) + self["head.bias"]
 
-        return TwoLayer(d, weights, conventions)
+        return TwoLayer(d, weights, conventions, compute_dtype)
 
     def keras_model(d, conventions):
         import keras
