@@ -82,6 +82,8 @@ def home_counts(source, cells: pd.DataFrame) -> dict[str, int]:
     wrong = total = 0
     for table in tables:
         question = next(q for q in QUESTIONS if q.key == table["key"])
+        if question.parity:  # the same model from the same start: not a compared answer
+            continue
         answers = compared[compared["question"] == question.key].to_dict("records")
         for answer, row in zip(answers, table["rows"], strict=True):
             cell = cells.loc[(answer["run_id"], answer["cell_a"])]
