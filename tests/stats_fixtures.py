@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,15 +53,17 @@ def _outcome(cell: FakeCell) -> CellOutcome:
 
 
 def write_run(results_dir: Path, run_id: str, cells: list[FakeCell],
-              environment: dict | None = None) -> Path:
-    """Write a complete run directory the way the runner does."""
+              environment: dict | None = None, code: bytes | None = None) -> Path:
+    """Write a complete run directory the way the runner does; with `code`, every process
+    record names its cell's code file at that text's hash (a code record can hold it)."""
     store = RunStore(results_dir / "runs" / run_id)
     store.save_run_info({"run_id": run_id, "suite": "test", "started_at": "2026-12-02T10:00",
                          "device": cells[0].spec.device if cells else "cpu"})
     store.save_environment(environment or {"python": "3.12.1", "frameworks": {"torch": "2.13.0"}})
     for cell in cells:
+        digest = hashlib.sha256(code).hexdigest() if code is not None else "0" * 64
         store.save_record(CellRecord(cell.spec, _outcome(cell), "2026-12-02T10:00:00", 1.0, "",
-                                     cell.code_path, "0" * 64))
+                                     cell.code_path, digest))
     store.rebuild_tables()
     return store.root
 

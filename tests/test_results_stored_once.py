@@ -84,8 +84,9 @@ def test_runs_of_one_code_share_one_archive_and_export_as_whole_runs(tmp_path):
     cells = training_cells(np.random.default_rng(3), {"pytorch": 1.0, "tensorflow": 1.3})
     ids = ["20261206T100000Z-cpu", "20261206T110000Z-cpu"]
     for run_id in ids:
-        root = write_run(results, run_id, cells, environment={"cpu": {"model": "x"}})
-        write_code_record(root, CodeRecord().with_file("runner/a.py", b"print(1)\n"))
+        root = write_run(results, run_id, cells, environment={"cpu": {"model": "x"}},
+                         code=b"print(1)\n")
+        write_code_record(root, CodeRecord().with_file(cells[0].code_path, b"print(1)\n"))
     release = freeze_release(results, "2026.12", ids, "2026-12-06", "t", "cff")
     archives = list((release / "code-archives").iterdir())
     assert len(archives) == 1 and not list(release.rglob("code.tar"))  # one, shared
