@@ -80,6 +80,7 @@ def test_the_machine_suite_is_listed_dry_run_and_in_the_readme(capsys, tmp_path,
     assert re.search(r"data-parallel, mlp-digits: \d+ cells, 4 not measured here; first look "
                      r"about \d+ min", out)
     assert "look 2 (3 -> 5 processes)" in out and "whole run: projected" in out
+    assert "look shares: release 2027.02's (0.65); no earlier machine run of this kind" in out
     assert not any(tmp_path.iterdir())
     assert main(["run", "--suite", "machine", "--dry-run", "--model", "m.py:build",
                  "--results-dir", str(tmp_path)]) == 2

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 
 #: Page sections an experiment may add (dlbench.report.pages.experiment renders each).
 #: "formats": the works/fails matrix of export formats; "defaults": the answer to "does the
-#: framework you use change accuracy?" with the settings that differ by default.
-SECTIONS = ("formats", "defaults")
+#: framework you use change accuracy?" with the settings that differ by default;
+#: "precision-accuracy": whether reduced precision cost accuracy against fp32, per system.
+SECTIONS = ("formats", "defaults", "precision-accuracy")
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,8 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         ("steady_epoch_time", "first_epoch_time", "train_throughput", "working_memory",
          "test_accuracy", "accuracy_change_vs_fp32", "output_deviation_vs_fp32",
          "output_deviation_rel_vs_fp32", "inference_throughput", "latency_p50", "latency_p90",
-         "latency_p99", "user_memory", "model_memory", _IMPORT)),
+         "latency_p99", "user_memory", "model_memory", _IMPORT),
+        sections=("precision-accuracy",)),
     Experiment(
         "execution-mode", "dlbench.runner.worker.experiments.execution_mode",
         "Do graph and compiled modes train faster than eager execution, and after how many "

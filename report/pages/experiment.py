@@ -19,6 +19,7 @@ from dlbench.report.render.charts import curve_chart, empty_reason, is_accuracy,
 from dlbench.report.render.labels import (format_label, metric_ids_in_words, reason_label,
                                   status_label, workload_label)
 from dlbench.report.pages.defaults_accuracy import defaults_blocks
+from dlbench.report.pages.precision_accuracy import precision_blocks
 from dlbench.report.pages.registry import Page, SourceInputs, pages_before_verdicts
 from dlbench.report.render.jinja import ChartBlock, chart_block, render
 from dlbench.report.inputs.source import Source
@@ -408,6 +409,8 @@ def experiment_page(inputs: SourceInputs, experiment: str) -> Page:
         formats=(export_formats(source, summary, experiment)
                  if "formats" in page_sections(experiment) else []),
         defaults=(defaults_blocks(source) if "defaults" in page_sections(experiment) else []),
+        precision_accuracy_blocks=(precision_blocks(source) if "precision-accuracy"
+                                   in page_sections(experiment) else []),
         history_releases=releases, history_rows=history,
     )
     return Page(text, tuple(c for s in sections for c in s["charts"]) + tuple(curves))

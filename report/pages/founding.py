@@ -16,7 +16,9 @@ import pandas as pd
 from dlbench.core.compare_kinds import runs_by_kind
 from dlbench.core.layout import RunData, release_dir, release_names
 from dlbench.core.where_it_holds import Holds
+from dlbench.report.render.user_text import plain_text
 from dlbench.report.verdicts.defaults_answers import QUESTION as DEFAULTS_QUESTION
+from dlbench.report.verdicts.precision_answers import ANCHOR as PRECISION_ACCURACY
 
 
 @dataclass(frozen=True)
@@ -32,8 +34,9 @@ class Founding:
 
 #: The questions this project was started to answer, in the order a reader asks them.
 FOUNDING = (
-    Founding("Does half precision (BF16) train faster or use less memory than FP32?",
-             ("precision-speedup", "precision-memory"), "precision", "bf16"),
+    Founding("Does half precision (BF16) train faster, use less memory or lose accuracy "
+             "against FP32?", ("precision-speedup", "precision-memory", PRECISION_ACCURACY),
+             "precision", "bf16"),
     Founding("Does FP16 train faster than FP32?", (), "precision", "fp16"),
     Founding("Which framework trains fastest?", ("training-speed",), "training"),
     Founding("Does the framework you use change accuracy?", (DEFAULTS_QUESTION,),
@@ -94,15 +97,19 @@ def measured_in(results_dir: Path | None, release: str, experiment: str,
 
 
 def _lines(founding: Founding, tables: Mapping[str, dict], per_machine: Mapping[str, dict],
-           defaults: list[dict]) -> list[dict]:
+           defaults: list[dict], precision_accuracy: list[dict]) -> list[dict]:
     """Up to LINES answers of a founding question: a row's label and its answer on each
-    machine kind (where it holds), or its winner on the one machine, with its anchor."""
+    machine kind (where it holds), or its winner on the one machine, with its anchor; an
+    accuracy answer (defaults, precision) by its own rule's sentence."""
     lines = []
     for key in founding.questions:
         if key == DEFAULTS_QUESTION:
             lines += [{"label": block["task"], "answer": block["sentence"],
                        "anchor": "does-the-framework-you-use-change-accuracy"}
                       for block in defaults[:1]]
+            continue
+        if key == PRECISION_ACCURACY and precision_accuracy:
+            lines.append(_precision_line(precision_accuracy))
             continue
         table, machines = tables.get(key), per_machine.get(key)
         if machines:
@@ -112,6 +119,17 @@ def _lines(founding: Founding, tables: Mapping[str, dict], per_machine: Mapping[
             lines += [{"label": row["label"], "answer": _one_machine(row, table),
                        "anchor": f"q-{key}"} for row in table["rows"][:1]]
     return lines[:LINES]
+
+
+def _precision_line(blocks: list[dict]) -> dict:
+    """The precision accuracy answers in one line: each machine's sentence, named where the
+    release holds several."""
+    several = len({block["machine"] for block in blocks}) > 1
+    answer = "; ".join((f"on {block['machine']}: " if several else "") + block["sentence"]
+                       for block in blocks)
+    workloads = ", ".join(dict.fromkeys(block["workload"] for block in blocks))
+    return {"label": f"accuracy ({workloads})", "answer": plain_text(answer),
+            "anchor": PRECISION_ACCURACY}
 
 
 def _one_machine(row: dict, table: dict) -> str:
@@ -126,13 +144,13 @@ def _one_machine(row: dict, table: dict) -> str:
 
 def founding_answers(tables: list[dict], per_machine: Mapping[str, dict], defaults: list[dict],
                      cells: pd.DataFrame, release: str, results_dir: Path | None,
-                     links: bool) -> list[dict]:
+                     links: bool, precision_accuracy: list[dict] | None = None) -> list[dict]:
     """Each founding question with its answer lines, or 'not measured in this release' with
     why and the releases that measured it (linked where `links`: a published version)."""
     by_key = {table["key"]: table for table in tables}
     found = []
     for founding in FOUNDING:
-        lines = _lines(founding, by_key, per_machine, defaults)
+        lines = _lines(founding, by_key, per_machine, defaults, precision_accuracy or [])
         missing = None if lines else {
             "why": why_not(cells, founding.experiment, founding.precision),
             "releases": [{"name": name, "href": f"../{name}/" if links else ""}

@@ -27,6 +27,7 @@ from dlbench.report.pages.answer_tables import (answer_counts, answer_outcomes, 
 from dlbench.report.pages.answer_values import centres_of
 from dlbench.report.pages.cite import example_row, result_citation
 from dlbench.report.pages.defaults_accuracy import defaults_blocks
+from dlbench.report.pages.precision_accuracy import precision_blocks
 from dlbench.report.pages.founding import (founding_answers, framework_versions,
                                            machine_dependence, machine_kinds, notes_summary,
                                            summary_frame)
@@ -360,6 +361,7 @@ def home_page(inputs: PageInputs) -> Page:
     evidence = {block["key"]: block
                 for block in question_blocks(source, inputs.summary, found)}
     defaults = defaults_blocks(source)
+    precision_accuracy = precision_blocks(source)
     leads = summary_frame(tables)
     chart = chart_block("home-summary", ratio_chart(
         leads, "How many times better each decided best is than the closest other system, "
@@ -367,11 +369,13 @@ def home_page(inputs: PageInputs) -> Page:
     example = example_row(inputs.summary, source.cells) if not source.draft else None
     text = render(inputs.env, "index.md.j2", tables=tables, evidence=evidence,
                   per_machine=per_machine, beside=_beside_release(inputs),
-                  defaults=defaults, kinds=machine_kinds(list(source.runs)),
+                  defaults=defaults, precision_accuracy_blocks=precision_accuracy,
+                  kinds=machine_kinds(list(source.runs)),
                   versions=framework_versions(list(source.runs)),
                   founding=founding_answers(tables, per_machine, defaults, source.cells,
                                             source.name, inputs.results_dir,
-                                            links=not source.draft),
+                                            links=not source.draft,
+                                            precision_accuracy=precision_accuracy),
                   dependence=machine_dependence(per_machine), summary_chart=chart,
                   example=None if example is None else result_citation(example, inputs.cite),
                   stored=stored is not None, apart=len(apart),

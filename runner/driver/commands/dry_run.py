@@ -11,6 +11,7 @@ from dlbench.runner.driver.commands.run_arguments import RunArguments
 from dlbench.runner.driver.plan.cells import PlanError, plan_cells, resolve_device, validate
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.driver.plan.estimate import estimate, machine_history
+from dlbench.runner.driver.plan.look_shares import second_look_share
 from dlbench.runner.driver.plan.projection import project
 
 
@@ -30,7 +31,9 @@ def dry_run_lines(arguments: RunArguments) -> list[str]:
     measured = Counter((c.experiment, c.workload) for c in cells if c.runs)
     left_out = Counter((c.experiment, c.workload) for c in cells if not c.runs)
     history = machine_history(arguments.results_dir)
-    projection = project(cells, request.suite, history.times, override=request.repeats)
+    second, source = second_look_share(arguments.results_dir, history.kind, request.suite)
+    projection = project(cells, request.suite, history.times, override=request.repeats,
+                         second=second)
     policy = request.policy()
     lines = [f"dry run of the {request.suite} suite on {device} (nothing is measured); "
              f"{'citable' if policy['citable'] else 'a preview, not citable'}"]
@@ -39,7 +42,7 @@ def dry_run_lines(arguments: RunArguments) -> list[str]:
         lines.append(f"  {key[0]}, {key[1]}: {measured[key]} cells"
                      + (f", {left_out[key]} not measured here" if left_out[key] else "")
                      + (f"; first look about {minutes[key]:.0f} min" if measured[key] else ""))
-    return lines + [history.sentence()] + projection.lines()
+    return lines + [history.sentence(), source] + projection.lines()
 
 
 def first_look_minutes(cells: list[CellSpec], history: dict[str, float]) -> dict[tuple, float]:

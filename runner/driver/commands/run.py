@@ -27,6 +27,7 @@ from dlbench.core.tables import ResultsFileError
 from dlbench.core.visible import visible_controls
 from dlbench.runner.driver.machine.environment import capture_environment
 from dlbench.runner.driver.plan.estimate import estimate, machine_history
+from dlbench.runner.driver.plan.look_shares import second_look_share
 from dlbench.runner.driver.plan.projection import error_line, project
 from dlbench.runner import PROJECT_ROOT
 from dlbench.runner.driver.launch.execute import execute_cells
@@ -264,12 +265,15 @@ def _projected_here(store: RunStore, info: dict, cells: list[CellSpec],
     if "estimate" in info:
         return None
     history = machine_history(store.root.parent.parent)
+    second, source = second_look_share(store.root.parent.parent, history.kind, request.suite)
     projection = project(cells, request.suite, history.times,
-                         override=None if request.plan else request.repeats)
+                         override=None if request.plan else request.repeats, second=second)
     console.print(history.sentence())
+    console.print(source)
     console.print(projection.lines()[-1])
     store.save_run_info(store.load_run_info() | {"estimate": projection.record()
-                                                 | {"machine_factor": round(history.factor, 3)}})
+                                                 | {"machine_factor": round(history.factor, 3),
+                                                    "second_look_share": round(second, 3)}})
     return projection.projected_min
 
 

@@ -83,6 +83,19 @@ def run_kind(run_root: Path) -> str:
     return machine_kind(environment).key if environment.get("cpu") else ""
 
 
+def kind_features(results_dir: Path, kind: str) -> dict[str, bool]:
+    """The kernel-deciding ISA features (dlbench.core.cpu_flags.isa_features' keys) the
+    newest run of machine kind `kind` recorded; {} where no run of the kind kept one."""
+    from dlbench.core.cpu_flags import ISA_FLAGS
+
+    features: dict[str, bool] = {}
+    for _, _, root in run_sources(results_dir):
+        if run_kind(root) == kind:
+            cpu = layout.read_environment(root)["cpu"]
+            features = {key: bool(cpu.get(key)) for key in (*ISA_FLAGS, "amx")}
+    return features
+
+
 def newest(sources: list[Source]) -> dict[str, float]:
     """Each cell's time from the newest of `sources` that measured it."""
     times: dict[str, float] = {}

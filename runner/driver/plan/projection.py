@@ -71,12 +71,15 @@ class Projection:
 
 
 def project(cells: list[CellSpec], suite: str, history: dict[str, float],
-            shares: list[float] | None = None, override: int | None = None) -> Projection:
+            shares: list[float] | None = None, override: int | None = None,
+            second: float = SECOND_LOOK_SHARE) -> Projection:
     """The projection of measuring `cells` under `suite`'s design (`shares`: of the cells
-    topped up at each later look; by default SECOND_LOOK_SHARE to the power of the look)."""
+    topped up at each later look; by default `second` to the power of the look, `second`
+    being the second look's share: dlbench.runner.driver.plan.look_shares reads the kind's
+    own)."""
     first = estimate(worker_batches(process_order(cells, 0), suite), history)
     design = run_design(suite, override)
-    shares = shares or [SECOND_LOOK_SHARE ** (k + 1) for k in range(len(design.looks) - 1)]
+    shares = shares or [second ** (k + 1) for k in range(len(design.looks) - 1)]
     if len(shares) != len(design.looks) - 1:
         raise ValueError(f"give one share for each of the {len(design.looks) - 1} later looks")
     looks = tuple(LookMinutes(before, after, _look_minutes(suite, cells, before, after, history),

@@ -66,12 +66,32 @@ GRID["machine"] |= {"workloads": ["mlp-digits"], "accuracy_precisions": ("bf16",
                     "real_size_precisions": ("fp32", "bf16", "fp16")}
 
 
-def fp16_unsupported(request: RunRequest, precision: str) -> dict:
-    """{UNSUPPORTED: why} for an fp16 cell on a CPU without fp16 units (this machine's
-    flags: the plan is made where it is measured); {} otherwise."""
+def fp16_unsupported(request: RunRequest, precision: str,
+                     features: dict[str, bool] | None = None) -> dict:
+    """{UNSUPPORTED: why} for an fp16 cell on a CPU without fp16 units (`features`: a CPU's
+    isa_features; None: this machine's, as the plan is made where it is measured); {}
+    otherwise."""
     if precision != "fp16" or request.device != "cpu":
         return {}
-    return {} if fp16_units(isa_features(cpu_flags())) else {UNSUPPORTED: NO_FP16_UNITS}
+    features = isa_features(cpu_flags()) if features is None else features
+    return {} if fp16_units(features) else {UNSUPPORTED: NO_FP16_UNITS}
+
+
+def on_cpu(cells: list[CellSpec], features: dict[str, bool]) -> list[CellSpec]:
+    """`cells` as a CPU with `features` would plan them: each CPU fp16 cell measured where
+    that CPU has fp16 units, unsupported where it has none. A projection for another machine
+    kind needs it: this machine's flags decided the plan (an AMD EPYC without AVX-512 FP16
+    plans no fp16 cell; an Intel Xeon with it measures five ResNet-50 ones)."""
+    planned = []
+    for cell in cells:
+        if cell.experiment == "precision" and cell.precision == "fp16" and cell.device == "cpu":
+            params = {k: v for k, v in cell.params.items()
+                      if not (k == UNSUPPORTED and v == NO_FP16_UNITS)}
+            if not fp16_units(features) and UNSUPPORTED not in params:
+                params[UNSUPPORTED] = NO_FP16_UNITS
+            cell = replace(cell, params=params)
+        planned.append(cell)
+    return planned
 
 
 def plan(request: RunRequest) -> list[CellSpec]:

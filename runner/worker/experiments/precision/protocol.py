@@ -152,7 +152,9 @@ def measure_precision(cell: Cell, make: Callable[[str], PrecisionTrainer], fairn
         cell.model_memory()]
     if base_accuracy is not None:
         observations.append(cell.observe("accuracy_change_vs_fp32", accuracy - base_accuracy))
-    return cell.outcome(observations, fairness, cell.workload_details() | units_details(spec))
+    # the test set's size: the accuracy answer's interval holds its sampling error
+    return cell.outcome(observations, fairness, cell.workload_details() | units_details(spec)
+                        | {"test_samples": len(data.dataset.y_test)})
 
 
 def units_details(spec: CellSpec) -> dict:
