@@ -29,6 +29,7 @@ OWN_SESSION_FOLDERS = pytest.StashKey[list]()
 #: Modules that read one expensive session-scoped build, by the name of the build: under
 #: `pytest -n` they run in one test process, so it is built once a session.
 SHARED_BUILD_MODULES = {
+    "tests/test_site_browser_founding.py": "served_committed_releases",
     "tests/test_site_browser_reader.py": "served_committed_releases",
     "tests/test_site_browser_releases.py": "served_committed_releases",
     "tests/test_site_build.py": "served_committed_releases",

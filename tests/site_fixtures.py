@@ -20,6 +20,15 @@ from dlbench.core.releases import freeze_release
 from dlbench.report.inputs.source import load_release
 
 ROOT = Path(__file__).parent.parent
+
+
+def committed_releases() -> tuple[str, ...]:
+    """Every release committed under results/releases/, oldest first: the one site the
+    browser modules and the strict build of every release share (tests/conftest.py builds
+    it once a session for each tuple, so every reader asks for this one)."""
+    from dlbench.core.releases import release_names
+
+    return tuple(release_names(ROOT / "results"))
 GOLDEN = Path(__file__).parent / "data" / "golden"
 TEMPLATES = ROOT / "templates"
 RUN_A = "20261201T100000Z-fixture"  # training

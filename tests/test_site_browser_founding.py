@@ -30,8 +30,11 @@ RAW_AT_MOST = 10
 
 @pytest.fixture(scope="module")
 def released(served_committed_releases) -> str:
-    """Release 2027.04 deployed with mike, exported and served on localhost."""
-    return served_committed_releases((RELEASE,))
+    """The committed releases (2027.04 among them) deployed with mike, exported and served on
+    localhost: the session's one build of them (tests/conftest.py)."""
+    from tests.site_fixtures import committed_releases
+
+    return served_committed_releases(committed_releases())
 
 
 def _open(browser, url: str, width: int = 1280):

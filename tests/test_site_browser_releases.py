@@ -50,8 +50,11 @@ def _serve(root: Path) -> tuple[str, object]:
 @pytest.fixture(scope="module")
 def released(served_committed_releases) -> str:
     """The committed releases deployed with mike, exported and served on localhost (built
-    once a session for every module that reads them: tests/conftest.py)."""
-    return served_committed_releases(RELEASES)
+    once a session for every module that reads them: tests/conftest.py). The walks read
+    RELEASES; the site holds every committed release, the one build they all share."""
+    from tests.site_fixtures import committed_releases
+
+    return served_committed_releases(committed_releases())
 
 
 @pytest.fixture(scope="module")

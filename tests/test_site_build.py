@@ -298,17 +298,16 @@ def test_committed_releases_verify_and_build_strictly(served_committed_releases)
 
     import yaml
 
-    from dlbench.core.releases import release_names
-    from tests.site_fixtures import ROOT
+    from tests.site_fixtures import ROOT, committed_releases
 
-    releases = release_names(ROOT / "results")
+    releases = committed_releases()
     if not releases:
         pytest.skip("no release committed under results/releases yet")
     assert yaml.safe_load((ROOT / "mkdocs.yml").read_text())["strict"] is True
     # each release verified as it is read, built, and deployed by mike, whose mkdocs build
     # takes the config's strict mode: a warning fails the deploy; the browser tests' site,
     # built once a session (tests/conftest.py)
-    url = served_committed_releases(tuple(releases))
+    url = served_committed_releases(releases)
     for name in releases:
         with urllib.request.urlopen(f"{url}{name}/", timeout=30) as page:
             assert page.status == 200 and b"md-content" in page.read(), name
