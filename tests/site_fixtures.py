@@ -16,7 +16,7 @@ from dlbench.report.site.errata import Erratum, append_erratum
 from dlbench.report.site.cache import SiteCache, write_tree
 from dlbench.report.site.publish import export_site, mike_deploy
 from dlbench.report.site.static_server import make_server
-from dlbench.core.releases import freeze_release
+from dlbench.core.storage.releases import freeze_release
 from dlbench.report.inputs.source import load_release
 
 ROOT = Path(__file__).parent.parent

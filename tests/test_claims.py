@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from tests.judging_fixtures import CPU_ENV, bounded, noisy, tables
 
-from dlbench.core.judging import Regime
+from dlbench.core.judging.regime import Regime
 from dlbench.report.claims.check import (
     ClaimOutcome,
     ClaimsFileError,

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from tests.judging_fixtures import CPU_ENV, noisy, tables
 
-from dlbench.core.decisions import Decision
+from dlbench.core.judging.decisions import Decision
 from dlbench.report.claims.answered import AS_ANSWERED, answered_pairs
 from dlbench.report.claims.check import ClaimOutcome, check_claims, parse_claims
 from dlbench.report.verdicts.answers import QUESTIONS, judge_page

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from tests.judging_fixtures import CPU_ENV, tables
 
-from dlbench.core.defaults_accuracy import AccuracyOutcome
+from dlbench.core.judging.defaults_accuracy import AccuracyOutcome
 from dlbench.report.claims.check import check_claims, load_claims
 from dlbench.report.claims.defaults_rule import NOT_RUN, claim_outcome, decided_answers
 from dlbench.report.claims.vocabulary import ClaimOutcome

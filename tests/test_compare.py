@@ -9,9 +9,9 @@ import pytest
 from tests.stats_fixtures import FRAMEWORKS, FakeCell, spec, training_cells, write_run
 
 from dlbench.cli import main
-from dlbench.core.compare import Change, compare, load_side
-from dlbench.core.errors import CompareError
-from dlbench.core.schema import CellStatus
+from dlbench.core.judging.compare import Change, compare, load_side
+from dlbench.core.text.errors import CompareError
+from dlbench.core.storage.schema import CellStatus
 
 WORKLOADS = ["mlp-digits", "cnn-digits", "synthetic-images"]
 TIMES = {"pytorch": 1.0, "tensorflow": 1.2, "keras-tensorflow": 1.4, "keras-torch": 1.6}
@@ -92,7 +92,7 @@ def test_cells_missing_or_failing_on_one_side_are_listed(tmp_path):
 
 
 def test_release_with_two_machines_needs_one_named(tmp_path):
-    from dlbench.core.releases import freeze_release
+    from dlbench.core.storage.releases import freeze_release
 
     write_run(tmp_path, "m1", _cells(seed=1), environment={"cpu": {"model": "Xeon"}})
     write_run(tmp_path, "m2", _cells(seed=2, slow="tensorflow", factor=1.5),
@@ -140,7 +140,7 @@ def test_unknown_metric_is_a_usage_error(results, capsys):
 
 
 def test_a_release_of_one_machine_compares_with_a_run(results):
-    from dlbench.core.releases import freeze_release
+    from dlbench.core.storage.releases import freeze_release
 
     freeze_release(results, "2026.11", ["run-a"], "2026-11-30", "Old", "cff-version: 1.2.0\n")
     report = compare("2026.11", "run-slow", results, metrics=["steady_epoch_time"])
@@ -247,8 +247,8 @@ def test_two_runs_of_one_configuration_get_the_usual_verdicts(tmp_path):
 
 
 def test_a_release_refuses_runs_of_one_cell_in_two_configurations(tmp_path):
-    from dlbench.core.errors import ReleaseError
-    from dlbench.core.releases import freeze_release
+    from dlbench.core.text.errors import ReleaseError
+    from dlbench.core.storage.releases import freeze_release
 
     write_run(tmp_path, "standard", _sized(1, epochs=8))
     write_run(tmp_path, "quick", _sized(2, epochs=2))
@@ -282,8 +282,8 @@ def test_a_release_of_several_machine_kinds_is_compared_kind_by_kind(tmp_path, c
     """Issue 66: two Xeon runs (replicates of one kind) and an EPYC against an older release
     of one Xeon: the Xeon kind against the Xeon (its runs pooled), the EPYC against the Xeon
     as another machine; the command prints one section a kind, never the refusal."""
-    from dlbench.core.compare_kinds import compare_by_kind, kind_pairs, runs_by_kind
-    from dlbench.core.releases import freeze_release
+    from dlbench.core.judging.compare_kinds import compare_by_kind, kind_pairs, runs_by_kind
+    from dlbench.core.storage.releases import freeze_release
 
     write_run(tmp_path, "old", _cells(seed=1), environment=XEON)
     freeze_release(tmp_path, "2026.12", ["old"], "2026-12-01", "T", "cff-version: 1.2.0\n")
@@ -311,6 +311,6 @@ def test_a_release_of_several_machine_kinds_is_compared_kind_by_kind(tmp_path, c
 
 
 def test_a_list_in_the_environment_reads_as_words():
-    from dlbench.core.compare import flatten
+    from dlbench.core.judging.compare import flatten
 
     assert flatten({"isa": ["BF16", "FP32"]}) == {"isa": "BF16, FP32"}

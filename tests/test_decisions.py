@@ -1,19 +1,19 @@
-"""The verdict rule (dlbench/core/decisions.py), the looks (dlbench/core/verdict_engine.py) and the
-calibration (dlbench/core/calibration.py): each outcome, and the error rate by simulation."""
+"""The verdict rule (dlbench/core/judging/decisions.py), the looks (dlbench/core/judging/verdict_engine.py) and the
+calibration (dlbench/core/judging/calibration.py): each outcome, and the error rate by simulation."""
 
 import math
 
 import numpy as np
 import pytest
 
-from dlbench.core.calibration import false_winner_rate, power, simulate
-from dlbench.core.decisions import (decide_family, detectable_ratio, holm_levels, pair_test,
+from dlbench.core.judging.calibration import false_winner_rate, power, simulate
+from dlbench.core.judging.decisions import (decide_family, detectable_ratio, holm_levels, pair_test,
                                processes_needed)
-from dlbench.core.decisions import Decision
-from dlbench.core.metrics import Direction
-from dlbench.core.sequential import (SUITE_DESIGNS, Design, design_from_policy, single_look,
+from dlbench.core.judging.decisions import Decision
+from dlbench.core.declarations.metrics import Direction
+from dlbench.core.judging.sequential import (SUITE_DESIGNS, Design, design_from_policy, single_look,
                                      three_looks, two_looks)
-from dlbench.core.verdict_engine import Sample, decide_sequential, look_reached
+from dlbench.core.judging.verdict_engine import Sample, decide_sequential, look_reached
 
 
 def spread(centre: float, n: int, sd: float, seed: int) -> np.ndarray:
@@ -268,7 +268,7 @@ def test_a_paired_test_uses_only_the_seeds_both_sides_have():
 
 
 def test_the_simulation_s_holm_is_holm_levels_row_by_row():
-    from dlbench.core.calibration import _holm
+    from dlbench.core.judging.calibration import _holm
 
     rng = np.random.default_rng(9)
     p = rng.uniform(0, 0.08, (300, 4))
@@ -285,7 +285,7 @@ def _undecided_precision_cells(environment: dict) -> set[str]:
     """The cells a later look would top up for one close fp32-against-bf16 pair."""
     from tests.judging_fixtures import noisy, tables
 
-    from dlbench.core.verdict_engine import QUESTIONS, undecided_cells
+    from dlbench.core.judging.verdict_engine import QUESTIONS, undecided_cells
 
     cells = [{"system": "pytorch", "experiment": "precision", "precision": precision,
               "values": {"steady_epoch_time": noisy(time, seed, n=3, spread=0.2)}}

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dlbench.core.defaults_accuracy import (ALPHA, THRESHOLD, AccuracyOutcome, PairOutcome,
+from dlbench.core.judging.defaults_accuracy import (ALPHA, THRESHOLD, AccuracyOutcome, PairOutcome,
                                             equals_of_leader, judge_defaults_accuracy)
-from dlbench.core.systems import systems_of
-from dlbench.core.tables import read_table
+from dlbench.core.declarations.systems import systems_of
+from dlbench.core.storage.tables import read_table
 from dlbench.runner.driver.plan.experiments import suite_experiments
 from dlbench.runner.driver.plan.experiments.defaults_accuracy import NO_DEFAULTS
 from dlbench.runner.worker.experiments.defaults_accuracy.protocol import (DOCUMENTED_DEFAULTS,

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dlbench.core.metrics import get_metric
-from dlbench.core.schema import CellStatus
+from dlbench.core.declarations.metrics import get_metric
+from dlbench.core.storage.schema import CellStatus
 from dlbench.runner.driver.launch.execute import execute_cell
 from dlbench.runner.driver.plan.experiments import get_experiment
 from dlbench.runner.driver.plan.request import RunRequest

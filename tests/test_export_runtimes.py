@@ -8,7 +8,7 @@ import importlib.util
 
 import pytest
 
-from dlbench.core.schema import CellStatus
+from dlbench.core.storage.schema import CellStatus
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.worker.experiments.export.protocol import PERTURB_PARAM
 from dlbench.runner.driver.launch.execute import execute_cell

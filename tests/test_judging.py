@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from tests.judging_fixtures import noisy
 
-from dlbench.core.decisions import Decision, judge_pair, judge_together
-from dlbench.core.judging import Regime, achieved_fraction, regime_of
-from dlbench.core.metrics import Direction, is_timing_unit
+from dlbench.core.judging.decisions import Decision, judge_pair, judge_together
+from dlbench.core.judging.regime import Regime, achieved_fraction, regime_of
+from dlbench.core.declarations.metrics import Direction, is_timing_unit
 
 
 def test_a_clear_difference_names_the_better_side_by_the_ratio_of_geometric_means():
@@ -65,7 +65,7 @@ def test_a_pair_first_seen_after_the_family_settled_is_refused():
     def evaluate(family):
         return family.judge("a", noisy(1.0), noisy(1.1, 1), Direction.LOWER)
 
-    from dlbench.core.decisions import Family
+    from dlbench.core.judging.decisions import Family
 
     family = Family()
     evaluate(family)

@@ -9,10 +9,10 @@ from dataclasses import replace
 
 import pytest
 
-from dlbench.core.decisions import Decision
-from dlbench.core.sequential import SUITE_DESIGNS, three_looks, two_looks
-from dlbench.core.tables import read_table
-from dlbench.core.verdict_engine import judge_controls, repeat_rows
+from dlbench.core.judging.decisions import Decision
+from dlbench.core.judging.sequential import SUITE_DESIGNS, three_looks, two_looks
+from dlbench.core.storage.tables import read_table
+from dlbench.core.judging.verdict_engine import judge_controls, repeat_rows
 from dlbench.runner.driver.commands.looks import next_look, with_recorded_looks
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.driver.commands.run import recorded_design, run_cells

@@ -102,7 +102,7 @@ def test_a_machine_label_from_a_run_reaches_the_page_as_text(tmp_path):
 
 
 def test_a_parity_answer_is_no_verdict_to_read_across_machines():
-    from dlbench.core.where_it_holds import MachineAnswer
+    from dlbench.core.judging.where_it_holds import MachineAnswer
     from dlbench.report.pages.machine_columns import PARITY, _machine_cell
 
     assert _machine_cell(MachineAnswer("Intel Xeon", PARITY, "pytorch")) == "same model"
@@ -122,7 +122,7 @@ def test_machines_of_one_kind_are_each_told_apart_by_their_run():
 def test_where_it_holds_counts_kinds_and_says_whether_a_kind_s_runs_agree():
     """Two runs of one kind and a run of another: 'both machine kinds', never 'all 3
     machines', with the replication of the kind measured twice."""
-    from dlbench.core.where_it_holds import Lead, MachineAnswer, where_it_holds
+    from dlbench.core.judging.where_it_holds import Lead, MachineAnswer, where_it_holds
     from dlbench.report.pages.machine_columns import holds_words
 
     amx = "Intel Xeon, 2 cores, AMX"

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from tests.judging_fixtures import CPU_ENV, noisy, tables
 
-from dlbench.core.verdict_engine import QUESTIONS
+from dlbench.core.judging.verdict_engine import QUESTIONS
 from dlbench.report.inputs.source import load_release
 from dlbench.report.pages.answer_values import _pays_back
 from dlbench.report.pages.home import source_judgement, with_new_questions

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from tests.judging_fixtures import CPU_ENV, noisy, tables
 
-from dlbench.core.modes import FASTEST, mode_class
-from dlbench.core.schema import CellStatus
+from dlbench.core.declarations.modes import FASTEST, mode_class
+from dlbench.core.storage.schema import CellStatus
 from dlbench.runner.cell.outcome import CellOutcome, Observation
 from dlbench.runner.cell.spec import NOT_MEASURED, CellSpec
 from dlbench.runner.driver.plan.experiments import get_experiment

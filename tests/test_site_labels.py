@@ -9,9 +9,9 @@ from pathlib import Path
 import markdown
 import pandas as pd
 
-from dlbench.core.history import history
-from dlbench.core.layout import release_names
-from dlbench.core.judging import Regime
+from dlbench.core.storage.history import history
+from dlbench.core.storage.layout import release_names
+from dlbench.core.judging.regime import Regime
 from dlbench.report.claims.check import ClaimVerdict
 from dlbench.report.claims.vocabulary import ClaimOutcome
 from dlbench.report.render.charts import empty_reason, label_lines, ratio_chart, result_chart

@@ -13,9 +13,9 @@ import pytest
 
 from dlbench.cli import main
 from tests.cli_fixtures import run_cli as _run
-from dlbench.core.model_answers import model_answers, parity_table
-from dlbench.core.sequential import single_look
-from dlbench.core.verdict_engine import Decision
+from dlbench.core.judging.model_answers import model_answers, parity_table
+from dlbench.core.judging.sequential import single_look
+from dlbench.core.judging.verdict_engine import Decision
 from dlbench.runner.cell.spec import NOT_MEASURED, CellSpec
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.driver.launch.execute import execute_cells

@@ -7,8 +7,8 @@ from dataclasses import replace
 import pytest
 from tests.judging_fixtures import CPU_ENV, bounded, noisy, tables
 
-from dlbench.core.judging import Regime
-from dlbench.core.verdict_engine import QUESTIONS
+from dlbench.core.judging.regime import Regime
+from dlbench.core.judging.verdict_engine import QUESTIONS
 from dlbench.report.verdicts.answers import VerdictOutcome, answer
 
 Q = {q.key: q for q in QUESTIONS}
@@ -116,8 +116,8 @@ def test_accuracy_from_the_same_start_is_a_parity_answer_never_a_verdict(second,
 
 
 def test_a_parity_answer_buys_no_processes_at_a_look():
-    from dlbench.core.sequential import three_looks
-    from dlbench.core.verdict_engine import undecided_cells
+    from dlbench.core.judging.sequential import three_looks
+    from dlbench.core.judging.verdict_engine import undecided_cells
 
     cells = [{"system": s, "values": {"test_accuracy": noisy(0.95, i, n=3, spread=0.05)},
               "details": OWN_SEEDS} for i, s in enumerate(("pytorch", "tensorflow"))]
@@ -429,7 +429,7 @@ def test_groups_that_measured_one_system_are_counted_in_one_line_below_the_answe
 
 
 def test_the_calibration_simulates_answers_with_a_spread_and_leaves_out_exact_ones():
-    from dlbench.core.sequential import single_look
+    from dlbench.core.judging.sequential import single_look
     from dlbench.report.verdicts.verdict_table import calibrate, simulated
 
     exact = one("accuracy-verdict", [{"system": s, "values": {"test_accuracy": [1.0] * 5},

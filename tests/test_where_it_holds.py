@@ -1,11 +1,11 @@
-"""The cross-machine rule (dlbench/core/where_it_holds.py), one test per outcome, on synthetic
+"""The cross-machine rule (dlbench/core/judging/where_it_holds.py), one test per outcome, on synthetic
 per-machine answers."""
 
 from __future__ import annotations
 
 import math
 
-from dlbench.core.where_it_holds import (Holds, Lead, MachineAnswer, lead_range,
+from dlbench.core.judging.where_it_holds import (Holds, Lead, MachineAnswer, lead_range,
                                          where_it_holds)
 
 AMX, AVX512, AVX2 = "Intel Xeon, AMX", "AMD EPYC, AVX-512 BF16", "AMD EPYC, AVX2"

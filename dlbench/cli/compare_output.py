@@ -19,11 +19,11 @@ from typing import TextIO
 
 import pandas as pd
 
-from dlbench.core.compare import Change, ComparisonReport, compare
-from dlbench.core.compare_kinds import KindComparison, compare_by_kind, several_kinds
-from dlbench.core.errors import CompareError, UsageError
-from dlbench.core.metrics import UnknownMetricError
-from dlbench.core.visible import visible_controls
+from dlbench.core.judging.compare import Change, ComparisonReport, compare
+from dlbench.core.judging.compare_kinds import KindComparison, compare_by_kind, several_kinds
+from dlbench.core.text.errors import CompareError, UsageError
+from dlbench.core.declarations.metrics import UnknownMetricError
+from dlbench.core.text.visible import visible_controls
 
 WIDTH = 80
 SHORT = {Change.NO_SIGNIFICANT_DIFFERENCE: "n.s.", Change.DIFFERENT: "differs"}

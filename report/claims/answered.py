@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from dlbench.core.decisions import PRACTICAL_THRESHOLD, Decision, Family, PairDecision, PairTest
-from dlbench.core.metrics import Direction
-from dlbench.core.verdict_engine import metric_direction
+from dlbench.core.judging.decisions import PRACTICAL_THRESHOLD, Decision, Family, PairDecision, PairTest
+from dlbench.core.declarations.metrics import Direction
+from dlbench.core.judging.verdict_engine import metric_direction
 from dlbench.report.verdicts.defaults_answers import QUESTION as DEFAULTS_QUESTION
 
 #: (run, metric, cell A, cell B) -> the home page's decision of A against B.

@@ -15,9 +15,9 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from dlbench.core.decisions import Family, judge_together
-from dlbench.core.judging import Regime
-from dlbench.core.schema import system_label
+from dlbench.core.judging.decisions import Family, judge_together
+from dlbench.core.judging.regime import Regime
+from dlbench.core.storage.schema import system_label
 from dlbench.report.claims.answered import AnsweredFamily, AnsweredPairs, answered_pairs
 from dlbench.report.claims.defaults_rule import DecidedAnswers, decided_answers
 from dlbench.report.claims.rules import Context, evaluate
@@ -34,8 +34,8 @@ from dlbench.report.claims.vocabulary import (
     StatusCondition,
     combine_findings,
 )
-from dlbench.core.conditions import Need
-from dlbench.core.project_files import listings_dir
+from dlbench.core.judging.conditions import Need
+from dlbench.core.storage.project_files import listings_dir
 
 CLAIMS_FILE = Path(__file__).with_name("claims.yaml")
 LISTINGS_DIR = listings_dir()
@@ -252,7 +252,7 @@ def _where_words(column: str, values: tuple[str, ...]) -> str:
 
 
 def _metric_text(rule: Rule) -> str:
-    from dlbench.core.metrics import METRICS, reader_label
+    from dlbench.core.declarations.metrics import METRICS, reader_label
 
     if not rule.metric:
         return ""

@@ -1,5 +1,5 @@
 """The claim rule kind `defaults_accuracy`: the defaults-accuracy experiment's answer to "does
-the framework you use change accuracy?" (dlbench/core/defaults_accuracy.py), per machine,
+the framework you use change accuracy?" (dlbench/core/judging/defaults_accuracy.py), per machine,
 device and task.
 
 Each system trained with its own framework's defaults, seed by seed, on one test set: the
@@ -19,9 +19,9 @@ from collections.abc import Iterable, Mapping
 
 import pandas as pd
 
-from dlbench.core.decisions import Decision
-from dlbench.core.defaults_accuracy import AccuracyOutcome
-from dlbench.core.schema import system_label
+from dlbench.core.judging.decisions import Decision
+from dlbench.core.judging.defaults_accuracy import AccuracyOutcome
+from dlbench.core.storage.schema import system_label
 from dlbench.report.claims.context import Context
 from dlbench.report.claims.vocabulary import ClaimOutcome, Finding, Rule, combine_findings
 from dlbench.report.verdicts.defaults_answers import (DECISIONS, QUESTION, DefaultsAnswer,

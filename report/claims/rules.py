@@ -3,7 +3,7 @@
 `evaluate(rule, context, family)` returns {(machine, device): Finding}; the tables need a
 `machine` column (check_claims adds it). Devices without any matching evidence are absent;
 check_claims reports them as inconclusive. Every pair is judged by the one rule of
-dlbench.core.decisions; a pair the home page answers takes its decision
+dlbench.core.judging.decisions; a pair the home page answers takes its decision
 (report/claims/answered.py).
 """
 
@@ -14,24 +14,24 @@ from collections.abc import Callable, Mapping
 
 import pandas as pd
 
-from dlbench.core.decisions import (CEILINGS, IDENTICAL_REPEATS, Decision, Family, PairDecision,
+from dlbench.core.judging.decisions import (CEILINGS, IDENTICAL_REPEATS, Decision, Family, PairDecision,
                                     identical_repeats)
-from dlbench.core.judging import Regime
-from dlbench.core.metrics import METRICS, Direction, reader_label
-from dlbench.core.modes import group_words, stands_for
+from dlbench.core.judging.regime import Regime
+from dlbench.core.declarations.metrics import METRICS, Direction, reader_label
+from dlbench.core.declarations.modes import group_words, stands_for
 from dlbench.report.claims.answered import AS_ANSWERED
 from dlbench.report.claims.context import Context, of_system, select
 from dlbench.report.claims.counts import code_size, count_ok, status
 from dlbench.report.claims.defaults_rule import defaults_accuracy
 from dlbench.report.claims.vocabulary import ClaimOutcome, Expect, Finding, Rule, RuleKind, combine_findings
-from dlbench.core.conditions import (
+from dlbench.core.judging.conditions import (
     Need,
     half_precision_reason,
     overhead_memory_reason,
     two_devices_reason,
     working_memory_reason,
 )
-from dlbench.core.verdict_engine import (Standing, cell_samples, cell_values, like_with_like,
+from dlbench.core.judging.verdict_engine import (Standing, cell_samples, cell_values, like_with_like,
                                          standings)
 
 SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_MEASURABLE = (
@@ -108,7 +108,7 @@ def pair_key(group: pd.DataFrame, metric: str, cell_a: str, cell_b: str) -> tupl
 
 
 def _memory_gated(rule: Rule, rows: pd.DataFrame, columns: tuple[str, ...]) -> dict:
-    """Group key -> why a memory rule cannot decide that group (dlbench.core.conditions)."""
+    """Group key -> why a memory rule cannot decide that group (dlbench.core.judging.conditions)."""
     if Need.WORKING_MEMORY not in rule.needs:
         return {}
     reasons = {key: overhead_memory_reason(group)
@@ -235,7 +235,7 @@ def _expected(rule: Rule, judgement: PairDecision) -> ClaimOutcome:
 
 def _stands_for(rule: Rule, group: pd.DataFrame, name: str) -> pd.Series:
     """Rows whose contest value is `name`, or (modes) whose cell measures it: Keras on JAX's
-    default cell is also its jit_compile (dlbench.core.modes.SAME_AS)."""
+    default cell is also its jit_compile (dlbench.core.declarations.modes.SAME_AS)."""
     contest = group[rule.contest].astype(str)
     if rule.contest != "mode":
         return contest == name

@@ -9,8 +9,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from dlbench.core.judging import PRACTICAL_THRESHOLD, Regime
-from dlbench.core.conditions import Need
+from dlbench.core.judging.regime import PRACTICAL_THRESHOLD, Regime
+from dlbench.core.judging.conditions import Need
 
 
 class ClaimOutcome(enum.Enum):

@@ -12,11 +12,11 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from dlbench.core.metrics import METRICS, Direction, is_timing_unit, reader_label
-from dlbench.core.modes import CLASS_WORDS
-from dlbench.core.schema import system_label
-from dlbench.core.verdict_engine import QUESTIONS, Question, metric_direction
-from dlbench.core.words import plural
+from dlbench.core.declarations.metrics import METRICS, Direction, is_timing_unit, reader_label
+from dlbench.core.declarations.modes import CLASS_WORDS
+from dlbench.core.storage.schema import system_label
+from dlbench.core.judging.verdict_engine import QUESTIONS, Question, metric_direction
+from dlbench.core.text.words import plural
 from dlbench.report.inputs.labelled import BatchIndex, format_number, value_batch
 from dlbench.report.pages.answer_values import (Medians, best_value, compile_cost,
                                                 is_compile_question)

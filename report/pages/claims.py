@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from dlbench.core.judging import Regime
+from dlbench.core.judging.regime import Regime
 from dlbench.report.render.charts import ratio_chart
 from dlbench.report.claims.check import ClaimVerdict, check_source_claims, load_claims, load_listings
 from dlbench.report.claims.vocabulary import ClaimOutcome, Expect

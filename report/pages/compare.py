@@ -1,5 +1,5 @@
 """The comparison page: what changed against the previous release, and between the machines
-of a release (the numbers come from dlbench/core/compare.py)."""
+of a release (the numbers come from dlbench/core/judging/compare.py)."""
 
 from __future__ import annotations
 
@@ -8,17 +8,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench.core.compare import Change, ComparisonReport, compare
-from dlbench.core.compare_kinds import compare_by_kind, runs_by_kind, several_kinds
-from dlbench.core.words import plural
-from dlbench.core.errors import CompareError
-from dlbench.core.metrics import reader_label
-from dlbench.core.schema import system_label
+from dlbench.core.judging.compare import Change, ComparisonReport, compare
+from dlbench.core.judging.compare_kinds import compare_by_kind, runs_by_kind, several_kinds
+from dlbench.core.text.words import plural
+from dlbench.core.text.errors import CompareError
+from dlbench.core.declarations.metrics import reader_label
+from dlbench.core.storage.schema import system_label
 from dlbench.report.render.labels import (cell_id_words, environment_key,
                                           environment_value, setting_words,
                                           workload_label)
 from dlbench.report.render.user_text import inert_record
-from dlbench.core.layout import release_names
+from dlbench.core.storage.layout import release_names
 from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.jinja import render
 from dlbench.report.inputs.source import Source

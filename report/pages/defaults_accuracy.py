@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from dlbench.core.defaults_accuracy import (AccuracyOutcome, AccuracyPair, PairOutcome,
+from dlbench.core.judging.defaults_accuracy import (AccuracyOutcome, AccuracyPair, PairOutcome,
                                            equals_of_leader)
-from dlbench.core.schema import system_label
+from dlbench.core.storage.schema import system_label
 from dlbench.report.inputs.source import Source
 from dlbench.report.inputs.labelled import machine_label
 from dlbench.report.render.labels import reason_label, status_label

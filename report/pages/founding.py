@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench.core.compare_kinds import runs_by_kind
-from dlbench.core.layout import RunData, release_dir, release_names
-from dlbench.core.where_it_holds import Holds
+from dlbench.core.judging.compare_kinds import runs_by_kind
+from dlbench.core.storage.layout import RunData, release_dir, release_names
+from dlbench.core.judging.where_it_holds import Holds
 from dlbench.report.verdicts.defaults_answers import QUESTION as DEFAULTS_QUESTION
 
 

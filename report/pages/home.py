@@ -8,11 +8,11 @@ import math
 
 import pandas as pd
 
-from dlbench.core.fma_peak import ABOVE_BOUND_WORDS
-from dlbench.core.judging import PRACTICAL_THRESHOLD, Decision, Regime
-from dlbench.core.metrics import Direction, is_timing_unit, reader_label
-from dlbench.core.verdict_engine import busy_processes
-from dlbench.core.words import counts, plural
+from dlbench.core.machine.fma_peak import ABOVE_BOUND_WORDS
+from dlbench.core.judging.regime import PRACTICAL_THRESHOLD, Decision, Regime
+from dlbench.core.declarations.metrics import Direction, is_timing_unit, reader_label
+from dlbench.core.judging.verdict_engine import busy_processes
+from dlbench.core.text.words import counts, plural
 from dlbench.report.pages.experiment import experiment_title, result_anchor
 from dlbench.report.verdicts.first_published import first_published, rules_changed
 from dlbench.report.pages.registry import Page, PageInputs, page
@@ -35,7 +35,7 @@ from dlbench.report.render.user_text import plain_text
 from dlbench.report.pages.machine_columns import machine_names, machine_tables
 from dlbench.report.verdicts.verdict_table import controls_summary, result_ids
 from dlbench.report.verdicts.stored import judged_apart, stored_verdicts
-from dlbench.core.verdict_engine import QUESTIONS, Pairing
+from dlbench.core.judging.verdict_engine import QUESTIONS, Pairing
 from dlbench.report.verdicts.answers import Verdict, VerdictOutcome, Verdicts, judge_page
 
 

@@ -1,5 +1,5 @@
 """The home page's answers when a release holds several machines: one table per question with
-a column per machine and the line saying where each answer holds (dlbench/core/where_it_holds.py
+a column per machine and the line saying where each answer holds (dlbench/core/judging/where_it_holds.py
 is the rule; this module reads it from a verdicts table and words it)."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from dlbench.core.metrics import Direction
-from dlbench.core.verdict_engine import QUESTIONS, metric_direction
-from dlbench.core.where_it_holds import (NO_DIFFERENCE, WINNER, Holds, Lead, MachineAnswer,
+from dlbench.core.declarations.metrics import Direction
+from dlbench.core.judging.verdict_engine import QUESTIONS, metric_direction
+from dlbench.core.judging.where_it_holds import (NO_DIFFERENCE, WINNER, Holds, Lead, MachineAnswer,
                                          WhereItHolds, lead_range, where_it_holds)
-from dlbench.core.words import plural
+from dlbench.core.text.words import plural
 from dlbench.report.inputs.labelled import format_number
 from dlbench.report.pages.answer_tables import UNDECIDED, TIED, advantage, group_label
 from dlbench.report.render.labels import contender_label

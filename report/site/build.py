@@ -16,13 +16,13 @@ import jinja2
 import pandas as pd
 import yaml
 
-from dlbench.core import experiments as declared_experiments
-from dlbench.core.releases import ERRATA, release_file
-from dlbench.core.tables import write_table
+from dlbench.core.declarations import experiments as declared_experiments
+from dlbench.core.storage.releases import ERRATA, release_file
+from dlbench.core.storage.tables import write_table
 from dlbench.report.render.charts import static_spec
 from dlbench.report.render.labels import use_recorded_words
 from dlbench.report.render.svg import BackgroundBundle, render_svg, svg_pool
-from dlbench.core.history import history
+from dlbench.core.storage.history import history
 from dlbench.report.render.user_text import inert_frame
 from dlbench.report.pages.cite import Citation, release_citation, result_citation
 from dlbench.report.site.errata import read_errata, superseded_by

@@ -1,9 +1,9 @@
-"""Home-page verdicts: for each question (dlbench/core/verdict_questions.yaml) and device, who is
+"""Home-page verdicts: for each question (dlbench/core/judging/verdict_questions.yaml) and device, who is
 best, as frozen records; the templates write the words.
 
 The families, the looks and the rule are dlbench's (verdict_engine, decisions, sequential);
 this module adds what a page needs around them: what the device cannot show
-(dlbench/core/conditions.py), the regime, and the outcome of each answer.
+(dlbench/core/judging/conditions.py), the regime, and the outcome of each answer.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dlbench.core.decisions import CEILINGS, processes_needed
-from dlbench.core.judging import Decision, Regime
-from dlbench.core.metrics import METRICS, Direction
-from dlbench.core.same_start import parity_words, same_start_parity
-from dlbench.core.schema import system_label
-from dlbench.core.sequential import Design, design_from_policy
-from dlbench.core.verdict_engine import (
+from dlbench.core.judging.decisions import CEILINGS, processes_needed
+from dlbench.core.judging.regime import Decision, Regime
+from dlbench.core.declarations.metrics import METRICS, Direction
+from dlbench.core.judging.same_start import parity_words, same_start_parity
+from dlbench.core.storage.schema import system_label
+from dlbench.core.judging.sequential import Design, design_from_policy
+from dlbench.core.judging.verdict_engine import (
     QUESTIONS,
     Control,
     Pairing,
@@ -36,8 +36,8 @@ from dlbench.core.verdict_engine import (
     threshold_for,
     unmeasurable,
 )
-from dlbench.core.achieved import cell_fractions
-from dlbench.core.conditions import regime_of_cells
+from dlbench.core.machine.achieved import cell_fractions
+from dlbench.core.judging.conditions import regime_of_cells
 
 class VerdictOutcome(enum.Enum):
     """What a verdict can say."""

@@ -1,5 +1,5 @@
 """The defaults-accuracy answers of a release: for each run, device and task, the answer of
-dlbench.core.defaults_accuracy over the systems that ran, the settings that differ by
+dlbench.core.judging.defaults_accuracy over the systems that ran, the settings that differ by
 default between them (as each cell read them back from its framework's objects), every
 system that could not be run with its defaults, with why, and the answer as rows of the
 verdicts table (verdicts.csv), the way the home page's other answers are stored."""
@@ -12,16 +12,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dlbench.core.achieved import details_of
-from dlbench.core.decisions import Decision
-from dlbench.core.defaults_accuracy import (AccuracyOutcome, DefaultsAccuracy, PairOutcome,
+from dlbench.core.machine.achieved import details_of
+from dlbench.core.judging.decisions import Decision
+from dlbench.core.judging.defaults_accuracy import (AccuracyOutcome, DefaultsAccuracy, PairOutcome,
                                             judge_defaults_accuracy)
-from dlbench.core.modes import group_words
-from dlbench.core.schema import CellStatus
-from dlbench.core.systems import SYSTEMS, system_of
-from dlbench.core.verdict_engine import repeat_rows
+from dlbench.core.declarations.modes import group_words
+from dlbench.core.storage.schema import CellStatus
+from dlbench.core.declarations.systems import SYSTEMS, system_of
+from dlbench.core.judging.verdict_engine import repeat_rows
 
-#: The experiment these answers judge (dlbench.core.experiments declares it).
+#: The experiment these answers judge (dlbench.core.declarations.experiments declares it).
 EXPERIMENT = "defaults-accuracy"
 METRIC = "test_accuracy"
 #: The question the answer is stored under in a verdicts table, and its title.

@@ -1,6 +1,6 @@
 """The verdicts as data: one row per judged pair, per answer and per A/A control (the
 download every page's answers render from), and the page's error rate by simulation at its
-own spreads (dlbench/core/calibration.py)."""
+own spreads (dlbench/core/judging/calibration.py)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dlbench.core.calibration import BUILD_REPLICATIONS, POWER_RATIOS, power, simulate
-from dlbench.core.decisions import PairDecision
-from dlbench.core.metrics import reader_label
-from dlbench.core.modes import group_words
-from dlbench.core.sequential import Design, design_from_policy
-from dlbench.core.verdict_engine import QUESTIONS, Control
+from dlbench.core.judging.calibration import BUILD_REPLICATIONS, POWER_RATIOS, power, simulate
+from dlbench.core.judging.decisions import PairDecision
+from dlbench.core.declarations.metrics import reader_label
+from dlbench.core.declarations.modes import group_words
+from dlbench.core.judging.sequential import Design, design_from_policy
+from dlbench.core.judging.verdict_engine import QUESTIONS, Control
 from dlbench.report.verdicts.answers import Verdict, VerdictOutcome, Verdicts
 from dlbench.report.verdicts.defaults_answers import DefaultsAnswer, defaults_rows
 
@@ -125,7 +125,7 @@ def log_spreads(verdict: Verdict) -> np.ndarray:
 
 def simulated(verdict: Verdict) -> bool:
     """Whether a verdict is one the calibration simulates: tested, with a spread on every
-    side. A side with none (identical values on every seed, exact: dlbench/core/seeds.py)
+    side. A side with none (identical values on every seed, exact: dlbench/core/judging/seeds.py)
     has no sampling error to simulate."""
     spreads = log_spreads(verdict)
     return (verdict.tested and verdict.outcome is not VerdictOutcome.NOT_MEASURABLE

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import ray
 
-from dlbench.core import layout
-from dlbench.core.atomic import make_dir
-from dlbench.core.errors import SaveError, UsageError
+from dlbench.core.storage import layout
+from dlbench.core.storage.atomic import make_dir
+from dlbench.core.text.errors import SaveError, UsageError
 from dlbench.runner.driver.cluster.dispatch import Job, run_jobs
 from dlbench.runner.driver.cluster.node_identity import node_identity
 from dlbench.runner.driver.cluster.nodes import chosen_kinds, connect, placement

@@ -16,15 +16,15 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
 from rich.table import Table
 from rich.text import Text
 
-from dlbench.core import experiments as declared_experiments
-from dlbench.core import layout
-from dlbench.core.atomic import make_dir
-from dlbench.core.errors import LayoutError, SaveError, UsageError
-from dlbench.core.schema import CellStatus
-from dlbench.core.sequential import Design, design_from_policy
-from dlbench.core.verdict_engine import QUESTIONS, Question
-from dlbench.core.tables import ResultsFileError
-from dlbench.core.visible import visible_controls
+from dlbench.core.declarations import experiments as declared_experiments
+from dlbench.core.storage import layout
+from dlbench.core.storage.atomic import make_dir
+from dlbench.core.text.errors import LayoutError, SaveError, UsageError
+from dlbench.core.storage.schema import CellStatus
+from dlbench.core.judging.sequential import Design, design_from_policy
+from dlbench.core.judging.verdict_engine import QUESTIONS, Question
+from dlbench.core.storage.tables import ResultsFileError
+from dlbench.core.text.visible import visible_controls
 from dlbench.runner.driver.machine.environment import capture_environment
 from dlbench.runner.driver.plan.estimate import estimate, machine_history
 from dlbench.runner.driver.plan.projection import error_line, project

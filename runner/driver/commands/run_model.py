@@ -16,12 +16,12 @@ from dataclasses import replace
 
 from rich.console import Console
 
-from dlbench.core import layout
-from dlbench.core.atomic import atomic_write_bytes, make_dir
-from dlbench.core.errors import UsageError
-from dlbench.core.model_answers import (MODEL_QUESTIONS, model_answers, no_answer_reason,
+from dlbench.core.storage import layout
+from dlbench.core.storage.atomic import atomic_write_bytes, make_dir
+from dlbench.core.text.errors import UsageError
+from dlbench.core.judging.model_answers import (MODEL_QUESTIONS, model_answers, no_answer_reason,
                                         parity_table)
-from dlbench.core.sequential import design_from_policy
+from dlbench.core.judging.sequential import design_from_policy
 from dlbench.runner.cell.spec import NOT_MEASURED, CellSpec
 from dlbench.runner.driver.commands.resume_checks import refuse_foreign_run
 from dlbench.runner.driver.commands.run import (busy_retries_of, existing_run, new_run_id,

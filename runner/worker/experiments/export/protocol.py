@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dlbench.core.schema import CellStatus
+from dlbench.core.storage.schema import CellStatus
 from dlbench.runner.worker.experiments.export.runtimes import Predict, artifact_size_mib, runtime_settings
 from dlbench.runner.worker.harness import Cell, CellSkipped
 from dlbench.runner.worker.harness.data import CellData

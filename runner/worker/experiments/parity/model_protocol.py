@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from dlbench.core.schema import CellStatus
+from dlbench.core.storage.schema import CellStatus
 from dlbench.runner.workloads.datasets import synthetic_images, synthetic_tokens
 from dlbench.runner.models import reference_forward as reference
 from dlbench.runner.worker.experiments.parity.protocol import (TOLERANCE, ParityFramework, parity_manifest,
