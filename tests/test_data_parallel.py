@@ -11,9 +11,11 @@ from dlbench.core.storage.schema import CellStatus
 from dlbench.runner.driver.launch.execute import execute_cell
 from dlbench.runner.driver.plan.experiments import get_experiment
 from dlbench.runner.driver.plan.request import RunRequest
-from dlbench.runner.driver.plan.experiments.data_parallel import STRATEGIES, global_batch, worker_counts
-from dlbench.runner.worker.experiments.data_parallel.protocol import (ACCURACY_TOLERANCE, TrainingRun,
-                                                       epoch_plan, run_observations, shard)
+from dlbench.runner.driver.plan.experiments.data_parallel import (STRATEGIES, global_batch,
+                                                                  worker_counts)
+from dlbench.runner.worker.experiments.data_parallel.protocol import (ACCURACY_TOLERANCE,
+                                                                      TrainingRun, epoch_plan,
+                                                                      run_observations, shard)
 from dlbench.runner.cell.spec import CellSpec
 
 

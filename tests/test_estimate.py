@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from dlbench.core.storage.tables import write_table
-from dlbench.runner.driver.plan.estimate import DEFAULT_PROCESS_S, estimate, recorded_process_seconds
+from dlbench.runner.driver.plan.estimate import (DEFAULT_PROCESS_S, estimate,
+                                                 recorded_process_seconds)
 from dlbench.runner.cell.spec import CellSpec
 
 

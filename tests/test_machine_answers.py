@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from dlbench.core.judging.outcomes import Outcome
 from dlbench.report.inputs.source import load_draft
 from dlbench.report.site.build import site_files
 from tests.machine_fixtures import AMD_AVX2, AMD_AVX512, INTEL_AMX, machine_run
@@ -126,9 +127,9 @@ def test_where_it_holds_counts_kinds_and_says_whether_a_kind_s_runs_agree():
     from dlbench.report.pages.machine_columns import holds_words
 
     amx = "Intel Xeon, 2 cores, AMX"
-    runs = [MachineAnswer(f"{amx} (run {n})", "winner", "pytorch", "pytorch",
+    runs = [MachineAnswer(f"{amx} (run {n})", Outcome.WINNER, "pytorch", "pytorch",
                           {"tensorflow": Lead(1.5, 1.3, 1.7)}, kind=amx) for n in (1, 2)]
-    other = MachineAnswer("AMD EPYC, 2 cores, AVX-512 BF16", "winner", "pytorch", "pytorch",
+    other = MachineAnswer("AMD EPYC, 2 cores, AVX-512 BF16", Outcome.WINNER, "pytorch", "pytorch",
                           {"tensorflow": Lead(1.6, 1.4, 1.8)})
     words = holds_words(where_it_holds([*runs, other]))
     assert words.startswith("PyTorch on both machine kinds")

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from tests.judging_fixtures import CPU_ENV, noisy, tables
 
-from dlbench.core.declarations.modes import (DEFAULT, FASTEST, MODES, OTHER, by_class, group_words, mode_class,
-                           mode_classes, same_as)
+from dlbench.core.declarations.modes import (DEFAULT, FASTEST, MODES, OTHER, by_class, group_words,
+                                             mode_class, mode_classes, same_as)
 from dlbench.report.claims.check import check_claims, load_claims
 from dlbench.core.judging.verdict_engine import QUESTIONS
 from dlbench.report.verdicts.answers import answer, verdicts

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from dlbench.core.machine.achieved import cell_fractions, cell_rates, probe_fractions, run_bounds
-from dlbench.core.machine.fma_peak import (ABOVE_BOUND_WORDS, WINOGRAD_WORDS, ZEN4, bound_of, core_of,
-                                   environment_bound)
+from dlbench.core.machine.fma_peak import (ABOVE_BOUND_WORDS, WINOGRAD_WORDS, ZEN4, bound_of,
+                                           core_of, environment_bound)
 from dlbench.runner.driver.machine.clock import clock_record, sustained_clock
 from dlbench.runner.driver.machine.peak import peak_record
 

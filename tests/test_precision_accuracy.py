@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from dlbench.core.machine.cpu_flags import NO_FP16_UNITS, fp16_units, isa_features
-from dlbench.core.judging.precision_accuracy import PrecisionAccuracyOutcome as Outcome
+from dlbench.core.judging.outcomes import Outcome
 from dlbench.core.judging.precision_accuracy import judge_precision_accuracy
 from dlbench.runner.cell.frameworks import FRAMEWORKS
 from dlbench.runner.driver.plan.cells import plan_cells

@@ -19,8 +19,8 @@ from dlbench.runner.cell.frameworks import FRAMEWORKS
 from dlbench.runner.driver.store.record import CellRecord
 from dlbench.runner.driver.store.run_frames import observations_frame
 from dlbench.runner.workloads.catalog import get_workload, size_profile
-from dlbench.runner.workloads.real_size import (MIN_SERVING_CALL_S, REAL_SIZE_WORKLOADS, SERVING_BATCH,
-                                        serving_call_s)
+from dlbench.runner.workloads.real_size import (MIN_SERVING_CALL_S, REAL_SIZE_WORKLOADS,
+                                                SERVING_BATCH, serving_call_s)
 from dlbench.report.verdicts.answers import QUESTIONS, answer
 
 SYSTEMS = {f.name for f in FRAMEWORKS}

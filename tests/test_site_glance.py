@@ -174,14 +174,14 @@ def test_a_release_page_renders_its_stored_verdicts_unchanged_after_a_rule_chang
     from dlbench.report.pages.registry import PageInputs
     from dlbench.report.render.jinja import environment
     from dlbench.report.inputs.source import load_release
-    from dlbench.report.verdicts.answers import VerdictOutcome, Verdicts
+    from dlbench.report.verdicts.answers import Outcome, Verdicts
     from dlbench.report.verdicts.verdict_table import Calibration
     from tests.site_fixtures import ROOT, TEMPLATES
 
     source = load_release(ROOT / "results", "2027.02")
     judged = source_judgement(source)
-    stricter = Verdicts([dataclasses.replace(v, outcome=VerdictOutcome.INCONCLUSIVE, winner=None)
-                         if v.outcome is VerdictOutcome.WINNER else v for v in judged.answers],
+    stricter = Verdicts([dataclasses.replace(v, outcome=Outcome.INCONCLUSIVE, winner=None)
+                         if v.outcome is Outcome.WINNER else v for v in judged.answers],
                         judged.controls)
     inputs = PageInputs(source, labelled_results(source), environment(TEMPLATES),
                         {e.name: {"question": e.question} for e in EXPERIMENTS},

@@ -17,7 +17,8 @@ from dlbench.core.declarations.modes import FASTEST, MODES, SAME_AS
 from dlbench.runner.cell import frameworks
 from dlbench.runner.driver.plan.experiments import code_module, experiment_names, get_experiment
 from dlbench.runner.driver.plan.request import RunRequest
-from dlbench.runner.driver.plan.experiments.export import FORMATS, QUICK_FORMATS, STANDARD_CPU_FORMATS
+from dlbench.runner.driver.plan.experiments.export import (FORMATS, QUICK_FORMATS,
+                                                           STANDARD_CPU_FORMATS)
 from dlbench.runner.cell.frameworks import missing_modules
 
 ROOT = Path(__file__).resolve().parents[1]

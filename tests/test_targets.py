@@ -13,7 +13,8 @@ from dlbench.report.pages.experiment import _rows, table_columns
 from dlbench.core.judging.targets import MISSED_NOTE, missed_target, reached_target_only
 from dlbench.core.judging.sequential import three_looks
 from dlbench.core.judging.verdict_engine import QUESTIONS, undecided_cells
-from dlbench.report.verdicts.answers import VerdictOutcome, answer
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.report.verdicts.answers import answer
 from dlbench.runner.worker.epochs import EpochClock
 from dlbench.runner.worker.harness.training import target_observations
 from dlbench.runner.cell.spec import CellSpec
@@ -80,7 +81,7 @@ def test_the_accuracy_verdict_is_judged_only_on_cells_that_reached_their_target(
     [verdict] = answer(ACCURACY, *tables(_cells(reached)), environments={"r1": CPU_ENV})
     assert len(verdict.standings) == contenders
     if contenders == 1:
-        assert verdict.outcome is VerdictOutcome.INSUFFICIENT_DATA
+        assert verdict.outcome is Outcome.INSUFFICIENT_DATA
 
 
 def _topped_up(tensorflow_reached: list[int]) -> set[str]:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from dlbench.cli.bounds import MAX_PORT, bounded_int
 from dlbench.core.text.errors import UsageError
-from dlbench.report.site.requests import (BuildRequest, DeployRequest, ErratumRequest, ExportRequest,
-                                  PublishRequest, ServeRequest, SitePaths)
+from dlbench.report.site.requests import (BuildRequest, DeployRequest, ErratumRequest,
+                                          ExportRequest, PublishRequest, ServeRequest, SitePaths)
 
 
 def site_paths(args: argparse.Namespace) -> SitePaths:

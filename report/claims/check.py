@@ -22,18 +22,9 @@ from dlbench.report.claims.answered import AnsweredFamily, AnsweredPairs, answer
 from dlbench.report.claims.defaults_rule import DecidedAnswers, decided_answers
 from dlbench.report.claims.rules import Context, evaluate
 from dlbench.report.render.labels import workload_label
-from dlbench.report.claims.vocabulary import (
-    Claim,
-    ClaimOutcome,
-    Combine,
-    Expect,
-    Finding,
-    Rule,
-    RuleKind,
-    UNDECIDING,
-    StatusCondition,
-    combine_findings,
-)
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.report.claims.vocabulary import (Claim, Combine, Expect, Finding, Rule, RuleKind,
+                                              UNDECIDING, StatusCondition, combine_findings)
 from dlbench.core.judging.conditions import Need
 from dlbench.core.storage.project_files import listings_dir
 
@@ -53,7 +44,7 @@ class ClaimVerdict:
     claim: str
     machine: str  # the label passed in `machines`, or the run ID
     device: str
-    verdict: ClaimOutcome
+    verdict: Outcome
     explanation: str
     evidence: tuple[str, ...]  # cell IDs
     evidence_runs: tuple[str, ...]  # the run ID of each evidence cell, same order
@@ -210,7 +201,7 @@ def check_claims(observations: pd.DataFrame, cells: pd.DataFrame,
             per_rule = [evaluate(rule, context, family) for rule in claim.evidence]
             for machine, device in devices:
                 findings = [found.get((machine, device)) or Finding(
-                    ClaimOutcome.NOT_MEASURABLE if rule.optional else ClaimOutcome.NOT_MEASURED,
+                    Outcome.NOT_MEASURABLE if rule.optional else Outcome.NOT_MEASURED,
                     f"no {rule.experiment} cell{_metric_text(rule)}{_where_text(rule)} ran "
                     f"on this machine")
                     for rule, found in zip(claim.evidence, per_rule, strict=True)]
@@ -230,8 +221,8 @@ def claim_total(findings: list[Finding]) -> Finding:
     is part of what the claim says), so it counts as inconclusive."""
     if all(f.outcome in UNDECIDING for f in findings):
         return combine_findings(findings, Combine.ALL)
-    return combine_findings([replace(f, outcome=ClaimOutcome.INCONCLUSIVE)
-                             if f.outcome is ClaimOutcome.NOT_MEASURED else f
+    return combine_findings([replace(f, outcome=Outcome.INCONCLUSIVE)
+                             if f.outcome is Outcome.NOT_MEASURED else f
                              for f in findings], Combine.ALL)
 
 

@@ -17,7 +17,7 @@ from dlbench.core.storage.schema import CellStatus, system_label
 from dlbench.core.declarations.systems import system_of, systems_of
 from dlbench.report.render.charts import curve_chart, empty_reason, is_accuracy, result_chart
 from dlbench.report.render.labels import (format_label, metric_ids_in_words, reason_label,
-                                  status_label, workload_label)
+                                          status_label, workload_label)
 from dlbench.report.pages.defaults_accuracy import defaults_blocks
 from dlbench.report.pages.registry import Page, SourceInputs, pages_before_verdicts
 from dlbench.report.render.jinja import ChartBlock, chart_block, render

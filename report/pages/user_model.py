@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench.core.judging.model_answers import (INFERENCE, TRAINING, model_answers, no_answer_reason,
-                                        parity_table, path_words, system_words)
+from dlbench.core.judging.model_answers import (INFERENCE, TRAINING, model_answers,
+                                                no_answer_reason, parity_table, path_words,
+                                                system_words)
 from dlbench.core.judging.sequential import design_from_policy
 from dlbench.core.judging.summaries import result_centres
 from dlbench.report.inputs.source import RunData, source_processes

@@ -33,7 +33,7 @@ from dlbench.report.site.mkdocs_errata import BANNER_FILE
 from dlbench.report.site.mkdocs_nav import NAV_FILE
 from dlbench.report.site.mkdocs_release import RELEASE_FILE
 from dlbench.report.pages.registry import (PageInputs, SourceInputs, render_pages,
-                                   render_pages_before_verdicts)
+                                           render_pages_before_verdicts)
 from dlbench.report.render.jinja import ChartBlock, environment, render
 from dlbench.report.site.cache import BuildReport, SiteCache, site_key, write_tree
 from dlbench.report.inputs.source import Source, source_designs

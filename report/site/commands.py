@@ -31,8 +31,8 @@ from dlbench.report.site.publish import (
 )
 from dlbench.report.site.cache import BuildReport
 from dlbench.report.site.static_server import make_server
-from dlbench.report.site.requests import (BuildRequest, DeployRequest, ErratumRequest, ExportRequest,
-                                  PublishRequest, ServeRequest, SitePaths)
+from dlbench.report.site.requests import (BuildRequest, DeployRequest, ErratumRequest,
+                                          ExportRequest, PublishRequest, ServeRequest, SitePaths)
 from dlbench.report.inputs.source import Source, SourceError, load_draft, load_release
 
 

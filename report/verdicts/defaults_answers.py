@@ -13,9 +13,8 @@ import numpy as np
 import pandas as pd
 
 from dlbench.core.machine.achieved import details_of
-from dlbench.core.judging.decisions import Decision
-from dlbench.core.judging.defaults_accuracy import (AccuracyOutcome, DefaultsAccuracy, PairOutcome,
-                                            judge_defaults_accuracy)
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.core.judging.defaults_accuracy import DefaultsAccuracy, judge_defaults_accuracy
 from dlbench.core.declarations.modes import group_words
 from dlbench.core.storage.schema import CellStatus
 from dlbench.core.declarations.systems import SYSTEMS, system_of
@@ -28,9 +27,9 @@ METRIC = "test_accuracy"
 QUESTION = EXPERIMENT
 TITLE = "Does the framework you use change accuracy?"
 #: Each pair's outcome in a verdicts table's decision words (the leader is side A).
-DECISIONS = {PairOutcome.LEADER_BETTER: Decision.A_BETTER,
-             PairOutcome.NO_MEANINGFUL_DIFFERENCE: Decision.NO_MEANINGFUL_DIFFERENCE,
-             PairOutcome.UNDECIDED: Decision.UNDECIDED}
+DECISIONS = {Outcome.LEADER_BETTER: Outcome.A_BETTER,
+             Outcome.NO_MEANINGFUL_DIFFERENCE: Outcome.NO_MEANINGFUL_DIFFERENCE,
+             Outcome.UNDECIDED: Outcome.UNDECIDED}
 
 
 @dataclass(frozen=True)
@@ -131,7 +130,7 @@ def defaults_rows(answers: list[DefaultsAnswer]) -> list[dict]:
         rows.append(common | {"row": "answer", "outcome": answer.outcome.value,
                               "processes_a": seeds.get(answer.leader),
                               "winner": answer.leader if answer.outcome is
-                              AccuracyOutcome.WINNER else ""})
+                              Outcome.WINNER else ""})
         rows += [common | {"row": "pair", "cell_b": cells.get(pair.other, ""),
                            "contender_b": pair.other, "processes_a": pair.seeds,
                            "processes_b": pair.seeds, "difference": pair.difference,

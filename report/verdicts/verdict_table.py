@@ -19,7 +19,8 @@ from dlbench.core.declarations.metrics import reader_label
 from dlbench.core.declarations.modes import group_words
 from dlbench.core.judging.sequential import Design, design_from_policy
 from dlbench.core.judging.verdict_engine import QUESTIONS, Control
-from dlbench.report.verdicts.answers import Verdict, VerdictOutcome, Verdicts
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.report.verdicts.answers import Verdict, Verdicts
 from dlbench.report.verdicts.defaults_answers import DefaultsAnswer, defaults_rows
 
 #: The columns of downloads/verdicts.csv, in order.
@@ -81,7 +82,8 @@ def _control_row(control: Control, ids: Mapping[tuple, str]) -> dict:
         "metric": control.metric, "cell_a": control.cell_a, "cell_b": control.cell_b,
         "result_id_a": ids.get((control.run_id, control.cell_a, control.metric), ""),
         "result_id_b": ids.get((control.run_id, control.cell_b, control.metric), ""),
-        "aa_control": True, "outcome": "winner" if control.named_winner else "no winner"}
+        "aa_control": True,
+        "outcome": (Outcome.WINNER if control.named_winner else Outcome.NO_WINNER).value}
 
 
 def result_ids(summary: pd.DataFrame) -> dict[tuple, str]:
@@ -128,7 +130,7 @@ def simulated(verdict: Verdict) -> bool:
     side. A side with none (identical values on every seed, exact: dlbench/core/judging/seeds.py)
     has no sampling error to simulate."""
     spreads = log_spreads(verdict)
-    return (verdict.tested and verdict.outcome is not VerdictOutcome.NOT_MEASURABLE
+    return (verdict.tested and verdict.outcome is not Outcome.NOT_MEASURABLE
             and min(s.summary.n for s in verdict.standings) >= 2
             and not any(p.judgement.test.note for p in verdict.pairings)
             and not np.isnan(spreads).any() and bool((spreads > 0).all()))

@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dlbench.core.declarations.systems import (DEFAULT, DEVICES, FASTEST, OTHER, SYSTEMS, ModeClass, SameAs,
-                             frameworks)
+from dlbench.core.declarations.systems import (DEFAULT, DEVICES, FASTEST, OTHER, SYSTEMS, ModeClass,
+                                               SameAs, frameworks)
 
 __all__ = ["DEFAULT", "DEVICES", "FASTEST", "OTHER", "ModeClass"]
 

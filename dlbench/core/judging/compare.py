@@ -15,7 +15,6 @@ one": "slower" means B is slower than A.
 
 from __future__ import annotations
 
-import enum
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dlbench.core.judging.decisions import Decision, Family, judge_together
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.core.judging.decisions import Family, judge_together
 from dlbench.core.text.errors import CompareError, LayoutError, ResultsFileError
 from dlbench.core.machine.fma_peak import measured_fp32_flops
 from dlbench.core.declarations.identity import config_differences, differences_text
@@ -55,19 +55,6 @@ COMPARISON_COLUMNS = [
 ]
 
 
-class Change(enum.Enum):
-    """How B differs from A for one metric of one cell."""
-
-    FASTER = "faster"
-    SLOWER = "slower"
-    BETTER = "better"
-    WORSE = "worse"
-    DIFFERENT = "different"
-    NO_SIGNIFICANT_DIFFERENCE = "no significant difference"
-    #: a speed difference between two machines: not a change of the code (--across-machines)
-    OTHER_MACHINE = "not compared: other machine"
-
-
 @dataclass(frozen=True)
 class Side:
     """One side of a comparison: its tables and the environments of its runs."""
@@ -94,7 +81,7 @@ class ComparisonReport:
     machines_differ: tuple[str, ...] = ()  # how A's machine differs from B's, in words
     across_machines: bool = False  # speed changes named although the machines differ
 
-    def count(self, change: Change) -> int:
+    def count(self, change: Outcome) -> int:
         """How many (cell, metric) rows changed this way."""
         return int((self.metrics["change"] == change.value).sum())
 
@@ -139,16 +126,16 @@ def load_side(name: str, results_dir: Path = Path("results")) -> Side:
     return _side_from_runs(*side_runs(name, results_dir))
 
 
-def change_of(decision: Decision, unit: str) -> Change:
+def change_of(decision: Outcome, unit: str) -> Outcome:
     """Phrase a judged pair (B against A, dlbench.core.judging.decisions) as a change of B."""
     timed = is_timing_unit(unit)
-    if decision is Decision.A_BETTER:
-        return Change.FASTER if timed else Change.BETTER
-    if decision is Decision.B_BETTER:
-        return Change.SLOWER if timed else Change.WORSE
-    if decision is Decision.DIFFERENT:
-        return Change.DIFFERENT
-    return Change.NO_SIGNIFICANT_DIFFERENCE
+    if decision is Outcome.A_BETTER:
+        return Outcome.FASTER if timed else Outcome.BETTER
+    if decision is Outcome.B_BETTER:
+        return Outcome.SLOWER if timed else Outcome.WORSE
+    if decision is Outcome.DIFFERENT:
+        return Outcome.DIFFERENT
+    return Outcome.NO_SIGNIFICANT_DIFFERENCE
 
 
 def _cell_columns(cells: pd.DataFrame) -> pd.DataFrame:
@@ -324,8 +311,8 @@ def compare_sides(a: Side, b: Side, metrics: list[str] | None = None,
     machines = machine_differences(a, b)
     frame = compare_metrics(a, b, metrics)
     if machines and not across_machines:
-        speed = frame["change"].isin([Change.FASTER.value, Change.SLOWER.value])
-        frame.loc[speed, "change"] = Change.OTHER_MACHINE.value
+        speed = frame["change"].isin([Outcome.FASTER.value, Outcome.SLOWER.value])
+        frame.loc[speed, "change"] = Outcome.OTHER_MACHINE.value
     return ComparisonReport(
         a=a.label, b=b.label, metrics=frame, machines_differ=machines,
         across_machines=across_machines,

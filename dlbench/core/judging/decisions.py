@@ -30,7 +30,6 @@ threshold.
 
 from __future__ import annotations
 
-import enum
 import math
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ import numpy as np
 
 from dlbench.core.declarations.metrics import Direction
 from dlbench.core.text.words import counts
+from dlbench.core.judging.outcomes import Outcome
 
 #: A difference smaller than this (ratio within 1/1.05 .. 1.05) is not meaningful.
 PRACTICAL_THRESHOLD = 0.05
@@ -59,17 +59,6 @@ AT_CEILING = ("every process on both sides scored the maximum: the task cannot t
 
 IDENTICAL_REPEATS = ("its repeats are identical (a deterministic rerun, not repeats that "
                      "differ in seed), so they carry no uncertainty to test")
-
-
-class Decision(enum.Enum):
-    """What one judged pair says."""
-
-    A_BETTER = "a better"
-    B_BETTER = "b better"
-    NO_MEANINGFUL_DIFFERENCE = "no meaningful difference"
-    DIFFERENT = "different"  # meaningful, for a metric with no better direction
-    UNDECIDED = "undecided"  # not significant, yet the interval reaches beyond the threshold
-    INCONCLUSIVE = "inconclusive"  # the samples cannot decide (identical repeats, no ratio)
 
 
 def identical_repeats(values: Sequence[float] | np.ndarray) -> bool:
@@ -189,7 +178,7 @@ class PairDecision:
     """One pair of a family, decided: the test, the adjusted interval and the decision."""
 
     test: PairTest
-    decision: Decision
+    decision: Outcome
     threshold: float
     alpha: float  # the two-sided level the pair's interval was taken at
     family_size: int
@@ -219,12 +208,12 @@ class PairDecision:
     @property
     def named(self) -> bool:
         """Whether a side was named better (or, for a metric with no direction, different)."""
-        return self.decision in (Decision.A_BETTER, Decision.B_BETTER, Decision.DIFFERENT)
+        return self.decision in (Outcome.A_BETTER, Outcome.B_BETTER, Outcome.DIFFERENT)
 
     @property
     def equivalent(self) -> bool:
         """True when the adjusted interval lies wholly within the practical threshold."""
-        return self.decision is Decision.NO_MEANINGFUL_DIFFERENCE
+        return self.decision is Outcome.NO_MEANINGFUL_DIFFERENCE
 
 
 def holm_levels(p_values: Sequence[float], alpha: float
@@ -263,7 +252,7 @@ def decide_family(tests: Sequence[PairTest], direction: Direction,
         decided[index] = _decide_pair(tests[index], direction, thresholds[index],
                                       levels[position], len(testable), adjusted[position],
                                       rejected[position], look)
-    return [d or PairDecision(t, Decision.INCONCLUSIVE, limit, alpha, len(testable), 1.0,
+    return [d or PairDecision(t, Outcome.INCONCLUSIVE, limit, alpha, len(testable), 1.0,
                               math.nan, math.nan, look, t.note, direction)
             for d, t, limit in zip(decided, tests, thresholds, strict=True)]
 
@@ -339,20 +328,20 @@ def _decide_pair(test: PairTest, direction: Direction, threshold: float, level: 
         decision = _better_side(test.ratio, direction)
         reason = ""
     elif 1 / band <= low and high <= band:
-        decision, reason = Decision.NO_MEANINGFUL_DIFFERENCE, f"interval within {threshold:.0%}"
+        decision, reason = Outcome.NO_MEANINGFUL_DIFFERENCE, f"interval within {threshold:.0%}"
     else:
-        decision = Decision.UNDECIDED
+        decision = Outcome.UNDECIDED
         reason = (f"interval {low:.2f}-{high:.2f}x reaches across the {threshold:.0%} "
                   f"threshold: {counts([test.n_a, test.n_b], 'process')} cannot tell")
     return PairDecision(test, decision, threshold, level, family_size, p_adjusted, low, high,
                         look, reason, direction)
 
 
-def _better_side(ratio: float, direction: Direction) -> Decision:
+def _better_side(ratio: float, direction: Direction) -> Outcome:
     if direction is Direction.NEITHER:
-        return Decision.DIFFERENT
+        return Outcome.DIFFERENT
     a_better = (ratio > 1) is (direction is Direction.HIGHER)
-    return Decision.A_BETTER if a_better else Decision.B_BETTER
+    return Outcome.A_BETTER if a_better else Outcome.B_BETTER
 
 
 def detectable_ratio(log_sd: float, processes: int, alpha: float = 0.05,

@@ -33,12 +33,12 @@ with); "the task cannot tell them apart" when every process of every system scor
 
 from __future__ import annotations
 
-import enum
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+from dlbench.core.judging.outcomes import Outcome
 
 #: The smallest difference in accuracy called meaningful: 2 points (0.02). A test set of
 #: 20000 samples at about 0.8 accuracy alone gives each difference a standard error of
@@ -48,25 +48,6 @@ THRESHOLD = 0.02
 ALPHA = 0.05
 #: The largest accuracy: values all there say the task cannot tell the systems apart.
 CEILING = 1.0
-
-
-class PairOutcome(enum.Enum):
-    """What one pair (the leader against another system) says."""
-
-    LEADER_BETTER = "leader better"
-    NO_MEANINGFUL_DIFFERENCE = "no meaningful difference"
-    UNDECIDED = "undecided"
-
-
-class AccuracyOutcome(enum.Enum):
-    """What the answer says."""
-
-    WINNER = "winner"
-    NO_MEANINGFUL_DIFFERENCE = "no meaningful difference"
-    UNDECIDED = "undecided"
-    AT_CEILING = "the task cannot tell them apart"
-    AT_CHANCE = "no system learned the task"
-    INSUFFICIENT_DATA = "insufficient data"
 
 
 @dataclass(frozen=True)
@@ -90,14 +71,14 @@ class AccuracyPair:
     high: float
     seed_error: float  # the seeds' part of the standard error
     test_error: float  # the test set's part (binomial, n samples)
-    outcome: PairOutcome
+    outcome: Outcome
 
 
 @dataclass(frozen=True)
 class DefaultsAccuracy:
     """The answer for one group: the outcome, the leader, every system's mean and each pair."""
 
-    outcome: AccuracyOutcome
+    outcome: Outcome
     leader: str
     systems: tuple[SystemAccuracy, ...]  # leader first, then by mean accuracy
     pairs: tuple[AccuracyPair, ...]
@@ -135,12 +116,12 @@ def pair_interval(leader: Mapping[int, float], other: Mapping[int, float], test_
     return difference, difference - half, difference + half, seed_error, test_error, len(seeds)
 
 
-def _pair_outcome(low: float, high: float, threshold: float) -> PairOutcome:
+def _pair_outcome(low: float, high: float, threshold: float) -> Outcome:
     if low > threshold:
-        return PairOutcome.LEADER_BETTER
+        return Outcome.LEADER_BETTER
     if -threshold <= low and high <= threshold:
-        return PairOutcome.NO_MEANINGFUL_DIFFERENCE
-    return PairOutcome.UNDECIDED
+        return Outcome.NO_MEANINGFUL_DIFFERENCE
+    return Outcome.UNDECIDED
 
 
 def judge_defaults_accuracy(samples: Mapping[str, tuple[np.ndarray, np.ndarray]],
@@ -162,16 +143,16 @@ def judge_defaults_accuracy(samples: Mapping[str, tuple[np.ndarray, np.ndarray]]
     base = dict(leader=ranked[0].system if ranked else "", systems=tuple(ranked),
                 test_samples=test_samples, threshold=threshold)
     if not others:
-        return DefaultsAccuracy(AccuracyOutcome.INSUFFICIENT_DATA, pairs=(), confidence=math.nan,
+        return DefaultsAccuracy(Outcome.INSUFFICIENT_DATA, pairs=(), confidence=math.nan,
                                 reason="fewer than two systems measured two common seeds",
                                 **base)
     level = alpha / len(others)
     if all(v == CEILING for values in seeds.values() for v in values.values()):
-        return DefaultsAccuracy(AccuracyOutcome.AT_CEILING, pairs=(), confidence=1 - level,
+        return DefaultsAccuracy(Outcome.AT_CEILING, pairs=(), confidence=1 - level,
                                 reason="every process of every system scored the maximum: "
                                        "the task cannot tell them apart", **base)
     if ranked[0].mean <= chance + threshold:
-        return DefaultsAccuracy(AccuracyOutcome.AT_CHANCE, pairs=(), confidence=1 - level,
+        return DefaultsAccuracy(Outcome.AT_CHANCE, pairs=(), confidence=1 - level,
                                 reason=f"the most accurate system scored {ranked[0].mean:.3f}, "
                                        f"within {threshold:.2f} of guessing ({chance:.3f}): a "
                                        f"model at chance decides nothing", **base)
@@ -182,23 +163,23 @@ def judge_defaults_accuracy(samples: Mapping[str, tuple[np.ndarray, np.ndarray]]
         pairs.append(AccuracyPair(other.system, common, difference, low, high, seed_error,
                                   test_error, _pair_outcome(low, high, threshold)))
     if unpaired:  # never a winner or a tie over a system it was not compared with
-        return DefaultsAccuracy(AccuracyOutcome.UNDECIDED, pairs=tuple(pairs),
+        return DefaultsAccuracy(Outcome.UNDECIDED, pairs=tuple(pairs),
                                 confidence=1 - level, reason=f"{', '.join(unpaired)}: fewer "
                                 f"than two seeds in common with the leader", **base)
     return DefaultsAccuracy(_answer_outcome(pairs), pairs=tuple(pairs), confidence=1 - level,
                             **base)
 
 
-def _answer_outcome(pairs: list[AccuracyPair]) -> AccuracyOutcome:
+def _answer_outcome(pairs: list[AccuracyPair]) -> Outcome:
     outcomes = {pair.outcome for pair in pairs}
-    if PairOutcome.UNDECIDED in outcomes:
-        return AccuracyOutcome.UNDECIDED
-    if outcomes == {PairOutcome.LEADER_BETTER}:
-        return AccuracyOutcome.WINNER
-    return AccuracyOutcome.NO_MEANINGFUL_DIFFERENCE
+    if Outcome.UNDECIDED in outcomes:
+        return Outcome.UNDECIDED
+    if outcomes == {Outcome.LEADER_BETTER}:
+        return Outcome.WINNER
+    return Outcome.NO_MEANINGFUL_DIFFERENCE
 
 
 def equals_of_leader(answer: DefaultsAccuracy) -> tuple[str, ...]:
     """The leader and every system it is not shown better than."""
-    beaten = {p.other for p in answer.pairs if p.outcome is PairOutcome.LEADER_BETTER}
+    beaten = {p.other for p in answer.pairs if p.outcome is Outcome.LEADER_BETTER}
     return tuple(a.system for a in answer.systems if a.system not in beaten)

@@ -16,9 +16,10 @@ import pandas as pd
 from dlbench.core.judging.sequential import Design
 from dlbench.core.judging.summaries import per_process
 from dlbench.core.declarations.systems import label
-from dlbench.core.judging.verdict_engine import (Decision, Pairing, Question, Standing, groups,
-                                         judge_controls, judge_group, noise_floors, repeat_rows,
-                                         select, threshold_for)
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.core.judging.verdict_engine import (Pairing, Question, Standing, groups,
+                                                 judge_controls, judge_group, noise_floors,
+                                                 repeat_rows, select, threshold_for)
 
 INFERENCE, TRAINING, PARITY = "model-inference", "model-training", "model-parity"
 _BY_PATH = ("workload", "batch_size")
@@ -116,16 +117,16 @@ def answer_sentence(answer: Answer) -> str:
         if "mode" in answer.group else ""
     parts = [_pair_words(p, answer.names.get(p.other, p.other)) for p in answer.pairings]
     lead = f"On this machine your model runs fastest{mode} on {name}"
-    if not all(p.judgement.decision is Decision.A_BETTER for p in answer.pairings):
+    if not all(p.judgement.decision is Outcome.A_BETTER for p in answer.pairings):
         lead = f"On this machine your model measured fastest{mode} on {name}, not decided " \
                "against every other"
     return f"{lead}: {'; '.join(parts)}; {_processes(best.summary.n)}."
 
 
 #: How a pair's decision reads after its ratio.
-_VERDICT_WORDS = {Decision.NO_MEANINGFUL_DIFFERENCE: "no meaningful difference from",
-                  Decision.UNDECIDED: "undecided against",
-                  Decision.INCONCLUSIVE: "inconclusive against"}
+_VERDICT_WORDS = {Outcome.NO_MEANINGFUL_DIFFERENCE: "no meaningful difference from",
+                  Outcome.UNDECIDED: "undecided against",
+                  Outcome.INCONCLUSIVE: "inconclusive against"}
 
 
 def _pair_words(pairing: Pairing, other: str) -> str:
@@ -136,7 +137,7 @@ def _pair_words(pairing: Pairing, other: str) -> str:
     low, high = pairing.advantage_interval()
     interval = f", interval {low:.2f}-{high:.2f}x" \
         if math.isfinite(low) and math.isfinite(high) else ""
-    if judgement.decision is Decision.A_BETTER:
+    if judgement.decision is Outcome.A_BETTER:
         return f"{advantage:.2f}x faster than {other}{interval}"
     words = _VERDICT_WORDS.get(judgement.decision, "against")
     return f"{words} {other} ({advantage:.2f}x{interval})"

@@ -16,24 +16,12 @@ missed the target where fp32 reached it is judged like any other value (that is 
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 
 import numpy as np
 
-from dlbench.core.judging.defaults_accuracy import (AccuracyOutcome, DefaultsAccuracy,
-                                            judge_defaults_accuracy)
-
-
-class PrecisionAccuracyOutcome(enum.Enum):
-    """What one system's answer says."""
-
-    LOSES = "loses accuracy"
-    GAINS = "gains accuracy"
-    NO_MEANINGFUL_DIFFERENCE = "no meaningful difference"
-    UNDECIDED = "undecided"
-    MISSED_TARGET = "fp32 missed the target: decides nothing"
-    CANNOT_TELL = "cannot tell"  # at the ceiling, at chance, or too few seeds
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.core.judging.defaults_accuracy import DefaultsAccuracy, judge_defaults_accuracy
 
 
 @dataclass(frozen=True)
@@ -41,7 +29,7 @@ class PrecisionAccuracy:
     """One system's answer, with the paired judgement it rests on (None when none ran)."""
 
     precision: str
-    outcome: PrecisionAccuracyOutcome
+    outcome: Outcome
     judged: DefaultsAccuracy | None
     reason: str = ""
 
@@ -56,7 +44,7 @@ def judge_precision_accuracy(processes: np.ndarray, accuracy: np.ndarray,
     accuracy = np.asarray(accuracy, float)
     fp32 = accuracy - np.asarray(change_vs_fp32, float)
     if (fp32 < target).any():
-        return PrecisionAccuracy(precision, PrecisionAccuracyOutcome.MISSED_TARGET, None,
+        return PrecisionAccuracy(precision, Outcome.MISSED_TARGET, None,
                                  f"fp32 reached {fp32.min():.3f} in a process, below the "
                                  f"target {target:g}")
     judged = judge_defaults_accuracy({"fp32": (processes, fp32), precision: (processes, accuracy)},
@@ -64,12 +52,12 @@ def judge_precision_accuracy(processes: np.ndarray, accuracy: np.ndarray,
     return PrecisionAccuracy(precision, _outcome(judged, precision), judged, judged.reason)
 
 
-def _outcome(judged: DefaultsAccuracy, precision: str) -> PrecisionAccuracyOutcome:
-    if judged.outcome is AccuracyOutcome.WINNER:
-        return (PrecisionAccuracyOutcome.GAINS if judged.leader == precision
-                else PrecisionAccuracyOutcome.LOSES)
-    if judged.outcome is AccuracyOutcome.NO_MEANINGFUL_DIFFERENCE:
-        return PrecisionAccuracyOutcome.NO_MEANINGFUL_DIFFERENCE
-    if judged.outcome is AccuracyOutcome.UNDECIDED:
-        return PrecisionAccuracyOutcome.UNDECIDED
-    return PrecisionAccuracyOutcome.CANNOT_TELL
+def _outcome(judged: DefaultsAccuracy, precision: str) -> Outcome:
+    if judged.outcome is Outcome.WINNER:
+        return (Outcome.GAINS if judged.leader == precision
+                else Outcome.LOSES)
+    if judged.outcome is Outcome.NO_MEANINGFUL_DIFFERENCE:
+        return Outcome.NO_MEANINGFUL_DIFFERENCE
+    if judged.outcome is Outcome.UNDECIDED:
+        return Outcome.UNDECIDED
+    return Outcome.CANNOT_TELL

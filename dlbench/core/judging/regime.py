@@ -3,19 +3,13 @@ arithmetic (at less than 10% of the machine's measured peak FLOP/s a measurement
 overhead-bound; at or above, compute-bound).
 
 Verdicts are not decided here: every pair is judged by the one rule of
-dlbench/core/judging/decisions.py. `Decision` and `PRACTICAL_THRESHOLD` are re-exported for the
-pages that still import them from this module.
+dlbench/core/judging/decisions.py.
 """
 
 from __future__ import annotations
 
 import enum
 import math
-
-from dlbench.core.judging.decisions import PRACTICAL_THRESHOLD, Decision
-
-__all__ = ["COMPUTE_BOUND_FRACTION", "PRACTICAL_THRESHOLD", "Decision", "Regime",
-           "achieved_fraction", "regime_of"]
 
 #: At or above this fraction of the machine's measured peak FLOP/s a cell is compute-bound.
 COMPUTE_BOUND_FRACTION = 0.10

@@ -34,10 +34,11 @@ import yaml
 
 from dlbench.core.judging.clusters import split_of
 from dlbench.core.judging.conditions import (MODEL_MEMORY, Need, half_precision_reason,
-                                     overhead_memory_reason, two_devices_reason,
-                                     working_memory_reason)
-from dlbench.core.judging.decisions import (CEILINGS, PAIRED_BY_SEED, PRACTICAL_THRESHOLD, Decision,
-                                    PairDecision, PairTest, decide_family, pair_test)
+                                             overhead_memory_reason, two_devices_reason,
+                                             working_memory_reason)
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.core.judging.decisions import (CEILINGS, PAIRED_BY_SEED, PRACTICAL_THRESHOLD,
+                                            PairDecision, PairTest, decide_family, pair_test)
 from dlbench.core.declarations.metrics import METRICS, Direction
 from dlbench.core.declarations.modes import DEFAULT, FASTEST, by_class, mode_class
 from dlbench.core.judging.noise_floor import noise_floors, threshold_for
@@ -321,12 +322,12 @@ def look_reached(a: Sample, b: Sample, design: Design) -> int:
 def unless_split(decision: PairDecision, a: Sample, b: Sample) -> PairDecision:
     """The decision, or undecided where a side's processes split into two clusters and the
     decision does not hold for each cluster alone (dlbench.core.judging.clusters)."""
-    if decision.decision is Decision.INCONCLUSIVE:
+    if decision.decision is Outcome.INCONCLUSIVE:
         return decision
     for side, sample, sign in (("the first side", a, 1), ("the second side", b, -1)):
         split = split_of(sample.values)
         if split and not all(_holds_moved(decision, shift ** sign) for shift in split.shifts):
-            return replace(decision, decision=Decision.UNDECIDED, reason=split.words(side))
+            return replace(decision, decision=Outcome.UNDECIDED, reason=split.words(side))
     return decision
 
 
@@ -334,7 +335,7 @@ def _holds_moved(decision: PairDecision, factor: float) -> bool:
     """Whether a decided pair's interval, moved by `factor`, still decides the same way."""
     band = 1 + decision.threshold
     low, high = decision.ci_low * factor, decision.ci_high * factor
-    if decision.decision is Decision.NO_MEANINGFUL_DIFFERENCE:
+    if decision.decision is Outcome.NO_MEANINGFUL_DIFFERENCE:
         return 1 / band <= low and high <= band
     if decision.named:
         return high < 1 / band if decision.ratio < 1 else low > band
@@ -403,8 +404,8 @@ class Control:
     @property
     def named_winner(self) -> bool:
         """True when the rule named one side of the A/A pair better: a false winner."""
-        return self.judgement.decision in (Decision.A_BETTER, Decision.B_BETTER,
-                                           Decision.DIFFERENT)
+        return self.judgement.decision in (Outcome.A_BETTER, Outcome.B_BETTER,
+                                           Outcome.DIFFERENT)
 
 
 def control_pairs(rows: pd.DataFrame, cells: pd.DataFrame) -> list[tuple[str, str, bool]]:
@@ -485,7 +486,7 @@ def undecided_cells(observations: pd.DataFrame, cells: pd.DataFrame,
     rows = repeat_rows(observations, cells, processes)
     controls = judge_controls(rows, cells, design, questions)
     floors = noise_floors(controls, rows)
-    open_cells = {cell for c in controls if c.judgement.decision is Decision.UNDECIDED
+    open_cells = {cell for c in controls if c.judgement.decision is Outcome.UNDECIDED
                   for cell in (c.cell_a, c.cell_b)}
     for question in (q for q in questions if not q.parity):
         for key, group in question_groups(rows, question):
@@ -498,6 +499,6 @@ def undecided_cells(observations: pd.DataFrame, cells: pd.DataFrame,
             ranked, pairings = judge_group(group, question.contest, question.metric, design,
                                            threshold)
             for pairing in pairings:
-                if pairing.judgement.decision is Decision.UNDECIDED:
+                if pairing.judgement.decision is Outcome.UNDECIDED:
                     open_cells |= {ranked[0].cell_id, pairing.other_cell}
     return open_cells

@@ -31,29 +31,11 @@ named apart and counts for none of the outcomes.
 
 from __future__ import annotations
 
-import enum
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from dlbench.core.judging.outcomes import NOT_ANSWERED, Outcome
 
-#: Outcomes of a machine's answer (report/verdicts/answers.py VerdictOutcome values).
-WINNER = "winner"
-NO_DIFFERENCE = "no meaningful difference"
-INCONCLUSIVE = "inconclusive"
-#: Outcomes that mean the machine did not answer the question.
-NOT_ANSWERED = frozenset({"not measurable here", "insufficient data"})
-
-
-class Holds(enum.Enum):
-    """Where an answer holds across the machines that answered it."""
-
-    ONE_MACHINE = "one machine"
-    EVERYWHERE = "everywhere"
-    MARGIN_DEPENDS = "margin depends on the machine"
-    WINNER_DEPENDS = "winner depends on the machine"
-    WHERE_DECIDED = "where decided"
-    NO_DIFFERENCE_EVERYWHERE = "no meaningful difference everywhere"
-    DECIDED_NOWHERE = "decided nowhere"
 
 
 @dataclass(frozen=True)
@@ -71,7 +53,7 @@ class MachineAnswer:
     """One machine's answer to one question group, as its verdict recorded it."""
 
     machine: str  # the machine in words, unique within the release
-    outcome: str  # a VerdictOutcome value
+    outcome: Outcome  # one of outcomes.ANSWER
     best: str  # the contender ranked first (decided or not); empty when none
     winner: str = ""  # the decided winner; empty unless outcome is WINNER
     leads: Mapping[str, Lead] = field(default_factory=dict)  # other contender -> lead
@@ -93,7 +75,7 @@ class MachineAnswer:
 class WhereItHolds:
     """The reading of one question group across machines."""
 
-    holds: Holds
+    holds: Outcome
     winner: str  # the winner where it is one everywhere it was decided; else empty
     answers: tuple[MachineAnswer, ...]  # every kind's answer, in the release's order
     margin_against: str = ""  # the contender whose lead differs between two kinds
@@ -130,21 +112,21 @@ def where_it_holds(answers: Sequence[MachineAnswer]) -> WhereItHolds:
 def _across_kinds(answers: tuple[MachineAnswer, ...]) -> WhereItHolds:
     answered = [a for a in answers if a.answered]
     if len(answered) < 2:
-        return WhereItHolds(Holds.ONE_MACHINE, _only_winner(answered), answers)
-    winners = list(dict.fromkeys(a.winner for a in answered if a.outcome == WINNER))
+        return WhereItHolds(Outcome.ONE_MACHINE, _only_winner(answered), answers)
+    winners = list(dict.fromkeys(a.winner for a in answered if a.outcome is Outcome.WINNER))
     if len(winners) > 1:
-        return WhereItHolds(Holds.WINNER_DEPENDS, "", answers)
+        return WhereItHolds(Outcome.WINNER_DEPENDS, "", answers)
     if not winners:
-        ties = all(a.outcome == NO_DIFFERENCE for a in answered)
-        return WhereItHolds(Holds.NO_DIFFERENCE_EVERYWHERE if ties else Holds.DECIDED_NOWHERE,
+        ties = all(a.outcome is Outcome.NO_MEANINGFUL_DIFFERENCE for a in answered)
+        return WhereItHolds(Outcome.NO_DIFFERENCE_EVERYWHERE if ties else Outcome.DECIDED_NOWHERE,
                             "", answers)
     winner = winners[0]
-    against = margin_differs([a for a in answered if a.outcome == WINNER])
-    if any(a.outcome != WINNER for a in answered):
-        return WhereItHolds(Holds.WHERE_DECIDED, winner, answers, against)
+    against = margin_differs([a for a in answered if a.outcome is Outcome.WINNER])
+    if any(a.outcome is not Outcome.WINNER for a in answered):
+        return WhereItHolds(Outcome.WHERE_DECIDED, winner, answers, against)
     if against:
-        return WhereItHolds(Holds.MARGIN_DEPENDS, winner, answers, against)
-    return WhereItHolds(Holds.EVERYWHERE, winner, answers)
+        return WhereItHolds(Outcome.MARGIN_DEPENDS, winner, answers, against)
+    return WhereItHolds(Outcome.EVERYWHERE, winner, answers)
 
 
 def kind_answer(runs: Sequence[MachineAnswer]) -> MachineAnswer:
@@ -157,7 +139,7 @@ def kind_answer(runs: Sequence[MachineAnswer]) -> MachineAnswer:
         return replace((answered or list(runs))[0], machine=kind, kind=kind)
     if not _runs_agree(answered):
         bests = {r.best for r in answered}
-        return MachineAnswer(kind, INCONCLUSIVE, bests.pop() if len(bests) == 1 else "",
+        return MachineAnswer(kind, Outcome.INCONCLUSIVE, bests.pop() if len(bests) == 1 else "",
                              threshold=max(r.threshold for r in answered), kind=kind)
     others = set.intersection(*(set(r.leads) for r in answered))
     leads = {other: _hull([r.leads[other] for r in answered]) for other in sorted(others)}
@@ -185,7 +167,7 @@ def _hull(leads: Sequence[Lead]) -> Lead:
 
 
 def _only_winner(answered: Sequence[MachineAnswer]) -> str:
-    return answered[0].winner if answered and answered[0].outcome == WINNER else ""
+    return answered[0].winner if answered and answered[0].outcome is Outcome.WINNER else ""
 
 
 def margin_differs(answered: Sequence[MachineAnswer]) -> str:
@@ -215,6 +197,6 @@ def lead_range(reading: WhereItHolds) -> tuple[float, float] | None:
     """The smallest and largest lead of the winner over its closest contender, across the
     machines that decided it; None when no machine decided a winner."""
     closest = [min(a.leads.values(), key=lambda lead: lead.value).value
-               for a in reading.answered if a.outcome == WINNER and a.leads]
+               for a in reading.answered if a.outcome is Outcome.WINNER and a.leads]
     closest = [value for value in closest if not math.isnan(value)]
     return (min(closest), max(closest)) if closest else None

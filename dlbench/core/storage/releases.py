@@ -45,9 +45,9 @@ from pathlib import Path
 import pandas as pd
 
 from dlbench.core.storage.atomic import (atomic_write_bytes, atomic_write_json, copy_tree, saving,
-                                 staged_dir)
-from dlbench.core.storage.code_archive import (ARCHIVE, check_repacked, convert_legacy,
-                                       own_archive, store_by_content, unpack)
+                                         staged_dir)
+from dlbench.core.storage.code_archive import (ARCHIVE, check_repacked, convert_legacy, own_archive,
+                                               store_by_content, unpack)
 from dlbench.core.text.errors import LayoutError, ReleaseError, ResultsFileError, SaveError
 from dlbench.core.declarations.identity import config_differences, differences_text
 from dlbench.core.storage.measurement_code import refuse_mixed_code

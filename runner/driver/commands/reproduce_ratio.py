@@ -27,7 +27,8 @@ from dlbench.core.machine.fma_peak import measured_fp32_flops
 from dlbench.core.storage.layout import load_run, release_dir, release_run_dir
 from dlbench.core.storage.releases import VERDICTS
 from dlbench.core.storage.schema import CellStatus
-from dlbench.runner.driver.commands.reproduce import PublishedResult, ReproduceError, load_published, store_records
+from dlbench.runner.driver.commands.reproduce import (PublishedResult, ReproduceError,
+                                                      load_published, store_records)
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.driver.store.run_store import CellRecord
 

@@ -39,8 +39,9 @@ from dlbench.runner.driver.commands.remeasure import cells_to_remeasure
 from dlbench.runner.driver.commands.resume_checks import refuse_foreign_run
 from dlbench.runner.driver.commands.progress_lines import ProgressLines, lines_wanted
 from dlbench.runner.driver.commands.run_arguments import RunArguments
-from dlbench.runner.driver.commands.looks import (cells_to_top_up, look_record, most_processes_added, next_look,
-                          recorded_looks, with_recorded_looks)
+from dlbench.runner.driver.commands.looks import (cells_to_top_up, look_record,
+                                                  most_processes_added, next_look, recorded_looks,
+                                                  with_recorded_looks)
 from dlbench.runner.driver.plan.schedule import new_seed, process_label, process_order
 from dlbench.runner.driver.plan.sharing import batch_label, worker_batches
 from dlbench.runner.cell.spec import CellSpec

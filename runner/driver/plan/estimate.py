@@ -21,9 +21,8 @@ from dlbench.core.text.errors import ResultsFileError
 from dlbench.core.declarations.systems import SYSTEMS
 from dlbench.core.storage.tables import read_table
 from dlbench.runner.cell.spec import CellSpec
-from dlbench.runner.driver.plan.machine_scale import (MachineHistory, Source, kind_here,
-                                                     newest, run_kind, run_sources,
-                                                     scaled_times)
+from dlbench.runner.driver.plan.machine_scale import (MachineHistory, Source, kind_here, newest,
+                                                      run_kind, run_sources, scaled_times)
 from dlbench.runner.driver.plan.real_size_estimate import real_size_process_s
 from dlbench.runner.workloads.real_size import is_real_size
 

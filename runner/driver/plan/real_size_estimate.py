@@ -20,7 +20,7 @@ from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.models.weights import parameter_count
 from dlbench.runner.workloads.catalog import device_profile, flops_per_sample, get_workload
 from dlbench.runner.workloads.real_size import (NO_ACCURACY_PARAM, PARITY_REFERENCE_PASSES,
-                                               PEAK_GFLOPS)
+                                                PEAK_GFLOPS)
 
 #: The fraction of the peak a real-size forward pass is assumed to reach (eager paths reach
 #: a third to a half on 2 cores; the estimate is kept on the slow side).

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from dlbench.core.storage import layout
 from dlbench.core.storage.atomic import atomic_write_json
-from dlbench.core.storage.code_archive import (ARCHIVE, CodeRecord, convert_legacy, read_code_record,
-                                        write_code_record)
+from dlbench.core.storage.code_archive import (ARCHIVE, CodeRecord, convert_legacy,
+                                               read_code_record, write_code_record)
 from dlbench.core.storage.tables import ResultsFileError, read_json, read_table, write_table
 from dlbench.runner.driver.store.record import CellRecord
 from dlbench.runner.cell.spec import CellSpec

@@ -14,7 +14,7 @@ import math
 
 from dlbench.core.declarations.systems import SYSTEMS
 from dlbench.runner.driver.plan.experiments import (Experiment, not_measured_params, suite_grid,
-                                                     unsupported_params)
+                                                    unsupported_params)
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec
 

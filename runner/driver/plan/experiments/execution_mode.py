@@ -7,7 +7,7 @@ from dlbench.core.declarations.modes import MODES as MODE_MATRIX
 from dlbench.core.declarations.modes import OTHER, measured, mode_class
 from dlbench.core.declarations.systems import frameworks
 from dlbench.runner.driver.plan.experiments import (BASE_SUITE, MODEL_WORKLOADS, Experiment,
-                                        not_measured_params, suite_grid)
+                                                    not_measured_params, suite_grid)
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec, FrameworkId
 from dlbench.runner.workloads import real_size

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dlbench.core.declarations.modes import DEFAULT, FASTEST, OTHER, measured, mode_class, modes
-from dlbench.runner.driver.plan.experiments import MODEL_WORKLOADS, Experiment, not_measured_params, suite_grid
+from dlbench.runner.driver.plan.experiments import (MODEL_WORKLOADS, Experiment,
+                                                    not_measured_params, suite_grid)
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec, FrameworkId
 from dlbench.runner.workloads import real_size

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dlbench.core.machine.cpu_flags import NO_FP16_UNITS, cpu_flags, fp16_units, isa_features
-from dlbench.runner.driver.plan.experiments import MODEL_WORKLOADS, Experiment, not_measured_params, suite_grid
+from dlbench.runner.driver.plan.experiments import (MODEL_WORKLOADS, Experiment,
+                                                    not_measured_params, suite_grid)
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.cell.spec import UNSUPPORTED, CellSpec
 from dlbench.runner.workloads import real_size

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dlbench.core.declarations.modes import measured, modes
 from dlbench.runner.driver.plan.experiments import (Experiment, not_measured_params,
-                                        outside_fastest_workloads, suite_grid)
+                                                    outside_fastest_workloads, suite_grid)
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec, FrameworkId
 from dlbench.runner.workloads import real_size

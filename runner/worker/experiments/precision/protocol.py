@@ -19,8 +19,8 @@ import numpy as np
 from dlbench.core.storage.schema import CellStatus
 from dlbench.runner.worker.harness import Cell, open_cell
 from dlbench.runner.worker.harness.data import CellData
-from dlbench.runner.worker.harness.inference import (InferencePlan, Predictor, latencies_ms, latency_summary,
-                                      throughput)
+from dlbench.runner.worker.harness.inference import (InferencePlan, Predictor, latencies_ms,
+                                                     latency_summary, throughput)
 from dlbench.runner.worker.epochs import Trainer
 from dlbench.runner.worker.harness.training import train_once
 from dlbench.runner.worker.measure import memory_baseline
