@@ -1,5 +1,5 @@
-"""Fit the quick suite's estimate defaults (dlbench.core.declarations.systems, `System.seconds`) from a
-committed release's process wall times: a release is measured alone on a quiet machine,
+"""Fit the quick suite's estimate defaults (dlbench.core.declarations.systems, `System.seconds`)
+from a committed release's process wall times: a release is measured alone on a quiet machine,
 so its walls are the constant; this session's runs under load give only the shape.
 
 For each system, the median wall of its digits-MLP processes in the default mode of

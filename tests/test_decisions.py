@@ -1,5 +1,6 @@
-"""The verdict rule (dlbench/core/judging/decisions.py), the looks (dlbench/core/judging/verdict_engine.py) and the
-calibration (dlbench/core/judging/calibration.py): each outcome, and the error rate by simulation."""
+"""The verdict rule (dlbench/core/judging/decisions.py), the looks
+(dlbench/core/judging/verdict_engine.py) and the calibration (dlbench/core/judging/calibration.py):
+each outcome, and the error rate by simulation."""
 
 import math
 

@@ -1,5 +1,5 @@
-"""One declaration per experiment (dlbench.core.declarations.experiments): every name it promises exists,
-and a new experiment needs nothing but its declaration and its own package."""
+"""One declaration per experiment (dlbench.core.declarations.experiments): every name it promises
+exists, and a new experiment needs nothing but its declaration and its own package."""
 
 from __future__ import annotations
 

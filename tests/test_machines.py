@@ -1,5 +1,5 @@
-"""A machine kind in words and as a stable key (dlbench.core.machine.machines), on environment records
-of the three CPU kinds the project has run on and on the committed releases' own records."""
+"""A machine kind in words and as a stable key (dlbench.core.machine.machines), on environment
+records of the three CPU kinds the project has run on and on the committed releases' own records."""
 
 from __future__ import annotations
 

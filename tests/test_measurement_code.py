@@ -1,5 +1,5 @@
-"""A release holds runs of one measurement code (dlbench/core/storage/measurement_code.py): runs whose
-processes imported a project file in two versions are refused, naming the files."""
+"""A release holds runs of one measurement code (dlbench/core/storage/measurement_code.py): runs
+whose processes imported a project file in two versions are refused, naming the files."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""One declaration per runtime (dlbench/core/declarations/runtimes.py): the export plan, the real-size
-estimate, the pages' labels and the machine record all read it, so a runtime declared
+"""One declaration per runtime (dlbench/core/declarations/runtimes.py): the export plan, the
+real-size estimate, the pages' labels and the machine record all read it, so a runtime declared
 outside the tree is planned, estimated, labelled and recorded with no other edit."""
 
 from __future__ import annotations

@@ -160,7 +160,8 @@ def test_an_erratum_is_rendered_in_short_parts_with_its_answers_in_words() -> No
     assert why[-1] == r"Not \*bold\* \[a link\](x)."  # Markdown typed in an erratum stays text
     assert block["corrected"] == [
         "From dlbench commit `51839b2` the peak is an upper bound "
-        "(`benchmarks/regime_correction.py --release 2027.03`, `dlbench/core/machine/achieved.py`).",
+        "(`benchmarks/regime_correction.py --release 2027.03`, "
+        "`dlbench/core/machine/achieved.py`).",
         "No verdict changed."]
 
 

@@ -1,5 +1,5 @@
-"""One declaration per system (dlbench.core.declarations.systems): every table reads it, every entry point it
-promises exists, and a sixth system needs nothing but its declaration and its own files."""
+"""One declaration per system (dlbench.core.declarations.systems): every table reads it, every entry
+point it promises exists, and a sixth system needs nothing but its declaration and its own files."""
 
 from __future__ import annotations
 

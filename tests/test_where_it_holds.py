@@ -1,5 +1,5 @@
-"""The cross-machine rule (dlbench/core/judging/where_it_holds.py), one test per outcome, on synthetic
-per-machine answers."""
+"""The cross-machine rule (dlbench/core/judging/where_it_holds.py), one test per outcome, on
+synthetic per-machine answers."""
 
 from __future__ import annotations
 

@@ -29,8 +29,8 @@ SUMMARY_COLUMNS = [
 
 def variant_label(row: pd.Series | dict, metric: str = "") -> str:
     """The variant columns that are set, in words, with the batch `metric` was measured at
-    (dlbench.core.declarations.measured_batch; without a metric, every batch the cell measured at), e.g.
-    'fp32 · inference mode · batch 64'."""
+    (dlbench.core.declarations.measured_batch; without a metric, every batch the cell measured at),
+    e.g. 'fp32 · inference mode · batch 64'."""
     params, experiment = params_of(row.get("config_json")), str(row.get("experiment") or "")
     batch = (batch_words(metric, int(row["batch_size"]), params, experiment) if metric
              else cell_batch_words(experiment, int(row["batch_size"]), params))

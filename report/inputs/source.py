@@ -104,8 +104,8 @@ def source_processes(source: Source) -> pd.DataFrame | None:
 
 
 def source_designs(source: Source) -> dict:
-    """Each run's verdict design (dlbench/core/judging/sequential.py), by run ID; a run that recorded no
-    policy had one look at the most processes any of its cells has."""
+    """Each run's verdict design (dlbench/core/judging/sequential.py), by run ID; a run that
+    recorded no policy had one look at the most processes any of its cells has."""
     from dlbench.core.judging.sequential import design_from_policy, single_look
 
     designs = {}

@@ -286,7 +286,8 @@ def answer_counts(frame: pd.DataFrame) -> dict:
     """Answers that test something of their own (a derived metric's repeat not counted)."""
     compared = compared_answers(frame)
     compared = compared[compared["derived_from"].fillna("").astype(str) == ""]
-    return {"tested": len(compared), "winners": int((compared["outcome"] == Outcome.WINNER.value).sum())}
+    winners = compared["outcome"] == Outcome.WINNER.value
+    return {"tested": len(compared), "winners": int(winners.sum())}
 
 
 def answer_outcomes(frame: pd.DataFrame) -> dict[str, int]:

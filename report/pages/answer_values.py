@@ -1,7 +1,8 @@
 """What a home-page answer row shows beside its ratios: the best's own value (milliseconds,
 samples/s) and, for a compile question, what compiling costs on the first call and after how
 many requests it pays that back. Read by (run, cell, metric) at the centre the verdicts rank
-and compare: the geometric mean of the processes (dlbench.core.judging.summaries.geometric_centres)."""
+and compare: the geometric mean of the processes
+(dlbench.core.judging.summaries.geometric_centres)."""
 
 from __future__ import annotations
 

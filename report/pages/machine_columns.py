@@ -1,6 +1,7 @@
 """The home page's answers when a release holds several machines: one table per question with
-a column per machine and the line saying where each answer holds (dlbench/core/judging/where_it_holds.py
-is the rule; this module reads it from a verdicts table and words it)."""
+a column per machine and the line saying where each answer holds
+(dlbench/core/judging/where_it_holds.py is the rule; this module reads it from a verdicts table and
+words it)."""
 
 from __future__ import annotations
 
@@ -101,6 +102,11 @@ def _kinds(count: int) -> str:
     return "both machine kinds" if count == 2 else f"all {count} machine kinds"
 
 
+def _tied_or_undecided(outcome: Outcome) -> str:
+    """An answer that named no winner, in the where-it-holds line's words."""
+    return outcome.value if outcome is Outcome.NO_MEANINGFUL_DIFFERENCE else "not decided"
+
+
 def holds_words(reading: WhereItHolds, contest: str = "system") -> str:
     """The 'where it holds' line of one answer, counting machine kinds (two runs of one
     kind are its replicates) and saying whether each kind's runs agree, its contenders in
@@ -126,8 +132,8 @@ def holds_words(reading: WhereItHolds, contest: str = "system") -> str:
             for a in answered)
     elif reading.holds is Outcome.WHERE_DECIDED:
         decided = tuple(a for a in answered if a.outcome is Outcome.WINNER)
-        rest = "; ".join(f"{'no meaningful difference' if a.outcome is Outcome.NO_MEANINGFUL_DIFFERENCE else 'not decided'}"
-                         f" on {a.machine}" for a in answered if a.outcome is not Outcome.WINNER)
+        rest = "; ".join(f"{_tied_or_undecided(a.outcome)} on {a.machine}"
+                         for a in answered if a.outcome is not Outcome.WINNER)
         words = (f"{winner} on {len(decided)} of {count} machine kinds ({_names(decided)})"
                  f"{leads}{', by a margin that depends on the kind' + margin if margin else ''}"
                  f"; {rest}")
@@ -146,7 +152,8 @@ def _margin_words(reading: WhereItHolds, contest: str) -> str:
     if not against:
         return ""
     each = "; ".join(f"{_times(a.leads[against].value)} on {a.machine}"
-                     for a in reading.answered if a.outcome is Outcome.WINNER and against in a.leads)
+                     for a in reading.answered
+                     if a.outcome is Outcome.WINNER and against in a.leads)
     return f" (against {contender_label(contest, against)}: {each})"
 
 

@@ -1,7 +1,7 @@
 """Reader's words for modes, precisions, statuses and environment keys: the one owner.
 
-Metric labels live in the metric registry (dlbench.core.declarations.metrics); everything else a page shows
-in place of an identifier is named here. Raw identifiers stay in the downloads and the
+Metric labels live in the metric registry (dlbench.core.declarations.metrics); everything else a
+page shows in place of an identifier is named here. Raw identifiers stay in the downloads and the
 data dictionary.
 """
 
@@ -15,7 +15,8 @@ from dlbench.core.declarations.systems import format_words, mode_words
 from dlbench.core.text.words import plural
 
 #: Execution modes in a reader's words (the id stays in cell IDs and downloads): the modes
-#: every framework shares, then each framework's own (its declaration, dlbench.core.declarations.systems).
+#: every framework shares, then each framework's own (its declaration,
+#: dlbench.core.declarations.systems).
 MODE_LABELS = {"default": "default mode", "eager": "eager", "one-step": "one step",
                "mixed": "mixed", **mode_words()}
 #: Export formats in a reader's words, from each system's declaration.

@@ -1,5 +1,5 @@
-"""Home-page verdicts: for each question (dlbench/core/judging/verdict_questions.yaml) and device, who is
-best, as frozen records; the templates write the words.
+"""Home-page verdicts: for each question (dlbench/core/judging/verdict_questions.yaml) and device,
+who is best, as frozen records; the templates write the words.
 
 The families, the looks and the rule are dlbench's (verdict_engine, decisions, sequential);
 this module adds what a page needs around them: what the device cannot show

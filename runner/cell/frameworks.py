@@ -1,5 +1,5 @@
-"""The frameworks (and Keras backends) dlbench measures, as dlbench.core.declarations.systems declares them,
-and whether each is installed."""
+"""The frameworks (and Keras backends) dlbench measures, as dlbench.core.declarations.systems
+declares them, and whether each is installed."""
 
 from __future__ import annotations
 

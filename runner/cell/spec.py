@@ -14,8 +14,8 @@ from dlbench.core.declarations.systems import system_name
 #: it as skipped without starting a worker).
 NOT_MEASURED = "not_measured"
 #: The CellSpec parameter holding why the framework does not implement a planned cell
-#: (dlbench.core.declarations.systems declares it; dlbench.runner.driver.launch.execute records it as unsupported
-#: without starting a worker).
+#: (dlbench.core.declarations.systems declares it; dlbench.runner.driver.launch.execute records it
+#: as unsupported without starting a worker).
 UNSUPPORTED = "unsupported"
 #: Parameters that mean no worker process starts for the cell.
 NOT_RUN = (NOT_MEASURED, UNSUPPORTED)

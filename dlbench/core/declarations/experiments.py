@@ -3,8 +3,8 @@
 A declaration holds everything outside its package that the runner and the site need to know
 of an experiment: its name, the package that holds its framework code, the question it answers,
 its metrics (each defined in dlbench.core.declarations.metrics), the seconds one quick-suite process
-takes where a system declares no figure of its own (dlbench.runner.driver.plan.estimate), and what its page
-adds to every experiment page's sections. The runner's plan, estimates and code files, the
+takes where a system declares no figure of its own (dlbench.runner.driver.plan.estimate), and what
+its page adds to every experiment page's sections. The runner's plan, estimates and code files, the
 command line's listing, and the site's titles, questions, navigation and page sections read
 it here.
 
@@ -120,8 +120,9 @@ EXPERIMENTS: tuple[Experiment, ...] = (
          "first_epoch_time", _IMPORT),
         cpu_caveat="**On a CPU, cores are the devices.** Each strategy's 2 workers of 1 thread "
                    "are compared with its single worker of 2 threads on the same cores (a "
-                   "physical core per worker: dlbench.core.judging.conditions); on a CPU with fewer "
-                   "cores than workers they share cores and show the strategy's overhead, not "
+                   "physical core per worker: dlbench.core.judging.conditions); on a CPU with "
+                   "fewer cores than workers they share cores and show the strategy's overhead, "
+                   "not "
                    "a speed-up."),
     Experiment(
         "export", "dlbench.runner.worker.experiments.export",

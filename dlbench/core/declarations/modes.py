@@ -22,9 +22,9 @@ A mode that is the same configuration as another mode of the same system on a de
 (`SAME_AS`: Keras on JAX's default already jit-compiles) is measured once, under the other
 mode's name, and stands for both classes (`mode_classes`, `by_class`).
 
-Each framework declares its modes and each system its SAME_AS entries in dlbench.core.declarations.systems;
-this module derives the matrix from them. The runner plans its cells from it and the report
-groups its comparisons by `mode_class`.
+Each framework declares its modes and each system its SAME_AS entries in
+dlbench.core.declarations.systems; this module derives the matrix from them. The runner plans its
+cells from it and the report groups its comparisons by `mode_class`.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ __all__ = ["DEFAULT", "DEVICES", "FASTEST", "OTHER", "ModeClass"]
 CLASS_WORDS: dict[str, str] = {DEFAULT: "plain", FASTEST: "production", OTHER: "other"}
 
 #: experiment -> framework -> {mode: class}, in the order cells are planned, from each
-#: framework's declaration (dlbench.core.declarations.systems). Training keeps the historical mode name
-#: "default" for its plain mode (its cell IDs stay those of earlier releases); its
+#: framework's declaration (dlbench.core.declarations.systems). Training keeps the historical mode
+#: name "default" for its plain mode (its cell IDs stay those of earlier releases); its
 #: TensorFlow step is a tf.function, as TensorFlow's training guides write it.
 def _mode_matrix() -> dict[str, dict[str, dict[str, ModeClass]]]:
     matrix: dict[str, dict[str, dict[str, ModeClass]]] = {}

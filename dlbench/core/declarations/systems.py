@@ -5,15 +5,15 @@ and JAX. Its declaration holds everything the runner and the report need to know
 its label and colour, the packages it needs, its modes per experiment and which of them is
 its production path, its export paths, its data-parallel strategies and the defaults that
 estimate its processes. Every table keyed by a system or a framework reads these
-declarations: dlbench.core.declarations.modes, dlbench.core.storage.schema's labels, dlbench.runner.cell.frameworks,
-dlbench.runner.driver.plan.estimate,
-dlbench.runner.driver.machine.environment, dlbench.runner.models.conventions, the export and data-parallel grids, and the
-charts' colours.
+declarations: dlbench.core.declarations.modes, dlbench.core.storage.schema's labels,
+dlbench.runner.cell.frameworks, dlbench.runner.driver.plan.estimate,
+dlbench.runner.driver.machine.environment, dlbench.runner.models.conventions, the export and
+data-parallel grids, and the charts' colours.
 
 A framework's code lives where its name points: `runner/worker/adapters/<framework>.py` and
 `runner/worker/experiments/<experiment>/<framework>.py`, each experiment module honouring
-`dlbench.runner.worker.experiments.FrameworkCode`. Adding a system is a declaration here (appended to
-`SYSTEMS`, with a `Framework` of its own if its code is new) and those files; README
+`dlbench.runner.worker.experiments.FrameworkCode`. Adding a system is a declaration here (appended
+to `SYSTEMS`, with a `Framework` of its own if its code is new) and those files; README
 "Adding a system" lists them.
 """
 
@@ -75,8 +75,8 @@ class ProcessSeconds:
     """Defaults that estimate a worker process before any earlier run recorded one."""
 
     #: seconds one quick-suite process took on 2 cores, by experiment name
-    #: (dlbench.runner.driver.plan.estimate); an experiment left out is estimated from its declaration's
-    #: estimate_s (dlbench.core.declarations.experiments)
+    #: (dlbench.runner.driver.plan.estimate); an experiment left out is estimated from its
+    #: declaration's estimate_s (dlbench.core.declarations.experiments)
     per_experiment: Mapping[str, float]
     compile_extra: float  # seconds a cold compile adds to a process in a production mode
     import_s: float  # seconds starting Python and importing the framework and the harness

@@ -3,8 +3,8 @@
 A side is named as a run ID (results/runs/<id>/), a release name (results/releases/<name>/),
 or RELEASE@RUN_ID for one machine of a release (`latest` is the newest run). Cells are
 matched by their `cell_id` and compared only when their configurations are equal (their
-`config_id`, see dlbench.core.declarations.identity): a cell measured with other sizes in B (a quick run
-against a standard one) is listed as not comparable, with the parameters that differ, never
+`config_id`, see dlbench.core.declarations.identity): a cell measured with other sizes in B (a quick
+run against a standard one) is listed as not comparable, with the parameters that differ, never
 as faster or slower. For every metric with per-repeat values (rows without a step) the
 repeats of B are compared with those of A by the one verdict rule (dlbench.core.judging.decisions):
 the ratio of geometric means B/A, Welch's t on log values, the minimum-effect test at a 5%

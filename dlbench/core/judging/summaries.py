@@ -46,7 +46,8 @@ def geometric_centres(rows: pd.DataFrame) -> dict[tuple[str, str, str], float]:
 
 def detectable(values: np.ndarray) -> float:
     """The smallest ratio these processes detect against an equally noisy partner (80% power,
-    5% level; dlbench.core.judging.decisions.detectable_ratio); nan for one process or values <= 0."""
+    5% level; dlbench.core.judging.decisions.detectable_ratio); nan for one process or values <=
+    0."""
     if values.size < 2 or np.any(values <= 0):
         return math.nan
     return detectable_ratio(float(np.std(np.log(values), ddof=1)), int(values.size))

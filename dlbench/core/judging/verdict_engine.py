@@ -156,7 +156,8 @@ def with_system(frame: pd.DataFrame) -> pd.DataFrame:
 
 def like_with_like(rows: pd.DataFrame, group_by: tuple[str, ...]) -> pd.DataFrame:
     """Rows that may be compared across frameworks: when comparisons are grouped by mode
-    class, each class's cells (dlbench.core.declarations.modes.by_class: a mode of class other in none)."""
+    class, each class's cells (dlbench.core.declarations.modes.by_class: a mode of class other in
+    none)."""
     return by_class(rows) if "mode_class" in group_by else rows
 
 

@@ -27,9 +27,9 @@ code.tar each (one archive, byte for byte), then kept it once: each code.tar.sha
 checksum its code.tar was published with.
 
 Freezing and numbering releases lives here; reading them, and every path, in
-dlbench/core/storage/layout.py. A release merges runs only if each cell ID it holds was measured with one
-configuration (dlbench/core/declarations/identity.py), and only runs measured by the same code
-(dlbench/core/storage/measurement_code.py). A release's data never changes once written.
+dlbench/core/storage/layout.py. A release merges runs only if each cell ID it holds was measured
+with one configuration (dlbench/core/declarations/identity.py), and only runs measured by the same
+code (dlbench/core/storage/measurement_code.py). A release's data never changes once written.
 """
 
 from __future__ import annotations

@@ -2,10 +2,10 @@
 
 A target is a result ID (`RELEASE-NNNN`: the project files its cell's processes imported, at
 the versions they recorded; a run that recorded no imports names its experiment module), a
-run (its ID, or `latest`; a released one is read from its release), or one run of a release (`RELEASE@RUN_ID`):
-every file its code record holds. The files come from the run's archive, or its older
-code/ and code-objects/ form, checked against their hashes (dlbench/core/storage/code_archive.py),
-and a release's files against its manifest first.
+run (its ID, or `latest`; a released one is read from its release), or one run of a release
+(`RELEASE@RUN_ID`): every file its code record holds. The files come from the run's archive, or its
+older code/ and code-objects/ form, checked against their hashes
+(dlbench/core/storage/code_archive.py), and a release's files against its manifest first.
 """
 
 from __future__ import annotations

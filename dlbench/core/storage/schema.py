@@ -6,7 +6,8 @@ import enum
 
 from dlbench.core.declarations import systems
 
-#: 2: config_id, a hash of what a cell measures (dlbench/core/declarations/identity.py), beside cell_id.
+#: 2: config_id, a hash of what a cell measures (dlbench/core/declarations/identity.py), beside
+#: cell_id.
 SCHEMA_VERSION = 2
 
 #: Columns that identify a cell; shared by the cell table and the observation table.

@@ -42,7 +42,8 @@ _META_VERSION = b"dlbench.schema_version"
 
 def _add_config_id(frame: pd.DataFrame, origin: str) -> pd.DataFrame:
     """1 -> 2: config_id from a cells table's config_json; observations get it from their cells
-    when read through dlbench.core.storage.layout (an observations table alone has no configuration)."""
+    when read through dlbench.core.storage.layout (an observations table alone has no
+    configuration)."""
     if "config_id" in frame.columns:
         return frame
     if "config_json" in frame.columns:

@@ -1,5 +1,5 @@
-"""The looks of a run's design (dlbench/core/judging/sequential.py): after each look but the last, the
-cells of pairs still undecided get the next look's processes, measured in interleaved rounds
+"""The looks of a run's design (dlbench/core/judging/sequential.py): after each look but the last,
+the cells of pairs still undecided get the next look's processes, measured in interleaved rounds
 like the first. run.json records each look (its processes per cell and the cells topped up),
 so `--resume` goes on where the run stopped."""
 

@@ -1,7 +1,7 @@
 """Earlier runs' process times, scaled to the machine a run is planned on.
 
-Absolute times belong to one machine kind (dlbench.core.machine.machines): release 2027.04's AMD EPYC
-run took 104 minutes against 68 projected, because its projection read the Intel Xeon runs'
+Absolute times belong to one machine kind (dlbench.core.machine.machines): release 2027.04's AMD
+EPYC run took 104 minutes against 68 projected, because its projection read the Intel Xeon runs'
 times as they were. Here each cell's time comes from runs of this machine's kind where one
 measured it; a cell measured only on other kinds takes their time times this kind's factor:
 the summed times of the cells measured on both, this kind's over the others'. The factor

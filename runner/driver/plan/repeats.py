@@ -37,8 +37,8 @@ def process_count(suite: str, experiment: str, override: int | None = None) -> i
 
 
 def run_design(suite: str, override: int | None = None, planned: bool = False) -> Design:
-    """The verdict design a run follows (dlbench.core.judging.sequential.design_for), the one place a
-    run's processes per cell are derived from `--repeats`; a device plan fixes its processes in
+    """The verdict design a run follows (dlbench.core.judging.sequential.design_for), the one place
+    a run's processes per cell are derived from `--repeats`; a device plan fixes its processes in
     one look."""
     design = design_for(suite, override)
     return single_look(design.first) if planned else design

@@ -105,8 +105,8 @@ def cells_frame(records: list[CellRecord], run_id: str) -> pd.DataFrame:
 
 
 def observed_batch(spec: CellSpec, metric: str) -> int:
-    """The batch an observation was measured at (dlbench.core.declarations.measured_batch: the serving
-    batch for throughput, one sample per call for latency, else the cell's)."""
+    """The batch an observation was measured at (dlbench.core.declarations.measured_batch: the
+    serving batch for throughput, one sample per call for latency, else the cell's)."""
     return measured_batch(metric, spec.batch_size, spec.params, spec.experiment)
 
 

@@ -18,7 +18,8 @@ from dlbench.runner.driver.plan.experiments import (Experiment, not_measured_par
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec
 
-#: The data-parallel strategies each system offers, as cell modes (dlbench.core.declarations.systems).
+#: The data-parallel strategies each system offers, as cell modes
+#: (dlbench.core.declarations.systems).
 STRATEGIES: dict[str, tuple[str, ...]] = {s.name: s.data_parallel for s in SYSTEMS}
 
 #: Per suite: workloads with epochs, and strategies left out (processes per cell:

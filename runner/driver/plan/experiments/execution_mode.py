@@ -19,8 +19,8 @@ MODES: dict[str, tuple[str, ...]] = {
 #: Modes the quick suite leaves out because another cell measures the same thing: every
 #: graph/compiled cell times its framework's eager mode in the same process
 #: (eager_step_time). (A mode that is the same configuration as another, such as Keras on
-#: JAX's jit_compile, is never a cell of its own: dlbench.core.declarations.modes.SAME_AS.) Standard on a CPU
-#: leaves out only the eager baselines that stand for no framework (mode class "other");
+#: JAX's jit_compile, is never a cell of its own: dlbench.core.declarations.modes.SAME_AS.) Standard
+#: on a CPU leaves out only the eager baselines that stand for no framework (mode class "other");
 #: full, and standard on a GPU, run every other mode as its own cell.
 DUPLICATES = {(name, framework.eager_baseline) for name, framework in frameworks().items()}
 
