@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
-from dlbench.core.judging.regime import stats
+from dlbench.core.judging import stats
 from dlbench.runner.driver.machine import load as machine_load
 from dlbench.runner.worker.harness.sampling import MIN_WINDOW_S
 from dlbench.runner.driver.plan.repeats import SUITE_PROCESSES
