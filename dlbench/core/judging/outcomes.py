@@ -4,9 +4,9 @@ Every judge returns an `Outcome`: the pair rule (dlbench/core/judging/decisions.
 page's answers (report/verdicts/answers.py), defaults-accuracy and precision-accuracy, where an
 answer holds across machines, and the claims. A word means one thing wherever it appears
 ("no meaningful difference" is the same outcome from a pair, an answer and a claim), and each
-judge says which of the words it speaks (the sets below). The values are the words the site
-prints and the tables store (verdicts.csv's `decision` and `outcome` columns), so they never
-change without a release note.
+judge says which of the words it speaks (the tuples below, each in the order a page lists
+them). The values are the words the site prints and the tables store (verdicts.csv's
+`decision` and `outcome` columns), so they never change without a release note.
 """
 
 from __future__ import annotations
@@ -63,35 +63,33 @@ class Outcome(enum.Enum):
 
 
 #: What one judged pair says (decisions.py).
-PAIR = frozenset({Outcome.A_BETTER, Outcome.B_BETTER, Outcome.NO_MEANINGFUL_DIFFERENCE,
-                  Outcome.DIFFERENT, Outcome.UNDECIDED, Outcome.INCONCLUSIVE})
+PAIR = (Outcome.A_BETTER, Outcome.B_BETTER, Outcome.NO_MEANINGFUL_DIFFERENCE, Outcome.DIFFERENT,
+        Outcome.UNDECIDED, Outcome.INCONCLUSIVE)
 #: What a home-page answer says (report/verdicts/answers.py).
-ANSWER = frozenset({Outcome.WINNER, Outcome.NO_MEANINGFUL_DIFFERENCE, Outcome.INCONCLUSIVE,
-                    Outcome.NOT_MEASURABLE, Outcome.INSUFFICIENT_DATA, Outcome.PARITY})
+ANSWER = (Outcome.WINNER, Outcome.NO_MEANINGFUL_DIFFERENCE, Outcome.INCONCLUSIVE,
+          Outcome.NOT_MEASURABLE, Outcome.INSUFFICIENT_DATA, Outcome.PARITY)
 #: An answer that did not answer the question on its machine.
-NOT_ANSWERED = frozenset({Outcome.NOT_MEASURABLE, Outcome.INSUFFICIENT_DATA})
+NOT_ANSWERED = (Outcome.NOT_MEASURABLE, Outcome.INSUFFICIENT_DATA)
 #: What an A/A control says (WINNER there is a false winner).
-CONTROL = frozenset({Outcome.WINNER, Outcome.NO_WINNER})
+CONTROL = (Outcome.WINNER, Outcome.NO_WINNER)
 #: What the defaults-accuracy leader against one other system says.
-DEFAULTS_PAIR = frozenset({Outcome.LEADER_BETTER, Outcome.NO_MEANINGFUL_DIFFERENCE,
-                           Outcome.UNDECIDED})
+DEFAULTS_PAIR = (Outcome.LEADER_BETTER, Outcome.NO_MEANINGFUL_DIFFERENCE, Outcome.UNDECIDED)
 #: What the defaults-accuracy answer says.
-DEFAULTS_ANSWER = frozenset({Outcome.WINNER, Outcome.NO_MEANINGFUL_DIFFERENCE,
-                             Outcome.UNDECIDED, Outcome.AT_CEILING, Outcome.AT_CHANCE,
-                             Outcome.INSUFFICIENT_DATA})
+DEFAULTS_ANSWER = (Outcome.WINNER, Outcome.NO_MEANINGFUL_DIFFERENCE, Outcome.UNDECIDED,
+                   Outcome.AT_CEILING, Outcome.AT_CHANCE, Outcome.INSUFFICIENT_DATA)
 #: What one system's precision-accuracy answer says.
-PRECISION_ANSWER = frozenset({Outcome.LOSES, Outcome.GAINS, Outcome.NO_MEANINGFUL_DIFFERENCE,
-                              Outcome.UNDECIDED, Outcome.MISSED_TARGET, Outcome.CANNOT_TELL})
+PRECISION_ANSWER = (Outcome.LOSES, Outcome.GAINS, Outcome.NO_MEANINGFUL_DIFFERENCE,
+                    Outcome.UNDECIDED, Outcome.MISSED_TARGET, Outcome.CANNOT_TELL)
 #: Where an answer holds across machines.
-WHERE_IT_HOLDS = frozenset({Outcome.ONE_MACHINE, Outcome.EVERYWHERE, Outcome.MARGIN_DEPENDS,
-                            Outcome.WINNER_DEPENDS, Outcome.WHERE_DECIDED,
-                            Outcome.NO_DIFFERENCE_EVERYWHERE, Outcome.DECIDED_NOWHERE})
-#: How B differs from A in `dlbench compare`, in the order its counts are listed.
+WHERE_IT_HOLDS = (Outcome.ONE_MACHINE, Outcome.EVERYWHERE, Outcome.MARGIN_DEPENDS,
+                  Outcome.WINNER_DEPENDS, Outcome.WHERE_DECIDED,
+                  Outcome.NO_DIFFERENCE_EVERYWHERE, Outcome.DECIDED_NOWHERE)
+#: How B differs from A in `dlbench compare`.
 COMPARISON = (Outcome.FASTER, Outcome.SLOWER, Outcome.BETTER, Outcome.WORSE, Outcome.DIFFERENT,
               Outcome.NO_SIGNIFICANT_DIFFERENCE, Outcome.OTHER_MACHINE)
 #: What the measurements say of a claim on one device.
-CLAIM = frozenset({Outcome.SUPPORTED, Outcome.CONTRADICTED, Outcome.INCONCLUSIVE,
-                   Outcome.NOT_MEASURABLE, Outcome.NOT_MEASURED})
+CLAIM = (Outcome.SUPPORTED, Outcome.CONTRADICTED, Outcome.INCONCLUSIVE, Outcome.NOT_MEASURABLE,
+         Outcome.NOT_MEASURED)
 #: Each judge and the words it speaks.
 SPOKEN = {"pair": PAIR, "answer": ANSWER, "control": CONTROL, "defaults pair": DEFAULTS_PAIR,
           "defaults answer": DEFAULTS_ANSWER, "precision answer": PRECISION_ANSWER,
