@@ -5,8 +5,8 @@ variant), the citation of each result, and the home page's answer rows.
     PYTHONPATH=$PWD .venv/bin/python benchmarks/batch_labels.py [--release R ...]
 
 The batch a value was measured at is read here from the cell's recorded parameters and the
-protocol's own words, not from dlbench.core.measured_batch, so the count also runs against
-code from before that module (an older checkout installed with `pip install -e`): latency
+protocol's own words, not from dlbench.core.declarations.measured_batch, so the count also runs
+against code from before that module (an older checkout installed with `pip install -e`): latency
 and the first call are one sample per call, inference and precision throughput run at
 `throughput_batch` (512 when not recorded), everything else at the cell's batch.
 """
@@ -66,7 +66,7 @@ def release_counts(results: Path, name: str) -> dict[str, int]:
 def home_counts(source, cells: pd.DataFrame) -> dict[str, int]:
     """Home-page answer rows (from the release's stored verdicts) whose label names a batch
     their values were not measured at."""
-    from dlbench.core.verdict_engine import QUESTIONS
+    from dlbench.core.judging.verdict_engine import QUESTIONS
     from dlbench.report.pages import answer_tables as tables_module
     from dlbench.report.verdicts.stored import stored_verdicts
 

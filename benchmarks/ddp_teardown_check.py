@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dlbench.core.schema import CellStatus  # noqa: E402
+from dlbench.core.storage.schema import CellStatus  # noqa: E402
 from dlbench.runner.driver.plan.cells import plan_cells  # noqa: E402
 from dlbench.runner.driver.plan.request import RunRequest  # noqa: E402
 from dlbench.runner.driver.launch.execute import execute_cell  # noqa: E402

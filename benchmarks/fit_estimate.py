@@ -1,5 +1,5 @@
-"""Fit the quick suite's estimate defaults (dlbench.core.systems, `System.seconds`) from a
-committed release's process wall times: a release is measured alone on a quiet machine,
+"""Fit the quick suite's estimate defaults (dlbench.core.declarations.systems, `System.seconds`)
+from a committed release's process wall times: a release is measured alone on a quiet machine,
 so its walls are the constant; this session's runs under load give only the shape.
 
 For each system, the median wall of its digits-MLP processes in the default mode of
@@ -25,8 +25,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dlbench.core.modes import DEFAULT, mode_class  # noqa: E402
-from dlbench.core.systems import SYSTEMS  # noqa: E402
+from dlbench.core.declarations.modes import DEFAULT, mode_class  # noqa: E402
+from dlbench.core.declarations.systems import SYSTEMS  # noqa: E402
 
 EXPERIMENTS = ("training", "inference", "parity")
 MIN_WORK_S = 1.0

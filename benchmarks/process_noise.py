@@ -39,8 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dlbench.core.clusters import SPLIT_FACTOR
-from dlbench.core.modes import DEFAULT, mode_class
+from dlbench.core.judging.clusters import SPLIT_FACTOR
+from dlbench.core.declarations.modes import DEFAULT, mode_class
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.driver.plan.cells import plan_cells
 from dlbench.runner.driver.plan.request import RunRequest
@@ -52,7 +52,7 @@ CELLS: dict[str, tuple[str, str, str]] = {
     "mlp-latency": ("inference", "mlp-digits", "latency_p50"),
     "resnet-epoch": ("training", "resnet-synthetic", "steady_epoch_time"),
 }
-SLOW_RATIO = SPLIT_FACTOR  # dlbench.core.clusters: the one factor that calls a process slow
+SLOW_RATIO = SPLIT_FACTOR  # dlbench.core.judging.clusters: the one factor that calls a process slow
 LIBRARIES = {"jemalloc": ("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2", "libjemalloc2"),
              "tcmalloc": ("/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4",
                           "libtcmalloc-minimal4")}

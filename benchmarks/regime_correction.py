@@ -1,6 +1,6 @@
 """Issue 50's corrected regime of a release's real-size cells, from its stored tables: each
 cell's achieved GFLOP/s, its published fraction (over the recorded peak) and its fraction of
-the machine's bound (dlbench.core.fma_peak: cores x clock x the core's FMA FLOP per cycle; a
+the machine's bound (dlbench.core.machine.fma_peak: cores x clock x the core's FMA FLOP per cycle; a
 run that measured no clock is bounded by its core's highest documented clock). Computed from
 the tables, nothing measured; the release stays frozen.
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dlbench.core.achieved import cell_rates, run_bounds
-from dlbench.core.judging import regime_of
+from dlbench.core.machine.achieved import cell_rates, run_bounds
+from dlbench.core.judging.regime import regime_of
 from dlbench.report.inputs.source import Source, load_release
 from dlbench.report.pages.home import source_verdicts
 

@@ -33,10 +33,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench.core.clusters import SPLIT_FACTOR, slow_share
-from dlbench.core.metrics import METRICS, Direction, is_timing_unit
-from dlbench.core.noise_floor import noise_floors
-from dlbench.core.verdict_engine import QUESTIONS, judge_controls, repeat_rows
+from dlbench.core.judging.clusters import SPLIT_FACTOR, slow_share
+from dlbench.core.declarations.metrics import METRICS, Direction, is_timing_unit
+from dlbench.core.judging.noise_floor import noise_floors
+from dlbench.core.judging.verdict_engine import QUESTIONS, judge_controls, repeat_rows
 from dlbench.report.inputs.source import (load_draft, load_release, source_designs,
                                           source_processes)
 from dlbench.report.verdicts.answers import judge_page

@@ -22,10 +22,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench.core.layout import RELEASES, RUNS
-from dlbench.core.releases import freeze_release
-from dlbench.core.tables import read_json, read_table, write_table
-from dlbench.core.code_archive import ARCHIVE, POINTER, archive_bytes
+from dlbench.core.storage.layout import RELEASES, RUNS
+from dlbench.core.storage.releases import freeze_release
+from dlbench.core.storage.tables import read_json, read_table, write_table
+from dlbench.core.storage.code_archive import ARCHIVE, POINTER, archive_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 SYNTHETIC_RUN = "20270101T000000Z-synthetic"

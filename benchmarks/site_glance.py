@@ -79,9 +79,9 @@ def identifiers(releases_dir: Path) -> re.Pattern[str]:
     with an underscore, and cell IDs, from the releases' own tables."""
     import pandas as pd
 
-    from dlbench.core.metrics import METRICS
+    from dlbench.core.declarations.metrics import METRICS
 
-    from dlbench.core.systems import format_words
+    from dlbench.core.declarations.systems import format_words
 
     # export formats by key ('onnx' alone is also a package's name, which the environment
     # page lists as it is)

@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dlbench.core.metrics import METRICS, Direction, is_timing_unit
-from dlbench.core.summaries import per_process
+from dlbench.core.declarations.metrics import METRICS, Direction, is_timing_unit
+from dlbench.core.judging.summaries import per_process
 from dlbench.report.inputs.source import load_release, source_processes
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -3,11 +3,11 @@ own spreads, and how the release's answers come out under it.
 
 For each tested verdict of the release (a question group whose systems have a spread between
 processes), the simulation draws every system's processes on the log scale with that
-system's observed spread and applies the same rule as the site (dlbench/core/calibration.py):
-first with every system equal (false winners; goal at most 5% per verdict), then with the
-first system 1.1, 1.25, 1.5 and 2 times better than every other (power), look by look. It
-does so under the release's own design and under each suite's three-look design, so the gain
-of the third look is visible at the same spreads. Last, each testable timing answer is
+system's observed spread and applies the same rule as the site
+(dlbench/core/judging/calibration.py): first with every system equal (false winners; goal at most 5%
+per verdict), then with the first system 1.1, 1.25, 1.5 and 2 times better than every other (power),
+look by look. It does so under the release's own design and under each suite's three-look design, so
+the gain of the third look is visible at the same spreads. Last, each testable timing answer is
 simulated at its own observed ratios and spreads (a plug-in estimate, optimistic for the
 answers that named a winner) under each suite's design: the expected number decided.
 
@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dlbench.core.calibration import POWER_RATIOS, false_winner_rate, simulate
-from dlbench.core.sequential import SUITE_DESIGNS, Design
+from dlbench.core.judging.calibration import POWER_RATIOS, false_winner_rate, simulate
+from dlbench.core.judging.sequential import SUITE_DESIGNS, Design
 from dlbench.report.pages.home import source_judgement
 from dlbench.report.inputs.source import load_release, source_designs
 from dlbench.report.verdicts.verdict_table import calibrate, log_spreads, simulated

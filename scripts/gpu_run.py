@@ -133,7 +133,7 @@ def check_machine() -> list[str]:
 def record_commit(root: Path, commit: str) -> None:
     """Name the source commit in environment.json where git could not (a tree copied
     without .git): the commit the tree was copied from, as given on the command line."""
-    from dlbench.core import layout
+    from dlbench.core.storage import layout
 
     environment = layout.read_environment(root)
     if commit and (environment.get("git") or {}).get("commit", "unknown") == "unknown":
@@ -158,9 +158,9 @@ def measure(plan_file: Path, results: Path, out: Path, timeout_s: float,
             commit: str = "", deadline: float = float("inf")) -> int:
     """`dlbench run --plan` on cuda into `results` (stopped at `deadline`), then the run
     packed into `out`."""
-    from dlbench.core import layout
+    from dlbench.core.storage import layout
     from dlbench.cli import main
-    from dlbench.core.run_archive import pack_run
+    from dlbench.core.storage.run_archive import pack_run
     from dlbench.runner.driver.plan.device import load_plan
 
     timer = stop_at(deadline) if deadline != float("inf") else None

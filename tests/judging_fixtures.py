@@ -12,7 +12,7 @@ CPU_ENV = {"cpu": {"avx512_bf16": True, "avx512f": True}, "gpus": []}
 
 def bounded(fp32_flops: float, environment: dict = CPU_ENV) -> dict:
     """`environment` on one Intel AVX-512 core (64 fp32 FLOP a cycle, 128 bf16) whose
-    measured clock makes its fp32 bound `fp32_flops` (dlbench.core.fma_peak)."""
+    measured clock makes its fp32 bound `fp32_flops` (dlbench.core.machine.fma_peak)."""
     cpu = environment["cpu"] | {"vendor": "Intel", "arch": "X86_64", "usable_cores": 1}
     return environment | {"cpu": cpu, "compute_peak": {
         "clock": {"ghz": fp32_flops / 64e9, "method": "test"}}}

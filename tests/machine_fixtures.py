@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench.core.layout import run_dir
-from dlbench.core.tables import read_table, write_table
+from dlbench.core.storage.layout import run_dir
+from dlbench.core.storage.tables import read_table, write_table
 
 #: Machine records of the three CPU kinds this project's machines have been.
 INTEL_AMX = {"model": "Intel(R) Xeon(R) Processor", "logical_cores": 2, "usable_cores": 2,

@@ -16,7 +16,7 @@ from dlbench.report.site.errata import Erratum, append_erratum
 from dlbench.report.site.cache import SiteCache, write_tree
 from dlbench.report.site.publish import export_site, mike_deploy
 from dlbench.report.site.static_server import make_server
-from dlbench.core.releases import freeze_release
+from dlbench.core.storage.releases import freeze_release
 from dlbench.report.inputs.source import load_release
 
 ROOT = Path(__file__).parent.parent
@@ -26,7 +26,7 @@ def committed_releases() -> tuple[str, ...]:
     """Every release committed under results/releases/, oldest first: the one site the
     browser modules and the strict build of every release share (tests/conftest.py builds
     it once a session for each tuple, so every reader asks for this one)."""
-    from dlbench.core.releases import release_names
+    from dlbench.core.storage.releases import release_names
 
     return tuple(release_names(ROOT / "results"))
 GOLDEN = Path(__file__).parent / "data" / "golden"

@@ -1,6 +1,6 @@
 """A small disk for fault tests: a tmpfs mounted for the test where it can be (root), else a
-stub "No space left on device" at dlbench.core.atomic's one write function, switched on by a flag
-file. Either way a test fills it while a command runs and frees it afterwards.
+stub "No space left on device" at dlbench.core.storage.atomic's one write function, switched on by a
+flag file. Either way a test fills it while a command runs and frees it afterwards.
 
 Run as a script (`python -m tests.small_disk ARGS`), it is the dlbench command with the stub
 installed when DLBENCH_TEST_FULL_FLAG names a flag file.
@@ -63,7 +63,7 @@ class SmallDisk:
 
 def _stub_full_disk(flag: Path) -> None:
     """Make every atomic write fail as on a full disk while `flag` exists."""
-    from dlbench.core import atomic
+    from dlbench.core.storage import atomic
 
     real = atomic._replace
 

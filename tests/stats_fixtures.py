@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dlbench.core.schema import CellStatus
+from dlbench.core.storage.schema import CellStatus
 from dlbench.runner.cell.outcome import CellOutcome, Fairness, Observation
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.driver.store.run_store import CellRecord, RunStore

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.core.measured_batch import batch_words, cell_batch_words, measured_batch
+from dlbench.core.declarations.measured_batch import batch_words, cell_batch_words, measured_batch
 from dlbench.report.inputs.labelled import variant_label
 from dlbench.report.pages.answer_tables import group_label
 

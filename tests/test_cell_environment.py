@@ -129,7 +129,7 @@ def test_a_tensorflow_cell_records_the_onednn_choice_tensorflow_made_not_the_she
 def test_the_machine_record_names_the_isa_and_each_frameworks_own_kernel_choice():
     """The CPU record keeps its earlier keys and adds the vendor, every kernel-deciding ISA
     flag and what each framework chose on this CPU (read in child processes)."""
-    from dlbench.core.machines import machine_kind
+    from dlbench.core.machine.machines import machine_kind
     from dlbench.runner.driver.machine.environment import cpu_facts
 
     cpu = cpu_facts()

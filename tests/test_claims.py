@@ -8,14 +8,9 @@ from pathlib import Path
 import pytest
 from tests.judging_fixtures import CPU_ENV, bounded, noisy, tables
 
-from dlbench.core.judging import Regime
-from dlbench.report.claims.check import (
-    ClaimOutcome,
-    ClaimsFileError,
-    check_claims,
-    load_claims,
-    parse_claims,
-)
+from dlbench.core.judging.regime import Regime
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.report.claims.check import ClaimsFileError, check_claims, load_claims, parse_claims
 
 #: The list the claims file is built from, kept in the project beside it.
 CLAIMS_MD = Path(__file__).resolve().parent.parent / "report" / "claims" / "claims_list.md"
@@ -87,14 +82,14 @@ ORDER = {"tensorflow": 0.6, "pytorch": 1.0, "keras-tensorflow": 1.6}
 
 
 @pytest.mark.parametrize(("claim", "experiment", "metric", "times", "expected"), [
-    ("train-order", "training", "steady_epoch_time", ORDER, SUPPORTED := ClaimOutcome.SUPPORTED),
+    ("train-order", "training", "steady_epoch_time", ORDER, SUPPORTED := Outcome.SUPPORTED),
     ("train-order", "training", "steady_epoch_time", {**ORDER, "tensorflow": 1.4},
-     ClaimOutcome.CONTRADICTED),
+     Outcome.CONTRADICTED),
     ("train-order", "training", "steady_epoch_time", {"tensorflow": 0.6, "pytorch": 1.0},
-     ClaimOutcome.INCONCLUSIVE),  # no keras cell
-    ("infer-order", "inference", "latency_p50", ORDER, ClaimOutcome.SUPPORTED),
+     Outcome.INCONCLUSIVE),  # no keras cell
+    ("infer-order", "inference", "latency_p50", ORDER, Outcome.SUPPORTED),
     ("infer-order", "inference", "latency_p50", {**ORDER, "pytorch": 2.0},
-     ClaimOutcome.CONTRADICTED),
+     Outcome.CONTRADICTED),
 ])
 def test_order_claims_go_each_way(claim, experiment, metric, times, expected):
     cells = _timed(metric, times, experiment=experiment)
@@ -119,16 +114,16 @@ def test_infer_order_is_judged_on_compute_bound_cells_only():
     the real-size cells beside it decide alone."""
     small = _inference_cells({**ORDER, "pytorch": 0.3}, flops=1e3)  # against the claim
     verdict = judge("infer-order", small, PEAK_ENV)
-    assert verdict.verdict is ClaimOutcome.NOT_MEASURABLE
+    assert verdict.verdict is Outcome.NOT_MEASURABLE
     assert "overhead-bound" in verdict.explanation
     real = [{**c, "workload": "resnet50-synthetic"} for c in _inference_cells(ORDER, 1e9)]
-    assert judge("infer-order", small + real, PEAK_ENV).verdict is ClaimOutcome.SUPPORTED
+    assert judge("infer-order", small + real, PEAK_ENV).verdict is Outcome.SUPPORTED
 
 
 def test_order_claims_with_noisy_overlapping_data_are_inconclusive():
     cells = _timed("steady_epoch_time", {"tensorflow": 0.95, "pytorch": 1.0,
                                          "keras-tensorflow": 1.05}, spread=0.2)
-    assert judge("train-order", cells).verdict is ClaimOutcome.INCONCLUSIVE
+    assert judge("train-order", cells).verdict is Outcome.INCONCLUSIVE
 
 
 #: A CPU whose measured peak makes a 1 GFLOP-per-sample cell at 1 sample/s compute-bound.
@@ -152,8 +147,8 @@ def _precision(metric: str, values: dict[str, list[float]], system: str = "pytor
 
 
 @pytest.mark.parametrize(("bf16", "expected"), [
-    (0.5, ClaimOutcome.SUPPORTED), (1.6, ClaimOutcome.CONTRADICTED),
-    (1.0, ClaimOutcome.CONTRADICTED),  # a tight interval around 1: no meaningful effect
+    (0.5, Outcome.SUPPORTED), (1.6, Outcome.CONTRADICTED),
+    (1.0, Outcome.CONTRADICTED),  # a tight interval around 1: no meaningful effect
 ])
 def test_fp16_speed_goes_each_way_and_fp16_without_units_is_not_measurable(bf16, expected):
     values = {"fp32": noisy(1.0, 1), "bf16": noisy(bf16, 2), "fp16": noisy(0.4, 3)}
@@ -162,41 +157,41 @@ def test_fp16_speed_goes_each_way_and_fp16_without_units_is_not_measurable(bf16,
     only_fp16 = _precision("steady_epoch_time", {"fp32": values["fp32"],
                                                  "fp16": values["fp16"]})
     verdict = judge("fp16-speed", only_fp16, {"cpu": {}})
-    assert verdict.verdict is ClaimOutcome.NOT_MEASURABLE and "no fp16" in verdict.explanation
+    assert verdict.verdict is Outcome.NOT_MEASURABLE and "no fp16" in verdict.explanation
 
 
 def test_fp16_speed_in_an_overhead_bound_regime_is_not_measurable_and_says_its_regime():
     values = {"fp32": noisy(1.0, 1), "bf16": noisy(0.5, 2)}  # 2x faster, but at 0.05% of peak
     verdict = judge("fp16-speed", _precision("steady_epoch_time", values, flops=1e6), PEAK_ENV)
-    assert verdict.verdict is ClaimOutcome.NOT_MEASURABLE
+    assert verdict.verdict is Outcome.NOT_MEASURABLE
     assert "overhead-bound" in verdict.explanation
     assert Regime.OVERHEAD_BOUND in verdict.regimes
     noisy_cells = _precision("steady_epoch_time", {"fp32": noisy(1.0, 1, spread=0.3),
                                                    "bf16": noisy(0.97, 2, spread=0.3)})
-    assert judge("fp16-speed", noisy_cells).verdict is ClaimOutcome.INCONCLUSIVE
+    assert judge("fp16-speed", noisy_cells).verdict is Outcome.INCONCLUSIVE
 
 
 @pytest.mark.parametrize(("fp16", "expected"), [
-    (noisy(0.80, 2, spread=0.002), ClaimOutcome.SUPPORTED),
-    (noisy(0.95, 2, spread=0.002), ClaimOutcome.CONTRADICTED),
-    ([0.80] * 5, ClaimOutcome.INCONCLUSIVE),  # identical repeats: a deterministic rerun
+    (noisy(0.80, 2, spread=0.002), Outcome.SUPPORTED),
+    (noisy(0.95, 2, spread=0.002), Outcome.CONTRADICTED),
+    ([0.80] * 5, Outcome.INCONCLUSIVE),  # identical repeats: a deterministic rerun
 ])
 def test_fp16_accuracy_rests_on_repeats_that_differ_in_seed(fp16, expected):
-    fp32 = [0.95] * 5 if expected is ClaimOutcome.INCONCLUSIVE else noisy(0.95, 1, spread=0.002)
+    fp32 = [0.95] * 5 if expected is Outcome.INCONCLUSIVE else noisy(0.95, 1, spread=0.002)
     verdict = judge("fp16-accuracy", _precision("test_accuracy", {"fp32": fp32, "fp16": fp16}))
     assert verdict.verdict is expected
 
 
 @pytest.mark.parametrize(("metric", "half", "expected"), [
-    ("working_memory", 0.5, ClaimOutcome.SUPPORTED),
-    ("working_memory", 0.95, ClaimOutcome.CONTRADICTED),
-    ("peak_memory", 0.5, ClaimOutcome.NOT_MEASURABLE),
+    ("working_memory", 0.5, Outcome.SUPPORTED),
+    ("working_memory", 0.95, Outcome.CONTRADICTED),
+    ("peak_memory", 0.5, Outcome.NOT_MEASURABLE),
 ])
 def test_fp16_memory_needs_working_memory(metric, half, expected):
     cells = _precision(metric, {"fp32": noisy(100, 1), "fp16": noisy(100 * half, 2)})
     verdict = judge("fp16-memory", cells)
     assert verdict.verdict is expected
-    if expected is ClaimOutcome.NOT_MEASURABLE:
+    if expected is Outcome.NOT_MEASURABLE:
         assert "working memory" in verdict.explanation
 
 
@@ -205,7 +200,7 @@ def test_fp16_memory_where_runtime_overhead_dominates_is_not_measurable_with_the
     cells = _precision("working_memory", {"fp32": noisy(33, 1), "fp16": noisy(16, 2)},
                        model_mib=0.2)
     verdict = judge("fp16-memory", cells)
-    assert verdict.verdict is ClaimOutcome.NOT_MEASURABLE
+    assert verdict.verdict is Outcome.NOT_MEASURABLE
     assert "under 10x the runtime overhead" in verdict.explanation
     assert "measures the framework, not the model" in verdict.explanation
 
@@ -214,19 +209,19 @@ def test_fp16_memory_without_the_models_own_memory_recorded_is_not_measurable():
     cells = _precision("working_memory", {"fp32": noisy(100, 1), "fp16": noisy(50, 2)},
                        model_mib=None)
     verdict = judge("fp16-memory", cells)
-    assert verdict.verdict is ClaimOutcome.NOT_MEASURABLE
+    assert verdict.verdict is Outcome.NOT_MEASURABLE
     assert "model's own memory was not recorded" in verdict.explanation
 
 
 def test_fp16_memory_with_a_wide_interval_is_inconclusive():
     cells = _precision("working_memory", {"fp32": noisy(100, 1, spread=0.3),
                                           "fp16": noisy(60, 2, spread=0.3)}, model_mib=105)
-    assert judge("fp16-memory", cells).verdict is ClaimOutcome.INCONCLUSIVE
+    assert judge("fp16-memory", cells).verdict is Outcome.INCONCLUSIVE
 
 
 @pytest.mark.parametrize(("accuracies", "expected"), [
-    ({"pytorch": 0.95, "tensorflow": 0.951, "keras-tensorflow": 0.949}, ClaimOutcome.SUPPORTED),
-    ({"pytorch": 0.95, "tensorflow": 0.80, "keras-tensorflow": 0.949}, ClaimOutcome.CONTRADICTED),
+    ({"pytorch": 0.95, "tensorflow": 0.951, "keras-tensorflow": 0.949}, Outcome.SUPPORTED),
+    ({"pytorch": 0.95, "tensorflow": 0.80, "keras-tensorflow": 0.949}, Outcome.CONTRADICTED),
 ])
 def test_an_equivalence_rule_goes_each_way(accuracies, expected):
     cells = _timed("test_accuracy", accuracies, spread=0.001)
@@ -234,7 +229,7 @@ def test_an_equivalence_rule_goes_each_way(accuracies, expected):
     identical = [{"system": s, "values": {"test_accuracy": [a] * 5}}
                  for s, a in accuracies.items()]
     verdict = judge("equal", identical)
-    assert verdict.verdict is ClaimOutcome.INCONCLUSIVE and "deterministic" in verdict.explanation
+    assert verdict.verdict is Outcome.INCONCLUSIVE and "deterministic" in verdict.explanation
     # the same values from processes that each ran a seed of their own are exact
     seeded = [{**cell, "details": {"processes": {"seeds": [0, 1, 2, 3, 4]}}}
               for cell in identical]
@@ -242,9 +237,9 @@ def test_an_equivalence_rule_goes_each_way(accuracies, expected):
 
 
 @pytest.mark.parametrize(("statuses", "fp16_claim", "keras_claim"), [
-    (["ok", "unsupported"], ClaimOutcome.SUPPORTED, ClaimOutcome.CONTRADICTED),
-    (["ok", "ok"], ClaimOutcome.INCONCLUSIVE, ClaimOutcome.CONTRADICTED),
-    (["unsupported", "failed"], ClaimOutcome.SUPPORTED, ClaimOutcome.SUPPORTED),
+    (["ok", "unsupported"], Outcome.SUPPORTED, Outcome.CONTRADICTED),
+    (["ok", "ok"], Outcome.INCONCLUSIVE, Outcome.CONTRADICTED),
+    (["unsupported", "failed"], Outcome.SUPPORTED, Outcome.SUPPORTED),
 ])
 def test_status_claims_follow_the_cells(statuses, fp16_claim, keras_claim):
     for claim, system, expected in (("fp16-coverage", "tensorflow", fp16_claim),
@@ -267,15 +262,15 @@ def _graph(eager: float, graph: float, flops: float | None) -> list[dict]:
 
 
 @pytest.mark.parametrize(("graph", "flops", "expected"), [
-    (5.0, 1e8, ClaimOutcome.SUPPORTED), (15.0, 1e8, ClaimOutcome.CONTRADICTED),
-    (5.0, 1e3, ClaimOutcome.NOT_MEASURABLE), (5.0, None, ClaimOutcome.INCONCLUSIVE),
+    (5.0, 1e8, Outcome.SUPPORTED), (15.0, 1e8, Outcome.CONTRADICTED),
+    (5.0, 1e3, Outcome.NOT_MEASURABLE), (5.0, None, Outcome.INCONCLUSIVE),
 ])
 def test_static_graph_claim_decides_on_compute_bound_workloads_only(graph, flops, expected):
     env = bounded(1e11)
     # batch 32, 10 ms per step: 3200 samples/s; x3 x 1e8 FLOPs = 9.6e11: compute-bound
     verdict = judge("static-graph-fast", _graph(10.0, graph, flops), env)
     assert verdict.verdict is expected
-    if expected is ClaimOutcome.NOT_MEASURABLE:
+    if expected is Outcome.NOT_MEASURABLE:
         assert "overhead-bound" in verdict.explanation
 
 
@@ -287,18 +282,18 @@ def _dp(device: str) -> list[dict]:
 
 def test_data_parallel_claim_needs_two_real_devices():
     verdict = judge("dp-tf-scales", _dp("cpu"))  # a CPU record without its cores
-    assert verdict.verdict is ClaimOutcome.NOT_MEASURABLE and "2 real devices" in \
+    assert verdict.verdict is Outcome.NOT_MEASURABLE and "2 real devices" in \
         verdict.explanation
     one_core = {"cpu": {"usable_cores": 1, "physical_cores": 1}, "gpus": []}
-    assert judge("dp-tf-scales", _dp("cpu"), one_core).verdict is ClaimOutcome.NOT_MEASURABLE
+    assert judge("dp-tf-scales", _dp("cpu"), one_core).verdict is Outcome.NOT_MEASURABLE
     # a physical core per worker: the 2 workers are 2 devices (issue 62)
     two_cores = {"cpu": {"usable_cores": 2, "physical_cores": 2}, "gpus": []}
-    assert judge("dp-tf-scales", _dp("cpu"), two_cores).verdict is ClaimOutcome.SUPPORTED
+    assert judge("dp-tf-scales", _dp("cpu"), two_cores).verdict is Outcome.SUPPORTED
     two = {"gpus": [{}, {}]}
-    assert judge("dp-tf-scales", _dp("cuda"), two).verdict is ClaimOutcome.SUPPORTED
+    assert judge("dp-tf-scales", _dp("cuda"), two).verdict is Outcome.SUPPORTED
     flipped = [{**c, "values": {"scaling_efficiency": noisy(1.4 - e, i)}}
                for i, (c, e) in enumerate(zip(_dp("cuda"), (0.9, 0.5), strict=True))]
-    assert judge("dp-tf-scales", flipped, two).verdict is ClaimOutcome.CONTRADICTED
+    assert judge("dp-tf-scales", flipped, two).verdict is Outcome.CONTRADICTED
 
 
 def _exports(tf: list[str], pt: list[str]) -> list[dict]:
@@ -320,7 +315,7 @@ def _exports(tf: list[str], pt: list[str]) -> list[dict]:
 ])
 def test_deploy_claim_describes_the_paths_tried_and_judges_no_count(tf, pt):
     verdict = judge("deploy-tf-wins", _exports(tf, pt))
-    assert verdict.verdict is ClaimOutcome.NOT_MEASURABLE  # whatever the counts
+    assert verdict.verdict is Outcome.NOT_MEASURABLE  # whatever the counts
     assert verdict.explanation.startswith("described, not judged")
     assert "tensorflow: f0 works" in verdict.explanation
     if "missing" in pt:
@@ -346,7 +341,7 @@ def test_concise_claim_describes_the_listings_line_counts_and_judges_none(sizes)
                 for f, n in sizes.items()}
     cells = _timed("steady_epoch_time", {"pytorch": 1.0})
     verdict = judge("pytorch-concise", cells, listings=listings)
-    assert verdict.verdict is ClaimOutcome.NOT_MEASURABLE
+    assert verdict.verdict is Outcome.NOT_MEASURABLE
     assert verdict.explanation.startswith("described, not judged")
     assert "pytorch: 10 lines (listings/pytorch.py)" in verdict.explanation
     assert f"keras: {sizes['keras']} lines (listings/keras.py)" in verdict.explanation
@@ -362,7 +357,7 @@ def test_concise_claim_says_which_listing_is_missing():
 def test_the_project_listings_are_described_for_the_concise_claim():
     verdict = check_claims(*tables(_timed("steady_epoch_time", {"pytorch": 1.0})),
                            [PROJECT["pytorch-concise"]])[0]
-    assert verdict.verdict is ClaimOutcome.NOT_MEASURABLE
+    assert verdict.verdict is Outcome.NOT_MEASURABLE
     assert "listings/keras.py" in verdict.explanation
 
 
@@ -392,18 +387,18 @@ def _serving(experiment: str, rates: dict[tuple[str, str], float], **extra) -> l
 
 
 @pytest.mark.parametrize(("compiled", "expected"), [
-    (1.8, ClaimOutcome.SUPPORTED), (0.5, ClaimOutcome.CONTRADICTED)])
+    (1.8, Outcome.SUPPORTED), (0.5, Outcome.CONTRADICTED)])
 def test_static_graph_claim_is_judged_on_real_size_production_inference(compiled, expected):
     small = _graph(10.0, 5.0, 1e3)  # a small model's execution-mode cell: overhead-bound
     cells = small + _serving("inference", {("pytorch", "inference_mode"): 1.0,
                                            ("pytorch", "compiled"): compiled})
     verdict = judge("static-graph-fast", cells, PEAK_ENV)
     assert verdict.verdict is expected, verdict.explanation
-    assert judge("static-graph-fast", small, PEAK_ENV).verdict is ClaimOutcome.NOT_MEASURABLE
+    assert judge("static-graph-fast", small, PEAK_ENV).verdict is Outcome.NOT_MEASURABLE
 
 
 @pytest.mark.parametrize(("tensorflow", "expected"), [
-    (1.5, ClaimOutcome.SUPPORTED), (0.6, ClaimOutcome.CONTRADICTED)])
+    (1.5, Outcome.SUPPORTED), (0.6, Outcome.CONTRADICTED)])
 def test_deploy_claim_is_judged_on_the_real_size_runtimes(tensorflow, expected):
     cells = _serving("export", {("tensorflow", "savedmodel"): tensorflow,
                                 ("pytorch", "onnx-dynamo"): 1.0,
@@ -411,4 +406,4 @@ def test_deploy_claim_is_judged_on_the_real_size_runtimes(tensorflow, expected):
     verdict = judge("deploy-tf-wins", cells, PEAK_ENV)
     assert verdict.verdict is expected, verdict.explanation
     small = [{**c, "workload": "cnn-digits"} for c in cells]
-    assert judge("deploy-tf-wins", small, PEAK_ENV).verdict is ClaimOutcome.NOT_MEASURABLE
+    assert judge("deploy-tf-wins", small, PEAK_ENV).verdict is Outcome.NOT_MEASURABLE

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 from tests.judging_fixtures import CPU_ENV, noisy, tables
 
-from dlbench.core.decisions import Decision
+from dlbench.core.judging.outcomes import Outcome
 from dlbench.report.claims.answered import AS_ANSWERED, answered_pairs
-from dlbench.report.claims.check import ClaimOutcome, check_claims, parse_claims
+from dlbench.report.claims.check import check_claims, parse_claims
 from dlbench.report.verdicts.answers import QUESTIONS, judge_page
 from dlbench.report.verdicts.verdict_table import VERDICT_COLUMNS, verdicts_frame
 
@@ -45,19 +45,19 @@ def claim_verdict(verdicts: pd.DataFrame | None):
 
 def test_a_pair_the_home_page_did_not_answer_is_judged_on_the_claims_page():
     verdict = claim_verdict(None)
-    assert verdict.verdict is ClaimOutcome.SUPPORTED
+    assert verdict.verdict is Outcome.SUPPORTED
     assert verdict.ratios[0][1] == pytest.approx(0.5, rel=0.05)
 
 
 @pytest.mark.parametrize(("cell_a", "cell_b", "decision", "ratio", "outcome"), [
     # stored as TensorFlow against PyTorch, TensorFlow better: as the data say
-    (TF, PT, "a better", 0.5, ClaimOutcome.SUPPORTED),
+    (TF, PT, "a better", 0.5, Outcome.SUPPORTED),
     # stored the other way round (PyTorch against TensorFlow), PyTorch better: the stored
     # decision, read as TensorFlow against PyTorch, contradicts the claim though the data
     # of this build would support it: the verdict a reader cited stays
-    (PT, TF, "a better", 0.8, ClaimOutcome.CONTRADICTED),
-    (TF, PT, "undecided", 0.9, ClaimOutcome.INCONCLUSIVE),
-    (PT, TF, "no meaningful difference", 1.02, ClaimOutcome.CONTRADICTED),
+    (PT, TF, "a better", 0.8, Outcome.CONTRADICTED),
+    (TF, PT, "undecided", 0.9, Outcome.INCONCLUSIVE),
+    (PT, TF, "no meaningful difference", 1.02, Outcome.CONTRADICTED),
 ])
 def test_a_pair_the_home_page_answered_takes_its_decision(cell_a, cell_b, decision, ratio,
                                                           outcome):
@@ -71,7 +71,7 @@ def test_a_pair_the_home_page_answered_takes_its_decision(cell_a, cell_b, decisi
 
 def test_a_stored_pair_of_another_run_is_not_taken():
     verdict = claim_verdict(stored_pair(PT, TF, "a better", 0.8, run_id="another-run"))
-    assert verdict.verdict is ClaimOutcome.SUPPORTED
+    assert verdict.verdict is Outcome.SUPPORTED
 
 
 def test_the_claims_page_and_the_home_page_agree_on_the_pair_they_share():
@@ -83,6 +83,6 @@ def test_the_claims_page_and_the_home_page_agree_on_the_pair_they_share():
     assert {home["cell_a"], home["cell_b"]} == {TF, PT}
     home_ratio = home["ratio"] if home["cell_a"] == TF else 1 / home["ratio"]
     assert verdict.ratios[0][1] == pytest.approx(home_ratio)
-    supported = Decision(home["decision"]) is (
-        Decision.A_BETTER if home["cell_a"] == TF else Decision.B_BETTER)
-    assert (verdict.verdict is ClaimOutcome.SUPPORTED) is supported
+    supported = Outcome(home["decision"]) is (
+        Outcome.A_BETTER if home["cell_a"] == TF else Outcome.B_BETTER)
+    assert (verdict.verdict is Outcome.SUPPORTED) is supported

@@ -12,10 +12,9 @@ import pandas as pd
 import pytest
 from tests.judging_fixtures import CPU_ENV, tables
 
-from dlbench.core.defaults_accuracy import AccuracyOutcome
+from dlbench.core.judging.outcomes import Outcome
 from dlbench.report.claims.check import check_claims, load_claims
 from dlbench.report.claims.defaults_rule import NOT_RUN, claim_outcome, decided_answers
-from dlbench.report.claims.vocabulary import ClaimOutcome
 from dlbench.report.render.labels import short_sentences
 from dlbench.report.verdicts.verdict_table import VERDICT_COLUMNS, verdicts_frame
 from dlbench.report.verdicts.defaults_answers import QUESTION, defaults_answers
@@ -49,7 +48,7 @@ ALIKE = {"pytorch": 0.812, "keras-jax": 0.811, "keras-torch": 0.8125}
 
 def test_no_system_differing_meaningfully_from_the_leader_supports_the_claim():
     verdict = _verdict(_cells(ALIKE))
-    assert verdict.verdict is ClaimOutcome.SUPPORTED
+    assert verdict.verdict is Outcome.SUPPORTED
     text = verdict.explanation
     assert text.startswith(f"{TASK}: trained with each framework's own defaults, 10 seeds each")
     assert "one test set of 20000 samples" in text and "Keras on JAX" in text
@@ -65,7 +64,7 @@ def test_no_system_differing_meaningfully_from_the_leader_supports_the_claim():
 
 def test_a_system_meaningfully_less_accurate_than_the_leader_contradicts_it():
     verdict = _verdict(_cells({**ALIKE, "keras-torch": 0.75}))
-    assert verdict.verdict is ClaimOutcome.CONTRADICTED
+    assert verdict.verdict is Outcome.CONTRADICTED
     assert "one of the systems differs meaningfully from the leader" in verdict.explanation
     assert "minus Keras on torch +6." in verdict.explanation
 
@@ -80,7 +79,7 @@ def test_a_system_meaningfully_less_accurate_than_the_leader_contradicts_it():
 ])
 def test_an_undecided_answer_leaves_it_inconclusive_with_the_reason(cells, why):
     verdict = _verdict(cells)
-    assert verdict.verdict is ClaimOutcome.INCONCLUSIVE
+    assert verdict.verdict is Outcome.INCONCLUSIVE
     assert why in verdict.explanation
 
 
@@ -88,7 +87,7 @@ def test_a_device_without_the_experiment_is_not_measured_and_says_what_would_be_
     training = [{"system": s, "values": {"test_accuracy": [0.95] * 5}}
                 for s in ("pytorch", "tensorflow")]  # same-start accuracy: parity, not this
     verdict = _verdict(training)
-    assert verdict.verdict is ClaimOutcome.NOT_MEASURED
+    assert verdict.verdict is Outcome.NOT_MEASURED
     assert verdict.explanation == NOT_RUN + "."
     assert "trained with each framework's own defaults" in NOT_RUN and "parity result" in NOT_RUN
     assert short_sentences(verdict.explanation) == [verdict.explanation]  # in words already
@@ -106,7 +105,7 @@ def test_the_answer_is_stored_in_the_verdicts_table_as_the_other_answers_are():
     assert list(stored.columns) == VERDICT_COLUMNS
     answer = stored[stored["row"] == "answer"].iloc[0]
     assert (answer["question"], answer["contender_a"], answer["outcome"], answer["group"]) == (
-        QUESTION, "pytorch", AccuracyOutcome.NO_MEANINGFUL_DIFFERENCE.value,
+        QUESTION, "pytorch", Outcome.NO_MEANINGFUL_DIFFERENCE.value,
         "workload mlp-bn-noisy")
     assert answer["cell_a"].startswith("defaults-accuracy:mlp-bn-noisy:pytorch:")
     pairs = stored[stored["row"] == "pair"].set_index("contender_b")
@@ -123,24 +122,24 @@ def test_the_answer_is_stored_in_the_verdicts_table_as_the_other_answers_are():
 def test_the_claim_takes_the_home_pages_stored_answer_of_the_same_comparison():
     cells = _cells(ALIKE)
     stored = _stored(cells)
-    assert _verdict(cells, stored).verdict is ClaimOutcome.SUPPORTED
+    assert _verdict(cells, stored).verdict is Outcome.SUPPORTED
     # a stored answer a later rule would not give (here: one pair published as a win)
     published = stored.copy()
     published.loc[published.index[published["row"] == "pair"][0], "decision"] = "a better"
     verdict = _verdict(cells, published)
-    assert verdict.verdict is ClaimOutcome.CONTRADICTED
+    assert verdict.verdict is Outcome.CONTRADICTED
     assert "as the home page decides it" in verdict.explanation
 
 
 @pytest.mark.parametrize(("outcome", "decisions", "expected"), [
-    ("no meaningful difference", ["no meaningful difference"] * 2, ClaimOutcome.SUPPORTED),
+    ("no meaningful difference", ["no meaningful difference"] * 2, Outcome.SUPPORTED),
     ("no meaningful difference", ["no meaningful difference", "a better"],
-     ClaimOutcome.CONTRADICTED),  # the leader's equals named, one system beaten
-    ("winner", ["a better", "a better"], ClaimOutcome.CONTRADICTED),
-    ("undecided", ["a better", "undecided"], ClaimOutcome.CONTRADICTED),
-    ("undecided", ["no meaningful difference", "undecided"], ClaimOutcome.INCONCLUSIVE),
-    ("the task cannot tell them apart", [], ClaimOutcome.INCONCLUSIVE),
-    ("insufficient data", [], ClaimOutcome.INCONCLUSIVE),
+     Outcome.CONTRADICTED),  # the leader's equals named, one system beaten
+    ("winner", ["a better", "a better"], Outcome.CONTRADICTED),
+    ("undecided", ["a better", "undecided"], Outcome.CONTRADICTED),
+    ("undecided", ["no meaningful difference", "undecided"], Outcome.INCONCLUSIVE),
+    ("the task cannot tell them apart", [], Outcome.INCONCLUSIVE),
+    ("insufficient data", [], Outcome.INCONCLUSIVE),
 ])
 def test_the_claim_follows_the_answers_pairs(outcome, decisions, expected):
     assert claim_outcome(outcome, decisions) is expected

@@ -12,8 +12,9 @@ from tests.judging_fixtures import CPU_ENV, noisy, tables
 
 from dlbench.report.claims.answered import answered_pairs
 from dlbench.report.claims.check import (check_claims, check_source_claims, claim_total,
-                                          load_claims, parse_claims)
-from dlbench.report.claims.vocabulary import ClaimOutcome, Combine, Finding, combine_findings
+                                         load_claims, parse_claims)
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.report.claims.vocabulary import Combine, Finding, combine_findings
 from dlbench.report.inputs.source import load_release
 from dlbench.report.pages.claims import claim_holds
 from dlbench.report.verdicts.stored import stored_verdicts
@@ -26,11 +27,11 @@ EQUAL = parse_claims({"claims": [{"id": "equal", "claim": "c", "source": "s", "d
                                                 "metric": "test_accuracy", "tolerance": 0.02,
                                                 "min_value": 0.90}]}]})[0]
 ROOT = Path(__file__).resolve().parents[1]
-MEASURED, MEASURABLE = ClaimOutcome.NOT_MEASURED, ClaimOutcome.NOT_MEASURABLE
-SUPPORTED, INCONCLUSIVE = ClaimOutcome.SUPPORTED, ClaimOutcome.INCONCLUSIVE
+MEASURED, MEASURABLE = Outcome.NOT_MEASURED, Outcome.NOT_MEASURABLE
+SUPPORTED, INCONCLUSIVE = Outcome.SUPPORTED, Outcome.INCONCLUSIVE
 
 
-def _f(outcome: ClaimOutcome) -> Finding:
+def _f(outcome: Outcome) -> Finding:
     return Finding(outcome, f"group: {outcome.value}")
 
 
@@ -89,7 +90,7 @@ def _home(decision: str) -> pd.DataFrame:
 
 @pytest.mark.parametrize(("decision", "expected"), [
     ("no meaningful difference", SUPPORTED),
-    ("a better", ClaimOutcome.CONTRADICTED),
+    ("a better", Outcome.CONTRADICTED),
     ("undecided", INCONCLUSIVE),
 ])
 def test_an_equivalence_claim_takes_the_home_pages_decision_of_its_pairs(decision, expected):

@@ -20,7 +20,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from dlbench.core.tables import read_table
+from dlbench.core.storage.tables import read_table
 from dlbench.runner.driver.cluster import INSTALL_HINT
 from tests.test_processes import DLBENCH
 
@@ -250,7 +250,7 @@ def _local_run(results: Path, env: dict) -> Path:
 def test_a_node_whose_code_differs_from_the_drivers_is_refused(cluster):
     import ray
 
-    from dlbench.core.errors import UsageError
+    from dlbench.core.text.errors import UsageError
     from dlbench.runner.driver.cluster.executor import capture_kind_environment
     from dlbench.runner.driver.cluster.node_identity import mismatch, node_identity
 

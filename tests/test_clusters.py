@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dlbench.core.clusters import SPLIT_FACTOR, smallest_cluster, split_of
+from dlbench.core.judging.clusters import SPLIT_FACTOR, smallest_cluster, split_of
 
 
 def test_the_2027_04_keras_on_tensorflow_cell_splits():

@@ -1,4 +1,4 @@
-"""The code record as one content-addressed archive per run (dlbench/core/code_archive.py):
+"""The code record as one content-addressed archive per run (dlbench/core/storage/code_archive.py):
 it round-trips, keeps identical files once, is refused in one line when tampered with, reads
 the older code/ and code-objects/ form the committed releases were published in, is what a
 frozen release holds, and `dlbench code` prints a result's file from it."""
@@ -18,12 +18,12 @@ from tests.stats_fixtures import training_cells, write_run
 
 from dlbench.cli import main
 from dlbench.cli.code_output import shown_code
-from dlbench.core.code_archive import (
+from dlbench.core.storage.code_archive import (
     ARCHIVE, CodeRecord, convert_legacy, pack, read_code_record, unpack,
 )
-from dlbench.core.errors import ResultsFileError
-from dlbench.core.layout import find_run, load_run, release_run_dir
-from dlbench.core.releases import freeze_release, verify_manifest
+from dlbench.core.text.errors import ResultsFileError
+from dlbench.core.storage.layout import find_run, load_run, release_run_dir
+from dlbench.core.storage.releases import freeze_release, verify_manifest
 from dlbench.runner.driver.store.run_store import RunStore
 
 ROOT = Path(__file__).resolve().parent.parent

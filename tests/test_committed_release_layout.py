@@ -13,7 +13,7 @@ from tests.stats_fixtures import FakeCell, write_run
 from tests.test_identity import assert_config_ids_added_on_read
 
 from dlbench.cli import main
-from dlbench.core.compare import compare
+from dlbench.core.judging.compare import compare
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASE_RUN = ROOT / "results/releases/2026.12/runs/20261202T135525Z-cpu"
@@ -25,7 +25,7 @@ def test_release_2026_12_gets_config_ids_without_rewriting_its_files():
 
 def test_compare_the_release_with_a_quick_run_fits_80_columns(tmp_path, capsys):
     """`dlbench compare 2026.12 latest` after `make`: one screenful a person can read."""
-    from dlbench.core.layout import release_runs, run_tables
+    from dlbench.core.storage.layout import release_runs, run_tables
     from dlbench.runner.driver.plan.cells import plan_cells
     from dlbench.runner.driver.plan.request import RunRequest
     from dlbench.runner.cell.spec import CellSpec

@@ -9,9 +9,10 @@ import pytest
 from tests.stats_fixtures import FRAMEWORKS, FakeCell, spec, training_cells, write_run
 
 from dlbench.cli import main
-from dlbench.core.compare import Change, compare, load_side
-from dlbench.core.errors import CompareError
-from dlbench.core.schema import CellStatus
+from dlbench.core.judging.compare import compare, load_side
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.core.text.errors import CompareError
+from dlbench.core.storage.schema import CellStatus
 
 WORKLOADS = ["mlp-digits", "cnn-digits", "synthetic-images"]
 TIMES = {"pytorch": 1.0, "tensorflow": 1.2, "keras-tensorflow": 1.4, "keras-torch": 1.6}
@@ -40,7 +41,7 @@ def results(tmp_path):
 def test_same_distribution_shows_no_significant_difference_for_most_cells(results):
     report = compare("run-a", "run-b", results)
     assert len(report.metrics) == len(WORKLOADS) * len(FRAMEWORKS) * 2
-    unchanged = report.count(Change.NO_SIGNIFICANT_DIFFERENCE)
+    unchanged = report.count(Outcome.NO_SIGNIFICANT_DIFFERENCE)
     assert unchanged >= 0.8 * len(report.metrics)
     assert report.environment.empty
     assert report.only_in_a == () and report.only_in_b == ()
@@ -51,12 +52,12 @@ def test_slowed_framework_is_reported_slower_with_significance(results):
     rows = report.metrics.set_index("cell_id")
     for workload in WORKLOADS:
         row = rows.loc[f"training:{workload}:pytorch:fp32-default-b32:cpu"]
-        assert row["change"] == Change.SLOWER.value
+        assert row["change"] == Outcome.SLOWER.value
         assert row["significant"]
         assert row["p_value"] < 0.05
         assert 1.3 < row["ratio_ci_low"] <= row["ratio"] <= row["ratio_ci_high"] < 1.7
     others = report.metrics[report.metrics["system"] != "pytorch"]
-    assert (others["change"] == Change.NO_SIGNIFICANT_DIFFERENCE.value).mean() >= 0.75
+    assert (others["change"] == Outcome.NO_SIGNIFICANT_DIFFERENCE.value).mean() >= 0.75
     # the significant rows come first
     assert report.metrics["significant"].iloc[0]
 
@@ -92,7 +93,7 @@ def test_cells_missing_or_failing_on_one_side_are_listed(tmp_path):
 
 
 def test_release_with_two_machines_needs_one_named(tmp_path):
-    from dlbench.core.releases import freeze_release
+    from dlbench.core.storage.releases import freeze_release
 
     write_run(tmp_path, "m1", _cells(seed=1), environment={"cpu": {"model": "Xeon"}})
     write_run(tmp_path, "m2", _cells(seed=2, slow="tensorflow", factor=1.5),
@@ -102,12 +103,12 @@ def test_release_with_two_machines_needs_one_named(tmp_path):
         load_side("2026.12", tmp_path)
     refused = compare("2026.12@m1", "2026.12@m2", tmp_path, metrics=["steady_epoch_time"])
     assert refused.machines_differ == ("CPU Xeon → EPYC",)
-    assert not refused.metrics["change"].isin([Change.SLOWER.value, Change.FASTER.value]).any()
-    other = refused.metrics[refused.metrics["change"] == Change.OTHER_MACHINE.value]
+    assert not refused.metrics["change"].isin([Outcome.SLOWER.value, Outcome.FASTER.value]).any()
+    other = refused.metrics[refused.metrics["change"] == Outcome.OTHER_MACHINE.value]
     assert set(other["system"]) == {"tensorflow"}
     report = compare("2026.12@m1", "2026.12@m2", tmp_path, metrics=["steady_epoch_time"],
                      across_machines=True)
-    slower = report.metrics[report.metrics["change"] == Change.SLOWER.value]
+    slower = report.metrics[report.metrics["change"] == Outcome.SLOWER.value]
     assert set(slower["system"]) == {"tensorflow"}
     assert report.environment.to_dict("records") == [{"key": "cpu.model", "a": "Xeon",
                                                       "b": "EPYC"}]
@@ -140,13 +141,13 @@ def test_unknown_metric_is_a_usage_error(results, capsys):
 
 
 def test_a_release_of_one_machine_compares_with_a_run(results):
-    from dlbench.core.releases import freeze_release
+    from dlbench.core.storage.releases import freeze_release
 
     freeze_release(results, "2026.11", ["run-a"], "2026-11-30", "Old", "cff-version: 1.2.0\n")
     report = compare("2026.11", "run-slow", results, metrics=["steady_epoch_time"])
     pytorch = report.metrics[report.metrics["system"] == "pytorch"]
     assert len(pytorch) == len(WORKLOADS)
-    assert (pytorch["change"] == Change.SLOWER.value).all()
+    assert (pytorch["change"] == Outcome.SLOWER.value).all()
     assert "frameworks.torch" in set(report.environment["key"])
 
 
@@ -200,7 +201,7 @@ def test_machine_formats_hold_the_rows(results, capsys, form):
         assert data["environment"][0]["key"] == "frameworks.torch"
     else:
         assert "| Cell | Metric | A | B | B/A [Holm CI] | p | Change |" in out
-        assert out.count("| slower |") == report.count(Change.SLOWER)
+        assert out.count("| slower |") == report.count(Outcome.SLOWER)
 
 
 def test_unknown_format_is_a_one_line_error(results, capsys):
@@ -242,13 +243,13 @@ def test_two_runs_of_one_configuration_get_the_usual_verdicts(tmp_path):
     write_run(tmp_path, "b", slow)
     report = compare("a", "b", tmp_path)
     assert report.not_comparable.empty
-    slower = report.metrics[report.metrics["change"] == Change.SLOWER.value]
+    slower = report.metrics[report.metrics["change"] == Outcome.SLOWER.value]
     assert set(slower["system"]) == {"pytorch"} and len(slower) == len(WORKLOADS)
 
 
 def test_a_release_refuses_runs_of_one_cell_in_two_configurations(tmp_path):
-    from dlbench.core.errors import ReleaseError
-    from dlbench.core.releases import freeze_release
+    from dlbench.core.text.errors import ReleaseError
+    from dlbench.core.storage.releases import freeze_release
 
     write_run(tmp_path, "standard", _sized(1, epochs=8))
     write_run(tmp_path, "quick", _sized(2, epochs=2))
@@ -282,8 +283,8 @@ def test_a_release_of_several_machine_kinds_is_compared_kind_by_kind(tmp_path, c
     """Issue 66: two Xeon runs (replicates of one kind) and an EPYC against an older release
     of one Xeon: the Xeon kind against the Xeon (its runs pooled), the EPYC against the Xeon
     as another machine; the command prints one section a kind, never the refusal."""
-    from dlbench.core.compare_kinds import compare_by_kind, kind_pairs, runs_by_kind
-    from dlbench.core.releases import freeze_release
+    from dlbench.core.judging.compare_kinds import compare_by_kind, kind_pairs, runs_by_kind
+    from dlbench.core.storage.releases import freeze_release
 
     write_run(tmp_path, "old", _cells(seed=1), environment=XEON)
     freeze_release(tmp_path, "2026.12", ["old"], "2026-12-01", "T", "cff-version: 1.2.0\n")
@@ -299,7 +300,7 @@ def test_a_release_of_several_machine_kinds_is_compared_kind_by_kind(tmp_path, c
     assert same.runs_b == ("x1", "x2") and not same.report.machines_differ
     assert set(same.report.metrics["n_b"]) == {2 * set(same.report.metrics["n_a"]).pop()}
     assert other.report.machines_differ and not other.report.metrics["change"].isin(
-        [Change.SLOWER.value, Change.FASTER.value]).any()
+        [Outcome.SLOWER.value, Outcome.FASTER.value]).any()
     kinds = list(runs_by_kind([r for r in []]))
     assert kind_pairs(kinds, kinds) == []
     assert main(["compare", "2026.12", "2027.01", "--results-dir", str(tmp_path)]) == 0
@@ -311,6 +312,6 @@ def test_a_release_of_several_machine_kinds_is_compared_kind_by_kind(tmp_path, c
 
 
 def test_a_list_in_the_environment_reads_as_words():
-    from dlbench.core.compare import flatten
+    from dlbench.core.judging.compare import flatten
 
     assert flatten({"isa": ["BF16", "FP32"]}) == {"isa": "BF16, FP32"}

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from tests.stats_fixtures import training_cells, write_run
 
-from dlbench.core.releases import freeze_release
+from dlbench.core.storage.releases import freeze_release
 from dlbench.report.pages.compare import compare_blocks
 from dlbench.report.render.jinja import environment, render
 from dlbench.report.inputs.source import load_draft, load_release

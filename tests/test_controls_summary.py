@@ -3,9 +3,9 @@ machine was too noisy to separate the threshold, each counted."""
 
 from __future__ import annotations
 
-from dlbench.core.decisions import judge_pair
-from dlbench.core.metrics import Direction
-from dlbench.core.verdict_engine import Control
+from dlbench.core.judging.decisions import judge_pair
+from dlbench.core.declarations.metrics import Direction
+from dlbench.core.judging.verdict_engine import Control
 from dlbench.report.verdicts.verdict_table import controls_summary
 
 

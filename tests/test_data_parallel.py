@@ -6,14 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dlbench.core.metrics import get_metric
-from dlbench.core.schema import CellStatus
+from dlbench.core.declarations.metrics import get_metric
+from dlbench.core.storage.schema import CellStatus
 from dlbench.runner.driver.launch.execute import execute_cell
 from dlbench.runner.driver.plan.experiments import get_experiment
 from dlbench.runner.driver.plan.request import RunRequest
-from dlbench.runner.driver.plan.experiments.data_parallel import STRATEGIES, global_batch, worker_counts
-from dlbench.runner.worker.experiments.data_parallel.protocol import (ACCURACY_TOLERANCE, TrainingRun,
-                                                       epoch_plan, run_observations, shard)
+from dlbench.runner.driver.plan.experiments.data_parallel import (STRATEGIES, global_batch,
+                                                                  worker_counts)
+from dlbench.runner.worker.experiments.data_parallel.protocol import (ACCURACY_TOLERANCE,
+                                                                      TrainingRun, epoch_plan,
+                                                                      run_observations, shard)
 from dlbench.runner.cell.spec import CellSpec
 
 
@@ -123,7 +125,7 @@ def test_two_workers_reach_the_one_worker_accuracy(framework, backend, mode):
 
 def test_a_crash_setting_up_the_strategy_is_a_failure_not_unsupported() -> None:
     from dlbench.runner.worker.experiments.data_parallel import protocol
-    from dlbench.core.schema import CellStatus
+    from dlbench.core.storage.schema import CellStatus
 
     class Spec:
         workers = 1
@@ -149,7 +151,7 @@ def test_a_crash_setting_up_the_strategy_is_a_failure_not_unsupported() -> None:
 def test_a_strategy_a_framework_does_not_implement_is_unsupported_at_planning() -> None:
     """Keras' distribution API has no torch implementation: the declaration says so, the
     plan carries the reason, and the cell is recorded as unsupported without a worker."""
-    from dlbench.core.systems import by_name
+    from dlbench.core.declarations.systems import by_name
     from dlbench.runner.cell.spec import UNSUPPORTED
 
     request = RunRequest(suite="quick", device="cpu", threads=2)

@@ -1,19 +1,20 @@
-"""The verdict rule (dlbench/core/decisions.py), the looks (dlbench/core/verdict_engine.py) and the
-calibration (dlbench/core/calibration.py): each outcome, and the error rate by simulation."""
+"""The verdict rule (dlbench/core/judging/decisions.py), the looks
+(dlbench/core/judging/verdict_engine.py) and the calibration (dlbench/core/judging/calibration.py):
+each outcome, and the error rate by simulation."""
 
 import math
 
 import numpy as np
 import pytest
 
-from dlbench.core.calibration import false_winner_rate, power, simulate
-from dlbench.core.decisions import (decide_family, detectable_ratio, holm_levels, pair_test,
-                               processes_needed)
-from dlbench.core.decisions import Decision
-from dlbench.core.metrics import Direction
-from dlbench.core.sequential import (SUITE_DESIGNS, Design, design_from_policy, single_look,
-                                     three_looks, two_looks)
-from dlbench.core.verdict_engine import Sample, decide_sequential, look_reached
+from dlbench.core.judging.calibration import false_winner_rate, power, simulate
+from dlbench.core.judging.decisions import (decide_family, detectable_ratio, holm_levels, pair_test,
+                                            processes_needed)
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.core.declarations.metrics import Direction
+from dlbench.core.judging.sequential import (SUITE_DESIGNS, Design, design_from_policy, single_look,
+                                             three_looks, two_looks)
+from dlbench.core.judging.verdict_engine import Sample, decide_sequential, look_reached
 
 
 def spread(centre: float, n: int, sd: float, seed: int) -> np.ndarray:
@@ -27,29 +28,29 @@ def decide_one(a, b, threshold=0.05, alpha=0.05, direction=Direction.LOWER):
 
 def test_a_clear_gap_names_the_faster_side_with_an_interval_beyond_the_threshold():
     decision = decide_one(spread(1.0, 6, 0.02, 1), spread(2.0, 6, 0.02, 2))
-    assert decision.decision is Decision.A_BETTER
+    assert decision.decision is Outcome.A_BETTER
     assert decision.ci_high < 1 / 1.05  # A is at least 5% lower, with the whole interval
     assert decide_one(spread(2.0, 6, 0.02, 1), spread(1.0, 6, 0.02, 2)).decision \
-        is Decision.B_BETTER
+        is Outcome.B_BETTER
 
 
 def test_higher_is_better_names_the_higher_side():
     decision = decide_one(spread(2.0, 6, 0.02, 1), spread(1.0, 6, 0.02, 2),
                           direction=Direction.HIGHER)
-    assert decision.decision is Decision.A_BETTER
+    assert decision.decision is Outcome.A_BETTER
 
 
 def test_a_significant_gap_inside_the_threshold_is_not_a_winner():
     # 3% apart with almost no spread: significant as a difference, not beyond 5%
     decision = decide_one(spread(1.0, 6, 0.002, 1), spread(1.03, 6, 0.002, 2))
     assert pair_test(spread(1.0, 6, 0.002, 1), spread(1.03, 6, 0.002, 2)).p_value < 1e-6
-    assert decision.decision is Decision.NO_MEANINGFUL_DIFFERENCE
+    assert decision.decision is Outcome.NO_MEANINGFUL_DIFFERENCE
     assert 1 / 1.05 <= decision.ci_low and decision.ci_high <= 1.05
 
 
 def test_a_noisy_gap_is_undecided_and_says_how_many_processes_would_decide_it():
     decision = decide_one(spread(1.0, 3, 0.3, 1), spread(1.4, 3, 0.3, 2))
-    assert decision.decision is Decision.UNDECIDED
+    assert decision.decision is Outcome.UNDECIDED
     assert "processes cannot tell" in decision.reason
     needed = processes_needed(decision.test, 0.05, decision.alpha)
     assert needed is not None and needed > 3
@@ -57,8 +58,8 @@ def test_a_noisy_gap_is_undecided_and_says_how_many_processes_would_decide_it():
 
 def test_a_larger_threshold_turns_a_winner_into_undecided():
     a, b = spread(1.0, 3, 0.03, 1), spread(1.15, 3, 0.03, 2)
-    assert decide_one(a, b, threshold=0.05).decision is Decision.A_BETTER
-    assert decide_one(a, b, threshold=0.30).decision is not Decision.A_BETTER
+    assert decide_one(a, b, threshold=0.05).decision is Outcome.A_BETTER
+    assert decide_one(a, b, threshold=0.30).decision is not Outcome.A_BETTER
 
 
 @pytest.mark.parametrize("a, b, words", [
@@ -68,7 +69,7 @@ def test_a_larger_threshold_turns_a_winner_into_undecided():
 ])
 def test_untestable_pairs_are_inconclusive_with_the_reason(a, b, words):
     decision = decide_one(a, b)
-    assert decision.decision is Decision.INCONCLUSIVE and words in decision.reason
+    assert decision.decision is Outcome.INCONCLUSIVE and words in decision.reason
 
 
 def test_holm_steps_down_and_stops_at_the_first_pair_it_keeps():
@@ -88,7 +89,7 @@ def test_a_winner_is_exactly_a_pair_whose_printed_interval_is_beyond_the_thresho
                  for _ in range(3)]
         for decision in decide_family(tests, Direction.LOWER, 0.05, 0.05):
             beyond = decision.ci_high < 1 / 1.05 or decision.ci_low > 1.05
-            assert (decision.decision in (Decision.A_BETTER, Decision.B_BETTER)) == beyond
+            assert (decision.decision in (Outcome.A_BETTER, Outcome.B_BETTER)) == beyond
 
 
 def samples(values: np.ndarray) -> Sample:
@@ -101,8 +102,8 @@ def test_the_second_look_decides_a_pair_the_first_could_not():
     at_first = decide_sequential([(samples(a[:3]), samples(b[:3]))], Direction.LOWER, 0.05,
                                  design)[0]
     both = decide_sequential([(samples(a), samples(b))], Direction.LOWER, 0.05, design)[0]
-    assert at_first.decision is Decision.UNDECIDED and at_first.look == 1
-    assert both.decision is Decision.A_BETTER and both.look == 2
+    assert at_first.decision is Outcome.UNDECIDED and at_first.look == 1
+    assert both.decision is Outcome.A_BETTER and both.look == 2
     assert both.alpha == 0.0294  # Pocock's level of the second look, one pair open
 
 
@@ -110,7 +111,7 @@ def test_a_pair_decided_at_the_first_look_is_judged_again_on_every_later_process
     design = two_looks(3, 6)
     a, b = spread(1.0, 6, 0.01, 3), spread(2.0, 6, 0.01, 4)
     decision = decide_sequential([(samples(a), samples(b))], Direction.LOWER, 0.05, design)[0]
-    assert decision.decision is Decision.A_BETTER and decision.look == 2
+    assert decision.decision is Outcome.A_BETTER and decision.look == 2
     assert decision.test.n_a == decision.test.n_b == 6  # every process, not the first look's
 
 
@@ -125,8 +126,8 @@ def test_later_processes_overturn_a_first_look_winner():
                               Direction.LOWER, 0.05, design)[0]
     every = decide_sequential([(samples(torch_side), samples(keras_tf))], Direction.LOWER,
                               0.05, design)[0]
-    assert first.decision is Decision.A_BETTER and first.look == 1
-    assert every.decision is Decision.UNDECIDED and every.look == 2
+    assert first.decision is Outcome.A_BETTER and first.look == 1
+    assert every.decision is Outcome.UNDECIDED and every.look == 2
     assert "the second side's processes split into two clusters (2 at 6.42-6.66, 3 at " \
         "16.9-17.6" in every.reason
 
@@ -147,8 +148,8 @@ def test_a_split_side_withholds_a_decision_that_one_of_its_clusters_would_revers
     whole = decide_family([pair_test(steady, split)], Direction.LOWER, 0.05, 0.05)[0]
     withheld = decide_sequential([(samples(steady), samples(split))], Direction.LOWER, 0.05,
                                  single_look(10))[0]
-    assert whole.decision is Decision.A_BETTER  # Welch's t on the whole split side
-    assert withheld.decision is Decision.UNDECIDED  # its fast cluster (0.95) beats 1.0
+    assert whole.decision is Outcome.A_BETTER  # Welch's t on the whole split side
+    assert withheld.decision is Outcome.UNDECIDED  # its fast cluster (0.95) beats 1.0
     assert withheld.reason.startswith("the second side's processes split into two clusters "
                                       "(2 at ")
 
@@ -158,18 +159,18 @@ def test_a_lead_that_every_cluster_keeps_is_decided():
     split = np.concatenate([spread(0.9, 3, 0.01, 7), spread(1.6, 3, 0.01, 8)])
     decision = decide_sequential([(samples(far), samples(split))], Direction.LOWER, 0.05,
                                  single_look(6))[0]
-    assert decision.decision is Decision.A_BETTER and not decision.reason
+    assert decision.decision is Outcome.A_BETTER and not decision.reason
 
 
 def test_a_tie_with_a_split_side_is_no_tie():
     steady = spread(1.0, 6, 0.01, 5)
     tied = decide_sequential([(samples(steady), samples(steady * 1.001))], Direction.LOWER,
                              0.2, single_look(6))[0]
-    assert tied.decision is Decision.NO_MEANINGFUL_DIFFERENCE
+    assert tied.decision is Outcome.NO_MEANINGFUL_DIFFERENCE
     split = np.concatenate([spread(0.95, 5, 0.001, 7), spread(1.25, 5, 0.001, 8)])
     near = decide_sequential([(samples(split), samples(split * 1.001))], Direction.LOWER, 0.2,
                              single_look(10))[0]
-    assert near.decision is Decision.UNDECIDED and "split" in near.reason
+    assert near.decision is Outcome.UNDECIDED and "split" in near.reason
 
 
 def test_a_paired_metric_is_never_withheld_as_split():
@@ -178,7 +179,7 @@ def test_a_paired_metric_is_never_withheld_as_split():
     seeds = np.array([0.6, 0.62, 0.61, 0.9, 0.91, 0.92])
     decision = decide_sequential([(samples(seeds * 1.05), samples(seeds))], Direction.HIGHER,
                                  0.0, single_look(6), paired=True)[0]
-    assert decision.decision is Decision.A_BETTER
+    assert decision.decision is Outcome.A_BETTER
 
 
 def test_designs_come_from_the_run_policy_and_older_runs_had_one_look():
@@ -218,12 +219,12 @@ def test_the_simulation_matches_the_engine_on_the_same_draws():
         x = np.exp(rng.normal(np.log([1.0, 1.15])[:, None], sds[:, None], (2, 6)))
         first = decide_sequential([(samples(x[0, :3]), samples(x[1, :3]))], Direction.LOWER,
                                   0.05, design)[0]
-        counts = 6 if first.decision is Decision.UNDECIDED else 3
+        counts = 6 if first.decision is Outcome.UNDECIDED else 3
         logs = np.log(x[:, :counts]).mean(axis=1)  # the leader by geometric mean
         best, other = (0, 1) if logs[0] <= logs[1] else (1, 0)
         final = decide_sequential([(samples(x[best, :counts]), samples(x[other, :counts]))],
                                   Direction.LOWER, 0.05, design)[0]
-        named += final.decision is Decision.A_BETTER and best == 0
+        named += final.decision is Outcome.A_BETTER and best == 0
     engine_rate = named / replications
     simulated = simulate(sds, np.log([1.0, 1.15]), design, 0.05, 4000).true_winner_rate
     assert abs(engine_rate - simulated) < 0.08
@@ -240,8 +241,8 @@ def test_the_third_look_decides_a_pair_the_second_could_not():
     second = decide_sequential([(samples(a[:6]), samples(b[:6]))], Direction.LOWER, 0.05,
                                design)[0]
     third = decide_sequential([(samples(a), samples(b))], Direction.LOWER, 0.05, design)[0]
-    assert second.decision is Decision.UNDECIDED
-    assert third.decision is Decision.A_BETTER and third.look == 3
+    assert second.decision is Outcome.UNDECIDED
+    assert third.decision is Outcome.A_BETTER and third.look == 3
     assert third.alpha == 0.0221  # Pocock's level for three looks
 
 
@@ -253,8 +254,8 @@ def test_accuracy_paired_by_seed_decides_what_unpaired_cannot():
                                  single_look(6))[0]
     paired = decide_sequential([(samples(a), samples(b))], Direction.HIGHER, 0.0,
                                single_look(6), paired=True)[0]
-    assert unpaired.decision is Decision.UNDECIDED and not unpaired.test.paired
-    assert paired.decision is Decision.A_BETTER and paired.test.paired
+    assert unpaired.decision is Outcome.UNDECIDED and not unpaired.test.paired
+    assert paired.decision is Outcome.A_BETTER and paired.test.paired
     assert paired.test.df == 5
 
 
@@ -268,7 +269,7 @@ def test_a_paired_test_uses_only_the_seeds_both_sides_have():
 
 
 def test_the_simulation_s_holm_is_holm_levels_row_by_row():
-    from dlbench.core.calibration import _holm
+    from dlbench.core.judging.calibration import _holm
 
     rng = np.random.default_rng(9)
     p = rng.uniform(0, 0.08, (300, 4))
@@ -285,7 +286,7 @@ def _undecided_precision_cells(environment: dict) -> set[str]:
     """The cells a later look would top up for one close fp32-against-bf16 pair."""
     from tests.judging_fixtures import noisy, tables
 
-    from dlbench.core.verdict_engine import QUESTIONS, undecided_cells
+    from dlbench.core.judging.verdict_engine import QUESTIONS, undecided_cells
 
     cells = [{"system": "pytorch", "experiment": "precision", "precision": precision,
               "values": {"steady_epoch_time": noisy(time, seed, n=3, spread=0.2)}}

@@ -12,14 +12,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dlbench.core.defaults_accuracy import (ALPHA, THRESHOLD, AccuracyOutcome, PairOutcome,
-                                            equals_of_leader, judge_defaults_accuracy)
-from dlbench.core.systems import systems_of
-from dlbench.core.tables import read_table
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.core.judging.defaults_accuracy import (ALPHA, THRESHOLD, equals_of_leader,
+                                                    judge_defaults_accuracy)
+from dlbench.core.declarations.systems import systems_of
+from dlbench.core.storage.tables import read_table
 from dlbench.runner.driver.plan.experiments import suite_experiments
 from dlbench.runner.driver.plan.experiments.defaults_accuracy import NO_DEFAULTS
 from dlbench.runner.worker.experiments.defaults_accuracy.protocol import (DOCUMENTED_DEFAULTS,
-                                                                   differing_defaults, task_data)
+                                                                          differing_defaults,
+                                                                          task_data)
 from dlbench.runner.driver.plan.cells import plan_cells
 from dlbench.runner.driver.plan.request import RunRequest
 
@@ -37,8 +39,8 @@ def test_a_leader_ahead_of_every_other_by_more_than_the_threshold_is_the_winner(
     answer = judge_defaults_accuracy({"pytorch": (SEEDS, around(0.86, 0.004, 1)),
                                       "keras-jax": (SEEDS, around(0.80, 0.004, 2)),
                                       "keras-torch": (SEEDS, around(0.80, 0.004, 3))}, 20000)
-    assert answer.outcome is AccuracyOutcome.WINNER and answer.leader == "pytorch"
-    assert all(p.outcome is PairOutcome.LEADER_BETTER and p.low > THRESHOLD
+    assert answer.outcome is Outcome.WINNER and answer.leader == "pytorch"
+    assert all(p.outcome is Outcome.LEADER_BETTER and p.low > THRESHOLD
                for p in answer.pairs)
     assert answer.confidence == pytest.approx(1 - ALPHA / 2)  # Bonferroni over 2 pairs
 
@@ -48,7 +50,7 @@ def test_intervals_within_the_threshold_are_no_meaningful_difference():
     answer = judge_defaults_accuracy({"pytorch": (SEEDS, base + 0.002),
                                       "keras-jax": (SEEDS, base),
                                       "keras-torch": (SEEDS, base - 0.001)}, 20000)
-    assert answer.outcome is AccuracyOutcome.NO_MEANINGFUL_DIFFERENCE
+    assert answer.outcome is Outcome.NO_MEANINGFUL_DIFFERENCE
     assert all(-THRESHOLD <= p.low and p.high <= THRESHOLD for p in answer.pairs)
     assert set(equals_of_leader(answer)) == {"pytorch", "keras-jax", "keras-torch"}
 
@@ -59,8 +61,8 @@ def test_the_test_sets_sampling_error_is_in_the_interval():
     base = around(0.80, 0.004, 1)
     samples = {"pytorch": (SEEDS, base + 0.002), "keras-jax": (SEEDS, base)}
     large, small = (judge_defaults_accuracy(samples, n) for n in (20000, 500))
-    assert large.outcome is AccuracyOutcome.NO_MEANINGFUL_DIFFERENCE
-    assert small.outcome is AccuracyOutcome.UNDECIDED
+    assert large.outcome is Outcome.NO_MEANINGFUL_DIFFERENCE
+    assert small.outcome is Outcome.UNDECIDED
     pair = small.pairs[0]
     lead, rest = base.mean() + 0.002, base.mean()
     assert pair.seed_error < 1e-9 and pair.test_error == pytest.approx(
@@ -72,15 +74,15 @@ def test_a_seed_spread_too_wide_to_tell_is_undecided():
     answer = judge_defaults_accuracy({"pytorch": (SEEDS[:3], around(0.83, 0.03, 1)[:3]),
                                       "keras-jax": (SEEDS[:3], around(0.80, 0.03, 2)[:3])},
                                      20000)
-    assert answer.outcome is AccuracyOutcome.UNDECIDED
-    assert answer.pairs[0].outcome is PairOutcome.UNDECIDED
+    assert answer.outcome is Outcome.UNDECIDED
+    assert answer.pairs[0].outcome is Outcome.UNDECIDED
 
 
 def test_the_leaders_equals_are_named_when_it_beats_only_some():
     answer = judge_defaults_accuracy({"pytorch": (SEEDS, around(0.86, 0.002, 1)),
                                       "keras-jax": (SEEDS, around(0.859, 0.002, 2)),
                                       "keras-torch": (SEEDS, around(0.80, 0.002, 3))}, 20000)
-    assert answer.outcome is AccuracyOutcome.NO_MEANINGFUL_DIFFERENCE
+    assert answer.outcome is Outcome.NO_MEANINGFUL_DIFFERENCE
     assert set(equals_of_leader(answer)) == {"pytorch", "keras-jax"}  # keras-torch beaten
 
 
@@ -88,21 +90,21 @@ def test_values_all_at_the_ceiling_say_the_task_cannot_tell_them_apart():
     ones = np.ones(SEEDS.size)
     answer = judge_defaults_accuracy({"pytorch": (SEEDS, ones), "keras-jax": (SEEDS, ones)},
                                      20000)
-    assert answer.outcome is AccuracyOutcome.AT_CEILING and not answer.pairs
+    assert answer.outcome is Outcome.AT_CEILING and not answer.pairs
     below = judge_defaults_accuracy({"pytorch": (SEEDS, ones),
                                      "keras-jax": (SEEDS, ones - 0.001)}, 20000)
-    assert below.outcome is not AccuracyOutcome.AT_CEILING
+    assert below.outcome is not Outcome.AT_CEILING
 
 
 def test_a_leader_no_better_than_guessing_says_no_system_learned_the_task():
     guessing = {"pytorch": (SEEDS, around(0.26, 0.004, 1)),
                 "keras-jax": (SEEDS, around(0.25, 0.004, 2))}
     answer = judge_defaults_accuracy(guessing, 20000, chance=0.25)
-    assert answer.outcome is AccuracyOutcome.AT_CHANCE and not answer.pairs
+    assert answer.outcome is Outcome.AT_CHANCE and not answer.pairs
     assert "a model at chance decides nothing" in answer.reason
     # the same values on a task whose chance is lower (20 classes) were learned: judged
     learned = judge_defaults_accuracy(guessing, 20000, chance=0.05)
-    assert learned.outcome is not AccuracyOutcome.AT_CHANCE and learned.pairs
+    assert learned.outcome is not Outcome.AT_CHANCE and learned.pairs
 
 
 def test_a_system_the_leader_shares_too_few_seeds_with_leaves_the_answer_undecided():
@@ -110,7 +112,7 @@ def test_a_system_the_leader_shares_too_few_seeds_with_leaves_the_answer_undecid
                                       "keras-jax": (SEEDS, around(0.80, 0.004, 2)),
                                       "keras-torch": (np.array([0, 20, 21]),
                                                       around(0.80, 0.004, 3)[:3])}, 20000)
-    assert answer.outcome is AccuracyOutcome.UNDECIDED  # beats keras-jax, never met keras-torch
+    assert answer.outcome is Outcome.UNDECIDED  # beats keras-jax, never met keras-torch
     assert [p.other for p in answer.pairs] == ["keras-jax"]
     assert answer.reason.startswith("keras-torch: fewer than two seeds in common")
 
@@ -126,7 +128,7 @@ def test_pairs_are_matched_by_seed_and_need_two_common_seeds():
     alone = judge_defaults_accuracy({"pytorch": (SEEDS, values)}, 20000)
     one_seed = judge_defaults_accuracy({"pytorch": (SEEDS[:1], values[:1]),
                                         "keras-jax": (SEEDS[:1], values[:1])}, 20000)
-    assert {alone.outcome, one_seed.outcome} == {AccuracyOutcome.INSUFFICIENT_DATA}
+    assert {alone.outcome, one_seed.outcome} == {Outcome.INSUFFICIENT_DATA}
     with pytest.raises(ValueError, match="test_samples must be at least 1"):
         judge_defaults_accuracy({"pytorch": (SEEDS, values)}, 0)
 
@@ -232,7 +234,7 @@ def test_the_answer_names_the_differing_settings_and_the_system_that_cannot_run(
     assert len(found) == 1
     answer = found[0]
     assert {s.system for s in answer.answer.systems} == set(SYSTEMS) - {"tensorflow"}
-    assert answer.answer.outcome is not AccuracyOutcome.AT_CEILING
+    assert answer.answer.outcome is not Outcome.AT_CEILING
     assert [n.system for n in answer.not_run] == ["tensorflow"]
     differing = dict(answer.differing)
     assert dict(differing["Adam epsilon"]) == {

@@ -8,8 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dlbench.core.tables import write_table
-from dlbench.runner.driver.plan.estimate import DEFAULT_PROCESS_S, estimate, recorded_process_seconds
+from dlbench.core.storage.tables import write_table
+from dlbench.runner.driver.plan.estimate import (DEFAULT_PROCESS_S, estimate,
+                                                 recorded_process_seconds)
 from dlbench.runner.cell.spec import CellSpec
 
 
@@ -20,7 +21,7 @@ def spec(framework: str, backend: str = "", epochs: int = 2) -> CellSpec:
 
 
 def write_processes(results: Path, run_id: str, walls: dict[str, list[float]]) -> None:
-    from dlbench.core.tables import PROCESS_COLUMNS
+    from dlbench.core.storage.tables import PROCESS_COLUMNS
 
     rows = []
     for cell_id, values in walls.items():
@@ -103,7 +104,7 @@ def test_a_cell_recorded_as_not_measured_costs_nothing_even_with_history(tmp_pat
     assert estimate([[cell]], {cell.cell_id: 60.0}).seconds == 60.0
 
 
-#: The kinds release 2027.04 measured the machine suite on (dlbench.core.machines keys).
+#: The kinds release 2027.04 measured the machine suite on (dlbench.core.machine.machines keys).
 MEASURED_KINDS = ("intel-xeon/amx", "amd-epyc/avx512-bf16")
 
 
@@ -149,7 +150,7 @@ def test_the_machine_suite_is_projected_within_120_minutes_on_each_measured_kind
 
 
 def test_fp16_cells_cost_nothing_on_a_cpu_without_fp16_units_and_count_on_one_with_them():
-    from dlbench.core.cpu_flags import NO_FP16_UNITS
+    from dlbench.core.machine.cpu_flags import NO_FP16_UNITS
     from dlbench.runner.cell.spec import UNSUPPORTED
     from dlbench.runner.driver.plan.cells import RunRequest, plan_cells
     from dlbench.runner.driver.plan.experiments.precision import on_cpu

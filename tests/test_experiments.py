@@ -1,5 +1,5 @@
-"""One declaration per experiment (dlbench.core.experiments): every name it promises exists,
-and a new experiment needs nothing but its declaration and its own package."""
+"""One declaration per experiment (dlbench.core.declarations.experiments): every name it promises
+exists, and a new experiment needs nothing but its declaration and its own package."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.core import experiments
-from dlbench.core.metrics import METRICS
+from dlbench.core.declarations import experiments
+from dlbench.core.declarations.metrics import METRICS
 from dlbench.runner.driver.plan.experiments import get_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,7 +75,7 @@ NEW_EXPERIMENT = textwrap.dedent("""
     from dataclasses import replace
     from pathlib import Path
     sys.path.insert(0, sys.argv[1])
-    from dlbench.core import experiments
+    from dlbench.core.declarations import experiments
     experiments.EXPERIMENTS = (*experiments.EXPERIMENTS, experiments.Experiment(
         "memory-at-batch", "memory_at_batch",
         "How much memory does each framework's inference take as the batch grows?",

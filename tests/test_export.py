@@ -9,14 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dlbench.core.metrics import get_metric
-from dlbench.core.schema import CellStatus
+from dlbench.core.declarations.metrics import get_metric
+from dlbench.core.storage.schema import CellStatus
 from dlbench.runner.driver.launch.execute import execute_cell
 from dlbench.runner.driver.plan.experiments import get_experiment
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.driver.plan.experiments.export import FORMATS, QUICK_FORMATS
-from dlbench.runner.worker.experiments.export.protocol import (PARITY_TOLERANCE, ExportPath, export_fairness,
-                                                measure_export)
+from dlbench.runner.worker.experiments.export.protocol import (PARITY_TOLERANCE, ExportPath,
+                                                               export_fairness, measure_export)
 from dlbench.runner.worker.experiments.export.runtimes import artifact_size_mib
 from dlbench.runner.cell.spec import CellSpec
 from tests.harness_fixtures import numpy_cell

@@ -8,7 +8,7 @@ import importlib.util
 
 import pytest
 
-from dlbench.core.schema import CellStatus
+from dlbench.core.storage.schema import CellStatus
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.worker.experiments.export.protocol import PERTURB_PARAM
 from dlbench.runner.driver.launch.execute import execute_cell
@@ -93,7 +93,7 @@ def test_a_runtime_at_another_precision_than_the_cells_is_refused():
     import openvino
 
     from dlbench.runner.worker.experiments.export.runtimes import (PrecisionNotPinned,
-                                                            checked_precision)
+                                                                   checked_precision)
 
     compiled = openvino.Core().compile_model(tiny_openvino_model(), "CPU",
                                              {"INFERENCE_PRECISION_HINT": "f32"})
@@ -128,7 +128,8 @@ def test_onnxruntime_keeps_fp32_gemms_in_fp32(tmp_path):
     import numpy as np
     from onnx import TensorProto, helper, numpy_helper
 
-    from dlbench.runner.worker.experiments.export.runtimes import ORT_BF16_FASTMATH, onnxruntime_predict
+    from dlbench.runner.worker.experiments.export.runtimes import (ORT_BF16_FASTMATH,
+                                                                   onnxruntime_predict)
 
     weight = numpy_helper.from_array(np.ones((8, 4), np.float32), "w")
     graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "tiny",

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.core.schema import CellStatus
-from dlbench.core.tables import ResultsFileError, read_table
+from dlbench.core.storage.schema import CellStatus
+from dlbench.core.storage.tables import ResultsFileError, read_table
 from dlbench.runner.driver.launch.execute import execute_cell
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.driver.store.run_store import RunStore

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench.core.layout import release_runs
+from dlbench.core.storage.layout import release_runs
 from dlbench.report.pages.cite import example_row
 from dlbench.report.pages.experiment import against_another
 from dlbench.report.pages.founding import (FOUNDING, founding_answers, framework_versions,

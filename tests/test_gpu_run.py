@@ -33,7 +33,7 @@ sys.argv = [sys.argv[1], *sys.argv[4:]]
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
 #: Modules of the run path that must import without the forbidden ones.
-RUN_PATH = "dlbench.cli,dlbench.runner.driver.commands.run,dlbench.runner.driver.launch.execute,dlbench.runner.worker.entry,dlbench.core.run_archive"
+RUN_PATH = "dlbench.cli,dlbench.runner.driver.commands.run,dlbench.runner.driver.launch.execute,dlbench.runner.worker.entry,dlbench.core.storage.run_archive"
 
 
 def blocked(*args: str, forbidden: tuple[str, ...] = FORBIDDEN,

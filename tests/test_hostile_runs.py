@@ -15,7 +15,7 @@ import markdown
 import pytest
 
 from dlbench.cli import main
-from dlbench.core.errors import ResultsFileError
+from dlbench.core.text.errors import ResultsFileError
 from tests.site_fixtures import RUN_A, RUN_B, golden_results
 
 #: Keys of a run's JSON that Python-Markdown's attribute lists would read as attributes.
@@ -168,7 +168,7 @@ def _chained(kind: bytes, count: int) -> bytes:
 
 @pytest.mark.parametrize("kind", [b"L", b"x"])
 def test_chained_extended_headers_are_refused_without_recursion(tmp_path: Path, kind) -> None:
-    from dlbench.core.code_archive import unpack
+    from dlbench.core.storage.code_archive import unpack
 
     stream = _chained(kind, 3000)
     assert len(stream) < 4 << 20
@@ -178,7 +178,7 @@ def test_chained_extended_headers_are_refused_without_recursion(tmp_path: Path, 
 
     archive = tmp_path / "run.tar.gz"
     archive.write_bytes(gzip.compress(stream))
-    from dlbench.core.run_archive import extract_run
+    from dlbench.core.storage.run_archive import extract_run
 
     with pytest.raises(ResultsFileError, match="extended .* headers before one member"):
         extract_run(archive, tmp_path)
@@ -296,7 +296,7 @@ def test_a_reader_that_stops_early_ends_no_command_in_a_traceback(tmp_path: Path
     import subprocess
     import sys
 
-    from dlbench.core.code_archive import CodeRecord, write_code_record
+    from dlbench.core.storage.code_archive import CodeRecord, write_code_record
 
     results = golden_results(tmp_path)
     run = results / "runs" / RUN_A
@@ -319,7 +319,7 @@ def test_a_data_file_that_unpacks_past_the_limit_is_refused_unread(tmp_path: Pat
                                                                      monkeypatch) -> None:
     import numpy as np
 
-    from dlbench.core.errors import UsageError
+    from dlbench.core.text.errors import UsageError
     from dlbench.runner.cell import model_source
 
     bomb = tmp_path / "bomb.npz"

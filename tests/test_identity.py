@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.core.identity import config_differences, config_id, differences_text
-from dlbench.core.layout import load_run
-from dlbench.core.tables import read_table
+from dlbench.core.declarations.identity import config_differences, config_id, differences_text
+from dlbench.core.storage.layout import load_run
+from dlbench.core.storage.tables import read_table
 from dlbench.runner.cell.spec import CellSpec
 
 ROOT = Path(__file__).resolve().parents[1]

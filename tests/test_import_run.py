@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.core.code_archive import unpack
-from dlbench.core.run_archive import pack_run
+from dlbench.core.storage.code_archive import unpack
+from dlbench.core.storage.run_archive import pack_run
 
 ROOT = Path(__file__).resolve().parent.parent
 DLBENCH = [sys.executable, "-m", "dlbench.cli"]
@@ -235,8 +235,8 @@ def test_tables_that_name_another_run_than_run_json_are_refused(archive, tmp_pat
 
 def test_a_member_over_the_size_limits_is_refused_before_anything_is_written(
         archive, tmp_path, monkeypatch):
-    from dlbench.core import run_archive
-    from dlbench.core.errors import ResultsFileError
+    from dlbench.core.storage import run_archive
+    from dlbench.core.text.errors import ResultsFileError
 
     for limit, expected in (("MAX_MEMBER_BYTES", "over the limit of 1000 for one file"),
                             ("MAX_TOTAL_BYTES", "bytes in all, over the limit of 1000")):
@@ -356,7 +356,7 @@ def test_archive_headers_are_bounded_before_they_are_read_whole(tmp_path, capsys
 
 
 def test_an_archive_of_more_members_than_a_run_holds_is_refused_at_the_limit(tmp_path, capsys):
-    from dlbench.core.run_archive import MAX_MEMBERS
+    from dlbench.core.storage.run_archive import MAX_MEMBERS
 
     folder = _header(f"{RUN}/".encode(), b"5", 0)
 

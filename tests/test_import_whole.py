@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.core.code_archive import CodeRecord, pack, unpack
-from dlbench.core.run_archive import pack_run
+from dlbench.core.storage.code_archive import CodeRecord, pack, unpack
+from dlbench.core.storage.run_archive import pack_run
 from tests.test_import_run import (_changed_json, _changed_table, _repack, _set,  # noqa: F401
                                    measured_run, refused_here)
 

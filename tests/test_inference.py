@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dlbench.runner.driver.plan.request import RunRequest
-from dlbench.core.modes import mode_of_class, modes, same_as
+from dlbench.core.declarations.modes import mode_of_class, modes, same_as
 from dlbench.runner.driver.plan.experiments.inference import EXPERIMENT
 from dlbench.runner.worker.experiments.inference.protocol import measure_inference
 from dlbench.runner.worker.experiments.parity import reference
@@ -221,7 +221,8 @@ def test_keras_plain_and_production_inference_time_the_same_predict_call():
 
 @pytest.mark.slow
 def test_keras_on_jax_plain_predict_is_already_jit_compiled():
-    """What dlbench.core.modes.SAME_AS declares: its jit_compile cell would measure the same."""
+    """What dlbench.core.declarations.modes.SAME_AS declares: its jit_compile cell would
+    measure the same."""
     outcome = _keras_cell("jax", "predict")
     assert outcome.details["keras_jit_compile"] is True
     assert "compile_memory" in {o.metric for o in outcome.observations}  # stands for both

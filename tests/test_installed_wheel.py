@@ -76,7 +76,7 @@ def test_dlbench_is_an_ordinary_package_whose_data_files_are_its_resources():
     import dlbench
     import dlbench.report
     import dlbench.runner
-    from dlbench.core.project_files import listings_dir, mkdocs_config, templates_dir
+    from dlbench.core.storage.project_files import listings_dir, mkdocs_config, templates_dir
 
     assert "__path__" not in (ROOT / "dlbench" / "__init__.py").read_text()
     assert len(dlbench.__path__) == 1

@@ -7,23 +7,24 @@ import numpy as np
 import pytest
 from tests.judging_fixtures import noisy
 
-from dlbench.core.decisions import Decision, judge_pair, judge_together
-from dlbench.core.judging import Regime, achieved_fraction, regime_of
-from dlbench.core.metrics import Direction, is_timing_unit
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.core.judging.decisions import judge_pair, judge_together
+from dlbench.core.judging.regime import Regime, achieved_fraction, regime_of
+from dlbench.core.declarations.metrics import Direction, is_timing_unit
 
 
 def test_a_clear_difference_names_the_better_side_by_the_ratio_of_geometric_means():
     a, b = noisy(1.0), noisy(1.5, 1)
     judgement = judge_pair(a, b, Direction.LOWER)
-    assert judgement.decision is Decision.A_BETTER and judgement.named
+    assert judgement.decision is Outcome.A_BETTER and judgement.named
     assert judgement.ratio == pytest.approx(np.exp(np.mean(np.log(a)) - np.mean(np.log(b))))
-    assert judge_pair(a, b, Direction.HIGHER).decision is Decision.B_BETTER
+    assert judge_pair(a, b, Direction.HIGHER).decision is Outcome.B_BETTER
 
 
 def test_a_tight_interval_within_the_threshold_is_no_meaningful_difference():
     judgement = judge_pair(noisy(1.0, spread=0.001), noisy(1.02, 1, spread=0.001),
                            Direction.LOWER)
-    assert judgement.decision is Decision.NO_MEANINGFUL_DIFFERENCE and judgement.equivalent
+    assert judgement.decision is Outcome.NO_MEANINGFUL_DIFFERENCE and judgement.equivalent
     assert "interval within 5%" in judgement.reason
 
 
@@ -32,14 +33,14 @@ def test_a_wide_interval_is_undecided_not_no_difference():
     fast, slow = [0.0179, 0.0203, 0.0230], [0.0374, 0.0485, 0.0371]
     alone = judge_pair(fast, slow, Direction.LOWER)
     strict = judge_pair(fast, slow, Direction.LOWER, alpha=0.05 / 116)
-    assert alone.decision is Decision.A_BETTER
-    assert strict.decision is Decision.UNDECIDED and not strict.equivalent
+    assert alone.decision is Outcome.A_BETTER
+    assert strict.decision is Outcome.UNDECIDED and not strict.equivalent
     assert "3 and 3 processes cannot tell" in strict.reason
 
 
 def test_identical_repeats_are_inconclusive_never_a_p_value():
     judgement = judge_pair([0.95] * 5, [0.93] * 5, Direction.HIGHER)
-    assert judgement.decision is Decision.INCONCLUSIVE
+    assert judgement.decision is Outcome.INCONCLUSIVE
     assert "deterministic rerun" in judgement.reason
 
 
@@ -55,8 +56,8 @@ def test_holm_over_a_family_removes_a_difference_one_test_would_name():
 
     alone = judge_pair(a, b, Direction.LOWER)
     together = judge_together(evaluate)
-    assert alone.decision is Decision.A_BETTER
-    assert together.decision is Decision.UNDECIDED
+    assert alone.decision is Outcome.A_BETTER
+    assert together.decision is Outcome.UNDECIDED
     assert together.family_size == 10 and together.p_adjusted > alone.p_adjusted
     assert together.alpha < alone.alpha  # its interval is Holm's, wider than alone
 
@@ -65,7 +66,7 @@ def test_a_pair_first_seen_after_the_family_settled_is_refused():
     def evaluate(family):
         return family.judge("a", noisy(1.0), noisy(1.1, 1), Direction.LOWER)
 
-    from dlbench.core.decisions import Family
+    from dlbench.core.judging.decisions import Family
 
     family = Family()
     evaluate(family)

@@ -9,11 +9,11 @@ import pytest
 from tests.stats_fixtures import training_cells, write_run
 
 from dlbench.cli import main
-from dlbench.core.errors import LayoutError, ResultsFileError
-from dlbench.core.layout import (
+from dlbench.core.text.errors import LayoutError, ResultsFileError
+from dlbench.core.storage.layout import (
     load_run, read_environment, read_run_info, release_names, resolve_run_id, run_dir,
 )
-from dlbench.core.releases import freeze_release
+from dlbench.core.storage.releases import freeze_release
 
 
 @pytest.fixture()

@@ -9,10 +9,10 @@ from dataclasses import replace
 
 import pytest
 
-from dlbench.core.decisions import Decision
-from dlbench.core.sequential import SUITE_DESIGNS, three_looks, two_looks
-from dlbench.core.tables import read_table
-from dlbench.core.verdict_engine import judge_controls, repeat_rows
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.core.judging.sequential import SUITE_DESIGNS, three_looks, two_looks
+from dlbench.core.storage.tables import read_table
+from dlbench.core.judging.verdict_engine import judge_controls, repeat_rows
 from dlbench.runner.driver.commands.looks import next_look, with_recorded_looks
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.driver.commands.run import recorded_design, run_cells
@@ -80,4 +80,4 @@ def test_an_a_a_control_is_judged_and_undecided_pairs_get_the_later_looks(tmp_pa
     assert not epoch[0].named_winner  # one configuration: never a winner
     if look["cells"]:  # the undecided A/A pair was judged again on its topped-up processes
         assert epoch[0].judgement.look >= 2 or epoch[0].judgement.decision is not \
-            Decision.UNDECIDED
+            Outcome.UNDECIDED

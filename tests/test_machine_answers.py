@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from dlbench.core.judging.outcomes import Outcome
 from dlbench.report.inputs.source import load_draft
 from dlbench.report.site.build import site_files
 from tests.machine_fixtures import AMD_AVX2, AMD_AVX512, INTEL_AMX, machine_run
@@ -102,7 +103,7 @@ def test_a_machine_label_from_a_run_reaches_the_page_as_text(tmp_path):
 
 
 def test_a_parity_answer_is_no_verdict_to_read_across_machines():
-    from dlbench.core.where_it_holds import MachineAnswer
+    from dlbench.core.judging.where_it_holds import MachineAnswer
     from dlbench.report.pages.machine_columns import PARITY, _machine_cell
 
     assert _machine_cell(MachineAnswer("Intel Xeon", PARITY, "pytorch")) == "same model"
@@ -122,13 +123,13 @@ def test_machines_of_one_kind_are_each_told_apart_by_their_run():
 def test_where_it_holds_counts_kinds_and_says_whether_a_kind_s_runs_agree():
     """Two runs of one kind and a run of another: 'both machine kinds', never 'all 3
     machines', with the replication of the kind measured twice."""
-    from dlbench.core.where_it_holds import Lead, MachineAnswer, where_it_holds
+    from dlbench.core.judging.where_it_holds import Lead, MachineAnswer, where_it_holds
     from dlbench.report.pages.machine_columns import holds_words
 
     amx = "Intel Xeon, 2 cores, AMX"
-    runs = [MachineAnswer(f"{amx} (run {n})", "winner", "pytorch", "pytorch",
+    runs = [MachineAnswer(f"{amx} (run {n})", Outcome.WINNER, "pytorch", "pytorch",
                           {"tensorflow": Lead(1.5, 1.3, 1.7)}, kind=amx) for n in (1, 2)]
-    other = MachineAnswer("AMD EPYC, 2 cores, AVX-512 BF16", "winner", "pytorch", "pytorch",
+    other = MachineAnswer("AMD EPYC, 2 cores, AVX-512 BF16", Outcome.WINNER, "pytorch", "pytorch",
                           {"tensorflow": Lead(1.6, 1.4, 1.8)})
     words = holds_words(where_it_holds([*runs, other]))
     assert words.startswith("PyTorch on both machine kinds")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.core.tables import read_table, write_table
+from dlbench.core.storage.tables import read_table, write_table
 from dlbench.runner.driver.plan.estimate import machine_history, recorded_sources
 from dlbench.runner.driver.plan.machine_scale import PROBE_COMMAND, Source, scaled_times
 

@@ -1,5 +1,5 @@
-"""A machine kind in words and as a stable key (dlbench.core.machines), on environment records
-of the three CPU kinds the project has run on and on the committed releases' own records."""
+"""A machine kind in words and as a stable key (dlbench.core.machine.machines), on environment
+records of the three CPU kinds the project has run on and on the committed releases' own records."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.core.machines import isa_tier, kernel_words, machine_kind, model_family
+from dlbench.core.machine.machines import isa_tier, kernel_words, machine_kind, model_family
 
 RELEASES = Path(__file__).resolve().parent.parent / "results" / "releases"
 

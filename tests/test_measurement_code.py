@@ -1,5 +1,5 @@
-"""A release holds runs of one measurement code (dlbench/core/measurement_code.py): runs whose
-processes imported a project file in two versions are refused, naming the files."""
+"""A release holds runs of one measurement code (dlbench/core/storage/measurement_code.py): runs
+whose processes imported a project file in two versions are refused, naming the files."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from tests.stats_fixtures import training_cells, write_run
 
-from dlbench.core.errors import ReleaseError
-from dlbench.core.layout import release_dir, run_dir
-from dlbench.core.measurement_code import refuse_mixed_code, run_code_record
-from dlbench.core.releases import freeze_release
+from dlbench.core.text.errors import ReleaseError
+from dlbench.core.storage.layout import release_dir, run_dir
+from dlbench.core.storage.measurement_code import refuse_mixed_code, run_code_record
+from dlbench.core.storage.releases import freeze_release
 
 RELEASES = Path(__file__).resolve().parent.parent / "results" / "releases"
 RUN_2027_02 = RELEASES / "2027.02" / "runs" / "20261203T171654Z-cpu"

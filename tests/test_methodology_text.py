@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
-from dlbench.core import stats
+from dlbench.core.judging import stats
 from dlbench.runner.driver.machine import load as machine_load
 from dlbench.runner.worker.harness.sampling import MIN_WINDOW_S
 from dlbench.runner.driver.plan.repeats import SUITE_PROCESSES
@@ -18,7 +18,7 @@ TEXT = " ".join(METHOD.split())  # line breaks in the template are not meaningfu
 
 def _methodology(release: str) -> str:
     """The methodology page of a committed release, rebuilt, in one line."""
-    from dlbench.core.experiments import EXPERIMENTS
+    from dlbench.core.declarations.experiments import EXPERIMENTS
     from dlbench.report.inputs.labelled import labelled_results
     from dlbench.report.inputs.source import load_release
     from dlbench.report.pages.cite import release_citation

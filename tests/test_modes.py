@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 from tests.judging_fixtures import CPU_ENV, noisy, tables
 
-from dlbench.core.modes import (DEFAULT, FASTEST, MODES, OTHER, by_class, group_words, mode_class,
-                           mode_classes, same_as)
+from dlbench.core.declarations.modes import (DEFAULT, FASTEST, MODES, OTHER, by_class, group_words,
+                                             mode_class, mode_classes, same_as)
 from dlbench.report.claims.check import check_claims, load_claims
-from dlbench.core.verdict_engine import QUESTIONS
+from dlbench.core.judging.verdict_engine import QUESTIONS
 from dlbench.report.verdicts.answers import answer, verdicts
 from dlbench.runner.driver.plan.experiments import get_experiment
 from dlbench.runner.cell.spec import NOT_MEASURED

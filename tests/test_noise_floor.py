@@ -1,4 +1,4 @@
-"""The noise floor from many A/A estimates (dlbench/core/noise_floor.py)."""
+"""The noise floor from many A/A estimates (dlbench/core/judging/noise_floor.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dlbench.core.noise_floor import noise_floors, split_half, threshold_for
+from dlbench.core.judging.noise_floor import noise_floors, split_half, threshold_for
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dlbench.core.parity import pair_results
+from dlbench.core.judging.parity import pair_results
 from dlbench.runner.worker.experiments.parity import reference
 from dlbench.runner.worker.experiments.parity.protocol import TOLERANCE, inject_fault
 from dlbench.runner.workloads.catalog import Layer

@@ -11,9 +11,9 @@ import markdown
 import pandas as pd
 import pytest
 
-from dlbench.core.achieved import cell_fractions, cell_rates, probe_fractions, run_bounds
-from dlbench.core.fma_peak import (ABOVE_BOUND_WORDS, WINOGRAD_WORDS, ZEN4, bound_of, core_of,
-                                   environment_bound)
+from dlbench.core.machine.achieved import cell_fractions, cell_rates, probe_fractions, run_bounds
+from dlbench.core.machine.fma_peak import (ABOVE_BOUND_WORDS, WINOGRAD_WORDS, ZEN4, bound_of,
+                                           core_of, environment_bound)
 from dlbench.runner.driver.machine.clock import clock_record, sustained_clock
 from dlbench.runner.driver.machine.peak import peak_record
 
@@ -164,7 +164,7 @@ def test_2027_03_real_size_cells_read_at_most_100_percent_of_the_corrected_peak(
 
 
 def test_machines_are_told_apart_by_their_measured_probe_not_their_bound():
-    from dlbench.core.fma_peak import measured_fp32_flops
+    from dlbench.core.machine.fma_peak import measured_fp32_flops
 
     recorded = peak_record(GENOA, MEASURED, {"numpy_fp32_flops": 1.1e11,
                                              "torch_fp32_flops": 1.2e11})

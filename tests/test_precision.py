@@ -98,13 +98,13 @@ def test_real_pytorch_fp16_cell_compares_with_fp32_from_the_same_weights():
                       "units)"),
 ])
 def test_a_cpus_bf16_units_are_said_with_or_without_them(flags, words):
-    from dlbench.core.cpu_flags import bf16_units, isa_features
+    from dlbench.core.machine.cpu_flags import bf16_units, isa_features
 
     assert bf16_units(isa_features(flags)) == words
 
 
 def test_cpu_flags_read_from_an_arm_cpuinfo(tmp_path):
-    from dlbench.core.cpu_flags import cpu_flags
+    from dlbench.core.machine.cpu_flags import cpu_flags
 
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text("processor\t: 0\nFeatures\t: fp asimd sve bf16\n")
@@ -131,6 +131,6 @@ def test_a_bf16_cell_without_accuracy_states_its_output_parity_and_the_cpus_unit
     values = {o.metric: o.value for o in outcome.observations if o.step is None}
     assert "accuracy_change_vs_fp32" not in values
     assert 0 < values["output_deviation_rel_vs_fp32"] < 0.05  # bf16 rounds, a little
-    from dlbench.core.cpu_flags import bf16_units, cpu_flags, isa_features
+    from dlbench.core.machine.cpu_flags import bf16_units, cpu_flags, isa_features
 
     assert outcome.details["bf16_units"] == bf16_units(isa_features(cpu_flags()))

@@ -10,9 +10,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from dlbench.core.cpu_flags import NO_FP16_UNITS, fp16_units, isa_features
-from dlbench.core.precision_accuracy import PrecisionAccuracyOutcome as Outcome
-from dlbench.core.precision_accuracy import judge_precision_accuracy
+from dlbench.core.machine.cpu_flags import NO_FP16_UNITS, fp16_units, isa_features
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.core.judging.precision_accuracy import judge_precision_accuracy
 from dlbench.runner.cell.frameworks import FRAMEWORKS
 from dlbench.runner.driver.plan.cells import plan_cells
 from dlbench.runner.driver.plan.experiments import precision as precision_plan

@@ -13,8 +13,8 @@ from dataclasses import replace
 
 import pytest
 
-from dlbench.core.precision_accuracy import PrecisionAccuracyOutcome
-from dlbench.core.tables import read_table
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.core.storage.tables import read_table
 from dlbench.runner.driver.plan.cells import plan_cells
 from dlbench.runner.driver.plan.request import RunRequest
 from tests.site_fixtures import SITE_URL, TEMPLATES, site_config
@@ -76,7 +76,7 @@ def test_the_answer_pairs_each_seeds_bf16_and_fp32_accuracy(tiny_run):
     assert (cells["status"] == "ok").all(), cells["reason"].tolist()
     [found] = precision_answers(observations, cells)
     assert found.system == "pytorch" and found.seeds == SEEDS
-    assert found.answer.outcome is not PrecisionAccuracyOutcome.MISSED_TARGET  # fp32 learned
+    assert found.answer.outcome is not Outcome.MISSED_TARGET  # fp32 learned
     change = observations[observations["metric"] == "accuracy_change_vs_fp32"]["value"]
     assert found.reduced_mean - found.fp32_mean == pytest.approx(change.mean())
 

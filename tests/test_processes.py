@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from dlbench.cli import main
-from dlbench.core.code_archive import read_code_record
-from dlbench.core.schema import CellStatus
-from dlbench.core.tables import read_table
+from dlbench.core.storage.code_archive import read_code_record
+from dlbench.core.storage.schema import CellStatus
+from dlbench.core.storage.tables import read_table
 from dlbench.runner.driver.machine.lock import MachineLockedError, lock_file, measurement_lock
 from dlbench.runner.driver.machine.load import LoadReading, assess, gpu_utilization, read_load
 from dlbench.runner.cell.outcome import CellOutcome, Observation

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from dlbench.cli import main
-from dlbench.core.stats import summarize
-from dlbench.core.tables import read_table
+from dlbench.core.judging.stats import summarize
+from dlbench.core.storage.tables import read_table
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.driver.commands.run import run_cells
 from dlbench.runner.cell.spec import CellSpec

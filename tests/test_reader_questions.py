@@ -10,12 +10,13 @@ import pandas as pd
 import pytest
 from tests.judging_fixtures import CPU_ENV, noisy, tables
 
-from dlbench.core.verdict_engine import QUESTIONS
+from dlbench.core.judging.verdict_engine import QUESTIONS
 from dlbench.report.inputs.source import load_release
 from dlbench.report.pages.answer_values import _pays_back
 from dlbench.report.pages.home import source_judgement, with_new_questions
 from dlbench.report.render.labels import contender_label
-from dlbench.report.verdicts.answers import VerdictOutcome, answer
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.report.verdicts.answers import answer
 
 Q = {q.key: q for q in QUESTIONS}
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,7 +43,7 @@ def one(key: str, cells: list[dict]):
 
 def test_a_runtime_faster_than_both_framework_paths_wins_over_the_framework():
     verdict = one("runtime-or-framework", serving(12.3, 17.2, {"onnx-dynamo": 21.6}))
-    assert verdict.outcome is VerdictOutcome.WINNER and verdict.winner == "onnx-dynamo"
+    assert verdict.outcome is Outcome.WINNER and verdict.winner == "onnx-dynamo"
     assert {p.other for p in verdict.pairings} == {"default", "fastest"}
 
 
@@ -53,7 +54,7 @@ def test_a_framework_path_faster_than_the_runtime_wins_over_it():
 
 def test_a_runtime_as_fast_as_the_production_path_names_no_winner():
     verdict = one("runtime-or-framework", serving(12.3, 20.0, {"onnx-dynamo": 20.1}))
-    assert verdict.outcome is VerdictOutcome.NO_MEANINGFUL_DIFFERENCE
+    assert verdict.outcome is Outcome.NO_MEANINGFUL_DIFFERENCE
 
 
 def test_compile_questions_set_each_systems_plain_path_against_its_production_one():

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from tests.judging_fixtures import CPU_ENV, noisy, tables
 
-from dlbench.core.modes import FASTEST, mode_class
-from dlbench.core.schema import CellStatus
+from dlbench.core.declarations.modes import FASTEST, mode_class
+from dlbench.core.storage.schema import CellStatus
 from dlbench.runner.cell.outcome import CellOutcome, Observation
 from dlbench.runner.cell.spec import NOT_MEASURED, CellSpec
 from dlbench.runner.driver.plan.experiments import get_experiment
@@ -19,8 +19,8 @@ from dlbench.runner.cell.frameworks import FRAMEWORKS
 from dlbench.runner.driver.store.record import CellRecord
 from dlbench.runner.driver.store.run_frames import observations_frame
 from dlbench.runner.workloads.catalog import get_workload, size_profile
-from dlbench.runner.workloads.real_size import (MIN_SERVING_CALL_S, REAL_SIZE_WORKLOADS, SERVING_BATCH,
-                                        serving_call_s)
+from dlbench.runner.workloads.real_size import (MIN_SERVING_CALL_S, REAL_SIZE_WORKLOADS,
+                                                SERVING_BATCH, serving_call_s)
 from dlbench.report.verdicts.answers import QUESTIONS, answer
 
 SYSTEMS = {f.name for f in FRAMEWORKS}

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench.core.schema import CellStatus
-from dlbench.core.tables import read_table
+from dlbench.core.storage.schema import CellStatus
+from dlbench.core.storage.tables import read_table
 from dlbench.runner.cell.outcome import CellOutcome, Fairness, Observation, SharedProcess
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.driver.store.run_store import CellRecord, RunStore

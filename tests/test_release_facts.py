@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from dlbench.core.machines import machine_kind
+from dlbench.core.machine.machines import machine_kind
 from dlbench.report.inputs.source import load_release
 from dlbench.report.site import mkdocs_release
 from dlbench.report.site.build import release_facts

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dlbench.cli import main
-from dlbench.core.releases import release_names
+from dlbench.core.storage.releases import release_names
 from dlbench.report.inputs.source import load_release
 from dlbench.report.notes.check import check_notes
 from dlbench.report.notes.facts import run_facts, slowdowns

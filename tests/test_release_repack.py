@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from tests.test_code_archive import published_older_form
 
-from dlbench.core.code_archive import ARCHIVE, pack, read_code_record
-from dlbench.core.errors import ResultsFileError
-from dlbench.core.releases import REPACKED, checksums, verify_manifest
+from dlbench.core.storage.code_archive import ARCHIVE, pack, read_code_record
+from dlbench.core.text.errors import ResultsFileError
+from dlbench.core.storage.releases import REPACKED, checksums, verify_manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 RELEASES = ROOT / "results" / "releases"

@@ -9,11 +9,12 @@ import pandas as pd
 import pytest
 
 from dlbench.cli import main
-from dlbench.core.schema import CellStatus
-from dlbench.core.tables import read_json
-from dlbench.core.releases import freeze_release
+from dlbench.core.storage.schema import CellStatus
+from dlbench.core.storage.tables import read_json
+from dlbench.core.storage.releases import freeze_release
 from dlbench.runner.cell.outcome import CellOutcome, Observation
-from dlbench.runner.driver.commands.reproduce import ReproduceError, explain, load_published, reproduce
+from dlbench.runner.driver.commands.reproduce import (ReproduceError, explain, load_published,
+                                                      reproduce)
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.driver.store.run_store import CellRecord
 from tests.stats_fixtures import FakeCell, spec, write_run

@@ -8,14 +8,14 @@ import pandas as pd
 import pytest
 
 from dlbench.cli import main
-from dlbench.core.releases import freeze_release
+from dlbench.core.storage.releases import freeze_release
 from dlbench.runner.cell.outcome import CellOutcome, Observation
 from dlbench.runner.driver.commands.reproduce import ReproduceError
-from dlbench.runner.driver.commands.reproduce_ratio import (explain_ratio, interleaved, machine_differences,
-                                    reproduce_ratio)
+from dlbench.runner.driver.commands.reproduce_ratio import (explain_ratio, interleaved,
+                                                            machine_differences, reproduce_ratio)
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.driver.store.run_store import CellRecord
-from dlbench.core.schema import CellStatus
+from dlbench.core.storage.schema import CellStatus
 from tests.stats_fixtures import FakeCell, spec, write_run
 
 RELEASE_ENV = {"cpu": {"model": "Intel(R) Xeon(R) Processor", "logical_cores": 2},

@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 from dlbench.cli import main
-from dlbench.core.code_archive import CodeRecord, read_code_record, write_code_record
-from dlbench.core.errors import ResultsFileError
-from dlbench.core.layout import (
+from dlbench.core.storage.code_archive import CodeRecord, read_code_record, write_code_record
+from dlbench.core.text.errors import ResultsFileError
+from dlbench.core.storage.layout import (
     find_run, latest_run_id, release_names, released_runs, run_dir, all_run_ids, run_ids,
 )
-from dlbench.core.releases import DERIVED, freeze_release, release_file, verify_manifest
+from dlbench.core.storage.releases import DERIVED, freeze_release, release_file, verify_manifest
 from tests.site_fixtures import RUN_A, RUN_B, freeze, golden_results
 from tests.stats_fixtures import training_cells, write_run
 

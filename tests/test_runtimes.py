@@ -1,5 +1,5 @@
-"""One declaration per runtime (dlbench/core/runtimes.py): the export plan, the real-size
-estimate, the pages' labels and the machine record all read it, so a runtime declared
+"""One declaration per runtime (dlbench/core/declarations/runtimes.py): the export plan, the
+real-size estimate, the pages' labels and the machine record all read it, so a runtime declared
 outside the tree is planned, estimated, labelled and recorded with no other edit."""
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ import sys
 import textwrap
 from pathlib import Path
 
-from dlbench.core.runtimes import RUNTIMES, export_seconds, runtime_labels
-from dlbench.core.systems import SYSTEMS, format_words
+from dlbench.core.declarations.runtimes import RUNTIMES, export_seconds, runtime_labels
+from dlbench.core.declarations.systems import SYSTEMS, format_words
 
 ROOT = Path(__file__).resolve().parent.parent
 
 NEW_RUNTIME = textwrap.dedent("""
     import json
-    from dlbench.core import runtimes
+    from dlbench.core.declarations import runtimes
     runtimes.RUNTIMES = (*runtimes.RUNTIMES, runtimes.Runtime(
         "tvm", "Apache TVM", "apache-tvm", {"onnx-tvm": 123.0}, labelled=("onnx-tvm",),
         real_size=(runtimes.RealSizePath("pytorch", "onnx-tvm", "standard"),)))

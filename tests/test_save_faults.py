@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.core.tables import read_table
+from dlbench.core.storage.tables import read_table
 from tests.site_fixtures import GOLDEN, RUN_A, RUN_B, freeze, golden_results, site_config
 from tests.small_disk import SmallDisk
 from tests.test_processes import DLBENCH

@@ -1,14 +1,14 @@
-"""Whether a cell's processes each ran a seed of their own (dlbench/core/seeds.py), from the
+"""Whether a cell's processes each ran a seed of their own (dlbench/core/judging/seeds.py), from the
 seeds the runner records or, for cells measured before that record, the protocol's words;
-and what it changes in a paired test (dlbench/core/decisions.py)."""
+and what it changes in a paired test (dlbench/core/judging/decisions.py)."""
 
 import json
 
 import pandas as pd
 import pytest
 
-from dlbench.core.decisions import IDENTICAL_REPEATS, pair_test
-from dlbench.core.seeds import PER_PROCESS_SEEDS, cells_with_own_seeds
+from dlbench.core.judging.decisions import IDENTICAL_REPEATS, pair_test
+from dlbench.core.judging.seeds import PER_PROCESS_SEEDS, cells_with_own_seeds
 
 
 def cells(*rows: tuple[str, dict, dict]) -> pd.DataFrame:

@@ -3,12 +3,12 @@ framework in one process, and nothing one cell leaves behind changes the next on
 
 from __future__ import annotations
 
-from dlbench.core.schema import CellStatus
+from dlbench.core.storage.schema import CellStatus
 from dlbench.runner.driver.launch.execute import execute_cell, execute_cells
 from dlbench.runner.driver.plan.cells import plan_cells
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.driver.plan.schedule import process_order
-from dlbench.core.modes import FASTEST, mode_class
+from dlbench.core.declarations.modes import FASTEST, mode_class
 from dlbench.runner.driver.plan.sharing import may_share, worker_batches
 from dlbench.runner.cell.spec import CellSpec
 

@@ -144,7 +144,7 @@ SWITCH_PAGE = "experiments/inference/"
 
 def _kinds(release: str) -> list[str]:
     """The machine kinds a committed release's runs were measured on, in words."""
-    from dlbench.core.machines import machine_kind
+    from dlbench.core.machine.machines import machine_kind
     from dlbench.report.inputs.source import load_release
 
     return [machine_kind(run.environment).words

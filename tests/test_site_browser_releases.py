@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.core.metrics import METRICS
+from dlbench.core.declarations.metrics import METRICS
 from dlbench.report.site.build import build_site
 from dlbench.report.site.publish import build_mkdocs
 from dlbench.report.site.static_server import make_server

@@ -13,9 +13,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dlbench.core.errors import SaveError
-from dlbench.core.layout import load_run
-from dlbench.core.metrics import METRICS
+from dlbench.core.text.errors import SaveError
+from dlbench.core.storage.layout import load_run
+from dlbench.core.declarations.metrics import METRICS
 from dlbench.report.site.build import build_site, renderer_version, site_files
 from dlbench.report.site.cache import SHARED_BLOBS, SiteCache
 from dlbench.report.inputs.source import load_draft, load_release
@@ -61,7 +61,7 @@ def test_a_rebuild_reuses_the_cache_until_data_or_templates_change(tmp_path: Pat
 
     monkeypatch.delenv(SHARED_BLOBS, raising=False)  # this cache alone
 
-    from dlbench.core.tables import read_table, write_table
+    from dlbench.core.storage.tables import read_table, write_table
 
     results = golden_results(tmp_path)
     out, cache = tmp_path / "site_src", tmp_path / "cache"

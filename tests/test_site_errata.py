@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dlbench.cli import main
-from dlbench.core.releases import ERRATA
+from dlbench.core.storage.releases import ERRATA
 from dlbench.report.site.build import build_site
 from dlbench.report.site.errata import Erratum, ErrataError, append_erratum, read_errata
 from dlbench.report.inputs.source import SourceError, load_release
@@ -134,7 +134,7 @@ def test_release_2026_12_lists_the_problems_found_in_review() -> None:
 
 
 def test_an_erratum_is_rendered_in_short_parts_with_its_answers_in_words() -> None:
-    from dlbench.core.metrics import reader_label
+    from dlbench.core.declarations.metrics import reader_label
     from dlbench.report.site.errata_page import LINE_CHARS, erratum_block
 
     long_clause = "the ResNet-50 answers read " + ", ".join(f"{n}.5%" for n in range(60, 130))
@@ -143,7 +143,7 @@ def test_an_erratum_is_rendered_in_short_parts_with_its_answers_in_words() -> No
         "deploy-resnet50 and serve-resnet50 were published at 153.2%; keras-jax's "
         f"jit_compile cell too. The probe was no peak: {long_clause}. Not *bold* [a link](x).",
         "From dlbench commit 51839b2 the peak is an upper bound "
-        "(benchmarks/regime_correction.py --release 2027.03, dlbench/core/achieved.py). "
+        "(benchmarks/regime_correction.py --release 2027.03, dlbench/core/machine/achieved.py). "
         "No verdict changed.")
     block = erratum_block(erratum, ["AMD EPYC, 2 cores, AVX2 only"])
     assert block["answers"][0].startswith("Which framework serves ResNet-50 fastest on a CPU")
@@ -160,7 +160,8 @@ def test_an_erratum_is_rendered_in_short_parts_with_its_answers_in_words() -> No
     assert why[-1] == r"Not \*bold\* \[a link\](x)."  # Markdown typed in an erratum stays text
     assert block["corrected"] == [
         "From dlbench commit `51839b2` the peak is an upper bound "
-        "(`benchmarks/regime_correction.py --release 2027.03`, `dlbench/core/achieved.py`).",
+        "(`benchmarks/regime_correction.py --release 2027.03`, "
+        "`dlbench/core/machine/achieved.py`).",
         "No verdict changed."]
 
 

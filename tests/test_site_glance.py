@@ -11,8 +11,8 @@ import pytest
 from tests.judging_fixtures import CPU_ENV, noisy, tables
 from tests.site_fixtures import RUN_A, freeze, golden_results
 
-from dlbench.core.errors import ResultsFileError
-from dlbench.core.releases import ReleaseError, verify_manifest
+from dlbench.core.text.errors import ResultsFileError
+from dlbench.core.storage.releases import ReleaseError, verify_manifest
 from dlbench.report.pages.answer_tables import answer_tables, group_label, answer_counts
 from dlbench.report.verdicts.answers import QUESTIONS, verdicts
 from dlbench.report.verdicts.verdict_table import verdicts_frame
@@ -169,19 +169,19 @@ def test_a_release_page_renders_its_stored_verdicts_unchanged_after_a_rule_chang
 
     from dlbench.report.inputs.labelled import labelled_results
     from dlbench.report.pages.cite import release_citation
-    from dlbench.core.experiments import EXPERIMENTS
+    from dlbench.core.declarations.experiments import EXPERIMENTS
     from dlbench.report.pages.home import home_page, source_judgement
     from dlbench.report.pages.registry import PageInputs
     from dlbench.report.render.jinja import environment
     from dlbench.report.inputs.source import load_release
-    from dlbench.report.verdicts.answers import VerdictOutcome, Verdicts
+    from dlbench.report.verdicts.answers import Outcome, Verdicts
     from dlbench.report.verdicts.verdict_table import Calibration
     from tests.site_fixtures import ROOT, TEMPLATES
 
     source = load_release(ROOT / "results", "2027.02")
     judged = source_judgement(source)
-    stricter = Verdicts([dataclasses.replace(v, outcome=VerdictOutcome.INCONCLUSIVE, winner=None)
-                         if v.outcome is VerdictOutcome.WINNER else v for v in judged.answers],
+    stricter = Verdicts([dataclasses.replace(v, outcome=Outcome.INCONCLUSIVE, winner=None)
+                         if v.outcome is Outcome.WINNER else v for v in judged.answers],
                         judged.controls)
     inputs = PageInputs(source, labelled_results(source), environment(TEMPLATES),
                         {e.name: {"question": e.question} for e in EXPERIMENTS},

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dlbench.cli import main
-from dlbench.core.releases import freeze_release
+from dlbench.core.storage.releases import freeze_release
 from dlbench.report.pages.cite import Citation
 from dlbench.report.site.publish import build_mkdocs
 from tests.site_fixtures import ROOT, RUN_A, RUN_B, SITE_URL, golden_results, site_config
@@ -121,7 +121,7 @@ def _poisoned(value: object, n: int) -> object:
 def poison_run(run_root: Path, n: int) -> None:
     """Payloads in every string field of a run's JSON files and of its tables' text and JSON
     columns; each file's payloads carry their own number from `n` on."""
-    from dlbench.core.tables import read_table, write_table
+    from dlbench.core.storage.tables import read_table, write_table
 
     info = json.loads((run_root / "run.json").read_text())
     cells = read_table(run_root / "cells.parquet", "cells")
@@ -186,7 +186,7 @@ def test_no_string_a_run_carries_becomes_live_code_in_the_built_site(
 
 def test_a_runs_text_reaches_the_terminal_with_its_controls_visible(tmp_path: Path,
                                                                    capsys) -> None:
-    from dlbench.core.tables import read_table, write_table
+    from dlbench.core.storage.tables import read_table, write_table
 
     results = golden_results(tmp_path)
     run_root = results / "runs" / RUN_A

@@ -9,16 +9,16 @@ from pathlib import Path
 import markdown
 import pandas as pd
 
-from dlbench.core.history import history
-from dlbench.core.layout import release_names
-from dlbench.core.judging import Regime
+from dlbench.core.storage.history import history
+from dlbench.core.storage.layout import release_names
+from dlbench.core.judging.regime import Regime
 from dlbench.report.claims.check import ClaimVerdict
-from dlbench.report.claims.vocabulary import ClaimOutcome
+from dlbench.core.judging.outcomes import Outcome
 from dlbench.report.render.charts import empty_reason, label_lines, ratio_chart, result_chart
 from dlbench.report.pages.cite import Citation, ResultCitation
 from dlbench.report.pages.claims import LINE_CHARS, interval_words, paragraphs, reason_lines
-from dlbench.report.render.labels import (cell_words, environment_key, environment_value, metric_ids_in_words,
-                                  reason_label, status_label)
+from dlbench.report.render.labels import (cell_words, environment_key, environment_value,
+                                          metric_ids_in_words, reason_label, status_label)
 from dlbench.report.site.static_server import not_found_page
 from dlbench.report.inputs.source import load_release
 from dlbench.report.pages.experiment import history_rows
@@ -185,7 +185,7 @@ def test_a_long_text_is_broken_into_paragraphs_between_clauses_only() -> None:
 
 def _claim(pairs: int, why: tuple[str, ...] = ()) -> ClaimVerdict:
     label = "workload lstm-tokens, batch size 32, system keras-jax: plain vs plain mode"
-    return ClaimVerdict("train-order", "claim", "AMD EPYC", "cpu", ClaimOutcome.INCONCLUSIVE,
+    return ClaimVerdict("train-order", "claim", "AMD EPYC", "cpu", Outcome.INCONCLUSIVE,
                         "x", (), (), (Regime.OVERHEAD_BOUND,),
                         tuple((f"{label} {i}", 1.2, 0.9, 1.6) for i in range(pairs)), why)
 

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from dlbench.cli import main
-from dlbench.core.releases import ReleaseError, freeze_release, verify_manifest
-from dlbench.core.releases import release_names
+from dlbench.core.storage.releases import ReleaseError, freeze_release, verify_manifest
+from dlbench.core.storage.releases import release_names
 from dlbench.report.inputs.source import SourceError, load_release
 from tests.site_fixtures import (
     ROOT, RUN_A, RUN_B, SITE_URL, freeze, golden_results, site_config,
@@ -360,7 +360,7 @@ def test_export_from_a_pages_branch_holding_links_is_one_line(tmp_path: Path, ca
 
 def test_an_interrupted_publish_leaves_no_half_release_and_says_what_to_run(
         tmp_path: Path, capsys, monkeypatch) -> None:
-    from dlbench.core.releases import verify_manifest
+    from dlbench.core.storage.releases import verify_manifest
     from dlbench.report.site import commands
 
     results = golden_results(tmp_path)
@@ -396,7 +396,7 @@ def test_a_signal_during_publish_leaves_the_release_whole_or_absent(tmp_path: Pa
     import sys
     import time
 
-    from dlbench.core.releases import verify_manifest
+    from dlbench.core.storage.releases import verify_manifest
 
     from dlbench.report.site.cache import SHARED_BLOBS
 

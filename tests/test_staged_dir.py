@@ -1,4 +1,4 @@
-"""A staging folder (dlbench.core.atomic.staged_dir) never outlives its block: not after a
+"""A staging folder (dlbench.core.storage.atomic.staged_dir) never outlives its block: not after a
 failure, and not after a stop that arrives while the folder is being made - the window
 where CI once found an import's `.import-*` folder left behind by Ctrl-C."""
 
@@ -9,7 +9,7 @@ import signal
 
 import pytest
 
-from dlbench.core import atomic
+from dlbench.core.storage import atomic
 
 
 def test_a_stop_arriving_as_the_folder_is_made_is_raised_inside_and_leaves_nothing(

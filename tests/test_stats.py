@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from dlbench.core.stats import summarize
+from dlbench.core.judging.stats import summarize
 
 
 def test_summary_holds_the_median_inside_its_interval_and_is_deterministic():
@@ -42,7 +42,7 @@ def test_no_values_is_an_error():
 
 
 def test_the_geometric_mean_is_the_centre_of_the_log_values():
-    from dlbench.core.stats import geometric_mean
+    from dlbench.core.judging.stats import geometric_mean
 
     assert geometric_mean([1.0, 4.0]) == pytest.approx(2.0)
     assert geometric_mean([1.0, float("nan"), 9.0]) == pytest.approx(3.0)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from dlbench.core.summaries import per_process, repeat_values, result_centres, result_stats
+from dlbench.core.judging.summaries import per_process, repeat_values, result_centres, result_stats
 
 
 def observations() -> pd.DataFrame:

@@ -1,5 +1,5 @@
-"""One declaration per system (dlbench.core.systems): every table reads it, every entry point it
-promises exists, and a sixth system needs nothing but its declaration and its own files."""
+"""One declaration per system (dlbench.core.declarations.systems): every table reads it, every entry
+point it promises exists, and a sixth system needs nothing but its declaration and its own files."""
 
 from __future__ import annotations
 
@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from dlbench.core import systems
-from dlbench.core.modes import FASTEST, MODES, SAME_AS
+from dlbench.core.declarations import systems
+from dlbench.core.declarations.modes import FASTEST, MODES, SAME_AS
 from dlbench.runner.cell import frameworks
 from dlbench.runner.driver.plan.experiments import code_module, experiment_names, get_experiment
 from dlbench.runner.driver.plan.request import RunRequest
-from dlbench.runner.driver.plan.experiments.export import FORMATS, QUICK_FORMATS, STANDARD_CPU_FORMATS
+from dlbench.runner.driver.plan.experiments.export import (FORMATS, QUICK_FORMATS,
+                                                           STANDARD_CPU_FORMATS)
 from dlbench.runner.cell.frameworks import missing_modules
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,7 +93,7 @@ def test_an_unknown_system_reads_as_its_name_and_has_no_declaration():
 SIXTH_SYSTEM = textwrap.dedent("""
     import json
     from dataclasses import replace
-    from dlbench.core import systems
+    from dlbench.core.declarations import systems
     flax = systems.Framework(
         name="flax", modes={e: {"default": "default", "jit": "fastest"}
                             for e in ("training", "inference", "execution-mode")},
@@ -106,7 +107,7 @@ SIXTH_SYSTEM = textwrap.dedent("""
         data_parallel=("pmap",)))
 
     from dlbench.report.render.charts import SYSTEM_COLOURS
-    from dlbench.core.schema import system_label
+    from dlbench.core.storage.schema import system_label
     from dlbench.runner.driver.plan.estimate import DEFAULT_PROCESS_S, IMPORT_S
     from dlbench.runner.driver.plan.cells import plan_cells
     from dlbench.runner.driver.plan.request import RunRequest

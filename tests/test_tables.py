@@ -7,9 +7,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dlbench.core.metrics import UnknownMetricError
-from dlbench.core.schema import CELL_KEY_COLUMNS, SCHEMA_VERSION
-from dlbench.core.tables import (MIGRATIONS, ResultsFileError, read_table, write_table)
+from dlbench.core.declarations.metrics import UnknownMetricError
+from dlbench.core.storage.schema import CELL_KEY_COLUMNS, SCHEMA_VERSION
+from dlbench.core.storage.tables import (MIGRATIONS, ResultsFileError, read_table, write_table)
 
 
 def observation_rows(**overrides) -> pd.DataFrame:

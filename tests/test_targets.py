@@ -10,10 +10,11 @@ from tests.harness_fixtures import numpy_cell
 from tests.judging_fixtures import CPU_ENV, noisy, tables
 
 from dlbench.report.pages.experiment import _rows, table_columns
-from dlbench.core.targets import MISSED_NOTE, missed_target, reached_target_only
-from dlbench.core.sequential import three_looks
-from dlbench.core.verdict_engine import QUESTIONS, undecided_cells
-from dlbench.report.verdicts.answers import VerdictOutcome, answer
+from dlbench.core.judging.targets import MISSED_NOTE, missed_target, reached_target_only
+from dlbench.core.judging.sequential import three_looks
+from dlbench.core.judging.verdict_engine import QUESTIONS, undecided_cells
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.report.verdicts.answers import answer
 from dlbench.runner.worker.epochs import EpochClock
 from dlbench.runner.worker.harness.training import target_observations
 from dlbench.runner.cell.spec import CellSpec
@@ -80,7 +81,7 @@ def test_the_accuracy_verdict_is_judged_only_on_cells_that_reached_their_target(
     [verdict] = answer(ACCURACY, *tables(_cells(reached)), environments={"r1": CPU_ENV})
     assert len(verdict.standings) == contenders
     if contenders == 1:
-        assert verdict.outcome is VerdictOutcome.INSUFFICIENT_DATA
+        assert verdict.outcome is Outcome.INSUFFICIENT_DATA
 
 
 def _topped_up(tensorflow_reached: list[int]) -> set[str]:
@@ -129,7 +130,7 @@ def test_the_note_column_is_left_out_when_every_cell_reached_its_target():
 
 
 def test_the_unrecorded_classes_are_the_ones_the_datasets_draw():
-    from dlbench.core.targets import UNRECORDED_CLASSES
+    from dlbench.core.judging.targets import UNRECORDED_CLASSES
     from dlbench.runner.workloads.datasets import load_dataset, synthetic_images
     from dlbench.runner.workloads.catalog import WORKLOADS
 
@@ -144,7 +145,7 @@ def test_the_unrecorded_classes_are_the_ones_the_datasets_draw():
 
 
 def test_a_recorded_target_wins_and_an_unrecorded_one_is_not_drawn():
-    from dlbench.core.targets import recorded_target
+    from dlbench.core.judging.targets import recorded_target
 
     note = "SGD lr=0.1; target: final test accuracy >= 0.9; one training per worker process"
     assert recorded_target("lstm-tokens", [], []) == {"classes": 10}

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from dlbench.core.tables import read_table
+from dlbench.core.storage.tables import read_table
 from dlbench.runner.driver.plan.cells import plan_cells
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.driver.commands.run import run_cells
@@ -62,7 +62,7 @@ def test_cells_carry_fairness_manifest_settings_and_code(mlp_run):
         assert mlp_run.code_record().data(row.code_path)
         details = json.loads(row.details_json)
         assert details["sampling"]["measurements"]["epoch_time"]["samples"] == 10
-        # the regime of the report's verdicts (dlbench.core.conditions) reads this key
+        # the regime of the report's verdicts (dlbench.core.judging.conditions) reads this key
         assert details["flops_per_sample"] == flops_per_sample("mlp-digits", "cpu") > 0
 
 
@@ -87,7 +87,7 @@ def test_one_process_measures_one_repeat_its_working_memory_and_its_code(tmp_pat
     outcome = execute_cell(spec).outcome
     assert outcome.status.value == "ok", outcome.reason
     assert {o.repeat for o in outcome.observations} == {3}
-    # process 3 reports the seed it ran: the workload's seed + 3 (dlbench.core.seeds)
+    # process 3 reports the seed it ran: the workload's seed + 3 (dlbench.core.judging.seeds)
     from dlbench.runner.workloads.catalog import get_workload
 
     assert outcome.details["seed"] == get_workload("mlp-digits").seed + 3
@@ -112,7 +112,7 @@ def test_one_process_measures_one_repeat_its_working_memory_and_its_code(tmp_pat
 
 
 def test_a_training_cell_records_the_flops_its_regime_reads(tmp_path):
-    from dlbench.core.achieved import cell_fractions
+    from dlbench.core.machine.achieved import cell_fractions
 
     store = training_run(tmp_path, ["cnn-digits"], ["pytorch"])
     cells = read_table(store.root / "cells.parquet", "cells")

@@ -13,9 +13,9 @@ import pytest
 
 from dlbench.cli import main
 from tests.cli_fixtures import run_cli as _run
-from dlbench.core.model_answers import model_answers, parity_table
-from dlbench.core.sequential import single_look
-from dlbench.core.verdict_engine import Decision
+from dlbench.core.judging.model_answers import model_answers, parity_table
+from dlbench.core.judging.sequential import single_look
+from dlbench.core.judging.outcomes import Outcome
 from dlbench.runner.cell.spec import NOT_MEASURED, CellSpec
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.driver.launch.execute import execute_cells
@@ -182,7 +182,7 @@ def test_a_clear_difference_names_the_fastest_backend_with_its_interval():
                                                                2.0]})
     answers = model_answers(observations, cells, None, single_look(6))
     overall = next(a for a in answers if a.question.key == "model-latency")
-    assert overall.pairings[0].judgement.decision is Decision.A_BETTER
+    assert overall.pairings[0].judgement.decision is Outcome.A_BETTER
     sentence = overall.sentence()
     assert sentence.startswith("On this machine your model runs fastest on Keras on JAX")
     assert "faster than Keras on TensorFlow" in sentence and "6 processes each" in sentence
@@ -191,7 +191,7 @@ def test_a_clear_difference_names_the_fastest_backend_with_its_interval():
 def test_one_process_each_is_a_preview_that_decides_nothing():
     observations, cells = _frames({("jax", "predict"): [1.0], ("torch", "predict"): [3.0]})
     (overall, *_) = model_answers(observations, cells, None, single_look(1))
-    assert overall.pairings[0].judgement.decision is not Decision.A_BETTER
+    assert overall.pairings[0].judgement.decision is not Outcome.A_BETTER
     assert "not decided" in overall.sentence() and "1 process each" in overall.sentence()
 
 

@@ -15,7 +15,7 @@ from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.driver.launch.execute import execute_cells
 from dlbench.runner.driver.store.run_store import RunStore
-from dlbench.core.cpu_flags import cpu_flags
+from dlbench.core.machine.cpu_flags import cpu_flags
 from dlbench.runner.worker.user_model.known_crashes import onednn_refusal
 from dlbench.runner.driver.user_model.plan import INFERENCE, PARITY, TRAINING, model_cells
 
@@ -189,7 +189,7 @@ def test_a_layer_that_crashes_torchs_onednn_fails_keras_on_torch_training_before
 
 
 def test_a_run_that_cannot_be_resumed_as_a_model_run_is_refused_in_one_line(tmp_path):
-    from dlbench.core.errors import UsageError
+    from dlbench.core.text.errors import UsageError
     from dlbench.runner.driver.user_model.resume import MODEL_FILE, saved_model
     from dlbench.runner.cell.model_source import model_digest
 

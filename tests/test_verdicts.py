@@ -7,9 +7,10 @@ from dataclasses import replace
 import pytest
 from tests.judging_fixtures import CPU_ENV, bounded, noisy, tables
 
-from dlbench.core.judging import Regime
-from dlbench.core.verdict_engine import QUESTIONS
-from dlbench.report.verdicts.answers import VerdictOutcome, answer
+from dlbench.core.judging.regime import Regime
+from dlbench.core.judging.verdict_engine import QUESTIONS
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.report.verdicts.answers import answer
 
 Q = {q.key: q for q in QUESTIONS}
 #: The accuracy question judged as a verdict (as it was before it became a parity answer),
@@ -31,7 +32,7 @@ def speed(times: dict[str, float], **extra) -> list[dict]:
 def test_winner_beats_every_other_candidate():
     verdict = one("training-speed", speed({"pytorch": 1.0, "tensorflow": 1.3,
                                            "keras-tensorflow": 1.6}))
-    assert verdict.outcome is VerdictOutcome.WINNER and verdict.winner == "pytorch"
+    assert verdict.outcome is Outcome.WINNER and verdict.winner == "pytorch"
     assert {p.other for p in verdict.pairings} == {"tensorflow", "keras-tensorflow"}
     assert min(p.advantage for p in verdict.pairings) == pytest.approx(1.3, rel=0.05)
 
@@ -45,7 +46,7 @@ def test_changing_the_data_flips_the_winner():
 def test_a_runner_up_within_the_threshold_shares_the_lead():
     verdict = one("training-speed", speed({"pytorch": 1.0, "tensorflow": 1.02,
                                            "keras-tensorflow": 1.6}))
-    assert verdict.outcome is VerdictOutcome.NO_MEANINGFUL_DIFFERENCE and verdict.winner is None
+    assert verdict.outcome is Outcome.NO_MEANINGFUL_DIFFERENCE and verdict.winner is None
     assert set(verdict.leaders) == {"pytorch", "tensorflow"}
 
 
@@ -54,7 +55,7 @@ def test_a_large_gap_three_processes_cannot_confirm_is_inconclusive_not_a_tie():
              {"system": "tensorflow",
               "values": {"steady_epoch_time": noisy(1.3, 2, n=3, spread=0.3)}}]
     verdict = one("training-speed", cells)
-    assert verdict.outcome is VerdictOutcome.INCONCLUSIVE and verdict.winner is None
+    assert verdict.outcome is Outcome.INCONCLUSIVE and verdict.winner is None
     assert verdict.reason.startswith("PyTorch against TensorFlow: interval")
     assert "reaches across the 5% threshold" in verdict.reason
     assert "processes cannot tell" in verdict.reason
@@ -64,7 +65,7 @@ def test_identical_accuracy_repeats_are_inconclusive():
     cells = [{"system": "pytorch", "values": {"test_accuracy": [0.95] * 5}},
              {"system": "tensorflow", "values": {"test_accuracy": [0.93] * 5}}]
     verdict = one("accuracy-verdict", cells)
-    assert verdict.outcome is VerdictOutcome.INCONCLUSIVE
+    assert verdict.outcome is Outcome.INCONCLUSIVE
     assert "deterministic rerun" in verdict.reason
 
 
@@ -72,9 +73,9 @@ OWN_SEEDS = {"processes": {"seeds": [7, 8, 9, 10, 11]}}
 
 
 @pytest.mark.parametrize(("accuracies", "outcome", "winner"), [
-    ({"pytorch": 0.99, "tensorflow": 0.99}, VerdictOutcome.NO_MEANINGFUL_DIFFERENCE, None),
-    ({"pytorch": 0.95, "tensorflow": 0.93}, VerdictOutcome.NO_MEANINGFUL_DIFFERENCE, None),
-    ({"pytorch": 0.95, "tensorflow": 0.80}, VerdictOutcome.WINNER, "pytorch"),
+    ({"pytorch": 0.99, "tensorflow": 0.99}, Outcome.NO_MEANINGFUL_DIFFERENCE, None),
+    ({"pytorch": 0.95, "tensorflow": 0.93}, Outcome.NO_MEANINGFUL_DIFFERENCE, None),
+    ({"pytorch": 0.95, "tensorflow": 0.80}, Outcome.WINNER, "pytorch"),
 ])
 def test_identical_accuracy_on_five_different_seeds_is_exact(accuracies, outcome, winner):
     # each process ran a seed of its own: the seed does not move the value, so the per-seed
@@ -91,7 +92,7 @@ def test_accuracy_at_the_ceiling_on_every_process_says_the_task_cannot_tell_them
     cells = [{"system": s, "values": {"test_accuracy": [1.0] * 5}, "details": details}
              for s in ("pytorch", "tensorflow")]
     verdict = one("accuracy-verdict", cells)
-    assert verdict.outcome is VerdictOutcome.INCONCLUSIVE and verdict.winner is None
+    assert verdict.outcome is Outcome.INCONCLUSIVE and verdict.winner is None
     assert "the task cannot tell them apart" in verdict.reason
     assert "no meaningful difference" not in verdict.reason
     assert "deterministic rerun" not in verdict.reason
@@ -108,7 +109,7 @@ def test_accuracy_from_the_same_start_is_a_parity_answer_never_a_verdict(second,
     cells = [{"system": s, "values": {"test_accuracy": v}, "details": OWN_SEEDS}
              for s, v in (("pytorch", first), ("tensorflow", second))]
     verdict = one("accuracy", cells)
-    assert verdict.outcome is VerdictOutcome.PARITY and verdict.winner is None
+    assert verdict.outcome is Outcome.PARITY and verdict.winner is None
     assert not verdict.tested  # not counted among the tested answers
     assert f"the largest difference across systems is {largest}" in verdict.reason
     assert "a parity result, not a verdict" in verdict.reason
@@ -116,8 +117,8 @@ def test_accuracy_from_the_same_start_is_a_parity_answer_never_a_verdict(second,
 
 
 def test_a_parity_answer_buys_no_processes_at_a_look():
-    from dlbench.core.sequential import three_looks
-    from dlbench.core.verdict_engine import undecided_cells
+    from dlbench.core.judging.sequential import three_looks
+    from dlbench.core.judging.verdict_engine import undecided_cells
 
     cells = [{"system": s, "values": {"test_accuracy": noisy(0.95, i, n=3, spread=0.05)},
               "details": OWN_SEEDS} for i, s in enumerate(("pytorch", "tensorflow"))]
@@ -134,7 +135,7 @@ def test_identical_accuracy_against_one_that_varies_by_seed_is_tested_paired():
              {"system": "tensorflow", "values": {"test_accuracy": [1.0, 0.99, 1.0, 0.6, 1.0]},
               "details": OWN_SEEDS}]
     verdict = one("accuracy-verdict", cells)
-    assert verdict.outcome is VerdictOutcome.INCONCLUSIVE  # one seed's 0.6: five cannot tell
+    assert verdict.outcome is Outcome.INCONCLUSIVE  # one seed's 0.6: five cannot tell
     assert "deterministic rerun" not in verdict.reason
     assert "processes cannot tell" in verdict.reason
 
@@ -149,7 +150,7 @@ def test_memory_from_the_process_peak_is_not_measurable_and_working_memory_is():
     peak = [{"system": s, "values": {"peak_memory": noisy(m, i)}}
             for i, (s, m) in enumerate({"pytorch": 500, "tensorflow": 900}.items())]
     verdict = one("peak-memory", peak)
-    assert verdict.outcome is VerdictOutcome.NOT_MEASURABLE
+    assert verdict.outcome is Outcome.NOT_MEASURABLE
     assert "working memory" in verdict.reason
     working = [{"system": s, "values": {"working_memory": noisy(m, i)}}
                for i, (s, m) in enumerate({"pytorch": 50, "tensorflow": 90}.items())]
@@ -171,18 +172,18 @@ def _precision_memory(fp32: float, bf16: float, model_mib: float | None) -> list
 
 @pytest.mark.parametrize(("fp32", "bf16", "model_mib", "outcome", "words"), [
     # the digits MLP: 0.2 MiB of its own in tens of MiB of working memory
-    (33.0, 16.0, 0.2, VerdictOutcome.NOT_MEASURABLE, "measures the framework, not the model"),
-    (100.0, 50.0, None, VerdictOutcome.NOT_MEASURABLE, "model's own memory was not recorded"),
+    (33.0, 16.0, 0.2, Outcome.NOT_MEASURABLE, "measures the framework, not the model"),
+    (100.0, 50.0, None, Outcome.NOT_MEASURABLE, "model's own memory was not recorded"),
     # ResNet-50's 300 MiB of weights, gradients and momentum (150 in bf16) dominate its
     # working memory
-    (310.0, 160.0, 300.0, VerdictOutcome.WINNER, ""),
+    (310.0, 160.0, 300.0, Outcome.WINNER, ""),
 ])
 def test_precision_memory_is_decided_only_where_the_model_dominates_its_working_memory(
         fp32, bf16, model_mib, outcome, words):
     verdict = one("precision-memory", _precision_memory(fp32, bf16, model_mib))
     assert verdict.outcome is outcome
     assert words in verdict.reason
-    if outcome is VerdictOutcome.WINNER:
+    if outcome is Outcome.WINNER:
         assert verdict.winner == "bf16"
 
 
@@ -207,7 +208,7 @@ def test_data_parallelism_on_a_cpu_is_measurable_with_a_physical_core_per_worker
     if measurable:
         assert verdict.winner == "pytorch"
     else:
-        assert verdict.outcome is VerdictOutcome.NOT_MEASURABLE
+        assert verdict.outcome is Outcome.NOT_MEASURABLE
         assert "2 real devices" in verdict.reason and words in verdict.reason
 
 
@@ -216,7 +217,7 @@ def test_data_parallelism_on_one_gpu_is_not_measurable_and_on_two_gpus_is():
               "values": {"scaling_efficiency": noisy(e, i)}}
              for i, (s, e) in enumerate({"pytorch": 0.9, "tensorflow": 0.5}.items())]
     assert one("scaling-efficiency", cells, {"gpus": [{}]}).outcome is \
-        VerdictOutcome.NOT_MEASURABLE
+        Outcome.NOT_MEASURABLE
     assert one("scaling-efficiency", cells, {"gpus": [{}, {}]}).winner == "pytorch"
 
 
@@ -228,17 +229,17 @@ def _one_or_two_workers(metric: str, one_worker: float, two_workers: float) -> l
 
 
 @pytest.mark.parametrize(("key", "metric", "one_worker", "two_workers", "outcome", "winner"), [
-    ("data-parallel-throughput", "train_throughput", 1000.0, 1600.0, VerdictOutcome.WINNER,
+    ("data-parallel-throughput", "train_throughput", 1000.0, 1600.0, Outcome.WINNER,
      "2"),
-    ("data-parallel-throughput", "train_throughput", 1000.0, 600.0, VerdictOutcome.WINNER, "1"),
+    ("data-parallel-throughput", "train_throughput", 1000.0, 600.0, Outcome.WINNER, "1"),
     ("data-parallel-throughput", "train_throughput", 1000.0, 1010.0,
-     VerdictOutcome.NO_MEANINGFUL_DIFFERENCE, None),
-    ("data-parallel-time-to-accuracy", "time_to_accuracy", 10.0, 6.0, VerdictOutcome.WINNER,
+     Outcome.NO_MEANINGFUL_DIFFERENCE, None),
+    ("data-parallel-time-to-accuracy", "time_to_accuracy", 10.0, 6.0, Outcome.WINNER,
      "2"),
-    ("data-parallel-time-to-accuracy", "time_to_accuracy", 10.0, 16.0, VerdictOutcome.WINNER,
+    ("data-parallel-time-to-accuracy", "time_to_accuracy", 10.0, 16.0, Outcome.WINNER,
      "1"),
     ("data-parallel-time-to-accuracy", "time_to_accuracy", 10.0, 10.1,
-     VerdictOutcome.NO_MEANINGFUL_DIFFERENCE, None),
+     Outcome.NO_MEANINGFUL_DIFFERENCE, None),
 ])
 def test_data_parallel_or_one_worker_is_judged_within_each_framework(
         key, metric, one_worker, two_workers, outcome, winner):
@@ -250,7 +251,7 @@ def test_data_parallel_or_one_worker_is_not_measurable_where_workers_share_a_cor
     cells = _one_or_two_workers("train_throughput", 1000.0, 600.0)
     verdict = one("data-parallel-throughput", cells,
                   {"cpu": {"usable_cores": 1, "physical_cores": 1}, "gpus": []})
-    assert verdict.outcome is VerdictOutcome.NOT_MEASURABLE
+    assert verdict.outcome is Outcome.NOT_MEASURABLE
 
 
 def test_a_worker_count_reads_as_words():
@@ -265,7 +266,7 @@ def test_fp16_on_a_cpu_without_fp16_units_is_left_out_and_said():
               "values": {"steady_epoch_time": noisy(t, i)}}
              for i, (p, t) in enumerate({"fp32": 1.0, "fp16": 3.0}.items())]
     verdict = one("precision-speedup", cells)
-    assert verdict.outcome is VerdictOutcome.NOT_MEASURABLE and "no fp16" in verdict.reason
+    assert verdict.outcome is Outcome.NOT_MEASURABLE and "no fp16" in verdict.reason
     with_units = one("precision-speedup", cells, {"cpu": {"avx512_fp16": True}})
     assert with_units.winner == "fp32"
 
@@ -292,7 +293,7 @@ def test_regime_is_overhead_bound_at_a_small_fraction_of_peak_and_not_recorded_w
 
 def test_a_lone_contender_is_insufficient_data():
     verdict = one("training-speed", speed({"pytorch": 1.0}))
-    assert verdict.outcome is VerdictOutcome.INSUFFICIENT_DATA
+    assert verdict.outcome is Outcome.INSUFFICIENT_DATA
 
 
 def test_release_2026_12_says_which_of_its_first_published_answers_changed():
@@ -307,7 +308,7 @@ def test_release_2026_12_says_which_of_its_first_published_answers_changed():
     # first published: "fp32 has 1.00x lower peak memory than fp16" and accuracy from
     # identical reruns; now not measurable / inconclusive
     assert any(c["title"] == Q["accuracy"].title
-               and c["after"] == VerdictOutcome.PARITY.value for c in changes)
+               and c["after"] == Outcome.PARITY.value for c in changes)
     assert any(c["after"] == "not measurable here" for c in changes)
     assert not [c for c in changes if "_" in c["before"] + c["after"]]  # modes in words
     assert changed_answers("1999.01", []) is None
@@ -348,7 +349,7 @@ def test_release_2027_01_says_its_undecided_answers_first_read_no_meaningful_dif
     assert all(c["title"].startswith(("Which framework answers", "Which framework serves",
                                       "Does reduced precision need less memory",
                                       "Which framework's data parallelism"))
-               or c["after"] == VerdictOutcome.PARITY.value
+               or c["after"] == Outcome.PARITY.value
                for c in changes if c not in erratum)
     assert "undecided" in rules_changed("2027.01") and rules_changed("1999.01") == ""
     assert "one family per question group" in rules_changed("2027.01")
@@ -380,7 +381,7 @@ def test_a_noise_floor_above_five_percent_raises_the_family_s_threshold():
     verdict = one("training-speed", cells)
     # halves 1.3x apart, scaled by 1/sqrt(2) to two whole cells of 8: exp(log(1.3)/sqrt(2))
     assert verdict.threshold == pytest.approx(1.3 ** (1 / 2 ** 0.5) - 1, abs=0.01)
-    assert verdict.outcome is not VerdictOutcome.WINNER
+    assert verdict.outcome is not Outcome.WINNER
 
 
 def test_an_a_a_pair_of_one_configuration_names_no_winner():
@@ -429,7 +430,7 @@ def test_groups_that_measured_one_system_are_counted_in_one_line_below_the_answe
 
 
 def test_the_calibration_simulates_answers_with_a_spread_and_leaves_out_exact_ones():
-    from dlbench.core.sequential import single_look
+    from dlbench.core.judging.sequential import single_look
     from dlbench.report.verdicts.verdict_table import calibrate, simulated
 
     exact = one("accuracy-verdict", [{"system": s, "values": {"test_accuracy": [1.0] * 5},

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dlbench.core.decisions import pair_test
-from dlbench.core.words import counts, noun, plural
+from dlbench.core.judging.decisions import pair_test
+from dlbench.core.text.words import counts, noun, plural
 from dlbench.report.render.jinja import environment
 
 

@@ -32,7 +32,7 @@ def beside(tmp_path_factory) -> tuple[dict[str, bytes], Path]:
 
 
 def _change_epochs(cells_path: Path) -> None:
-    from dlbench.core.tables import read_table, write_table
+    from dlbench.core.storage.tables import read_table, write_table
 
     cells = read_table(cells_path, "cells")
     configs = [json.loads(c) for c in cells["config_json"]]

@@ -15,9 +15,9 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from dlbench.core.errors import LayoutError, ResultsFileError, SaveError, UsageError
+from dlbench.core.text.errors import LayoutError, ResultsFileError, SaveError, UsageError
 from dlbench.cli.signals import terminate_as_interrupt
-from dlbench.core.visible import visible_controls
+from dlbench.core.text.visible import visible_controls
 
 
 def _run(args: argparse.Namespace) -> int:

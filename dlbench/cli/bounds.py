@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from dlbench.core.errors import UsageError
+from dlbench.core.text.errors import UsageError
 
 #: Worker processes per cell (--repeats, reproduce --processes): more than any suite uses.
 MAX_PROCESSES = 1000

@@ -1,5 +1,5 @@
 """`dlbench code TARGET [PATH]`: the code a result or a run ran, read back from its run's code
-record (dlbench/core/result_code.py): without PATH the files, with their hashes and lines;
+record (dlbench/core/storage/result_code.py): without PATH the files, with their hashes and lines;
 with PATH that file, byte for byte (on a terminal, its control characters shown as escapes)."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from dlbench.core.errors import UsageError
-from dlbench.core.result_code import chosen_file, target_code
-from dlbench.core.visible import visible_controls
+from dlbench.core.text.errors import UsageError
+from dlbench.core.storage.result_code import chosen_file, target_code
+from dlbench.core.text.visible import visible_controls
 
 
 def code_command(args: argparse.Namespace) -> int:

@@ -19,14 +19,15 @@ from typing import TextIO
 
 import pandas as pd
 
-from dlbench.core.compare import Change, ComparisonReport, compare
-from dlbench.core.compare_kinds import KindComparison, compare_by_kind, several_kinds
-from dlbench.core.errors import CompareError, UsageError
-from dlbench.core.metrics import UnknownMetricError
-from dlbench.core.visible import visible_controls
+from dlbench.core.judging.compare import ComparisonReport, compare
+from dlbench.core.judging.outcomes import COMPARISON, Outcome
+from dlbench.core.judging.compare_kinds import KindComparison, compare_by_kind, several_kinds
+from dlbench.core.text.errors import CompareError, UsageError
+from dlbench.core.declarations.metrics import UnknownMetricError
+from dlbench.core.text.visible import visible_controls
 
 WIDTH = 80
-SHORT = {Change.NO_SIGNIFICANT_DIFFERENCE: "n.s.", Change.DIFFERENT: "differs"}
+SHORT = {Outcome.NO_SIGNIFICANT_DIFFERENCE: "n.s.", Outcome.DIFFERENT: "differs"}
 EXAMPLES = 2  # cells named per group of not comparable cells, unless --all
 ENVIRONMENT_LINES = 10  # environment differences shown, unless --all
 
@@ -59,13 +60,13 @@ def _metric_lines(report: ComparisonReport, show_all: bool) -> list[str]:
     for cell_id, group in rows.sort_values(["cell_id", "metric"]).groupby("cell_id", sort=True):
         lines.append(_fit(str(cell_id)))
         for _, row in group.iterrows():
-            change = Change(row["change"])
+            change = Outcome(row["change"])
             label = _fit(f"{row['metric']} [{row['unit']}]", 30)
             lines.append(_fit(f"  {label:<30} {_number(row['median_a']):>9} "
                               f"{_number(row['median_b']):>9} {_ratio(row):<17} "
                               f"{SHORT.get(change, change.value)}"))
     hidden = len(report.metrics) - len(rows)
-    counts = ", ".join(f"{report.count(c)} {c.value}" for c in Change if report.count(c))
+    counts = ", ".join(f"{report.count(c)} {c.value}" for c in COMPARISON if report.count(c))
     lines.append(_fit(f"{len(report.metrics)} compared alike: {counts or 'none'}"))
     if hidden:
         lines.append(f"{hidden} rows without a significant change not shown (--all shows them)")

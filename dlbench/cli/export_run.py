@@ -11,10 +11,10 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from dlbench.core import layout
-from dlbench.core.atomic import atomic_write_bytes, save_error, saving
-from dlbench.core.errors import ResultsFileError, UsageError
-from dlbench.core.run_archive import ARCHIVE_SUFFIX, extract_run, pack_run
+from dlbench.core.storage import layout
+from dlbench.core.storage.atomic import atomic_write_bytes, save_error, saving
+from dlbench.core.text.errors import ResultsFileError, UsageError
+from dlbench.core.storage.run_archive import ARCHIVE_SUFFIX, extract_run, pack_run
 from dlbench.runner.driver.store.validate import validate_run
 
 LATEST = "latest"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dlbench.core.visible import visible_controls
-from dlbench.core.errors import UsageError
+from dlbench.core.text.visible import visible_controls
+from dlbench.core.text.errors import UsageError
 from dlbench.report.inputs.source import SourceError, load_release
 from dlbench.report.notes.check import check_notes
 from dlbench.report.notes.facts import run_facts, slowdowns

@@ -9,9 +9,9 @@ from rich.console import Console
 from rich.table import Table
 
 from dlbench.cli.terminal_text import terminal_text
-from dlbench.core.errors import UsageError
-from dlbench.core.history import history
-from dlbench.core.metrics import METRICS
+from dlbench.core.text.errors import UsageError
+from dlbench.core.storage.history import history
+from dlbench.core.declarations.metrics import METRICS
 
 
 def history_command(args: argparse.Namespace) -> int:

@@ -1,12 +1,12 @@
 """`dlbench import-run ARCHIVE`: bring a run made on another machine (the GPU run) into
 results/runs, validated like any run, all or nothing.
 
-The archive (dlbench/core/run_archive.py) is extracted into a temporary directory beside
+The archive (dlbench/core/storage/run_archive.py) is extracted into a temporary directory beside
 results/runs and checked there: run.json and environment.json against their schemas, every
 process record, the three Parquet tables against theirs, every kept code file against its
 hash. A run measured by older code (the tagged measurement code of 2027.04 keeps `code/` and
 `code-objects/`) has its code record turned into the one archive there, checked against its
-hashes first (dlbench/core/code_archive.py). Only then is the run moved into place, in one
+hashes first (dlbench/core/storage/code_archive.py). Only then is the run moved into place, in one
 rename; a run ID that exists is refused.
 """
 
@@ -15,11 +15,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dlbench.core import layout
-from dlbench.core.atomic import save_error, saving, staged_dir
-from dlbench.core.code_archive import convert_legacy
-from dlbench.core.errors import ResultsFileError, UsageError
-from dlbench.core.run_archive import extract_run
+from dlbench.core.storage import layout
+from dlbench.core.storage.atomic import save_error, saving, staged_dir
+from dlbench.core.storage.code_archive import convert_legacy
+from dlbench.core.text.errors import ResultsFileError, UsageError
+from dlbench.core.storage.run_archive import extract_run
 from dlbench.runner.driver.store.validate import validate_run
 
 

@@ -7,7 +7,7 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
-from dlbench.core.experiments import EXPERIMENTS
+from dlbench.core.declarations.experiments import EXPERIMENTS
 from dlbench.runner.driver.plan.experiments import SUITES
 from dlbench.runner.cell.frameworks import FRAMEWORKS, missing_modules
 from dlbench.runner.workloads.catalog import LOCAL_DATA_WORKLOADS, WORKLOADS, workload_sizes

@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 
 from dlbench.cli.bounds import MAX_PROCESSES, bounded_int
-from dlbench.core.errors import UsageError
-from dlbench.core.visible import visible_controls
+from dlbench.core.text.errors import UsageError
+from dlbench.core.text.visible import visible_controls
 from dlbench.runner.driver.commands.reproduce import ReproduceError, explain, reproduce
 from dlbench.runner.driver.commands.reproduce_ratio import explain_ratio, reproduce_ratio
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dlbench.cli.bounds import (MAX_BUSY_RETRIES, MAX_MODEL_STEPS, MAX_PROCESSES, MAX_THREADS,
                                 MAX_TIMEOUT_S, bounded_int, bounded_seconds)
-from dlbench.core.errors import UsageError
+from dlbench.core.text.errors import UsageError
 from dlbench.runner.driver.commands.run_arguments import RunArguments
 from dlbench.runner.driver.plan.request import RunRequest
 

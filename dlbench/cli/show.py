@@ -10,9 +10,9 @@ from rich.console import Console
 from rich.table import Table
 
 from dlbench.cli.terminal_text import terminal_text
-from dlbench.core.layout import find_run, load_run, resolve_run_id
-from dlbench.core.parity import pair_results
-from dlbench.core.summaries import result_stats
+from dlbench.core.storage.layout import find_run, load_run, resolve_run_id
+from dlbench.core.judging.parity import pair_results
+from dlbench.core.judging.summaries import result_stats
 
 
 def show_command(args: argparse.Namespace) -> int:

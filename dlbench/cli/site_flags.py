@@ -12,9 +12,9 @@ from dataclasses import fields
 from pathlib import Path
 
 from dlbench.cli.bounds import MAX_PORT, bounded_int
-from dlbench.core.errors import UsageError
-from dlbench.report.site.requests import (BuildRequest, DeployRequest, ErratumRequest, ExportRequest,
-                                  PublishRequest, ServeRequest, SitePaths)
+from dlbench.core.text.errors import UsageError
+from dlbench.report.site.requests import (BuildRequest, DeployRequest, ErratumRequest,
+                                          ExportRequest, PublishRequest, ServeRequest, SitePaths)
 
 
 def site_paths(args: argparse.Namespace) -> SitePaths:

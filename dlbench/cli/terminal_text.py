@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from dlbench.core.visible import visible_controls
+from dlbench.core.text.visible import visible_controls
 
 
 def terminal_text(value: object) -> Text:

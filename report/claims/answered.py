@@ -18,16 +18,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from dlbench.core.decisions import PRACTICAL_THRESHOLD, Decision, Family, PairDecision, PairTest
-from dlbench.core.metrics import Direction
-from dlbench.core.verdict_engine import metric_direction
+from dlbench.core.judging.outcomes import PAIR, Outcome
+from dlbench.core.judging.decisions import PRACTICAL_THRESHOLD, Family, PairDecision, PairTest
+from dlbench.core.declarations.metrics import Direction
+from dlbench.core.judging.verdict_engine import metric_direction
 from dlbench.report.verdicts.defaults_answers import QUESTION as DEFAULTS_QUESTION
 
 #: (run, metric, cell A, cell B) -> the home page's decision of A against B.
 AnsweredPairs = Mapping[tuple[str, str, str, str], PairDecision]
 #: Why a pair taken from the home page was not decided, in the claims page's words.
 AS_ANSWERED = "undecided on the home page too"
-_FLIPPED = {Decision.A_BETTER: Decision.B_BETTER, Decision.B_BETTER: Decision.A_BETTER}
+_FLIPPED = {Outcome.A_BETTER: Outcome.B_BETTER, Outcome.B_BETTER: Outcome.A_BETTER}
 
 
 def _number(value: object) -> float:
@@ -44,13 +45,13 @@ def _count(value: object, default: int) -> int:
 
 def _decision_of(row: Mapping) -> PairDecision:
     """One stored pair row as the decision the engine made (A is the row's cell_a)."""
-    decision = Decision(str(row["decision"]))
+    decision = Outcome(str(row["decision"]))
     ratio = _number(row["ratio"])
     test = PairTest(
         n_a=_count(row["processes_a"], 0), n_b=_count(row["processes_b"], 0),
         log_ratio=math.log(ratio) if ratio > 0 else math.nan, standard_error=math.nan,
         df=math.nan, p_value=_number(row["p_value"]),
-        note="identical repeats" if decision is Decision.INCONCLUSIVE else "")
+        note="identical repeats" if decision is Outcome.INCONCLUSIVE else "")
     confidence = _number(row["confidence"])
     return PairDecision(
         test, decision, threshold=_number(row["threshold"]),
@@ -58,7 +59,7 @@ def _decision_of(row: Mapping) -> PairDecision:
         family_size=_count(row["family_size"], 1), p_adjusted=_number(row["p_adjusted"]),
         ci_low=_number(row["ci_low"]), ci_high=_number(row["ci_high"]),
         look=_count(row["look"], 1),
-        reason="" if decision is not Decision.UNDECIDED else AS_ANSWERED,
+        reason="" if decision is not Outcome.UNDECIDED else AS_ANSWERED,
         direction=metric_direction(str(row["metric"])))
 
 
@@ -81,7 +82,7 @@ def answered_pairs(verdicts: pd.DataFrame | None) -> dict[tuple[str, str, str, s
     answer repeats (throughput from epoch time) keeps the tested one."""
     if verdicts is None or verdicts.empty:
         return {}
-    known = {decision.value for decision in Decision}
+    known = {decision.value for decision in PAIR}
     pairs = verdicts[(verdicts["row"] == "pair") & verdicts["decision"].isin(known)
                      & (verdicts["question"] != DEFAULTS_QUESTION)]  # no ratio: its own rule
     pairs = pairs.assign(derived=~pairs["derived_from"].fillna("").astype(str).isin(

@@ -15,27 +15,18 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from dlbench.core.decisions import Family, judge_together
-from dlbench.core.judging import Regime
-from dlbench.core.schema import system_label
+from dlbench.core.judging.decisions import Family, judge_together
+from dlbench.core.judging.regime import Regime
+from dlbench.core.storage.schema import system_label
 from dlbench.report.claims.answered import AnsweredFamily, AnsweredPairs, answered_pairs
 from dlbench.report.claims.defaults_rule import DecidedAnswers, decided_answers
 from dlbench.report.claims.rules import Context, evaluate
 from dlbench.report.render.labels import workload_label
-from dlbench.report.claims.vocabulary import (
-    Claim,
-    ClaimOutcome,
-    Combine,
-    Expect,
-    Finding,
-    Rule,
-    RuleKind,
-    UNDECIDING,
-    StatusCondition,
-    combine_findings,
-)
-from dlbench.core.conditions import Need
-from dlbench.core.project_files import listings_dir
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.report.claims.vocabulary import (Claim, Combine, Expect, Finding, Rule, RuleKind,
+                                              UNDECIDING, StatusCondition, combine_findings)
+from dlbench.core.judging.conditions import Need
+from dlbench.core.storage.project_files import listings_dir
 
 CLAIMS_FILE = Path(__file__).with_name("claims.yaml")
 LISTINGS_DIR = listings_dir()
@@ -53,7 +44,7 @@ class ClaimVerdict:
     claim: str
     machine: str  # the label passed in `machines`, or the run ID
     device: str
-    verdict: ClaimOutcome
+    verdict: Outcome
     explanation: str
     evidence: tuple[str, ...]  # cell IDs
     evidence_runs: tuple[str, ...]  # the run ID of each evidence cell, same order
@@ -210,7 +201,7 @@ def check_claims(observations: pd.DataFrame, cells: pd.DataFrame,
             per_rule = [evaluate(rule, context, family) for rule in claim.evidence]
             for machine, device in devices:
                 findings = [found.get((machine, device)) or Finding(
-                    ClaimOutcome.NOT_MEASURABLE if rule.optional else ClaimOutcome.NOT_MEASURED,
+                    Outcome.NOT_MEASURABLE if rule.optional else Outcome.NOT_MEASURED,
                     f"no {rule.experiment} cell{_metric_text(rule)}{_where_text(rule)} ran "
                     f"on this machine")
                     for rule, found in zip(claim.evidence, per_rule, strict=True)]
@@ -230,8 +221,8 @@ def claim_total(findings: list[Finding]) -> Finding:
     is part of what the claim says), so it counts as inconclusive."""
     if all(f.outcome in UNDECIDING for f in findings):
         return combine_findings(findings, Combine.ALL)
-    return combine_findings([replace(f, outcome=ClaimOutcome.INCONCLUSIVE)
-                             if f.outcome is ClaimOutcome.NOT_MEASURED else f
+    return combine_findings([replace(f, outcome=Outcome.INCONCLUSIVE)
+                             if f.outcome is Outcome.NOT_MEASURED else f
                              for f in findings], Combine.ALL)
 
 
@@ -252,7 +243,7 @@ def _where_words(column: str, values: tuple[str, ...]) -> str:
 
 
 def _metric_text(rule: Rule) -> str:
-    from dlbench.core.metrics import METRICS, reader_label
+    from dlbench.core.declarations.metrics import METRICS, reader_label
 
     if not rule.metric:
         return ""

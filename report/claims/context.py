@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from dlbench.core.judging import Regime
+from dlbench.core.judging.regime import Regime
 from dlbench.report.claims.vocabulary import Rule
-from dlbench.core.achieved import cell_fractions
-from dlbench.core.conditions import regime_of_cells
-from dlbench.core.verdict_engine import repeat_rows
+from dlbench.core.machine.achieved import cell_fractions
+from dlbench.core.judging.conditions import regime_of_cells
+from dlbench.core.judging.verdict_engine import repeat_rows
 
 
 @dataclass

@@ -11,16 +11,17 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from dlbench.core.decisions import Family
-from dlbench.core.words import plural
+from dlbench.core.judging.decisions import Family
+from dlbench.core.text.words import plural
 from dlbench.report.claims.context import Context, of_system, select
-from dlbench.report.claims.vocabulary import ClaimOutcome, Finding, Rule, StatusCondition
-from dlbench.core.conditions import optional_package
-from dlbench.core.verdict_engine import with_system
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.report.claims.vocabulary import Finding, Rule, StatusCondition
+from dlbench.core.judging.conditions import optional_package
+from dlbench.core.judging.verdict_engine import with_system
 
 SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_MEASURABLE = (
-    ClaimOutcome.SUPPORTED, ClaimOutcome.CONTRADICTED, ClaimOutcome.INCONCLUSIVE,
-    ClaimOutcome.NOT_MEASURABLE)
+    Outcome.SUPPORTED, Outcome.CONTRADICTED, Outcome.INCONCLUSIVE,
+    Outcome.NOT_MEASURABLE)
 Key = tuple[str, str]
 
 

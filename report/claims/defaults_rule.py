@@ -1,5 +1,5 @@
 """The claim rule kind `defaults_accuracy`: the defaults-accuracy experiment's answer to "does
-the framework you use change accuracy?" (dlbench/core/defaults_accuracy.py), per machine,
+the framework you use change accuracy?" (dlbench/core/judging/defaults_accuracy.py), per machine,
 device and task.
 
 Each system trained with its own framework's defaults, seed by seed, on one test set: the
@@ -19,11 +19,10 @@ from collections.abc import Iterable, Mapping
 
 import pandas as pd
 
-from dlbench.core.decisions import Decision
-from dlbench.core.defaults_accuracy import AccuracyOutcome
-from dlbench.core.schema import system_label
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.core.storage.schema import system_label
 from dlbench.report.claims.context import Context
-from dlbench.report.claims.vocabulary import ClaimOutcome, Finding, Rule, combine_findings
+from dlbench.report.claims.vocabulary import Finding, Rule, combine_findings
 from dlbench.report.verdicts.defaults_answers import (DECISIONS, QUESTION, DefaultsAnswer,
                                                       defaults_answers)
 
@@ -62,24 +61,24 @@ def decided_answers(verdicts: pd.DataFrame | None) -> DecidedAnswers:
         for answer in mine if answer["row"] == "answer"}
 
 
-def claim_outcome(outcome: str, decisions: Iterable[str]) -> ClaimOutcome:
+def claim_outcome(outcome: str, decisions: Iterable[str]) -> Outcome:
     """The claim from an answer's outcome and its pairs' decisions (the leader is side A):
     contradicted when the leader is ahead of any system, supported when every pair is within
     the threshold, else inconclusive."""
     decisions = set(decisions)
-    if Decision.A_BETTER.value in decisions:
-        return ClaimOutcome.CONTRADICTED
-    if (outcome == AccuracyOutcome.NO_MEANINGFUL_DIFFERENCE.value
-            and decisions == {Decision.NO_MEANINGFUL_DIFFERENCE.value}):
-        return ClaimOutcome.SUPPORTED
-    return ClaimOutcome.INCONCLUSIVE
+    if Outcome.A_BETTER.value in decisions:
+        return Outcome.CONTRADICTED
+    if (outcome == Outcome.NO_MEANINGFUL_DIFFERENCE.value
+            and decisions == {Outcome.NO_MEANINGFUL_DIFFERENCE.value}):
+        return Outcome.SUPPORTED
+    return Outcome.INCONCLUSIVE
 
 
 #: The claim's outcome in words after the numbers.
 #: (Never 'system <word>': the page reads that as a system's key: report/render/labels.py.)
-WORDS = {ClaimOutcome.SUPPORTED: "none of the systems differs meaningfully from the leader",
-         ClaimOutcome.CONTRADICTED: "one of the systems differs meaningfully from the leader",
-         ClaimOutcome.INCONCLUSIVE: "undecided"}
+WORDS = {Outcome.SUPPORTED: "none of the systems differs meaningfully from the leader",
+         Outcome.CONTRADICTED: "one of the systems differs meaningfully from the leader",
+         Outcome.INCONCLUSIVE: "undecided"}
 
 
 def _finding(found: DefaultsAnswer, decided: tuple | None) -> Finding:
@@ -97,7 +96,7 @@ def _finding(found: DefaultsAnswer, decided: tuple | None) -> Finding:
     pairs = [f"{system_label(answer.leader)} minus {system_label(p.other)} "
              f"{_points(p.difference)} points ({_points(p.low)} to {_points(p.high)})"
              for p in answer.pairs]
-    why = _why(found, outcome) if verdict is ClaimOutcome.INCONCLUSIVE else ""
+    why = _why(found, outcome) if verdict is Outcome.INCONCLUSIVE else ""
     told = (f"{WORDS[verdict]}{f' ({why})' if why else ''}, threshold "
             f"±{_points(answer.threshold, signed=False)} points"
             + (", as the home page decides it" if decided else ""))
@@ -107,7 +106,7 @@ def _finding(found: DefaultsAnswer, decided: tuple | None) -> Finding:
 
 def _why(found: DefaultsAnswer, outcome: str) -> str:
     """Why an answer decides nothing, in words."""
-    if outcome == AccuracyOutcome.UNDECIDED.value and not found.answer.reason:
+    if outcome == Outcome.UNDECIDED.value and not found.answer.reason:
         return "an interval reaches across the threshold: more seeds or a larger test set " \
                "could tell"
     if outcome == found.answer.outcome.value and found.answer.reason:
@@ -130,4 +129,4 @@ def defaults_accuracy(rule: Rule, context: Context, family: object = None) -> di
             (answer.run_id, answer.device, answer.workload))))
     devices = set(zip(cells["machine"].astype(str), cells["device"].astype(str), strict=True))
     return {key: combine_findings(found[key], rule.combine) if key in found
-            else Finding(ClaimOutcome.NOT_MEASURED, NOT_RUN) for key in sorted(devices)}
+            else Finding(Outcome.NOT_MEASURED, NOT_RUN) for key in sorted(devices)}

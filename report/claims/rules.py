@@ -3,7 +3,7 @@
 `evaluate(rule, context, family)` returns {(machine, device): Finding}; the tables need a
 `machine` column (check_claims adds it). Devices without any matching evidence are absent;
 check_claims reports them as inconclusive. Every pair is judged by the one rule of
-dlbench.core.decisions; a pair the home page answers takes its decision
+dlbench.core.judging.decisions; a pair the home page answers takes its decision
 (report/claims/answered.py).
 """
 
@@ -14,31 +14,32 @@ from collections.abc import Callable, Mapping
 
 import pandas as pd
 
-from dlbench.core.decisions import (CEILINGS, IDENTICAL_REPEATS, Decision, Family, PairDecision,
-                                    identical_repeats)
-from dlbench.core.judging import Regime
-from dlbench.core.metrics import METRICS, Direction, reader_label
-from dlbench.core.modes import group_words, stands_for
-from dlbench.report.claims.answered import AS_ANSWERED
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.core.judging.decisions import (CEILINGS, IDENTICAL_REPEATS, Family, PairDecision,
+                                            identical_repeats)
+from dlbench.core.judging.regime import Regime
+from dlbench.core.declarations.metrics import METRICS, Direction, reader_label
+from dlbench.core.declarations.modes import group_words, stands_for
+from dlbench.report.claims.answered import AS_ANSWERED, AnsweredFamily
 from dlbench.report.claims.context import Context, of_system, select
 from dlbench.report.claims.counts import code_size, count_ok, status
 from dlbench.report.claims.defaults_rule import defaults_accuracy
-from dlbench.report.claims.vocabulary import ClaimOutcome, Expect, Finding, Rule, RuleKind, combine_findings
-from dlbench.core.conditions import (
+from dlbench.report.claims.vocabulary import Expect, Finding, Rule, RuleKind, combine_findings
+from dlbench.core.judging.conditions import (
     Need,
     half_precision_reason,
     overhead_memory_reason,
     two_devices_reason,
     working_memory_reason,
 )
-from dlbench.core.verdict_engine import (Standing, cell_samples, cell_values, like_with_like,
-                                         standings)
+from dlbench.core.judging.verdict_engine import (Standing, cell_samples, cell_values,
+                                                 like_with_like, standings)
 
 SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_MEASURABLE = (
-    ClaimOutcome.SUPPORTED, ClaimOutcome.CONTRADICTED, ClaimOutcome.INCONCLUSIVE,
-    ClaimOutcome.NOT_MEASURABLE)
+    Outcome.SUPPORTED, Outcome.CONTRADICTED, Outcome.INCONCLUSIVE,
+    Outcome.NOT_MEASURABLE)
 #: A group without the cells its rule names compares nothing: the claim's other groups decide.
-NOT_MEASURED = ClaimOutcome.NOT_MEASURED
+NOT_MEASURED = Outcome.NOT_MEASURED
 DEFAULT_GROUPS = {RuleKind.ORDER: ("workload", "batch_size", "mode_class"),
                   RuleKind.EQUIVALENT: ("workload", "batch_size", "mode_class"),
                   RuleKind.EFFECT: ("workload", "batch_size", "system")}
@@ -82,9 +83,9 @@ def _without_emulated(rule: Rule, rows: pd.DataFrame, device: str,
 
 def why_undecided(judgement: PairDecision) -> tuple[str, ...]:
     """A short reason when a pair could not decide; empty when it did."""
-    if judgement.decision in (Decision.A_BETTER, Decision.B_BETTER) or judgement.equivalent:
+    if judgement.decision in (Outcome.A_BETTER, Outcome.B_BETTER) or judgement.equivalent:
         return ()
-    if judgement.decision is Decision.INCONCLUSIVE:
+    if judgement.decision is Outcome.INCONCLUSIVE:
         return ("identical repeats (deterministic reruns, not seeds)",)
     if min(judgement.test.n_a, judgement.test.n_b) < 2:
         return ("too few repeats for a test",)
@@ -108,7 +109,7 @@ def pair_key(group: pd.DataFrame, metric: str, cell_a: str, cell_b: str) -> tupl
 
 
 def _memory_gated(rule: Rule, rows: pd.DataFrame, columns: tuple[str, ...]) -> dict:
-    """Group key -> why a memory rule cannot decide that group (dlbench.core.conditions)."""
+    """Group key -> why a memory rule cannot decide that group (dlbench.core.judging.conditions)."""
     if Need.WORKING_MEMORY not in rule.needs:
         return {}
     reasons = {key: overhead_memory_reason(group)
@@ -158,12 +159,12 @@ def _regime_gate(rule: Rule, context: Context, label: str, group: pd.DataFrame,
                            why=("regime not recorded",))
 
 
-def _pair_outcome(judgement: PairDecision) -> ClaimOutcome:
+def _pair_outcome(judgement: PairDecision) -> Outcome:
     """A claim that A is better than B, as this judgement of A against B says."""
     decision = judgement.decision
-    if decision is Decision.A_BETTER:
+    if decision is Outcome.A_BETTER:
         return SUPPORTED
-    if decision is Decision.B_BETTER or judgement.equivalent:
+    if decision is Outcome.B_BETTER or judgement.equivalent:
         return CONTRADICTED  # B better, or a tight interval within the practical threshold
     return INCONCLUSIVE
 
@@ -203,7 +204,7 @@ def _order(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
 
 
 def _decision_words(judgement: PairDecision, a: str, b: str) -> str:
-    return {Decision.A_BETTER: f"{a} better", Decision.B_BETTER: f"{b} better"}.get(
+    return {Outcome.A_BETTER: f"{a} better", Outcome.B_BETTER: f"{b} better"}.get(
         judgement.decision, judgement.decision.value)
 
 
@@ -216,8 +217,8 @@ def _ratio(label: str, judgement: PairDecision) -> tuple[str, float, float, floa
     return (label, judgement.ratio, judgement.ci_low, judgement.ci_high)
 
 
-def _expected(rule: Rule, judgement: PairDecision) -> ClaimOutcome:
-    if judgement.decision is Decision.INCONCLUSIVE:
+def _expected(rule: Rule, judgement: PairDecision) -> Outcome:
+    if judgement.decision is Outcome.INCONCLUSIVE:
         return INCONCLUSIVE
     if rule.expect is Expect.WITHIN:
         low, high = rule.ratio_range
@@ -228,14 +229,14 @@ def _expected(rule: Rule, judgement: PairDecision) -> ClaimOutcome:
         return INCONCLUSIVE
     outcome = _pair_outcome(judgement)
     if rule.expect is Expect.WORSE and outcome is not INCONCLUSIVE:
-        flipped = judgement.decision is Decision.B_BETTER
+        flipped = judgement.decision is Outcome.B_BETTER
         return SUPPORTED if flipped else CONTRADICTED
     return outcome
 
 
 def _stands_for(rule: Rule, group: pd.DataFrame, name: str) -> pd.Series:
     """Rows whose contest value is `name`, or (modes) whose cell measures it: Keras on JAX's
-    default cell is also its jit_compile (dlbench.core.modes.SAME_AS)."""
+    default cell is also its jit_compile (dlbench.core.declarations.modes.SAME_AS)."""
     contest = group[rule.contest].astype(str)
     if rule.contest != "mode":
         return contest == name
@@ -331,8 +332,8 @@ def _equivalent(rule: Rule, context: Context, family: Family) -> dict[Key, Findi
 
 
 #: An equivalence rule's group as the home page decided its pairs: the claim's outcome.
-_HOME_EQUAL = {Decision.NO_MEANINGFUL_DIFFERENCE: SUPPORTED, Decision.A_BETTER: CONTRADICTED,
-               Decision.B_BETTER: CONTRADICTED}
+_HOME_EQUAL = {Outcome.NO_MEANINGFUL_DIFFERENCE: SUPPORTED, Outcome.A_BETTER: CONTRADICTED,
+               Outcome.B_BETTER: CONTRADICTED}
 
 
 def _as_home_page(rule: Rule, family: Family, group: pd.DataFrame, best: list[Standing],
@@ -342,7 +343,7 @@ def _as_home_page(rule: Rule, family: Family, group: pd.DataFrame, best: list[St
     clears the rule's minimum), contradicted when one does, else inconclusive; None where the
     home page did not judge all of them."""
     keys = [pair_key(group, rule.metric, best[0].cell_id, s.cell_id) for s in best[1:]]
-    answered = getattr(family, "answered", {})
+    answered = family.answered if isinstance(family, AnsweredFamily) else {}
     if not keys or not all(key in answered for key in keys):
         return None
     outcomes = {_HOME_EQUAL.get(answered[key].decision, INCONCLUSIVE) for key in keys}

@@ -9,22 +9,14 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from dlbench.core.judging import PRACTICAL_THRESHOLD, Regime
-from dlbench.core.conditions import Need
-
-
-class ClaimOutcome(enum.Enum):
-    """What the measurements say about a claim on one device."""
-
-    SUPPORTED = "supported"
-    CONTRADICTED = "contradicted"
-    INCONCLUSIVE = "inconclusive"
-    NOT_MEASURABLE = "not measurable here"
-    NOT_MEASURED = "not measured in this release"  # no cell of the rule exists: nothing ran
+from dlbench.core.judging.decisions import PRACTICAL_THRESHOLD
+from dlbench.core.judging.regime import Regime
+from dlbench.core.judging.conditions import Need
+from dlbench.core.judging.outcomes import CLAIM, Outcome
 
 
 #: Outcomes that decide nothing: a claim's other findings decide where there are any.
-UNDECIDING = (ClaimOutcome.NOT_MEASURABLE, ClaimOutcome.NOT_MEASURED)
+UNDECIDING = (Outcome.NOT_MEASURABLE, Outcome.NOT_MEASURED)
 
 
 class RuleKind(enum.Enum):
@@ -109,7 +101,7 @@ class Claim:
 class Finding:
     """What one rule (or one group of it) says, its facts in short words, and on which cells."""
 
-    outcome: ClaimOutcome
+    outcome: Outcome
     sentence: str
     cells: tuple[str, ...] = ()
     regimes: tuple[Regime, ...] = ()
@@ -122,28 +114,28 @@ def combine_findings(findings: list[Finding], combine: Combine) -> Finding:
     that are not measurable here or not measured in this release count only when nothing
     else is known."""
     if not findings:
-        return Finding(ClaimOutcome.INCONCLUSIVE, "no evidence")
+        return Finding(Outcome.INCONCLUSIVE, "no evidence")
     cells = tuple(dict.fromkeys(c for f in findings for c in f.cells))
     regimes = tuple(dict.fromkeys(r for f in findings for r in f.regimes))
     ratios = tuple(r for f in findings for r in f.ratios)
     why = tuple(dict.fromkeys(w for f in findings for w in f.why))
     measurable = [f for f in findings if f.outcome not in UNDECIDING]
     if not measurable:  # nothing measured says so; else the device could not show it
-        outcome = (ClaimOutcome.NOT_MEASURED if all(
-            f.outcome is ClaimOutcome.NOT_MEASURED for f in findings)
-            else ClaimOutcome.NOT_MEASURABLE)
+        outcome = (Outcome.NOT_MEASURED if all(
+            f.outcome is Outcome.NOT_MEASURED for f in findings)
+            else Outcome.NOT_MEASURABLE)
         return Finding(outcome, _join(findings), cells, regimes, ratios, why)
-    by = {o: [f for f in measurable if f.outcome is o] for o in ClaimOutcome}
-    supported, contradicted = by[ClaimOutcome.SUPPORTED], by[ClaimOutcome.CONTRADICTED]
-    outcome, told = ClaimOutcome.INCONCLUSIVE, findings
+    by = {o: [f for f in measurable if f.outcome is o] for o in CLAIM}
+    supported, contradicted = by[Outcome.SUPPORTED], by[Outcome.CONTRADICTED]
+    outcome, told = Outcome.INCONCLUSIVE, findings
     if combine is Combine.ANY and supported:
-        outcome, told = ClaimOutcome.SUPPORTED, supported
+        outcome, told = Outcome.SUPPORTED, supported
     elif combine is Combine.ANY and len(contradicted) == len(measurable):
-        outcome, told = ClaimOutcome.CONTRADICTED, contradicted
+        outcome, told = Outcome.CONTRADICTED, contradicted
     elif combine is Combine.ALL and contradicted:
-        outcome, told = ClaimOutcome.CONTRADICTED, contradicted
+        outcome, told = Outcome.CONTRADICTED, contradicted
     elif combine is Combine.ALL and len(supported) == len(measurable):
-        outcome, told = ClaimOutcome.SUPPORTED, supported
+        outcome, told = Outcome.SUPPORTED, supported
     return Finding(outcome, _join(told), cells, regimes, ratios, why)
 
 

@@ -1,4 +1,4 @@
-"""The results table the pages read: each result's summary (dlbench.core.summaries: median
+"""The results table the pages read: each result's summary (dlbench.core.judging.summaries: median
 and spread over its processes) with the labels a reader needs."""
 
 from __future__ import annotations
@@ -7,13 +7,13 @@ import math
 
 import pandas as pd
 
-from dlbench.core.experiments import title
-from dlbench.core.machines import machine_kind
-from dlbench.core.measured_batch import batch_words, cell_batch_words, params_of
-from dlbench.core.schema import VARIANT_COLUMNS, system_label
-from dlbench.core.systems import system_of, systems_of
-from dlbench.core.summaries import result_stats
-from dlbench.core.verdict_engine import is_control
+from dlbench.core.declarations.experiments import title
+from dlbench.core.machine.machines import machine_kind
+from dlbench.core.declarations.measured_batch import batch_words, cell_batch_words, params_of
+from dlbench.core.storage.schema import VARIANT_COLUMNS, system_label
+from dlbench.core.declarations.systems import system_of, systems_of
+from dlbench.core.judging.summaries import result_stats
+from dlbench.core.judging.verdict_engine import is_control
 from dlbench.report.render.labels import format_label, mode_label, workload_label
 from dlbench.report.inputs.source import Source
 
@@ -29,8 +29,8 @@ SUMMARY_COLUMNS = [
 
 def variant_label(row: pd.Series | dict, metric: str = "") -> str:
     """The variant columns that are set, in words, with the batch `metric` was measured at
-    (dlbench.core.measured_batch; without a metric, every batch the cell measured at), e.g.
-    'fp32 · inference mode · batch 64'."""
+    (dlbench.core.declarations.measured_batch; without a metric, every batch the cell measured at),
+    e.g. 'fp32 · inference mode · batch 64'."""
     params, experiment = params_of(row.get("config_json")), str(row.get("experiment") or "")
     batch = (batch_words(metric, int(row["batch_size"]), params, experiment) if metric
              else cell_batch_words(experiment, int(row["batch_size"]), params))
@@ -81,7 +81,7 @@ def machine_label(environment: dict, device: str) -> str:
 
 def hardware_words(environment: dict, device: str) -> str:
     """The machine a device of a run is, in words: the GPU's model, or the CPU's kind
-    ('AMD EPYC, 2 cores, AVX2 only': dlbench/core/machines.py)."""
+    ('AMD EPYC, 2 cores, AVX2 only': dlbench/core/machine/machines.py)."""
     if device == "cuda":
         gpus = environment.get("gpus") or [{}]
         return f"{gpus[0].get('model') or 'unknown'} GPU" + (

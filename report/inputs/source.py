@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench.core.errors import LayoutError, ReleaseError, ResultsFileError
-from dlbench.core.layout import (
+from dlbench.core.text.errors import LayoutError, ReleaseError, ResultsFileError
+from dlbench.core.storage.layout import (
     RunData, all_run_ids, find_run, is_release, load_run, read_release_info, release_dir,
     release_names, release_runs, run_ids, run_tables,
 )
-from dlbench.core.releases import (
+from dlbench.core.storage.releases import (
     assign_result_ids, read_result_ids, refuse_unlike_cells, verify_manifest,
 )
-from dlbench.core.summaries import per_process
-from dlbench.core.typed_text import is_iso_date
-from dlbench.core.visible import shown_name
+from dlbench.core.judging.summaries import per_process
+from dlbench.core.text.typed_text import is_iso_date
+from dlbench.core.text.visible import shown_name
 from dlbench.report.render.user_text import inert_frame, inert_record
 
 __all__ = ["RunData", "Source", "SourceError", "load_draft", "load_release", "release_names",
@@ -96,7 +96,7 @@ def inert_runs(runs: list[RunData]) -> tuple[RunData, ...]:
 
 def source_processes(source: Source) -> pd.DataFrame | None:
     """The processes tables of a source's runs (None when no run has one: older runs)."""
-    from dlbench.core.tables import read_table
+    from dlbench.core.storage.tables import read_table
 
     frames = [read_table(run.root / "processes.parquet", "processes") for run in source.runs
               if (run.root / "processes.parquet").is_file()]
@@ -104,9 +104,9 @@ def source_processes(source: Source) -> pd.DataFrame | None:
 
 
 def source_designs(source: Source) -> dict:
-    """Each run's verdict design (dlbench/core/sequential.py), by run ID; a run that recorded no
-    policy had one look at the most processes any of its cells has."""
-    from dlbench.core.sequential import design_from_policy, single_look
+    """Each run's verdict design (dlbench/core/judging/sequential.py), by run ID; a run that
+    recorded no policy had one look at the most processes any of its cells has."""
+    from dlbench.core.judging.sequential import design_from_policy, single_look
 
     designs = {}
     for run in source.runs:

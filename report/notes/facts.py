@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dlbench.core.achieved import cell_fractions
-from dlbench.core.fma_peak import environment_bound
-from dlbench.core.machines import machine_kind
+from dlbench.core.machine.achieved import cell_fractions
+from dlbench.core.machine.fma_peak import environment_bound
+from dlbench.core.machine.machines import machine_kind
 from dlbench.report.inputs.source import Source, source_processes
 from dlbench.report.verdicts.stored import stored_verdicts
 

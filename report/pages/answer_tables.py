@@ -12,16 +12,16 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from dlbench.core.metrics import METRICS, Direction, is_timing_unit, reader_label
-from dlbench.core.modes import CLASS_WORDS
-from dlbench.core.schema import system_label
-from dlbench.core.verdict_engine import QUESTIONS, Question, metric_direction
-from dlbench.core.words import plural
+from dlbench.core.declarations.metrics import METRICS, Direction, is_timing_unit, reader_label
+from dlbench.core.declarations.modes import CLASS_WORDS
+from dlbench.core.storage.schema import system_label
+from dlbench.core.judging.verdict_engine import QUESTIONS, Question, metric_direction
+from dlbench.core.text.words import plural
 from dlbench.report.inputs.labelled import BatchIndex, format_number, value_batch
 from dlbench.report.pages.answer_values import (Medians, best_value, compile_cost,
                                                 is_compile_question)
 from dlbench.report.render.labels import contender_label, workload_label
-from dlbench.report.verdicts.answers import VerdictOutcome
+from dlbench.core.judging.outcomes import Outcome
 from dlbench.report.verdicts.defaults_answers import QUESTION as DEFAULTS_QUESTION
 from dlbench.report.verdicts.stored import answer_key
 
@@ -30,7 +30,7 @@ UNDECIDED = "?"
 #: The mark of a cell within the practical threshold of the best.
 TIED = "≈"
 #: A parity answer's outcome (the same model from the same start): its cells carry no mark.
-PARITY = VerdictOutcome.PARITY.value
+PARITY = Outcome.PARITY.value
 #: Precisions in the order a reader compares them.
 PRECISION_ORDER = ("fp32", "bf16", "fp16")
 
@@ -120,7 +120,7 @@ def _row(answer: Mapping, pairs: pd.DataFrame, columns: list[str], question: Que
          medians: Medians) -> dict:
     contest, direction = question.contest, metric_direction(question.metric)
     best = str(answer["contender_a"])
-    run, won = str(answer["run_id"]), answer["outcome"] == "winner"
+    run, won = str(answer["run_id"]), answer["outcome"] == Outcome.WINNER.value
     cells = {best: with_value(f"**{_times(1.0)}**" if won else _times(1.0),
                               own_value(run, str(answer.get("cell_a") or ""), question, medians),
                               won)}
@@ -140,7 +140,7 @@ def _row(answer: Mapping, pairs: pd.DataFrame, columns: list[str], question: Que
     return {"label": label + (f" ({machine})" if machine else ""), "group": label,
             "machine": machine or "",
             "take": what_it_would_take(answer.get("processes_needed"), measured)
-            if answer["outcome"] == "inconclusive" else "",
+            if answer["outcome"] == Outcome.INCONCLUSIVE.value else "",
             "cells": [cells.get(c, "–") for c in columns], "outcome": str(answer["outcome"]),
             "winner": str(answer["winner"] or ""),
             "lead": min((advantage(pair, direction) for pair in pairs.to_dict("records")),
@@ -201,7 +201,7 @@ def _sentence(rows: list[dict], derived: bool, contest: str = "system") -> str:
     for row in rows:
         if row["winner"]:
             leads[row["winner"]] = leads.get(row["winner"], 0) + 1
-    tied = sum(r["outcome"] == "no meaningful difference" for r in rows)
+    tied = sum(r["outcome"] == Outcome.NO_MEANINGFUL_DIFFERENCE.value for r in rows)
     same = sum(r["outcome"] == PARITY for r in rows)
     rest = len(rows) - sum(leads.values()) - tied - same
     parts = [f"{contender_label(contest, w)} wins {n} of {len(rows)} "
@@ -286,7 +286,8 @@ def answer_counts(frame: pd.DataFrame) -> dict:
     """Answers that test something of their own (a derived metric's repeat not counted)."""
     compared = compared_answers(frame)
     compared = compared[compared["derived_from"].fillna("").astype(str) == ""]
-    return {"tested": len(compared), "winners": int((compared["outcome"] == "winner").sum())}
+    winners = compared["outcome"] == Outcome.WINNER.value
+    return {"tested": len(compared), "winners": int(winners.sum())}
 
 
 def answer_outcomes(frame: pd.DataFrame) -> dict[str, int]:
@@ -295,6 +296,6 @@ def answer_outcomes(frame: pd.DataFrame) -> dict[str, int]:
     compared = compared_answers(frame)
     compared = compared[compared["derived_from"].fillna("").astype(str) == ""]
     outcome = compared["outcome"].astype(str)
-    return {"total": len(compared), "winner": int((outcome == "winner").sum()),
-            "tied": int((outcome == "no meaningful difference").sum()),
-            "inconclusive": int((outcome == "inconclusive").sum())}
+    return {"total": len(compared), "winner": int((outcome == Outcome.WINNER.value).sum()),
+            "tied": int((outcome == Outcome.NO_MEANINGFUL_DIFFERENCE.value).sum()),
+            "inconclusive": int((outcome == Outcome.INCONCLUSIVE.value).sum())}

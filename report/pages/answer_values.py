@@ -1,7 +1,8 @@
 """What a home-page answer row shows beside its ratios: the best's own value (milliseconds,
 samples/s) and, for a compile question, what compiling costs on the first call and after how
 many requests it pays that back. Read by (run, cell, metric) at the centre the verdicts rank
-and compare: the geometric mean of the processes (dlbench.core.summaries.geometric_centres)."""
+and compare: the geometric mean of the processes
+(dlbench.core.judging.summaries.geometric_centres)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from dlbench.core.summaries import geometric_centres, repeat_values
-from dlbench.core.verdict_engine import Question
+from dlbench.core.judging.summaries import geometric_centres, repeat_values
+from dlbench.core.judging.verdict_engine import Question
 from dlbench.report.inputs.labelled import format_number
 
 #: (run_id, cell_id, metric) -> the geometric mean of the result's processes.

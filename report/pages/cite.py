@@ -9,10 +9,10 @@ import yaml
 
 import pandas as pd
 
-from dlbench.core.metrics import METRICS
-from dlbench.core.schema import system_label
-from dlbench.core.tables import read_json
-from dlbench.core.verdict_engine import control_twins
+from dlbench.core.declarations.metrics import METRICS
+from dlbench.core.storage.schema import system_label
+from dlbench.core.storage.tables import read_json
+from dlbench.core.judging.verdict_engine import control_twins
 from dlbench.report.inputs.labelled import format_number
 from dlbench.report.render.labels import workload_label
 from dlbench.report.render.user_text import plain_text

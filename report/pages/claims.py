@@ -7,10 +7,12 @@ import math
 
 import pandas as pd
 
-from dlbench.core.judging import Regime
+from dlbench.core.judging.regime import Regime
 from dlbench.report.render.charts import ratio_chart
-from dlbench.report.claims.check import ClaimVerdict, check_source_claims, load_claims, load_listings
-from dlbench.report.claims.vocabulary import ClaimOutcome, Expect
+from dlbench.report.claims.check import (ClaimVerdict, check_source_claims, load_claims,
+                                         load_listings)
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.report.claims.vocabulary import Expect
 from dlbench.report.pages.experiment import result_anchor
 from dlbench.report.pages.home import page_verdicts, with_new_questions
 from dlbench.report.verdicts.first_published import first_published, rules_changed
@@ -184,7 +186,7 @@ def claim_blocks(source: Source, summary: pd.DataFrame, answers: pd.DataFrame | 
 
 
 #: Claim verdicts that answer nothing on a machine: they neither hold nor fail there.
-NOT_ANSWERED = (ClaimOutcome.NOT_MEASURABLE.value, ClaimOutcome.NOT_MEASURED.value)
+NOT_ANSWERED = (Outcome.NOT_MEASURABLE.value, Outcome.NOT_MEASURED.value)
 
 
 def claim_holds(rows: list[dict]) -> str:

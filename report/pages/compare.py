@@ -1,5 +1,5 @@
 """The comparison page: what changed against the previous release, and between the machines
-of a release (the numbers come from dlbench/core/compare.py)."""
+of a release (the numbers come from dlbench/core/judging/compare.py)."""
 
 from __future__ import annotations
 
@@ -8,25 +8,26 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench.core.compare import Change, ComparisonReport, compare
-from dlbench.core.compare_kinds import compare_by_kind, runs_by_kind, several_kinds
-from dlbench.core.words import plural
-from dlbench.core.errors import CompareError
-from dlbench.core.metrics import reader_label
-from dlbench.core.schema import system_label
+from dlbench.core.judging.compare import ComparisonReport, compare
+from dlbench.core.judging.outcomes import COMPARISON, Outcome
+from dlbench.core.judging.compare_kinds import compare_by_kind, runs_by_kind, several_kinds
+from dlbench.core.text.words import plural
+from dlbench.core.text.errors import CompareError
+from dlbench.core.declarations.metrics import reader_label
+from dlbench.core.storage.schema import system_label
 from dlbench.report.render.labels import (cell_id_words, environment_key,
                                           environment_value, setting_words,
                                           workload_label)
 from dlbench.report.render.user_text import inert_record
-from dlbench.core.layout import release_names
+from dlbench.core.storage.layout import release_names
 from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.jinja import render
 from dlbench.report.inputs.source import Source
 from dlbench.report.inputs.labelled import format_number
 
 MAX_ROWS = 40  # significant changes listed per comparison; the downloads hold them all
-SIGNIFICANT = {Change.FASTER.value, Change.SLOWER.value, Change.BETTER.value,
-               Change.WORSE.value, Change.DIFFERENT.value}
+SIGNIFICANT = {Outcome.FASTER.value, Outcome.SLOWER.value, Outcome.BETTER.value,
+               Outcome.WORSE.value, Outcome.DIFFERENT.value}
 
 
 def _number(value: float) -> str:
@@ -35,10 +36,10 @@ def _number(value: float) -> str:
 
 def change_text(row: pd.Series) -> str:
     """A reader's phrase for one row, e.g. '1.52× slower (CI 1.41–1.60×, p=0.008)'."""
-    change = Change(row["change"])
+    change = Outcome(row["change"])
     interval = f"{_number(row['ratio_ci_low'])}–{_number(row['ratio_ci_high'])}×"
     stats = f"ratio {_number(row['ratio'])}× (Holm CI {interval}, Holm p={row['p_value']:.2g})"
-    if change is Change.NO_SIGNIFICANT_DIFFERENCE:
+    if change is Outcome.NO_SIGNIFICANT_DIFFERENCE:
         return f"no significant difference: {stats}"
     return f"{change.value}: {stats}"
 
@@ -102,7 +103,7 @@ def _comparison(title: str, a: str, b: str, report: ComparisonReport) -> dict:
         "metric": reader_label(r["metric"]), "a": format_number(r["median_a"]),
         "b": format_number(r["median_b"]), "change": change_text(r),
     } for _, r in significant.head(MAX_ROWS).iterrows()]
-    counts = {c.value: report.count(c) for c in Change}
+    counts = {c.value: report.count(c) for c in COMPARISON}
     return {
         "title": title, "a": a, "b": b, "error": "", "compared": len(frame),
         "machines": list(report.machines_differ),

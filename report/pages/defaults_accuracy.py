@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from dlbench.core.defaults_accuracy import (AccuracyOutcome, AccuracyPair, PairOutcome,
-                                           equals_of_leader)
-from dlbench.core.schema import system_label
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.core.judging.defaults_accuracy import AccuracyPair, equals_of_leader
+from dlbench.core.storage.schema import system_label
 from dlbench.report.inputs.source import Source
 from dlbench.report.inputs.labelled import machine_label
 from dlbench.report.render.labels import reason_label, status_label
@@ -37,10 +37,10 @@ def sentence(found: DefaultsAnswer) -> str:
     """The answer in one sentence."""
     answer, threshold = found.answer, points(found.answer.threshold, signed=False)
     leader = system_label(answer.leader) if answer.leader else ""
-    if answer.outcome is AccuracyOutcome.WINNER:
+    if answer.outcome is Outcome.WINNER:
         return (f"**{leader}** is more accurate with its defaults than every other system, by "
                 f"more than {threshold} points at every interval's lower end.")
-    if answer.outcome is AccuracyOutcome.NO_MEANINGFUL_DIFFERENCE:
+    if answer.outcome is Outcome.NO_MEANINGFUL_DIFFERENCE:
         equals = [system_label(s) for s in equals_of_leader(answer)]
         below = [system_label(p.other) for p in answer.pairs if p.other not in
                  equals_of_leader(answer)]
@@ -49,16 +49,16 @@ def sentence(found: DefaultsAnswer) -> str:
         return (f"**No meaningful difference among {', '.join(equals)}**: their intervals lie "
                 f"within ±{threshold} points; {', '.join(below)} less accurate by more than "
                 f"that.")
-    pair = next((p for p in answer.pairs if p.outcome is PairOutcome.UNDECIDED), None)
-    if answer.outcome is AccuracyOutcome.UNDECIDED and pair is None:
+    pair = next((p for p in answer.pairs if p.outcome is Outcome.UNDECIDED), None)
+    if answer.outcome is Outcome.UNDECIDED and pair is None:
         return f"**Undecided**: {answer.reason}."
-    if answer.outcome is AccuracyOutcome.UNDECIDED:
+    if answer.outcome is Outcome.UNDECIDED:
         return (f"**Undecided**: {leader} against {system_label(pair.other)}, "
                 f"{points(pair.low)} to {points(pair.high)} points, reaches across the "
                 f"±{threshold}-point threshold: more seeds or a larger test set could tell.")
-    if answer.outcome is AccuracyOutcome.AT_CEILING:
+    if answer.outcome is Outcome.AT_CEILING:
         return "**The task cannot tell them apart**: every process of every system scored 1.0."
-    if answer.outcome is AccuracyOutcome.AT_CHANCE:
+    if answer.outcome is Outcome.AT_CHANCE:
         return f"**No system learned the task**: {answer.reason}."
     return f"**Insufficient data**: {answer.reason}."
 

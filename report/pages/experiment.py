@@ -10,14 +10,14 @@ from collections.abc import Mapping, Set
 
 import pandas as pd
 
-from dlbench.core.experiments import Experiment, by_name, title
-from dlbench.core.metrics import Direction, get_metric
-from dlbench.core.modes import FASTEST, mode_class
-from dlbench.core.schema import CellStatus, system_label
-from dlbench.core.systems import system_of, systems_of
+from dlbench.core.declarations.experiments import Experiment, by_name, title
+from dlbench.core.declarations.metrics import Direction, get_metric
+from dlbench.core.declarations.modes import FASTEST, mode_class
+from dlbench.core.storage.schema import CellStatus, system_label
+from dlbench.core.declarations.systems import system_of, systems_of
 from dlbench.report.render.charts import curve_chart, empty_reason, is_accuracy, result_chart
 from dlbench.report.render.labels import (format_label, metric_ids_in_words, reason_label,
-                                  status_label, workload_label)
+                                          status_label, workload_label)
 from dlbench.report.pages.defaults_accuracy import defaults_blocks
 from dlbench.report.pages.precision_accuracy import precision_blocks
 from dlbench.report.pages.registry import Page, SourceInputs, pages_before_verdicts
@@ -25,8 +25,8 @@ from dlbench.report.render.jinja import ChartBlock, chart_block, render
 from dlbench.report.inputs.source import Source
 from dlbench.report.inputs.labelled import (format_number, hardware_words, machine_label,
                                             variant_label)
-from dlbench.core.verdict_engine import QUESTIONS
-from dlbench.core.targets import MISSED_NOTE, missed_target, recorded_target
+from dlbench.core.judging.verdict_engine import QUESTIONS
+from dlbench.core.judging.targets import MISSED_NOTE, missed_target, recorded_target
 
 
 def result_anchor(result_id: str) -> str:
@@ -45,7 +45,7 @@ def short_hash(text: str) -> str:
 
 
 def experiment_title(name: str) -> str:
-    """'execution-mode' -> 'Execution mode' (dlbench.core.experiments.title)."""
+    """'execution-mode' -> 'Execution mode' (dlbench.core.declarations.experiments.title)."""
     return title(name)
 
 
@@ -134,7 +134,7 @@ def fastest_rows(rows: pd.DataFrame) -> pd.DataFrame:
 
 def accuracy_marks(cells: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Per workload, the chance level and target accuracy (label, value) its cells recorded
-    (dlbench/core/targets.py); a workload with neither has none."""
+    (dlbench/core/judging/targets.py); a workload with neither has none."""
     marks: dict[str, pd.DataFrame] = {}
     for workload, group in cells.groupby("workload", sort=True):
         records = []

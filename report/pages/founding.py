@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench.core.compare_kinds import runs_by_kind
-from dlbench.core.layout import RunData, release_dir, release_names
-from dlbench.core.where_it_holds import Holds
+from dlbench.core.judging.compare_kinds import runs_by_kind
+from dlbench.core.storage.layout import RunData, release_dir, release_names
+from dlbench.core.judging.outcomes import Outcome
 from dlbench.report.render.user_text import plain_text
 from dlbench.report.verdicts.defaults_answers import QUESTION as DEFAULTS_QUESTION
 from dlbench.report.verdicts.precision_answers import ANCHOR as PRECISION_ACCURACY
@@ -165,9 +165,9 @@ def machine_dependence(per_machine: Mapping[str, dict]) -> dict[str, int]:
     winner that depends on the kind, or decided on none or some."""
     outcomes = Counter(row["outcome"] for table in per_machine.values()
                        for row in table["rows"])
-    return {"rows": sum(outcomes.values()), "everywhere": outcomes[Holds.EVERYWHERE.value],
-            "margin": outcomes[Holds.MARGIN_DEPENDS.value],
-            "winner": outcomes[Holds.WINNER_DEPENDS.value]}
+    return {"rows": sum(outcomes.values()), "everywhere": outcomes[Outcome.EVERYWHERE.value],
+            "margin": outcomes[Outcome.MARGIN_DEPENDS.value],
+            "winner": outcomes[Outcome.WINNER_DEPENDS.value]}
 
 
 def run_anchor(run_id: str) -> str:

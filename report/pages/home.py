@@ -8,11 +8,13 @@ import math
 
 import pandas as pd
 
-from dlbench.core.fma_peak import ABOVE_BOUND_WORDS
-from dlbench.core.judging import PRACTICAL_THRESHOLD, Decision, Regime
-from dlbench.core.metrics import Direction, is_timing_unit, reader_label
-from dlbench.core.verdict_engine import busy_processes
-from dlbench.core.words import counts, plural
+from dlbench.core.machine.fma_peak import ABOVE_BOUND_WORDS
+from dlbench.core.judging.outcomes import ANSWER, Outcome
+from dlbench.core.judging.decisions import PRACTICAL_THRESHOLD
+from dlbench.core.judging.regime import Regime
+from dlbench.core.declarations.metrics import Direction, is_timing_unit, reader_label
+from dlbench.core.judging.verdict_engine import busy_processes
+from dlbench.core.text.words import counts, plural
 from dlbench.report.pages.experiment import experiment_title, result_anchor
 from dlbench.report.verdicts.first_published import first_published, rules_changed
 from dlbench.report.pages.registry import Page, PageInputs, page
@@ -36,8 +38,8 @@ from dlbench.report.render.user_text import plain_text
 from dlbench.report.pages.machine_columns import machine_names, machine_tables
 from dlbench.report.verdicts.verdict_table import controls_summary, result_ids
 from dlbench.report.verdicts.stored import judged_apart, stored_verdicts
-from dlbench.core.verdict_engine import QUESTIONS, Pairing
-from dlbench.report.verdicts.answers import Verdict, VerdictOutcome, Verdicts, judge_page
+from dlbench.core.judging.verdict_engine import QUESTIONS, Pairing
+from dlbench.report.verdicts.answers import Verdict, Verdicts, judge_page
 
 
 def source_judgement(source: Source) -> Verdicts:
@@ -116,9 +118,9 @@ def _answer(verdict: Verdict) -> dict:
     decides a winner; the first undecided one is why an answer is inconclusive."""
     closest = min(verdict.pairings, key=lambda p: p.advantage, default=None)
     undecided = next((p for p in verdict.pairings
-                      if p.judgement.decision in (Decision.UNDECIDED, Decision.INCONCLUSIVE)),
+                      if p.judgement.decision in (Outcome.UNDECIDED, Outcome.INCONCLUSIVE)),
                      None)
-    shown = undecided if verdict.outcome is VerdictOutcome.INCONCLUSIVE else closest
+    shown = undecided if verdict.outcome is Outcome.INCONCLUSIVE else closest
     return {
         "outcome": verdict.outcome.value,
         "winner": _named(verdict.question, verdict.winner) if verdict.winner else "",
@@ -184,7 +186,7 @@ CONTEST_WORDS = {"system": "system", "precision": "precision", "mode": "mode",
 
 def one_sided(verdict: Verdict) -> bool:
     """Whether a verdict's group measured one contender only (nothing to compare)."""
-    return verdict.outcome is VerdictOutcome.INSUFFICIENT_DATA and len(verdict.standings) == 1
+    return verdict.outcome is Outcome.INSUFFICIENT_DATA and len(verdict.standings) == 1
 
 
 def one_sided_groups(found: list[Verdict], batches: BatchIndex | None = None) -> dict | None:
@@ -238,11 +240,11 @@ def tally(found: list[Verdict]) -> dict | None:
     compared = [v for v in found if v.tested]
     if not compared:
         return None
-    count = {o: sum(v.outcome is o for v in compared) for o in VerdictOutcome}
+    count = {o: sum(v.outcome is o for v in compared) for o in ANSWER}
     processes = sorted({s.summary.n for v in compared for s in v.standings})
-    return {"total": len(compared), "winner": count[VerdictOutcome.WINNER],
-            "tied": count[VerdictOutcome.NO_MEANINGFUL_DIFFERENCE],
-            "inconclusive": count[VerdictOutcome.INCONCLUSIVE],
+    return {"total": len(compared), "winner": count[Outcome.WINNER],
+            "tied": count[Outcome.NO_MEANINGFUL_DIFFERENCE],
+            "inconclusive": count[Outcome.INCONCLUSIVE],
             "processes": (plural(processes[0], "process") if len(processes) == 1
                           else f"{processes[0]}-{processes[-1]} processes")}
 

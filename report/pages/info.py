@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 
-from dlbench.core.achieved import cell_rates, probe_fractions, run_bounds
-from dlbench.core.fma_peak import ABOVE_BOUND_WORDS
+from dlbench.core.machine.achieved import cell_rates, probe_fractions, run_bounds
+from dlbench.core.machine.fma_peak import ABOVE_BOUND_WORDS
 from dlbench.report.pages.release_design import experiments_present, release_designs
 from dlbench.report.verdicts.defaults_answers import EXPERIMENT as DEFAULTS_EXPERIMENT
-from dlbench.core.calibration import POWER_RATIOS
-from dlbench.core.metrics import METRICS
-from dlbench.core.schema import CELL_COLUMNS, OBSERVATION_COLUMNS, system_label
-from dlbench.core.systems import frameworks, keras_backends, system_of
+from dlbench.core.judging.calibration import POWER_RATIOS
+from dlbench.core.declarations.metrics import METRICS
+from dlbench.core.storage.schema import CELL_COLUMNS, OBSERVATION_COLUMNS, system_label
+from dlbench.core.declarations.systems import frameworks, keras_backends, system_of
 from dlbench.report.pages.cite import example_row, result_citation
 from dlbench.report.pages.experiment import experiment_title
 from dlbench.report.render.labels import (IDENTIFIER_GROUPS, cell_words, environment_key,
@@ -200,7 +200,7 @@ def _in_words(text: str, names: dict[str, str]) -> str:
 def rate_groups(source: Source, run, names: dict[str, str]) -> list[dict]:
     """A run's bound per precision with how it was derived, its matmul probes and each cell's
     achieved FLOP/s as shares of that bound, never clipped: a share above 100% is flagged as
-    a defect to investigate (dlbench.core.achieved)."""
+    a defect to investigate (dlbench.core.machine.achieved)."""
     cells = source.cells[source.cells["run_id"] == run.run_id]
     rates = cell_rates(source.observations, cells)
     bounds = run_bounds(rates, {run.run_id: run.environment})

@@ -1,6 +1,7 @@
 """The home page's answers when a release holds several machines: one table per question with
-a column per machine and the line saying where each answer holds (dlbench/core/where_it_holds.py
-is the rule; this module reads it from a verdicts table and words it)."""
+a column per machine and the line saying where each answer holds
+(dlbench/core/judging/where_it_holds.py is the rule; this module reads it from a verdicts table and
+words it)."""
 
 from __future__ import annotations
 
@@ -11,16 +12,16 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from dlbench.core.metrics import Direction
-from dlbench.core.verdict_engine import QUESTIONS, metric_direction
-from dlbench.core.where_it_holds import (NO_DIFFERENCE, WINNER, Holds, Lead, MachineAnswer,
-                                         WhereItHolds, lead_range, where_it_holds)
-from dlbench.core.words import plural
+from dlbench.core.declarations.metrics import Direction
+from dlbench.core.judging.verdict_engine import QUESTIONS, metric_direction
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.core.judging.where_it_holds import (Lead, MachineAnswer, WhereItHolds, lead_range,
+                                                 where_it_holds)
+from dlbench.core.text.words import plural
 from dlbench.report.inputs.labelled import format_number
 from dlbench.report.pages.answer_tables import UNDECIDED, TIED, advantage, group_label
 from dlbench.report.render.labels import contender_label
 from dlbench.report.render.user_text import plain_text
-from dlbench.report.verdicts.answers import VerdictOutcome
 
 #: A machine: (run ID, device) of the verdicts table.
 Machine = tuple[str, str]
@@ -59,7 +60,8 @@ def machine_answers(frame: pd.DataFrame, names: Mapping[Machine, str],
                  == (answer["question"], answer["run_id"], answer["device"], answer["group"])}
         threshold = _float(answer.get("threshold"))
         found.setdefault(key, []).append((order[machine], MachineAnswer(
-            names[machine], str(answer["outcome"]), str(answer.get("contender_a") or ""),
+            names[machine], Outcome(str(answer["outcome"])),
+            str(answer.get("contender_a") or ""),
             str(answer.get("winner") or ""), leads,
             threshold if not math.isnan(threshold) else 0.05,
             (kinds or names).get(machine, names[machine]))))
@@ -73,7 +75,7 @@ def _times(value: float) -> str:
 
 #: The outcome of a parity answer (systems started from the same weights and data): a
 #: parity result on each machine, never a verdict to read across machines.
-PARITY = VerdictOutcome.PARITY.value
+PARITY = Outcome.PARITY
 
 
 def _machine_cell(answer: MachineAnswer | None, contest: str = "system") -> str:
@@ -81,13 +83,13 @@ def _machine_cell(answer: MachineAnswer | None, contest: str = "system") -> str:
     closest other, ≈ for no meaningful difference, ? after an undecided best, – unmeasured."""
     if answer is None or not answer.answered:
         return "–"
-    if answer.outcome == PARITY:
+    if answer.outcome is PARITY:
         return "same model"
     closest = min(answer.leads.values(), key=lambda lead: lead.value, default=None)
     lead = f" {_times(closest.value)}" if closest else ""
-    if answer.outcome == WINNER:
+    if answer.outcome is Outcome.WINNER:
         return f"**{contender_label(contest, answer.winner)}**{lead}"
-    if answer.outcome == NO_DIFFERENCE:
+    if answer.outcome is Outcome.NO_MEANINGFUL_DIFFERENCE:
         return f"{TIED} {contender_label(contest, answer.best)}{lead}"
     return f"{contender_label(contest, answer.best)} {UNDECIDED}{lead}"
 
@@ -100,6 +102,11 @@ def _kinds(count: int) -> str:
     return "both machine kinds" if count == 2 else f"all {count} machine kinds"
 
 
+def _tied_or_undecided(outcome: Outcome) -> str:
+    """An answer that named no winner, in the where-it-holds line's words."""
+    return outcome.value if outcome is Outcome.NO_MEANINGFUL_DIFFERENCE else "not decided"
+
+
 def holds_words(reading: WhereItHolds, contest: str = "system") -> str:
     """The 'where it holds' line of one answer, counting machine kinds (two runs of one
     kind are its replicates) and saying whether each kind's runs agree, its contenders in
@@ -110,26 +117,27 @@ def holds_words(reading: WhereItHolds, contest: str = "system") -> str:
     leads = "" if span is None else (f" (leads {_times(span[0])})" if span[0] == span[1]
                                      else f" (leads {_times(span[0])}–{_times(span[1])})")
     margin = _margin_words(reading, contest)
-    if reading.holds is Holds.ONE_MACHINE:
+    if reading.holds is Outcome.ONE_MACHINE:
         words = "measured on one machine kind only: too few kinds to say where it holds"
-    elif reading.holds is Holds.EVERYWHERE:
+    elif reading.holds is Outcome.EVERYWHERE:
         words = f"{winner} on {_kinds(count)}{leads}"
-    elif reading.holds is Holds.MARGIN_DEPENDS:
+    elif reading.holds is Outcome.MARGIN_DEPENDS:
         words = (f"{winner} on {_kinds(count)}, by a margin that depends on the kind"
                  f"{margin}")
-    elif reading.holds is Holds.WINNER_DEPENDS:
+    elif reading.holds is Outcome.WINNER_DEPENDS:
         words = "the winner depends on the machine kind: " + "; ".join(
-            f"{contender_label(contest, a.winner)} on {a.machine}" if a.outcome == WINNER
-            else f"{a.outcome if a.outcome != 'inconclusive' else 'not decided'} on {a.machine}"
+            f"{contender_label(contest, a.winner)} on {a.machine}" if a.outcome is Outcome.WINNER
+            else f"{a.outcome.value if a.outcome is not Outcome.INCONCLUSIVE else 'not decided'}"
+                 f" on {a.machine}"
             for a in answered)
-    elif reading.holds is Holds.WHERE_DECIDED:
-        decided = tuple(a for a in answered if a.outcome == WINNER)
-        rest = "; ".join(f"{'no meaningful difference' if a.outcome == NO_DIFFERENCE else 'not decided'}"
-                         f" on {a.machine}" for a in answered if a.outcome != WINNER)
+    elif reading.holds is Outcome.WHERE_DECIDED:
+        decided = tuple(a for a in answered if a.outcome is Outcome.WINNER)
+        rest = "; ".join(f"{_tied_or_undecided(a.outcome)} on {a.machine}"
+                         for a in answered if a.outcome is not Outcome.WINNER)
         words = (f"{winner} on {len(decided)} of {count} machine kinds ({_names(decided)})"
                  f"{leads}{', by a margin that depends on the kind' + margin if margin else ''}"
                  f"; {rest}")
-    elif reading.holds is Holds.NO_DIFFERENCE_EVERYWHERE:
+    elif reading.holds is Outcome.NO_DIFFERENCE_EVERYWHERE:
         words = f"no meaningful difference on {_kinds(count)}"
     else:
         words = f"decided on none of the {plural(count, 'machine kind')}"
@@ -144,7 +152,8 @@ def _margin_words(reading: WhereItHolds, contest: str) -> str:
     if not against:
         return ""
     each = "; ".join(f"{_times(a.leads[against].value)} on {a.machine}"
-                     for a in reading.answered if a.outcome == WINNER and against in a.leads)
+                     for a in reading.answered
+                     if a.outcome is Outcome.WINNER and against in a.leads)
     return f" (against {contender_label(contest, against)}: {each})"
 
 
@@ -172,7 +181,7 @@ def machine_tables(frame: pd.DataFrame, names: Mapping[Machine, str],
             if not any(a.answered and a.leads for a in answers):
                 continue  # one contender on every machine: nothing was compared
             cells = {a.machine: _machine_cell(a, question.contest) for a in answers}
-            parity = all(a.outcome == PARITY for a in answers if a.answered)
+            parity = all(a.outcome is PARITY for a in answers if a.answered)
             reading = where_it_holds(answers)
             rows.append({"label": _label(group, question.contest),
                          "cells": [cells.get(c, "–") for c in columns],
@@ -199,7 +208,7 @@ def depends_on_machine(tables: list[dict]) -> list[dict]:
     """The answers whose winner or margin depends on the machine kind (a margin compared
     wherever two kinds decided the winner), for the release notes."""
     return [{"title": t["title"], "label": r["label"], "holds": r["holds"]} for t in tables
-            for r in t["rows"] if r["outcome"] == Holds.WINNER_DEPENDS.value
+            for r in t["rows"] if r["outcome"] == Outcome.WINNER_DEPENDS.value
             or r.get("margin_against")]
 
 

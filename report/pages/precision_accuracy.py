@@ -1,14 +1,14 @@
 """The answer to "does reduced precision cost accuracy?" as the home page and the precision
 experiment's page show it (templates/_precision_accuracy.md.j2): per machine and workload,
 each system's mean fp32 and reduced-precision accuracy over the same seeds, the paired change
-with its interval, and the decision of dlbench.core.precision_accuracy's rule."""
+with its interval, and the decision of dlbench.core.judging.precision_accuracy's rule."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from dlbench.core.precision_accuracy import PrecisionAccuracyOutcome
-from dlbench.core.schema import system_label
+from dlbench.core.judging.outcomes import PRECISION_ANSWER
+from dlbench.core.storage.schema import system_label
 from dlbench.report.inputs.labelled import machine_label
 from dlbench.report.inputs.source import Source
 from dlbench.report.pages.defaults_accuracy import points
@@ -41,7 +41,7 @@ def _row(found: PrecisionAnswer) -> dict:
 def sentence(answers: list[PrecisionAnswer]) -> str:
     """One machine and workload's answers in one sentence: the systems of each outcome."""
     said = []
-    for outcome in PrecisionAccuracyOutcome:
+    for outcome in PRECISION_ANSWER:
         systems = [system_label(a.system) for a in answers if a.answer.outcome is outcome]
         if systems:
             precisions = sorted({a.answer.precision for a in answers

@@ -3,8 +3,8 @@ process policy): the methodology page states it instead of a design written into
 
 from __future__ import annotations
 
-from dlbench.core.sequential import Design
-from dlbench.core.words import plural
+from dlbench.core.judging.sequential import Design
+from dlbench.core.text.words import plural
 from dlbench.report.inputs.source import Source, source_designs
 
 #: Look counts in words, for the designs the project uses.

@@ -1,5 +1,5 @@
 """The page of a user's own model (`dlbench run --model`): its answers (the one verdict
-engine's, dlbench/core/model_answers.py), the table of every backend and mode, the charts,
+engine's, dlbench/core/judging/model_answers.py), the table of every backend and mode, the charts,
 the parity result, the regime and the machine. A draft of a run without a model has none."""
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench.core.model_answers import (INFERENCE, TRAINING, model_answers, no_answer_reason,
-                                        parity_table, path_words, system_words)
-from dlbench.core.sequential import design_from_policy
-from dlbench.core.summaries import result_centres
+from dlbench.core.judging.model_answers import (INFERENCE, TRAINING, model_answers,
+                                                no_answer_reason, parity_table, path_words,
+                                                system_words)
+from dlbench.core.judging.sequential import design_from_policy
+from dlbench.core.judging.summaries import result_centres
 from dlbench.report.inputs.source import RunData, source_processes
 from dlbench.report.inputs.labelled import format_number
 from dlbench.report.pages.registry import Page, PageInputs, page
@@ -39,7 +40,7 @@ def model_runs(inputs: PageInputs) -> list[RunData]:
 
 def cell_rows(cells: pd.DataFrame, observations: pd.DataFrame) -> pd.DataFrame:
     """One row per timed cell of one run: system, mode, status, processes and each metric's
-    summary (median, min, max, processes: dlbench.core.summaries.result_centres)."""
+    summary (median, min, max, processes: dlbench.core.judging.summaries.result_centres)."""
     rows, stats = [], result_centres(observations).set_index(["cell_id", "metric"])
     timed = cells[cells["experiment"].isin([INFERENCE, TRAINING])]
     for _, cell in timed.sort_values(["experiment", "cell_id"]).iterrows():

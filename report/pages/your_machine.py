@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dlbench.core.identity import config_differences
-from dlbench.core.measurement_code import differing_files, runs_code_record
-from dlbench.core.metrics import Direction
-from dlbench.core.schema import system_label
-from dlbench.core.summaries import geometric_centres
-from dlbench.core.verdict_engine import metric_direction, repeat_rows
+from dlbench.core.declarations.identity import config_differences
+from dlbench.core.storage.measurement_code import differing_files, runs_code_record
+from dlbench.core.declarations.metrics import Direction
+from dlbench.core.storage.schema import system_label
+from dlbench.core.judging.summaries import geometric_centres
+from dlbench.core.judging.verdict_engine import metric_direction, repeat_rows
 from dlbench.report.inputs.source import Source, source_processes
 from dlbench.report.inputs.labelled import format_number, hardware_words
 from dlbench.report.pages.answer_tables import group_label

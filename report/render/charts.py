@@ -8,12 +8,12 @@ import textwrap
 import altair as alt
 import pandas as pd
 
-from dlbench.core.metrics import get_metric
-from dlbench.core.schema import system_label
-from dlbench.core.systems import SYSTEMS
+from dlbench.core.declarations.metrics import get_metric
+from dlbench.core.storage.schema import system_label
+from dlbench.core.declarations.systems import SYSTEMS
 
-#: A fixed colour per system (its declaration's, dlbench.core.systems), so a system looks the
-#: same in every chart.
+#: A fixed colour per system (its declaration's, dlbench.core.declarations.systems), so a system
+#: looks the same in every chart.
 SYSTEM_COLOURS = {system.name: system.colour for system in SYSTEMS}
 CHART_WIDTH = 560  # used for the static SVG; the interactive chart fills its container
 MAX_CURVE_POINTS = 100  # per series: keeps pages small for per-call latencies

@@ -12,7 +12,7 @@ from pathlib import Path
 import altair as alt
 import jinja2
 
-from dlbench.core.words import plural
+from dlbench.core.text.words import plural
 from dlbench.report.render.user_text import plain_text, safe_markdown
 
 

@@ -1,7 +1,7 @@
 """Reader's words for modes, precisions, statuses and environment keys: the one owner.
 
-Metric labels live in the metric registry (dlbench.core.metrics); everything else a page shows
-in place of an identifier is named here. Raw identifiers stay in the downloads and the
+Metric labels live in the metric registry (dlbench.core.declarations.metrics); everything else a
+page shows in place of an identifier is named here. Raw identifiers stay in the downloads and the
 data dictionary.
 """
 
@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import re
 
-from dlbench.core.metrics import METRICS
-from dlbench.core.runtimes import runtime_labels
-from dlbench.core.systems import format_words, mode_words
-from dlbench.core.words import plural
+from dlbench.core.declarations.metrics import METRICS
+from dlbench.core.declarations.runtimes import runtime_labels
+from dlbench.core.declarations.systems import format_words, mode_words
+from dlbench.core.text.words import plural
 
 #: Execution modes in a reader's words (the id stays in cell IDs and downloads): the modes
-#: every framework shares, then each framework's own (its declaration, dlbench.core.systems).
+#: every framework shares, then each framework's own (its declaration,
+#: dlbench.core.declarations.systems).
 MODE_LABELS = {"default": "default mode", "eager": "eager", "one-step": "one step",
                "mixed": "mixed", **mode_words()}
 #: Export formats in a reader's words, from each system's declaration.
@@ -87,7 +88,7 @@ CRASH = re.compile(r"\b(AttributeError|TypeError|NameError|KeyError|IndexError|"
 
 def runtime_label(export_format: str) -> str | None:
     """The runtime a contest (the home page's runtime question) names an exported model by
-    (dlbench.core.runtimes), or None."""
+    (dlbench.core.declarations.runtimes), or None."""
     return runtime_labels().get(export_format)
 
 
@@ -99,8 +100,8 @@ def contender_label(contest: str, value: str) -> str:
     """A contender of a question in words: a system, a runtime ('ONNX Runtime'), a
     framework's own path ('framework, production'), a mode class ('plain'), a mode, or a
     worker count ('2 workers')."""
-    from dlbench.core.modes import CLASS_WORDS
-    from dlbench.core.schema import system_label
+    from dlbench.core.declarations.modes import CLASS_WORDS
+    from dlbench.core.storage.schema import system_label
 
     if contest == "path":
         return PATH_LABELS.get(value) or runtime_label(value) or format_label(value)
@@ -215,7 +216,7 @@ def reason_label(status: str, reason: str) -> str:
 def cell_words(cell_id: str) -> str:
     """A cell ID's workload and framework in words ('MLP, 8x8 digits, Keras on JAX'); an ID
     of another shape as it is."""
-    from dlbench.core.schema import system_label
+    from dlbench.core.storage.schema import system_label
 
     parts = cell_id.split(":")
     if len(parts) != 5:
@@ -273,8 +274,8 @@ def ids_in_words(text: str) -> str:
     """Generated text with its identifiers in words: 'workload mlp-digits' -> 'MLP, 8x8
     digits', 'system keras-jax' -> 'Keras on JAX', 'batch size 32' -> 'batch 32', metric keys
     by their words."""
-    from dlbench.core.schema import system_label
-    from dlbench.core.systems import SYSTEMS
+    from dlbench.core.storage.schema import system_label
+    from dlbench.core.declarations.systems import SYSTEMS
 
     text = re.sub(r"\bworkload ([a-z0-9][\w-]*)", lambda m: workload_label(m.group(1)), text)
     text = re.sub(r"\bsystem ([a-z][\w-]*)", lambda m: system_label(m.group(1)), text)
@@ -293,8 +294,8 @@ def ids_in_words(text: str) -> str:
 
 def _name_words(name: str) -> str:
     """A system, export format or mode in words; anything else as it is."""
-    from dlbench.core.schema import system_label
-    from dlbench.core.systems import SYSTEMS
+    from dlbench.core.storage.schema import system_label
+    from dlbench.core.declarations.systems import SYSTEMS
 
     if name in {s.name for s in SYSTEMS}:
         return system_label(name)

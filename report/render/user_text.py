@@ -17,7 +17,7 @@ import markdown
 import nh3
 import pandas as pd
 
-from dlbench.core.visible import visible_controls
+from dlbench.core.text.visible import visible_controls
 
 #: What Python-Markdown reads as syntax anywhere in a line (code, emphasis, links, attribute
 #: lists, escapes) and '|', which ends a table cell; '<', '>' and '&' are HTML-escaped.

@@ -16,13 +16,13 @@ import jinja2
 import pandas as pd
 import yaml
 
-from dlbench.core import experiments as declared_experiments
-from dlbench.core.releases import ERRATA, release_file
-from dlbench.core.tables import write_table
+from dlbench.core.declarations import experiments as declared_experiments
+from dlbench.core.storage.releases import ERRATA, release_file
+from dlbench.core.storage.tables import write_table
 from dlbench.report.render.charts import static_spec
 from dlbench.report.render.labels import use_recorded_words
 from dlbench.report.render.svg import BackgroundBundle, render_svg, svg_pool
-from dlbench.core.history import history
+from dlbench.core.storage.history import history
 from dlbench.report.render.user_text import inert_frame
 from dlbench.report.pages.cite import Citation, release_citation, result_citation
 from dlbench.report.site.errata import read_errata, superseded_by
@@ -33,7 +33,7 @@ from dlbench.report.site.mkdocs_errata import BANNER_FILE
 from dlbench.report.site.mkdocs_nav import NAV_FILE
 from dlbench.report.site.mkdocs_release import RELEASE_FILE
 from dlbench.report.pages.registry import (PageInputs, SourceInputs, render_pages,
-                                   render_pages_before_verdicts)
+                                           render_pages_before_verdicts)
 from dlbench.report.render.jinja import ChartBlock, environment, render
 from dlbench.report.site.cache import BuildReport, SiteCache, site_key, write_tree
 from dlbench.report.inputs.source import Source, source_designs

@@ -33,8 +33,8 @@ from pathlib import Path
 
 import dlbench
 from dlbench import report
-from dlbench.core.atomic import atomic_write_bytes, save_error, saving, staged_dir
-from dlbench.core.errors import SaveError
+from dlbench.core.storage.atomic import atomic_write_bytes, save_error, saving, staged_dir
+from dlbench.core.text.errors import SaveError
 
 #: Found from the packages, not this module, so they hold wherever the module lives.
 CODE_DIRS = (Path(report.__file__).parent, Path(dlbench.__file__).parent)

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import yaml
 
-from dlbench.core import layout
-from dlbench.core.errors import SaveError, UsageError
-from dlbench.core.layout import LATEST, release_dir, release_names
-from dlbench.core.releases import RELEASE_NAME, ReleaseError, freeze_release
-from dlbench.core.typed_text import encodes, is_iso_date
-from dlbench.core.visible import shown_name
+from dlbench.core.storage import layout
+from dlbench.core.text.errors import SaveError, UsageError
+from dlbench.core.storage.layout import LATEST, release_dir, release_names
+from dlbench.core.storage.releases import RELEASE_NAME, ReleaseError, freeze_release
+from dlbench.core.text.typed_text import encodes, is_iso_date
+from dlbench.core.text.visible import shown_name
 from dlbench.report.site.build import build_site
 from dlbench.report.pages.cite import (
     PLACEHOLDER_SITE_URL, Citation, SiteUrlError, configured_site_url, release_citation,
@@ -31,8 +31,8 @@ from dlbench.report.site.publish import (
 )
 from dlbench.report.site.cache import BuildReport
 from dlbench.report.site.static_server import make_server
-from dlbench.report.site.requests import (BuildRequest, DeployRequest, ErratumRequest, ExportRequest,
-                                  PublishRequest, ServeRequest, SitePaths)
+from dlbench.report.site.requests import (BuildRequest, DeployRequest, ErratumRequest,
+                                          ExportRequest, PublishRequest, ServeRequest, SitePaths)
 from dlbench.report.inputs.source import Source, SourceError, load_draft, load_release
 
 

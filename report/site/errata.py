@@ -19,12 +19,12 @@ from pathlib import Path
 
 import yaml
 
-from dlbench.core.atomic import atomic_write_bytes
-from dlbench.core.layout import release_dir, release_names
-from dlbench.core.releases import ERRATA
-from dlbench.core.tables import ResultsFileError
-from dlbench.core.typed_text import encodes, is_iso_date
-from dlbench.core.visible import shown_name
+from dlbench.core.storage.atomic import atomic_write_bytes
+from dlbench.core.storage.layout import release_dir, release_names
+from dlbench.core.storage.releases import ERRATA
+from dlbench.core.storage.tables import ResultsFileError
+from dlbench.core.text.typed_text import encodes, is_iso_date
+from dlbench.core.text.visible import shown_name
 
 HEADER = (
     "# Errata of this release: what is known to be wrong with its published numbers, and the\n"

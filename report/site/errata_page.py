@@ -14,8 +14,8 @@ import html
 import re
 from collections.abc import Sequence
 
-from dlbench.core.metrics import reader_label
-from dlbench.core.verdict_engine import QUESTIONS
+from dlbench.core.declarations.metrics import reader_label
+from dlbench.core.judging.verdict_engine import QUESTIONS
 from dlbench.report.render.labels import ids_in_words, mode_ids_in_words
 from dlbench.report.render.paragraphs import packed, split_outside_parentheses
 from dlbench.report.inputs.source import Source

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dlbench.core.atomic import atomic_write_bytes
-from dlbench.core.errors import UsageError
+from dlbench.core.storage.atomic import atomic_write_bytes
+from dlbench.core.text.errors import UsageError
 
 #: Written into an output folder by the command that filled it; its text names that command.
 MARKER = ".dlbench-output"

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import yaml
 
-from dlbench.core.atomic import free_space, save_error, saving, staged_dir
-from dlbench.core.errors import SaveError
+from dlbench.core.storage.atomic import free_space, save_error, saving, staged_dir
+from dlbench.core.text.errors import SaveError
 from dlbench.report.site.cache import swap_in
 from dlbench.report.site.outputs import check_output, mark_output
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench.core.layout import release_dir
+from dlbench.core.storage.layout import release_dir
 from dlbench.report.inputs.source import Source, load_release
 from dlbench.report.inputs.labelled import labelled_results
 from dlbench.report.pages.home import source_judgement

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dlbench.core.project_files import mkdocs_config, templates_dir
+from dlbench.core.storage.project_files import mkdocs_config, templates_dir
 
 
 @dataclass(frozen=True)

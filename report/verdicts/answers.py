@@ -1,26 +1,26 @@
-"""Home-page verdicts: for each question (dlbench/core/verdict_questions.yaml) and device, who is
-best, as frozen records; the templates write the words.
+"""Home-page verdicts: for each question (dlbench/core/judging/verdict_questions.yaml) and device,
+who is best, as frozen records; the templates write the words.
 
 The families, the looks and the rule are dlbench's (verdict_engine, decisions, sequential);
 this module adds what a page needs around them: what the device cannot show
-(dlbench/core/conditions.py), the regime, and the outcome of each answer.
+(dlbench/core/judging/conditions.py), the regime, and the outcome of each answer.
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pandas as pd
 
-from dlbench.core.decisions import CEILINGS, processes_needed
-from dlbench.core.judging import Decision, Regime
-from dlbench.core.metrics import METRICS, Direction
-from dlbench.core.same_start import parity_words, same_start_parity
-from dlbench.core.schema import system_label
-from dlbench.core.sequential import Design, design_from_policy
-from dlbench.core.verdict_engine import (
+from dlbench.core.judging.decisions import CEILINGS, processes_needed
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.core.judging.regime import Regime
+from dlbench.core.declarations.metrics import METRICS, Direction
+from dlbench.core.judging.same_start import parity_words, same_start_parity
+from dlbench.core.storage.schema import system_label
+from dlbench.core.judging.sequential import Design, design_from_policy
+from dlbench.core.judging.verdict_engine import (
     QUESTIONS,
     Control,
     Pairing,
@@ -36,19 +36,8 @@ from dlbench.core.verdict_engine import (
     threshold_for,
     unmeasurable,
 )
-from dlbench.core.achieved import cell_fractions
-from dlbench.core.conditions import regime_of_cells
-
-class VerdictOutcome(enum.Enum):
-    """What a verdict can say."""
-
-    WINNER = "winner"
-    NO_MEANINGFUL_DIFFERENCE = "no meaningful difference"
-    INCONCLUSIVE = "inconclusive"
-    NOT_MEASURABLE = "not measurable here"
-    INSUFFICIENT_DATA = "insufficient data"
-    #: the same model from the same start (a parity question): no winner, no tie, a figure
-    PARITY = "same model from the same start"
+from dlbench.core.machine.achieved import cell_fractions
+from dlbench.core.judging.conditions import regime_of_cells
 
 
 @dataclass(frozen=True)
@@ -63,7 +52,7 @@ class Verdict:
     run_id: str
     device: str
     group: tuple[tuple[str, str], ...]
-    outcome: VerdictOutcome
+    outcome: Outcome
     winner: str | None
     leaders: tuple[str, ...]  # the best and every contender it does not beat meaningfully
     standings: tuple[Standing, ...]  # best first
@@ -84,7 +73,7 @@ class Verdict:
     def tested(self) -> bool:
         """Whether this verdict is a test of its own (not a derived metric's repeat)."""
         return (bool(self.pairings) and not self.derived_from
-                and self.outcome is not VerdictOutcome.PARITY)
+                and self.outcome is not Outcome.PARITY)
 
 
 @dataclass(frozen=True)
@@ -95,21 +84,21 @@ class Verdicts:
     controls: list[Control]
 
 
-def lead_outcome(best: str, pairings: tuple[Pairing, ...]) -> tuple[VerdictOutcome, str]:
+def lead_outcome(best: str, pairings: tuple[Pairing, ...]) -> tuple[Outcome, str]:
     """Winner when the best beats every other; inconclusive when a pair cannot decide
     (undecided at this many processes, or untestable); else no meaningful difference."""
     decisions = [p.judgement.decision for p in pairings]
-    if all(d is Decision.A_BETTER for d in decisions):
-        return VerdictOutcome.WINNER, ""
+    if all(d is Outcome.A_BETTER for d in decisions):
+        return Outcome.WINNER, ""
     unsure = [p for p in pairings
-              if p.judgement.decision in (Decision.INCONCLUSIVE, Decision.UNDECIDED)]
+              if p.judgement.decision in (Outcome.INCONCLUSIVE, Outcome.UNDECIDED)]
     if unsure:
         pair = unsure[0]
-        return VerdictOutcome.INCONCLUSIVE, (f"{system_label(best)} against "
+        return Outcome.INCONCLUSIVE, (f"{system_label(best)} against "
                                              f"{system_label(pair.other)}: "
                                              f"{pair.judgement.reason}")
-    tied = [p for p in pairings if p.judgement.decision is not Decision.A_BETTER]
-    return VerdictOutcome.NO_MEANINGFUL_DIFFERENCE, (f"{system_label(best)} against "
+    tied = [p for p in pairings if p.judgement.decision is not Outcome.A_BETTER]
+    return Outcome.NO_MEANINGFUL_DIFFERENCE, (f"{system_label(best)} against "
                                                      f"{system_label(tied[0].other)}: "
                                                      f"{tied[0].judgement.reason}")
 
@@ -117,7 +106,7 @@ def lead_outcome(best: str, pairings: tuple[Pairing, ...]) -> tuple[VerdictOutco
 def _needed(pairings: tuple[Pairing, ...]) -> int | None:
     """Processes per cell that would decide every undecided pair, at the observed spread."""
     counts = [processes_needed(p.judgement.test, p.judgement.threshold, p.judgement.alpha)
-              for p in pairings if p.judgement.decision is Decision.UNDECIDED]
+              for p in pairings if p.judgement.decision is Outcome.UNDECIDED]
     if not counts:
         return None
     return None if None in counts else max(c for c in counts if c is not None)
@@ -148,23 +137,23 @@ def _decide(question: Question, key: tuple, rows: pd.DataFrame, context: Context
     regime, fraction = regime_of_cells(context.fractions, [(run_id, s.cell_id) for s in ranked])
     needed = None
     if reason and len(ranked) < 2:
-        outcome = VerdictOutcome.NOT_MEASURABLE
+        outcome = Outcome.NOT_MEASURABLE
     elif len(ranked) < 2:
-        outcome = VerdictOutcome.INSUFFICIENT_DATA
+        outcome = Outcome.INSUFFICIENT_DATA
         reason = "only " + ", ".join(s.contender for s in ranked) + " measured"
     elif question.parity:
         samples = cell_samples(rows)
-        outcome, reason = VerdictOutcome.PARITY, parity_words(same_start_parity(
+        outcome, reason = Outcome.PARITY, parity_words(same_start_parity(
             {s.cell_id: (samples[s.cell_id].processes, samples[s.cell_id].values)
              for s in ranked}, CEILINGS.get(question.metric)))
     else:
         outcome, why = lead_outcome(ranked[0].contender, pairings)
         reason = "; ".join(r for r in (why, reason) if r)
-        needed = _needed(pairings) if outcome is VerdictOutcome.INCONCLUSIVE else None
-    beaten = {p.other for p in pairings if p.judgement.decision is Decision.A_BETTER}
+        needed = _needed(pairings) if outcome is Outcome.INCONCLUSIVE else None
+    beaten = {p.other for p in pairings if p.judgement.decision is Outcome.A_BETTER}
     leaders = tuple(s.contender for s in ranked if s.contender not in beaten)
     return Verdict(**base, outcome=outcome, leaders=leaders,
-                   winner=ranked[0].contender if outcome is VerdictOutcome.WINNER else None,
+                   winner=ranked[0].contender if outcome is Outcome.WINNER else None,
                    standings=tuple(ranked), pairings=pairings, regime=regime,
                    peak_fraction=fraction, reason=reason, threshold=threshold, needed=needed)
 

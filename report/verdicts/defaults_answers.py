@@ -1,5 +1,5 @@
 """The defaults-accuracy answers of a release: for each run, device and task, the answer of
-dlbench.core.defaults_accuracy over the systems that ran, the settings that differ by
+dlbench.core.judging.defaults_accuracy over the systems that ran, the settings that differ by
 default between them (as each cell read them back from its framework's objects), every
 system that could not be run with its defaults, with why, and the answer as rows of the
 verdicts table (verdicts.csv), the way the home page's other answers are stored."""
@@ -12,25 +12,24 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dlbench.core.achieved import details_of
-from dlbench.core.decisions import Decision
-from dlbench.core.defaults_accuracy import (AccuracyOutcome, DefaultsAccuracy, PairOutcome,
-                                            judge_defaults_accuracy)
-from dlbench.core.modes import group_words
-from dlbench.core.schema import CellStatus
-from dlbench.core.systems import SYSTEMS, system_of
-from dlbench.core.verdict_engine import repeat_rows
+from dlbench.core.machine.achieved import details_of
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.core.judging.defaults_accuracy import DefaultsAccuracy, judge_defaults_accuracy
+from dlbench.core.declarations.modes import group_words
+from dlbench.core.storage.schema import CellStatus
+from dlbench.core.declarations.systems import SYSTEMS, system_of
+from dlbench.core.judging.verdict_engine import repeat_rows
 
-#: The experiment these answers judge (dlbench.core.experiments declares it).
+#: The experiment these answers judge (dlbench.core.declarations.experiments declares it).
 EXPERIMENT = "defaults-accuracy"
 METRIC = "test_accuracy"
 #: The question the answer is stored under in a verdicts table, and its title.
 QUESTION = EXPERIMENT
 TITLE = "Does the framework you use change accuracy?"
 #: Each pair's outcome in a verdicts table's decision words (the leader is side A).
-DECISIONS = {PairOutcome.LEADER_BETTER: Decision.A_BETTER,
-             PairOutcome.NO_MEANINGFUL_DIFFERENCE: Decision.NO_MEANINGFUL_DIFFERENCE,
-             PairOutcome.UNDECIDED: Decision.UNDECIDED}
+DECISIONS = {Outcome.LEADER_BETTER: Outcome.A_BETTER,
+             Outcome.NO_MEANINGFUL_DIFFERENCE: Outcome.NO_MEANINGFUL_DIFFERENCE,
+             Outcome.UNDECIDED: Outcome.UNDECIDED}
 
 
 @dataclass(frozen=True)
@@ -131,7 +130,7 @@ def defaults_rows(answers: list[DefaultsAnswer]) -> list[dict]:
         rows.append(common | {"row": "answer", "outcome": answer.outcome.value,
                               "processes_a": seeds.get(answer.leader),
                               "winner": answer.leader if answer.outcome is
-                              AccuracyOutcome.WINNER else ""})
+                              Outcome.WINNER else ""})
         rows += [common | {"row": "pair", "cell_b": cells.get(pair.other, ""),
                            "contender_b": pair.other, "processes_a": pair.seeds,
                            "processes_b": pair.seeds, "difference": pair.difference,

@@ -1,6 +1,6 @@
 """The precision experiment's accuracy answers of a release: for each run, device, workload
 and system, whether its reduced precision (bf16, or fp16) cost accuracy against fp32, by
-dlbench.core.precision_accuracy's rule over the cell's processes, each of which trained the
+dlbench.core.judging.precision_accuracy's rule over the cell's processes, each of which trained the
 workload in both precisions from the same weights in the same order (paired by seed)."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dlbench.core.achieved import details_of
-from dlbench.core.precision_accuracy import PrecisionAccuracy, judge_precision_accuracy
-from dlbench.core.schema import CellStatus
-from dlbench.core.systems import system_of
-from dlbench.core.verdict_engine import repeat_rows
+from dlbench.core.machine.achieved import details_of
+from dlbench.core.judging.precision_accuracy import PrecisionAccuracy, judge_precision_accuracy
+from dlbench.core.storage.schema import CellStatus
+from dlbench.core.declarations.systems import system_of
+from dlbench.core.judging.verdict_engine import repeat_rows
 
 EXPERIMENT = "precision"
 #: A process's reduced-precision accuracy and its change against fp32 (reduced minus fp32).

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlbench.core.releases import VERDICTS, add_release_file
+from dlbench.core.storage.releases import VERDICTS, add_release_file
 from dlbench.report.inputs.source import Source
 from dlbench.report.verdicts.verdict_table import VERDICT_COLUMNS
 

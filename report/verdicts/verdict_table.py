@@ -1,6 +1,6 @@
 """The verdicts as data: one row per judged pair, per answer and per A/A control (the
 download every page's answers render from), and the page's error rate by simulation at its
-own spreads (dlbench/core/calibration.py)."""
+own spreads (dlbench/core/judging/calibration.py)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dlbench.core.calibration import BUILD_REPLICATIONS, POWER_RATIOS, power, simulate
-from dlbench.core.decisions import PairDecision
-from dlbench.core.metrics import reader_label
-from dlbench.core.modes import group_words
-from dlbench.core.sequential import Design, design_from_policy
-from dlbench.core.verdict_engine import QUESTIONS, Control
-from dlbench.report.verdicts.answers import Verdict, VerdictOutcome, Verdicts
+from dlbench.core.judging.calibration import BUILD_REPLICATIONS, POWER_RATIOS, power, simulate
+from dlbench.core.judging.decisions import PairDecision
+from dlbench.core.declarations.metrics import reader_label
+from dlbench.core.declarations.modes import group_words
+from dlbench.core.judging.sequential import Design, design_from_policy
+from dlbench.core.judging.verdict_engine import QUESTIONS, Control
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.report.verdicts.answers import Verdict, Verdicts
 from dlbench.report.verdicts.defaults_answers import DefaultsAnswer, defaults_rows
 
 #: The columns of downloads/verdicts.csv, in order.
@@ -81,7 +82,8 @@ def _control_row(control: Control, ids: Mapping[tuple, str]) -> dict:
         "metric": control.metric, "cell_a": control.cell_a, "cell_b": control.cell_b,
         "result_id_a": ids.get((control.run_id, control.cell_a, control.metric), ""),
         "result_id_b": ids.get((control.run_id, control.cell_b, control.metric), ""),
-        "aa_control": True, "outcome": "winner" if control.named_winner else "no winner"}
+        "aa_control": True,
+        "outcome": (Outcome.WINNER if control.named_winner else Outcome.NO_WINNER).value}
 
 
 def result_ids(summary: pd.DataFrame) -> dict[tuple, str]:
@@ -125,10 +127,10 @@ def log_spreads(verdict: Verdict) -> np.ndarray:
 
 def simulated(verdict: Verdict) -> bool:
     """Whether a verdict is one the calibration simulates: tested, with a spread on every
-    side. A side with none (identical values on every seed, exact: dlbench/core/seeds.py)
+    side. A side with none (identical values on every seed, exact: dlbench/core/judging/seeds.py)
     has no sampling error to simulate."""
     spreads = log_spreads(verdict)
-    return (verdict.tested and verdict.outcome is not VerdictOutcome.NOT_MEASURABLE
+    return (verdict.tested and verdict.outcome is not Outcome.NOT_MEASURABLE
             and min(s.summary.n for s in verdict.standings) >= 2
             and not any(p.judgement.test.note for p in verdict.pairings)
             and not np.isnan(spreads).any() and bool((spreads > 0).all()))

@@ -1,11 +1,11 @@
-"""The frameworks (and Keras backends) dlbench measures, as dlbench.core.systems declares them,
-and whether each is installed."""
+"""The frameworks (and Keras backends) dlbench measures, as dlbench.core.declarations.systems
+declares them, and whether each is installed."""
 
 from __future__ import annotations
 
 import importlib.util
 
-from dlbench.core.systems import SYSTEMS, by_name
+from dlbench.core.declarations.systems import SYSTEMS, by_name
 from dlbench.runner.cell.spec import FrameworkId
 
 #: Every declared system, as a cell names it.

@@ -13,14 +13,14 @@ import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from dlbench.core.errors import UsageError
+from dlbench.core.text.errors import UsageError
 
 ACCEPTED = "PATH.py:NAME (NAME a function returning a Keras model or a torch.nn.Module) " \
            "or PATH.keras"
 DTYPES = ("float32", "float16", "int32", "int64")
 #: The largest sample --input-shape accepts, in elements.
 MAX_SHAPE_ELEMENTS = 1 << 26
-#: The experiments a model request plans (dlbench.core.experiments.REQUESTED_ONLY).
+#: The experiments a model request plans (dlbench.core.declarations.experiments.REQUESTED_ONLY).
 PARITY, INFERENCE, TRAINING = "model-parity", "model-inference", "model-training"
 #: The saved weights every backend's worker loads, in the run's model folder.
 KERAS_WEIGHTS = "model.weights.h5"

@@ -7,8 +7,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from dlbench.core.metrics import get_metric
-from dlbench.core.schema import CellStatus
+from dlbench.core.declarations.metrics import get_metric
+from dlbench.core.storage.schema import CellStatus
 
 
 def utc_timestamp() -> str:

@@ -6,16 +6,16 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from dlbench.core.identity import config_id
-from dlbench.core.systems import system_name
+from dlbench.core.declarations.identity import config_id
+from dlbench.core.declarations.systems import system_name
 
 
 #: The CellSpec parameter holding why a planned cell is not measured (dlbench.runner.driver.launch.execute records
 #: it as skipped without starting a worker).
 NOT_MEASURED = "not_measured"
 #: The CellSpec parameter holding why the framework does not implement a planned cell
-#: (dlbench.core.systems declares it; dlbench.runner.driver.launch.execute records it as unsupported
-#: without starting a worker).
+#: (dlbench.core.declarations.systems declares it; dlbench.runner.driver.launch.execute records it
+#: as unsupported without starting a worker).
 UNSUPPORTED = "unsupported"
 #: Parameters that mean no worker process starts for the cell.
 NOT_RUN = (NOT_MEASURED, UNSUPPORTED)

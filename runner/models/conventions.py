@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from dlbench.core.systems import frameworks
+from dlbench.core.declarations.systems import frameworks
 
 from dlbench.runner.models.definitions import ModelDefinition
 from dlbench.runner.models.weights import Weights
@@ -33,7 +33,7 @@ class Conventions:
 CONVENTIONS = Conventions()
 
 #: How each framework computes the running variance (not settable in PyTorch or Keras), as
-#: each framework's declaration says (dlbench.core.systems).
+#: each framework's declaration says (dlbench.core.declarations.systems).
 RUNNING_VARIANCE = {name: framework.running_variance for name, framework in frameworks().items()}
 
 #: One-setting deviations a test applies to one framework to prove parity catches it.

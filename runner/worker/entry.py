@@ -16,7 +16,7 @@ import traceback
 from dataclasses import replace
 from pathlib import Path
 
-from dlbench.core.atomic import atomic_write_bytes
+from dlbench.core.storage.atomic import atomic_write_bytes
 from dlbench.runner.cell.outcome import CellOutcome, SharedProcess, failed, skipped, utc_timestamp
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.worker.experiments import framework_code

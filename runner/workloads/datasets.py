@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dlbench.core.atomic import atomic_write_bytes
+from dlbench.core.storage.atomic import atomic_write_bytes
 from dlbench.runner.workloads.cifar_batches import read_batch
 
 DATASETS = ("digits", "synthetic-images", "synthetic-tokens", "mnist", "cifar10")

@@ -31,7 +31,7 @@ def suite_plans() -> dict[str, list[list]]:
 
 
 def _plans() -> dict[str, list[list]]:
-    from dlbench.core.identity import config_id
+    from dlbench.core.declarations.identity import config_id
     from dlbench.runner.driver.plan.experiments import SUITES
     from dlbench.runner.driver.plan.cells import plan_cells
     from dlbench.runner.driver.plan.request import RunRequest

@@ -7,7 +7,7 @@ Ray is an optional extra (`pip install -e '.[cluster]'`); only `--executor ray` 
 
 from __future__ import annotations
 
-from dlbench.core.errors import UsageError
+from dlbench.core.text.errors import UsageError
 
 INSTALL_HINT = "--executor ray needs Ray, an optional extra: pip install -e '.[cluster]'"
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 import ray
 from ray.exceptions import RayError, RayTaskError
 
-from dlbench.core.errors import SaveError, UsageError
+from dlbench.core.text.errors import SaveError, UsageError
 from dlbench.runner.driver.cluster.nodes import alive_slots, placement
 from dlbench.runner.driver.cluster.tasks import measure_on_node
 from dlbench.runner.driver.launch.execute import STOP_POLL_S, code_of

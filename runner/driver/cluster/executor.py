@@ -15,9 +15,9 @@ from pathlib import Path
 
 import ray
 
-from dlbench.core import layout
-from dlbench.core.atomic import make_dir
-from dlbench.core.errors import SaveError, UsageError
+from dlbench.core.storage import layout
+from dlbench.core.storage.atomic import make_dir
+from dlbench.core.text.errors import SaveError, UsageError
 from dlbench.runner.driver.cluster.dispatch import Job, run_jobs
 from dlbench.runner.driver.cluster.node_identity import node_identity
 from dlbench.runner.driver.cluster.nodes import chosen_kinds, connect, placement
@@ -26,8 +26,8 @@ from dlbench.runner.driver.plan.cells import PlanError, plan_cells
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.driver.store.persist import kept_for_resume
 from dlbench.runner.driver.commands.run import (busy_flagged, busy_retries_of, existing_run,
-                        mark_complete, mark_interrupted, new_run_id, print_summary,
-                        request_of, start_info)
+                                                mark_complete, mark_interrupted, new_run_id,
+                                                print_summary, request_of, start_info)
 from dlbench.runner.driver.commands.run_arguments import RunArguments
 from dlbench.runner.driver.plan.schedule import process_order
 from dlbench.runner.driver.store.run_store import RunStore

@@ -12,7 +12,7 @@ import socket
 
 import ray
 
-from dlbench.core.errors import UsageError
+from dlbench.core.text.errors import UsageError
 from dlbench.runner.driver.launch.stop import stop_on_signals
 
 #: One unit per node: a measurement holds it, so no two measurements share a machine.

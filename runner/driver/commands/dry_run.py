@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import replace
 
-from dlbench.core.errors import UsageError
+from dlbench.core.text.errors import UsageError
 from dlbench.runner.driver.commands.run_arguments import RunArguments
 from dlbench.runner.driver.plan.cells import PlanError, plan_cells, resolve_device, validate
 from dlbench.runner.cell.spec import CellSpec

@@ -1,5 +1,5 @@
-"""The looks of a run's design (dlbench/core/sequential.py): after each look but the last, the
-cells of pairs still undecided get the next look's processes, measured in interleaved rounds
+"""The looks of a run's design (dlbench/core/judging/sequential.py): after each look but the last,
+the cells of pairs still undecided get the next look's processes, measured in interleaved rounds
 like the first. run.json records each look (its processes per cell and the cells topped up),
 so `--resume` goes on where the run stopped."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from dlbench.core.layout import read_environment
-from dlbench.core.sequential import Design
-from dlbench.core.verdict_engine import QUESTIONS, Question, undecided_cells
+from dlbench.core.storage.layout import read_environment
+from dlbench.core.judging.sequential import Design
+from dlbench.core.judging.verdict_engine import QUESTIONS, Question, undecided_cells
 from dlbench.runner.driver.plan.repeats import SINGLE_PROCESS_EXPERIMENTS
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.driver.store.run_store import RunStore

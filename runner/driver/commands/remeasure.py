@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timezone
 
-from dlbench.core.errors import UsageError
+from dlbench.core.text.errors import UsageError
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.driver.store.run_store import CellRecord, RunStore
 

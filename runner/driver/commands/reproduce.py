@@ -4,7 +4,7 @@ A result ID `<RELEASE>-NNNN` names one (run, cell, metric) of a release (its res
 written when the release was frozen). The cell is rerun with its recorded configuration
 (the cells table's config_json) through the runner's single-cell function, stored as a new
 run under results/runs/, and judged against the published processes by the one verdict rule
-(dlbench.core.decisions): it is reproduced when its new median lies inside the published 95%
+(dlbench.core.judging.decisions): it is reproduced when its new median lies inside the published 95%
 interval and the rule names no meaningful difference. When not, the report says what
 differs: the framework code, the environment.
 """
@@ -19,16 +19,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dlbench.core.compare import diff_environments
-from dlbench.core.metrics import get_metric
-from dlbench.core.schema import CellStatus
-from dlbench.core.decisions import PairDecision, judge_pair
-from dlbench.core.stats import Summary, summarize
-from dlbench.core.summaries import per_process
-from dlbench.core.errors import LayoutError, ResultsFileError
-from dlbench.core.identity import config_differences, config_id, differences_text
-from dlbench.core.layout import load_run, release_dir, release_run_dir, run_dir
-from dlbench.core.releases import RESULT_ID, find_result
+from dlbench.core.judging.compare import diff_environments
+from dlbench.core.declarations.metrics import get_metric
+from dlbench.core.storage.schema import CellStatus
+from dlbench.core.judging.decisions import PairDecision, judge_pair
+from dlbench.core.judging.stats import Summary, summarize
+from dlbench.core.judging.summaries import per_process
+from dlbench.core.text.errors import LayoutError, ResultsFileError
+from dlbench.core.declarations.identity import config_differences, config_id, differences_text
+from dlbench.core.storage.layout import load_run, release_dir, release_run_dir, run_dir
+from dlbench.core.storage.releases import RESULT_ID, find_result
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.driver.store.run_store import CellRecord, RunStore
 

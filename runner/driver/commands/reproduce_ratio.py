@@ -22,12 +22,13 @@ from pathlib import Path
 
 import numpy as np
 
-from dlbench.core.decisions import PairTest, pair_test
-from dlbench.core.fma_peak import measured_fp32_flops
-from dlbench.core.layout import load_run, release_dir, release_run_dir
-from dlbench.core.releases import VERDICTS
-from dlbench.core.schema import CellStatus
-from dlbench.runner.driver.commands.reproduce import PublishedResult, ReproduceError, load_published, store_records
+from dlbench.core.judging.decisions import PairTest, pair_test
+from dlbench.core.machine.fma_peak import measured_fp32_flops
+from dlbench.core.storage.layout import load_run, release_dir, release_run_dir
+from dlbench.core.storage.releases import VERDICTS
+from dlbench.core.storage.schema import CellStatus
+from dlbench.runner.driver.commands.reproduce import (PublishedResult, ReproduceError,
+                                                      load_published, store_records)
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.driver.store.run_store import CellRecord
 
@@ -150,7 +151,7 @@ def reference_for(published: PublishedResult, results_dir: Path) -> PublishedRes
 
 
 def _ids_of_run(published: PublishedResult, results_dir: Path) -> dict[tuple[str, str], str]:
-    from dlbench.core.releases import read_result_ids
+    from dlbench.core.storage.releases import read_result_ids
 
     ids = read_result_ids(release_dir(results_dir, published.release))
     ids = ids[ids["run_id"] == published.run_id]

@@ -7,11 +7,11 @@ from __future__ import annotations
 import hashlib
 import platform
 
-from dlbench.core import layout
-from dlbench.core.cpu_flags import isa_features
-from dlbench.core.errors import UsageError
-from dlbench.core.machines import MachineKind, machine_kind
-from dlbench.core.measurement_code import NAMED_FILES, run_code_record
+from dlbench.core.storage import layout
+from dlbench.core.machine.cpu_flags import isa_features
+from dlbench.core.text.errors import UsageError
+from dlbench.core.machine.machines import MachineKind, machine_kind
+from dlbench.core.storage.measurement_code import NAMED_FILES, run_code_record
 from dlbench.runner import PROJECT_ROOT
 from dlbench.runner.driver.machine.kernels import cpu_info, vendor_name
 from dlbench.runner.driver.store.run_store import RunStore

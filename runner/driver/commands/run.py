@@ -16,15 +16,15 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
 from rich.table import Table
 from rich.text import Text
 
-from dlbench.core import experiments as declared_experiments
-from dlbench.core import layout
-from dlbench.core.atomic import make_dir
-from dlbench.core.errors import LayoutError, SaveError, UsageError
-from dlbench.core.schema import CellStatus
-from dlbench.core.sequential import Design, design_from_policy
-from dlbench.core.verdict_engine import QUESTIONS, Question
-from dlbench.core.tables import ResultsFileError
-from dlbench.core.visible import visible_controls
+from dlbench.core.declarations import experiments as declared_experiments
+from dlbench.core.storage import layout
+from dlbench.core.storage.atomic import make_dir
+from dlbench.core.text.errors import LayoutError, SaveError, UsageError
+from dlbench.core.storage.schema import CellStatus
+from dlbench.core.judging.sequential import Design, design_from_policy
+from dlbench.core.judging.verdict_engine import QUESTIONS, Question
+from dlbench.core.storage.tables import ResultsFileError
+from dlbench.core.text.visible import visible_controls
 from dlbench.runner.driver.machine.environment import capture_environment
 from dlbench.runner.driver.plan.estimate import estimate, machine_history
 from dlbench.runner.driver.plan.look_shares import second_look_share
@@ -40,8 +40,9 @@ from dlbench.runner.driver.commands.remeasure import cells_to_remeasure
 from dlbench.runner.driver.commands.resume_checks import refuse_foreign_run
 from dlbench.runner.driver.commands.progress_lines import ProgressLines, lines_wanted
 from dlbench.runner.driver.commands.run_arguments import RunArguments
-from dlbench.runner.driver.commands.looks import (cells_to_top_up, look_record, most_processes_added, next_look,
-                          recorded_looks, with_recorded_looks)
+from dlbench.runner.driver.commands.looks import (cells_to_top_up, look_record,
+                                                  most_processes_added, next_look, recorded_looks,
+                                                  with_recorded_looks)
 from dlbench.runner.driver.plan.schedule import new_seed, process_label, process_order
 from dlbench.runner.driver.plan.sharing import batch_label, worker_batches
 from dlbench.runner.cell.spec import CellSpec

@@ -16,16 +16,16 @@ from dataclasses import replace
 
 from rich.console import Console
 
-from dlbench.core import layout
-from dlbench.core.atomic import atomic_write_bytes, make_dir
-from dlbench.core.errors import UsageError
-from dlbench.core.model_answers import (MODEL_QUESTIONS, model_answers, no_answer_reason,
-                                        parity_table)
-from dlbench.core.sequential import design_from_policy
+from dlbench.core.storage import layout
+from dlbench.core.storage.atomic import atomic_write_bytes, make_dir
+from dlbench.core.text.errors import UsageError
+from dlbench.core.judging.model_answers import (MODEL_QUESTIONS, model_answers, no_answer_reason,
+                                                parity_table)
+from dlbench.core.judging.sequential import design_from_policy
 from dlbench.runner.cell.spec import NOT_MEASURED, CellSpec
 from dlbench.runner.driver.commands.resume_checks import refuse_foreign_run
 from dlbench.runner.driver.commands.run import (busy_retries_of, existing_run, new_run_id,
-                                         print_summary, run_cells)
+                                                print_summary, run_cells)
 from dlbench.runner.driver.commands.run_arguments import RunArguments
 from dlbench.runner.driver.launch.stop import stop_on_signals
 from dlbench.runner.driver.machine.lock import MachineLockedError, measurement_lock
@@ -34,7 +34,8 @@ from dlbench.runner.driver.plan.cells import PlanError, resolve_device, validate
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.driver.store.run_store import CellRecord, RunStore
 from dlbench.runner.driver.store.run_frames import cells_frame, observations_frame, processes_frame
-from dlbench.runner.driver.user_model.plan import INFERENCE, PARITY, TRAINING, model_cells, system_names
+from dlbench.runner.driver.user_model.plan import (INFERENCE, PARITY, TRAINING, model_cells,
+                                                   system_names)
 from dlbench.runner.driver.user_model.preparation import MODEL_DIR, prepare_model
 from dlbench.runner.driver.user_model.resume import MODEL_FILE, is_model_run, saved_model
 from dlbench.runner.cell.model_source import ModelRequest, model_digest, model_request

@@ -13,16 +13,16 @@ from pathlib import Path
 
 import psutil
 
-from dlbench.core.runtimes import runtime_packages
-from dlbench.core.systems import SYSTEMS
-from dlbench.core.cpu_flags import isa_features
+from dlbench.core.declarations.runtimes import runtime_packages
+from dlbench.core.declarations.systems import SYSTEMS
+from dlbench.core.machine.cpu_flags import isa_features
 from dlbench.runner.cell.environment import PINNED_VARIABLES
 from dlbench.runner.driver.machine.kernels import cpu_info, framework_kernels, vendor_name
 from dlbench.runner.driver.machine.peak import kept_cpu_peak
 
 #: The packages whose versions a run records: every system's required modules
-#: (dlbench.core.systems), the libraries the experiments share, and every runtime's package
-#: (dlbench.core.runtimes).
+#: (dlbench.core.declarations.systems), the libraries the experiments share, and every runtime's
+#: package (dlbench.core.declarations.runtimes).
 FRAMEWORK_PACKAGES = tuple(dict.fromkeys(
     (*(m for s in SYSTEMS for m in s.required_modules), "jaxlib", "numpy", "onnx",
      "scikit-learn", *runtime_packages())))
@@ -113,7 +113,8 @@ def cpu_facts() -> dict:
         "logical_cores": psutil.cpu_count(logical=True),
         "physical_cores": psutil.cpu_count(logical=False),
         "usable_cores": len(os.sched_getaffinity(0)),
-        # the core's microarchitecture, which sets its FMA FLOP per cycle (dlbench.core.fma_peak)
+        # the core's microarchitecture, which sets its FMA FLOP per cycle
+        # (dlbench.core.machine.fma_peak)
         "family": info.get("family"), "model_number": info.get("model"),
         # avx512_vnni, avx512_bf16, avx_vnni and amx decide TensorFlow's default for its
         # oneDNN custom operations on Linux (on where any is present; cellenv.py)

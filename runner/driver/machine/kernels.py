@@ -1,5 +1,5 @@
 """What decides the frameworks' kernels on this CPU: the instruction-set features they switch
-on (read from the CPU's flags: dlbench.core.cpu_flags), and each framework's own choice
+on (read from the CPU's flags: dlbench.core.machine.cpu_flags), and each framework's own choice
 where it records one.
 
 Frameworks choose kernels by the CPU's instruction set: TensorFlow turns its oneDNN custom
@@ -25,9 +25,9 @@ from collections.abc import Callable, Iterator
 from importlib import metadata
 from pathlib import Path
 
-from dlbench.core.atomic import atomic_write_json
-from dlbench.core.cpu_flags import cpu_flags
-from dlbench.core.errors import SaveError
+from dlbench.core.storage.atomic import atomic_write_json
+from dlbench.core.machine.cpu_flags import cpu_flags
+from dlbench.core.text.errors import SaveError
 
 #: Where the CPU flags are named by the vendor string cpuinfo reads.
 VENDORS = {"GenuineIntel": "Intel", "AuthenticAMD": "AMD", "ARM": "ARM", "Apple": "Apple"}

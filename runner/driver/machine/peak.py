@@ -1,5 +1,5 @@
 """The CPU's compute peak as a run records it: the bound (cores x the clock measured under
-load x the core's FMA FLOP per cycle, dlbench.core.fma_peak) beside large matrix-multiply
+load x the core's FMA FLOP per cycle, dlbench.core.machine.fma_peak) beside large matrix-multiply
 probes through NumPy and torch's own kernels. The probes are measurements to read against the
 bound, never part of it: a probe above the bound is a defect the report flags."""
 
@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from dlbench.core.fma_peak import bound_of
+from dlbench.core.machine.fma_peak import bound_of
 from dlbench.runner.driver.machine.clock import sustained_clock
 
 #: Square matrix size of the CPU probes: large enough for the sgemm kernels' full speed.

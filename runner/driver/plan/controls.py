@@ -4,15 +4,15 @@ The twin is the experiment's first planned cell (PyTorch's default mode where pl
 measured again under the control suffix and interleaved with every other process. Its pair
 must come out "no winner" in every release: the real-data check of the verdict rule's error
 rate beside the simulation (benchmarks/verdict_calibration.py), and the noise floor below
-which no difference is called meaningful (dlbench/core/verdict_engine.py).
+which no difference is called meaningful (dlbench/core/judging/verdict_engine.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from dlbench.core.modes import DEFAULT, mode_class
-from dlbench.core.verdict_engine import CONTROL_SUFFIX, QUESTIONS
+from dlbench.core.declarations.modes import DEFAULT, mode_class
+from dlbench.core.judging.verdict_engine import CONTROL_SUFFIX, QUESTIONS
 from dlbench.runner.cell.spec import CellSpec
 
 def control_source(cells: list[CellSpec]) -> CellSpec:

@@ -15,19 +15,18 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from dlbench.core import experiments as declared_experiments
-from dlbench.core.modes import FASTEST, mode_class
-from dlbench.core.errors import ResultsFileError
-from dlbench.core.systems import SYSTEMS
-from dlbench.core.tables import read_table
+from dlbench.core.declarations import experiments as declared_experiments
+from dlbench.core.declarations.modes import FASTEST, mode_class
+from dlbench.core.text.errors import ResultsFileError
+from dlbench.core.declarations.systems import SYSTEMS
+from dlbench.core.storage.tables import read_table
 from dlbench.runner.cell.spec import CellSpec
-from dlbench.runner.driver.plan.machine_scale import (MachineHistory, Source, kind_here,
-                                                     newest, run_kind, run_sources,
-                                                     scaled_times)
+from dlbench.runner.driver.plan.machine_scale import (MachineHistory, Source, kind_here, newest,
+                                                      run_kind, run_sources, scaled_times)
 from dlbench.runner.driver.plan.real_size_estimate import real_size_process_s
 from dlbench.runner.workloads.real_size import is_real_size
 
-#: Each system declares its defaults (dlbench.core.systems, `System.seconds`):
+#: Each system declares its defaults (dlbench.core.declarations.systems, `System.seconds`):
 #: - per experiment, the seconds one worker process took on 2 cores. Training, inference and
 #:   parity (the quick suite's experiments) are fitted from release 2027.02, measured alone:
 #:   the median wall of the digits MLP's default-mode processes

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dlbench.core import layout
-from dlbench.core.errors import ResultsFileError
-from dlbench.core.tables import read_table
+from dlbench.core.storage import layout
+from dlbench.core.text.errors import ResultsFileError
+from dlbench.core.storage.tables import read_table
 from dlbench.runner.driver.plan.machine_scale import run_kind, run_sources
 
 

@@ -1,7 +1,7 @@
 """Earlier runs' process times, scaled to the machine a run is planned on.
 
-Absolute times belong to one machine kind (dlbench.core.machines): release 2027.04's AMD EPYC
-run took 104 minutes against 68 projected, because its projection read the Intel Xeon runs'
+Absolute times belong to one machine kind (dlbench.core.machine.machines): release 2027.04's AMD
+EPYC run took 104 minutes against 68 projected, because its projection read the Intel Xeon runs'
 times as they were. Here each cell's time comes from runs of this machine's kind where one
 measured it; a cell measured only on other kinds takes their time times this kind's factor:
 the summed times of the cells measured on both, this kind's over the others'. The factor
@@ -21,9 +21,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from dlbench.core import layout
-from dlbench.core.errors import ResultsFileError
-from dlbench.core.machines import machine_kind
+from dlbench.core.storage import layout
+from dlbench.core.text.errors import ResultsFileError
+from dlbench.core.machine.machines import machine_kind
 
 #: What a kind with no measured cell of the suite runs to get a factor.
 PROBE_COMMAND = "dlbench run --suite machine --experiment parity"
@@ -84,9 +84,9 @@ def run_kind(run_root: Path) -> str:
 
 
 def kind_features(results_dir: Path, kind: str) -> dict[str, bool]:
-    """The kernel-deciding ISA features (dlbench.core.cpu_flags.isa_features' keys) the
+    """The kernel-deciding ISA features (dlbench.core.machine.cpu_flags.isa_features' keys) the
     newest run of machine kind `kind` recorded; {} where no run of the kind kept one."""
-    from dlbench.core.cpu_flags import ISA_FLAGS
+    from dlbench.core.machine.cpu_flags import ISA_FLAGS
 
     features: dict[str, bool] = {}
     for _, _, root in run_sources(results_dir):
@@ -128,7 +128,7 @@ def kind_here() -> str:
     import os
     import platform
 
-    from dlbench.core.cpu_flags import isa_features
+    from dlbench.core.machine.cpu_flags import isa_features
     from dlbench.runner.driver.machine.kernels import cpu_info, vendor_name
 
     info = cpu_info()

@@ -6,7 +6,7 @@ of the peak.
 The quick suite's per-framework defaults (dlbench.runner.driver.plan.estimate) describe small models, whose
 processes are import and first use; a real-size process is arithmetic and compilation.
 The compile and export seconds below are guesses scaled from the small models' measured
-compiles (dlbench.core.systems, ProcessSeconds.compile_extra) by the models' depth; the
+compiles (dlbench.core.declarations.systems, ProcessSeconds.compile_extra) by the models' depth; the
 real-size processes tried while writing this ran on a machine shared by many sessions (load
 12-25 on 2 cores) and only showed that they run: rough, not results. A run in a results
 directory with history uses the recorded wall times instead.
@@ -14,13 +14,13 @@ directory with history uses the recorded wall times instead.
 
 from __future__ import annotations
 
-from dlbench.core.modes import FASTEST, mode_class
-from dlbench.core.runtimes import export_seconds
+from dlbench.core.declarations.modes import FASTEST, mode_class
+from dlbench.core.declarations.runtimes import export_seconds
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.models.weights import parameter_count
 from dlbench.runner.workloads.catalog import device_profile, flops_per_sample, get_workload
 from dlbench.runner.workloads.real_size import (NO_ACCURACY_PARAM, PARITY_REFERENCE_PASSES,
-                                               PEAK_GFLOPS)
+                                                PEAK_GFLOPS)
 
 #: The fraction of the peak a real-size forward pass is assumed to reach (eager paths reach
 #: a third to a half on 2 cores; the estimate is kept on the slow side).
@@ -44,7 +44,7 @@ COMPILE_S_PER_SHAPE: dict[tuple[str, str], float] = {
     ("keras-tensorflow", "predict"): 2.0,
 }
 #: Seconds writing and loading back a real-size artifact takes, for a format no runtime
-#: declares a figure for (dlbench.core.runtimes declares each runtime's).
+#: declares a figure for (dlbench.core.declarations.runtimes declares each runtime's).
 DEFAULT_EXPORT_S = 60.0
 #: A training step costs about 3 forward passes (forward, and backward's two products).
 STEP_FORWARDS = 3

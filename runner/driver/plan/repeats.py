@@ -5,7 +5,7 @@ one per suite). Inside a process there is one repeat; its timed samples are sub-
 Processes per cell at the first look: quick 3 (a preview of a few cells that fits minutes on 2
 cores, not to cite; worker k of a framework measures process k of its cells:
 dlbench.runner.driver.plan.sharing), standard 3, machine 3, full 5. The suite's verdict design
-(dlbench/core/sequential.py) then tops up the cells of undecided pairs to 6 (standard),
+(dlbench/core/judging/sequential.py) then tops up the cells of undecided pairs to 6 (standard),
 5 (machine) or 10 (full) processes (runner/driver/commands/looks.py).
 `--repeats N` sets N for every cell, in one look. Parity is measured by one process whatever
 the suite: whether two frameworks compute the same function does not vary between processes.
@@ -15,7 +15,7 @@ suite's number of processes; run.json records the policy and whether the run is 
 
 from __future__ import annotations
 
-from dlbench.core.sequential import SUITE_DESIGNS, Design, design_for, single_look
+from dlbench.core.judging.sequential import SUITE_DESIGNS, Design, design_for, single_look
 from dlbench.runner.driver.plan.sharing import suite_shares
 
 #: Worker processes per cell at each suite's first look.
@@ -37,8 +37,8 @@ def process_count(suite: str, experiment: str, override: int | None = None) -> i
 
 
 def run_design(suite: str, override: int | None = None, planned: bool = False) -> Design:
-    """The verdict design a run follows (dlbench.core.sequential.design_for), the one place a
-    run's processes per cell are derived from `--repeats`; a device plan fixes its processes in
+    """The verdict design a run follows (dlbench.core.judging.sequential.design_for), the one place
+    a run's processes per cell are derived from `--repeats`; a device plan fixes its processes in
     one look."""
     design = design_for(suite, override)
     return single_look(design.first) if planned else design

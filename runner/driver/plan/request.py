@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dlbench.core.sequential import Design
+from dlbench.core.judging.sequential import Design
 from dlbench.runner.cell.spec import CellSpec, FrameworkId
 from dlbench.runner.cell import frameworks
 from dlbench.runner.driver.plan.repeats import policy_record, process_count, run_design

@@ -25,7 +25,7 @@ warm-up, so a quick run is a preview, not a result.
 
 from __future__ import annotations
 
-from dlbench.core.modes import FASTEST, mode_class
+from dlbench.core.declarations.modes import FASTEST, mode_class
 from dlbench.runner.driver.plan.schedule import process_label
 from dlbench.runner.cell.spec import CellSpec
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dlbench.core.code_archive import CodeRecord
-from dlbench.core.errors import ResultsFileError
-from dlbench.core.tables import conform
-from dlbench.core.visible import shown_name
+from dlbench.core.storage.code_archive import CodeRecord
+from dlbench.core.text.errors import ResultsFileError
+from dlbench.core.storage.tables import conform
+from dlbench.core.text.visible import shown_name
 from dlbench.runner.driver.store.record import CellRecord
 from dlbench.runner.driver.store.run_frames import (cells_frame, observations_frame,
                                                     processes_frame)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 
-from dlbench.core.atomic import saving
-from dlbench.core.errors import SaveError
+from dlbench.core.storage.atomic import saving
+from dlbench.core.text.errors import SaveError
 from dlbench.runner import PROJECT_ROOT
 from dlbench.runner.driver.plan.schedule import process_label
 from dlbench.runner.driver.store.run_store import CellRecord, RunStore

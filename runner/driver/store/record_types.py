@@ -10,8 +10,8 @@ from dataclasses import fields, is_dataclass
 from enum import Enum
 from typing import Any
 
-from dlbench.core.errors import ResultsFileError
-from dlbench.core.visible import shown_name
+from dlbench.core.text.errors import ResultsFileError
+from dlbench.core.text.visible import shown_name
 
 #: Facts of a cell's details that pages compute with, and the types they must have.
 DETAIL_TYPES: dict[str, Any] = {"flops_per_sample": int | float | None, "seed": int | None,

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from dlbench.core.measured_batch import measured_batch
-from dlbench.core.schema import CellStatus
+from dlbench.core.declarations.measured_batch import measured_batch
+from dlbench.core.storage.schema import CellStatus
 
 if TYPE_CHECKING:
     from dlbench.runner.cell.spec import CellSpec
@@ -64,7 +64,7 @@ def _processes_summary(records: list[CellRecord]) -> dict:
 
 def _seeds(records: list[CellRecord]) -> dict:
     """{"seeds": [...]}: each process's seed as its worker reported it (what makes identical
-    values across processes exact rather than a rerun: dlbench.core.seeds); empty for
+    values across processes exact rather than a rerun: dlbench.core.judging.seeds); empty for
     records written before workers reported it, so their tables rebuild as published."""
     seeds = [r.outcome.details.get("seed") for r in records]
     return {"seeds": seeds} if any(s is not None for s in seeds) else {}
@@ -105,14 +105,14 @@ def cells_frame(records: list[CellRecord], run_id: str) -> pd.DataFrame:
 
 
 def observed_batch(spec: CellSpec, metric: str) -> int:
-    """The batch an observation was measured at (dlbench.core.measured_batch: the serving
-    batch for throughput, one sample per call for latency, else the cell's)."""
+    """The batch an observation was measured at (dlbench.core.declarations.measured_batch: the
+    serving batch for throughput, one sample per call for latency, else the cell's)."""
     return measured_batch(metric, spec.batch_size, spec.params, spec.experiment)
 
 
 def observations_frame(records: list[CellRecord], run_id: str) -> pd.DataFrame:
     """One row per observation of the ok processes of ok cells."""
-    from dlbench.core.metrics import get_metric
+    from dlbench.core.declarations.metrics import get_metric
 
     rows = []
     for group in by_cell(records).values():
@@ -162,7 +162,7 @@ def processes_frame(records: list[CellRecord], run_id: str) -> pd.DataFrame:
 
 
 def _frame(rows: list[dict], kind: str) -> pd.DataFrame:
-    from dlbench.core.tables import TABLE_COLUMNS
+    from dlbench.core.storage.tables import TABLE_COLUMNS
 
     columns = [c for c in TABLE_COLUMNS[kind] if c != "schema_version"]
     return pd.DataFrame(rows, columns=columns)

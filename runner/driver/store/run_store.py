@@ -8,7 +8,7 @@ progress. The tables are rebuilt from the records after every process:
 (repeat = the process index) and `processes` (when and in what order each process ran, and
 how quiet the machine was around it). A re-measured or busy process's earlier record moves
 to `superseded/` with the reason. The code files the processes imported are kept in one
-archive, each distinct file once (`code.tar`, dlbench/core/code_archive.py).
+archive, each distinct file once (`code.tar`, dlbench/core/storage/code_archive.py).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import hashlib
 from datetime import datetime, timezone
 from pathlib import Path
 
-from dlbench.core import layout
-from dlbench.core.atomic import atomic_write_json
-from dlbench.core.code_archive import (ARCHIVE, CodeRecord, convert_legacy, read_code_record,
-                                        write_code_record)
-from dlbench.core.tables import ResultsFileError, read_json, read_table, write_table
+from dlbench.core.storage import layout
+from dlbench.core.storage.atomic import atomic_write_json
+from dlbench.core.storage.code_archive import (ARCHIVE, CodeRecord, convert_legacy,
+                                               read_code_record, write_code_record)
+from dlbench.core.storage.tables import ResultsFileError, read_json, read_table, write_table
 from dlbench.runner.driver.store.record import CellRecord
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.driver.store.run_frames import cells_frame, observations_frame, processes_frame

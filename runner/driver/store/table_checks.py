@@ -9,13 +9,13 @@ import math
 
 import pandas as pd
 
-from dlbench.core.errors import ResultsFileError
-from dlbench.core.experiments import REQUESTED_ONLY, experiment_names
-from dlbench.core.metrics import METRICS
-from dlbench.core.schema import FLOAT_COLUMNS, INTEGER_COLUMNS, CellStatus
-from dlbench.core.systems import DEVICES, frameworks
-from dlbench.core.tables import TABLE_COLUMNS
-from dlbench.core.visible import shown_name
+from dlbench.core.text.errors import ResultsFileError
+from dlbench.core.declarations.experiments import REQUESTED_ONLY, experiment_names
+from dlbench.core.declarations.metrics import METRICS
+from dlbench.core.storage.schema import FLOAT_COLUMNS, INTEGER_COLUMNS, CellStatus
+from dlbench.core.declarations.systems import DEVICES, frameworks
+from dlbench.core.storage.tables import TABLE_COLUMNS
+from dlbench.core.text.visible import shown_name
 
 #: Columns every row must fill, per table.
 REQUIRED = {
@@ -84,7 +84,7 @@ def check_observations(frame: pd.DataFrame, origin: str) -> None:
     for (metric, unit), _ in frame.groupby(["metric", "unit"], dropna=False):
         if metric not in METRICS:
             raise ResultsFileError(f"{origin}: metric {shown_name(str(metric))} is not in the "
-                                   "metric registry (dlbench/core/metrics.py)")
+                                   "metric registry (dlbench/core/declarations/metrics.py)")
         if unit != METRICS[metric].unit:
             raise ResultsFileError(f"{origin}: metric {metric} has unit "
                                    f"{shown_name(str(unit))}; the registry says "

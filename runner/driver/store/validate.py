@@ -8,14 +8,14 @@ import json
 from dataclasses import fields
 from pathlib import Path
 
-from dlbench.core import layout
-from dlbench.core.code_archive import CodeRecord, read_code_record
-from dlbench.core.sequential import design_from_policy
-from dlbench.core.systems import DEVICES
-from dlbench.core.typed_text import is_iso_time
-from dlbench.core.errors import ResultsFileError
-from dlbench.core.tables import read_json, read_table
-from dlbench.core.visible import shown_name
+from dlbench.core.storage import layout
+from dlbench.core.storage.code_archive import CodeRecord, read_code_record
+from dlbench.core.judging.sequential import design_from_policy
+from dlbench.core.declarations.systems import DEVICES
+from dlbench.core.text.typed_text import is_iso_time
+from dlbench.core.text.errors import ResultsFileError
+from dlbench.core.storage.tables import read_json, read_table
+from dlbench.core.text.visible import shown_name
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.driver.store.consistency import (check_code_matches_records, check_code_text,
                                                      check_no_duplicates,
@@ -31,7 +31,7 @@ MAX_TEXT = 1 << 16
 MAX_KEY = 256
 _TEXT, _NUMBER, _FLAG = (str, type(None)), (int, float, type(None)), (bool, type(None))
 #: The shapes pages and commands read of run.json and environment.json beyond
-#: dlbench.core.layout's top-level types: a dict per field, "*" for every key, a list's
+#: dlbench.core.storage.layout's top-level types: a dict per field, "*" for every key, a list's
 #: items as its one element.
 RUN_SHAPE: dict = {"workload_words": {"*": _TEXT}, "request": {}, "processes_policy": {},
                    "remeasured": [{"reason": _TEXT, "cells": [_TEXT], "at": _TEXT}],
@@ -154,7 +154,7 @@ def _check_records(run_root: Path, origin: str) -> list[CellRecord]:
 
 
 def _check_code(run_root: Path, origin: str) -> CodeRecord:
-    """The code record reads (dlbench/core/code_archive.py): every file matches its hash and
+    """The code record reads (dlbench/core/storage/code_archive.py): every file matches its hash and
     every path names one, in the archive or the older code/ and code-objects/ form."""
     return read_code_record(run_root, origin)
 

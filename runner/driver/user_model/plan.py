@@ -17,8 +17,8 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import replace
 
-from dlbench.core.modes import same_as
-from dlbench.core.verdict_engine import CONTROL_SUFFIX
+from dlbench.core.declarations.modes import same_as
+from dlbench.core.judging.verdict_engine import CONTROL_SUFFIX
 from dlbench.runner.cell.model_source import INFERENCE, PARITY, TRAINING
 from dlbench.runner.cell.spec import NOT_MEASURED, CellSpec, FrameworkId
 from dlbench.runner.driver.plan.experiments import BASE_SUITE, not_measured_params

@@ -12,7 +12,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from dlbench.core.errors import UsageError
+from dlbench.core.text.errors import UsageError
 from dlbench.runner.cell.frameworks import missing_modules
 from dlbench.runner.driver.launch.execute import kill_group
 from dlbench.runner.cell.spec import FrameworkId

@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from dlbench.core.errors import UsageError
+from dlbench.core.text.errors import UsageError
 from dlbench.runner.cell.model_source import KERAS_WEIGHTS, TORCH_WEIGHTS
 from dlbench.runner.driver.user_model.preparation import MODEL_DIR
 from dlbench.runner.cell.model_source import model_digest, parse_model

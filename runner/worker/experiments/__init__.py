@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import Protocol
 
-from dlbench.core import experiments as declared
+from dlbench.core.declarations import experiments as declared
 from dlbench.runner.cell.outcome import CellOutcome
 from dlbench.runner.cell.spec import CellSpec
 

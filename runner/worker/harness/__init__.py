@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dlbench.core.schema import CellStatus
+from dlbench.core.storage.schema import CellStatus
 from dlbench.runner.worker.adapters import Adapter, adapter_for
 from dlbench.runner.worker.harness.data import CellData, cell_data
 from dlbench.runner.worker.harness.sampling import Sampler

@@ -1,7 +1,7 @@
 """The experiments' plans, the driver's side of each experiment: each is declared once in
-dlbench.core.experiments (its question, metrics, estimate and page sections) and has a module
-here, named as its worker package's folder (runner/driver/plan/experiments/<folder>.py), holding
-its grid and plan. The code each framework runs lives on the worker side
+dlbench.core.declarations.experiments (its question, metrics, estimate and page sections) and has a
+module here, named as its worker package's folder (runner/driver/plan/experiments/<folder>.py),
+holding its grid and plan. The code each framework runs lives on the worker side
 (dlbench.runner.worker.experiments); planning never imports it, so the driver only ever names
 a framework module (for the code record of old runs: framework_code_path)."""
 
@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from dlbench.core import experiments as declared
-from dlbench.core.modes import FASTEST, mode_class
-from dlbench.core.systems import SYSTEMS, unsupported_reason
+from dlbench.core.declarations import experiments as declared
+from dlbench.core.declarations.modes import FASTEST, mode_class
+from dlbench.core.declarations.systems import SYSTEMS, unsupported_reason
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.cell.spec import NOT_MEASURED, UNSUPPORTED, CellSpec, FrameworkId
 from dlbench.runner.driver.plan.experiments.standard_cpu_cuts import standard_cpu_cut
@@ -57,7 +57,8 @@ def suite_experiments(suite: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Experiment:
-    """A declared experiment (dlbench.core.experiments) and how it expands into cells."""
+    """A declared experiment (dlbench.core.declarations.experiments) and how it expands into
+    cells."""
 
     name: str
     plan: Callable[[RunRequest], list[CellSpec]]
@@ -77,7 +78,8 @@ class Experiment:
 MODEL_WORKLOADS = ("resnet-synthetic", "transformer-tokens", "lstm-tokens")
 
 #: (system, mode) pairs that only the full suite measures on a CPU, with the measured cost
-#: that keeps them out of the others (each system's declaration in dlbench.core.systems).
+#: that keeps them out of the others (each system's declaration in
+#: dlbench.core.declarations.systems).
 SLOW_ON_CPU: dict[tuple[str, str], str] = {
     (system.name, mode): cost for system in SYSTEMS for mode, cost in system.slow_on_cpu.items()}
 
@@ -102,7 +104,8 @@ def not_measured_params(request: RunRequest, framework: FrameworkId, mode: str,
 
 def unsupported_params(framework: FrameworkId, experiment: str, mode: str) -> dict:
     """{UNSUPPORTED: why} for a mode its system declares it does not implement
-    (dlbench.core.systems), so the cell is recorded as unsupported, never run; {} else."""
+    (dlbench.core.declarations.systems), so the cell is recorded as unsupported, never run; {}
+    else."""
     reason = unsupported_reason(framework.name, experiment, mode)
     return {UNSUPPORTED: reason} if reason else {}
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import math
 
-from dlbench.core.systems import SYSTEMS
+from dlbench.core.declarations.systems import SYSTEMS
 from dlbench.runner.driver.plan.experiments import (Experiment, not_measured_params, suite_grid,
-                                                     unsupported_params)
+                                                    unsupported_params)
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec
 
-#: The data-parallel strategies each system offers, as cell modes (dlbench.core.systems).
+#: The data-parallel strategies each system offers, as cell modes
+#: (dlbench.core.declarations.systems).
 STRATEGIES: dict[str, tuple[str, ...]] = {s.name: s.data_parallel for s in SYSTEMS}
 
 #: Per suite: workloads with epochs, and strategies left out (processes per cell:
@@ -28,7 +29,7 @@ STRATEGIES: dict[str, tuple[str, ...]] = {s.name: s.data_parallel for s in SYSTE
 GRID: dict[str, dict] = {
     "quick": {"epochs": {"mlp-digits": 2}, "skip": ("multi-worker-mirrored",)},
     # standard, and machine (README: "The machine suite"), which measures standard's cells:
-    # on 2 CPU cores 1 worker of 2 threads and 2 of 1 (dlbench.core.conditions: a physical
+    # on 2 CPU cores 1 worker of 2 threads and 2 of 1 (dlbench.core.judging.conditions: a physical
     # core per worker is a device), on the digits MLP; TensorFlow's multi-worker strategy
     # needs a cluster of processes, each paying TensorFlow's import, left to full
     "standard": {"epochs": {"mlp-digits": 8, "cnn-synthetic": 3}, "skip": (),

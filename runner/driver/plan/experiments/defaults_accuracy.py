@@ -1,7 +1,7 @@
 """defaults-accuracy: does the framework you use change accuracy? Each system trains one small
 MLP with BatchNorm with its framework's own defaults (initialisers, Adam's constants,
 BatchNorm's, its own shuffling), process k seeded with k, on a generated task whose best
-accuracy is well below 1.0 (protocol.py); dlbench.core.defaults_accuracy judges the answer,
+accuracy is well below 1.0 (protocol.py); dlbench.core.judging.defaults_accuracy judges the answer,
 paired by seed, with the test set's sampling error in every interval.
 
 The standard, full and machine suites plan it (not quick's preview). A process

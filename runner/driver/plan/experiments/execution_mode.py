@@ -3,11 +3,11 @@ the compilation paid for itself?"""
 
 from __future__ import annotations
 
-from dlbench.core.modes import MODES as MODE_MATRIX
-from dlbench.core.modes import OTHER, measured, mode_class
-from dlbench.core.systems import frameworks
+from dlbench.core.declarations.modes import MODES as MODE_MATRIX
+from dlbench.core.declarations.modes import OTHER, measured, mode_class
+from dlbench.core.declarations.systems import frameworks
 from dlbench.runner.driver.plan.experiments import (BASE_SUITE, MODEL_WORKLOADS, Experiment,
-                                        not_measured_params, suite_grid)
+                                                    not_measured_params, suite_grid)
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec, FrameworkId
 from dlbench.runner.workloads import real_size
@@ -19,8 +19,8 @@ MODES: dict[str, tuple[str, ...]] = {
 #: Modes the quick suite leaves out because another cell measures the same thing: every
 #: graph/compiled cell times its framework's eager mode in the same process
 #: (eager_step_time). (A mode that is the same configuration as another, such as Keras on
-#: JAX's jit_compile, is never a cell of its own: dlbench.core.modes.SAME_AS.) Standard on a CPU
-#: leaves out only the eager baselines that stand for no framework (mode class "other");
+#: JAX's jit_compile, is never a cell of its own: dlbench.core.declarations.modes.SAME_AS.) Standard
+#: on a CPU leaves out only the eager baselines that stand for no framework (mode class "other");
 #: full, and standard on a GPU, run every other mode as its own cell.
 DUPLICATES = {(name, framework.eager_baseline) for name, framework in frameworks().items()}
 
@@ -52,7 +52,7 @@ GRID: dict[str, dict] = {
 def modes(request: RunRequest, framework: FrameworkId) -> list[str]:
     """The modes a suite measures for one framework: every mode in full and in standard on a
     GPU; the plain and production ones in standard on a CPU; quick without duplicates;
-    never a mode another mode's cell measures (dlbench.core.modes.SAME_AS)."""
+    never a mode another mode's cell measures (dlbench.core.declarations.modes.SAME_AS)."""
     every = list(MODES[framework.framework])
     suite = BASE_SUITE.get(request.suite, request.suite)  # machine: as standard
     if suite == "full" or (suite == "standard" and request.device != "cpu"):

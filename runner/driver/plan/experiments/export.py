@@ -10,16 +10,16 @@ every one of them has.
 
 from __future__ import annotations
 
-from dlbench.core.runtimes import real_size_formats
-from dlbench.core.systems import SYSTEMS
+from dlbench.core.declarations.runtimes import real_size_formats
+from dlbench.core.declarations.systems import SYSTEMS
 from dlbench.runner.driver.plan.experiments import MODEL_WORKLOADS, Experiment, suite_grid
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.workloads import real_size
 
 #: Every export path per system, and the smaller suites' subsets, from each system's
-#: declaration (dlbench.core.systems). Keras: the formats model.export offers on that backend
-#: (Keras itself refuses litert on jax and torch on anything but torch). The quick suite
+#: declaration (dlbench.core.declarations.systems). Keras: the formats model.export offers on that
+#: backend (Keras itself refuses litert on jax and torch on anything but torch). The quick suite
 #: exports one artifact per system (each cell pays its framework's import); standard on a
 #: CPU adds each system's second documented path where it needs no optional package.
 FORMATS: dict[str, tuple[str, ...]] = {s.name: s.export.every for s in SYSTEMS}
@@ -28,8 +28,8 @@ STANDARD_CPU_FORMATS: dict[str, tuple[str, ...]] = {s.name: s.export.standard_cp
                                                     for s in SYSTEMS}
 
 #: The deployment runtimes at real size (ResNet-50 on 2 CPU cores), one documented export
-#: path into each, from each runtime's declaration (dlbench.core.runtimes): ONNX Runtime
-#: (torch.onnx's dynamo exporter), OpenVINO (reading that ONNX file), TensorFlow's
+#: path into each, from each runtime's declaration (dlbench.core.declarations.runtimes): ONNX
+#: Runtime (torch.onnx's dynamo exporter), OpenVINO (reading that ONNX file), TensorFlow's
 #: SavedModel, LiteRT (TFLiteConverter). Left out of the standard suite for its time (about
 #: 3.5 minutes a cell): tf2onnx, Keras' model.export artifacts (the same runtimes again) and
 #: BERT-base; the full suite measures them.

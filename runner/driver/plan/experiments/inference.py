@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dlbench.core.modes import DEFAULT, FASTEST, OTHER, measured, mode_class, modes
-from dlbench.runner.driver.plan.experiments import MODEL_WORKLOADS, Experiment, not_measured_params, suite_grid
+from dlbench.core.declarations.modes import DEFAULT, FASTEST, OTHER, measured, mode_class, modes
+from dlbench.runner.driver.plan.experiments import (MODEL_WORKLOADS, Experiment,
+                                                    not_measured_params, suite_grid)
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec, FrameworkId
 from dlbench.runner.workloads import real_size
@@ -44,7 +45,7 @@ def inference_modes(request: RunRequest, framework: FrameworkId) -> list[str]:
     """The modes a cell is measured in: plain, production and other (Keras' model(x)) in
     full, and in standard on a GPU; plain and production in standard on a CPU (90 minutes
     on 2 cores) and in quick on a GPU; plain only in quick on a CPU (8 minutes). A mode
-    another mode's cell measures (dlbench.core.modes.SAME_AS) is left out."""
+    another mode's cell measures (dlbench.core.declarations.modes.SAME_AS) is left out."""
     on_cpu = request.device == "cpu"
     if request.suite == "full" or (request.suite == "standard" and not on_cpu):
         kept: tuple[str, ...] = (DEFAULT, FASTEST, OTHER)

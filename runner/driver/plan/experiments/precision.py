@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from dlbench.core.cpu_flags import NO_FP16_UNITS, cpu_flags, fp16_units, isa_features
-from dlbench.runner.driver.plan.experiments import MODEL_WORKLOADS, Experiment, not_measured_params, suite_grid
+from dlbench.core.machine.cpu_flags import NO_FP16_UNITS, cpu_flags, fp16_units, isa_features
+from dlbench.runner.driver.plan.experiments import (MODEL_WORKLOADS, Experiment,
+                                                    not_measured_params, suite_grid)
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.cell.spec import UNSUPPORTED, CellSpec
 from dlbench.runner.workloads import real_size
@@ -40,7 +41,7 @@ GRID: dict[str, dict] = {
                  "cpu": {"workloads": [], "precisions": ("fp32", "bf16"), "epochs": 20}},
     # machine: bf16 against fp32 at real size, serving (batch 1 and the serving batch) and
     # training steps in every system, on whatever units the CPU has (a CPU without bf16
-    # units says so: dlbench.core.cpu_flags.bf16_units). BERT-base is planned and left to
+    # units says so: dlbench.core.machine.cpu_flags.bf16_units). BERT-base is planned and left to
     # the full suite (standard_cpu_cuts.MACHINE_CUTS: its time)
     "machine": {"workloads": [], "epochs": 20, "precisions": ("fp32", "bf16"),
                 "params": {"warmup_calls": 20, "latency_calls": 200, "throughput_batch": 1024,

@@ -10,7 +10,7 @@ expected time with these cuts).
 
 from __future__ import annotations
 
-from dlbench.core.modes import FASTEST, mode_class
+from dlbench.core.declarations.modes import FASTEST, mode_class
 from dlbench.runner.cell.spec import FrameworkId
 from dlbench.runner.driver.plan.request import RunRequest
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dlbench.core.modes import measured, modes
+from dlbench.core.declarations.modes import measured, modes
 from dlbench.runner.driver.plan.experiments import (Experiment, not_measured_params,
-                                        outside_fastest_workloads, suite_grid)
+                                                    outside_fastest_workloads, suite_grid)
 from dlbench.runner.driver.plan.request import RunRequest
 from dlbench.runner.cell.spec import CellSpec, FrameworkId
 from dlbench.runner.workloads import real_size
@@ -65,7 +65,7 @@ def training_modes(request: RunRequest, framework: FrameworkId, workload: str,
                    grid: dict) -> list[str]:
     """The quick suite trains in the default (plain) mode only; standard and full add the
     production one, on the workloads the grid's "fastest_workloads" names (all when it names
-    none), unless the default's cell measures it (dlbench.core.modes.SAME_AS)."""
+    none), unless the default's cell measures it (dlbench.core.declarations.modes.SAME_AS)."""
     if request.suite == "quick":
         return ["default"]
     wanted = [mode for mode in modes("training", framework.framework)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dlbench.core.schema import CellStatus
+from dlbench.core.storage.schema import CellStatus
 from dlbench.runner.worker.harness import Cell, cell_manifest
 from dlbench.runner.cell.outcome import CellOutcome, Fairness, Observation
 from dlbench.runner.cell.spec import CellSpec

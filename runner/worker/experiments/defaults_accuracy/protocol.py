@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dlbench.core.systems import frameworks
+from dlbench.core.declarations.systems import frameworks
 from dlbench.runner.cell.outcome import CellOutcome, Fairness
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.workloads.defaults_task import BATCH_SIZE, TASK, TASKS

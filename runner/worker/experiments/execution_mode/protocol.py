@@ -22,7 +22,7 @@ from typing import Protocol
 
 import numpy as np
 
-from dlbench.core.modes import compiles
+from dlbench.core.declarations.modes import compiles
 from dlbench.runner.worker.harness import Cell
 from dlbench.runner.worker.measure import NS_PER_MS, RetainedMemory, clock_ns
 from dlbench.runner.cell.outcome import CellOutcome, Fairness

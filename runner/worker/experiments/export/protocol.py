@@ -18,8 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dlbench.core.schema import CellStatus
-from dlbench.runner.worker.experiments.export.runtimes import Predict, artifact_size_mib, runtime_settings
+from dlbench.core.storage.schema import CellStatus
+from dlbench.runner.worker.experiments.export.runtimes import (Predict, artifact_size_mib,
+                                                               runtime_settings)
 from dlbench.runner.worker.harness import Cell, CellSkipped
 from dlbench.runner.worker.harness.data import CellData
 from dlbench.runner.worker.measure import NS_PER_S, clock_ns

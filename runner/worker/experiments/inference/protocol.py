@@ -13,7 +13,7 @@ no compilation; in a mode that compiles, `compile_memory` is what the first call
 
 from __future__ import annotations
 
-from dlbench.core.modes import compiles
+from dlbench.core.declarations.modes import compiles
 from dlbench.runner.worker.harness import Cell
 from dlbench.runner.worker.harness.inference import InferencePlan, Predictor, inference_observations
 from dlbench.runner.cell.outcome import CellOutcome, Fairness

@@ -17,15 +17,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from dlbench.core.schema import CellStatus
+from dlbench.core.storage.schema import CellStatus
 from dlbench.runner.workloads.datasets import synthetic_images, synthetic_tokens
 from dlbench.runner.models import reference_forward as reference
-from dlbench.runner.worker.experiments.parity.protocol import (TOLERANCE, ParityFramework, parity_manifest,
-                                                run_parity)
+from dlbench.runner.worker.experiments.parity.protocol import (TOLERANCE, ParityFramework,
+                                                               parity_manifest, run_parity)
 from dlbench.runner.worker.harness import configured_adapter
 from dlbench.runner.models.conventions import (CONVENTIONS, RUNNING_VARIANCE, Conventions,
-                                       check_perturbation, fairness_note, perturbed,
-                                       perturbed_weights)
+                                               check_perturbation, fairness_note, perturbed,
+                                               perturbed_weights)
 from dlbench.runner.models.definitions import ModelDefinition
 from dlbench.runner.models.weights import Weights, initial_weights, trainable
 from dlbench.runner.cell.outcome import CellOutcome, Fairness, Observation

@@ -16,16 +16,16 @@ from typing import Protocol
 
 import numpy as np
 
-from dlbench.core.schema import CellStatus
+from dlbench.core.storage.schema import CellStatus
 from dlbench.runner.worker.harness import Cell, open_cell
 from dlbench.runner.worker.harness.data import CellData
-from dlbench.runner.worker.harness.inference import (InferencePlan, Predictor, latencies_ms, latency_summary,
-                                      throughput)
+from dlbench.runner.worker.harness.inference import (InferencePlan, Predictor, latencies_ms,
+                                                     latency_summary, throughput)
 from dlbench.runner.worker.epochs import Trainer
 from dlbench.runner.worker.harness.training import train_once
 from dlbench.runner.worker.measure import memory_baseline
 from dlbench.runner.workloads.real_size import NO_ACCURACY_PARAM
-from dlbench.core.cpu_flags import bf16_units, cpu_flags, isa_features
+from dlbench.core.machine.cpu_flags import bf16_units, cpu_flags, isa_features
 from dlbench.runner.cell.outcome import CellOutcome, Fairness
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.workloads.catalog import Layer, epoch_order

@@ -7,7 +7,7 @@ is timed alike. Each worker process trains once: repeats are independent process
 
 from __future__ import annotations
 
-from dlbench.core.seeds import PER_PROCESS_SEEDS
+from dlbench.core.judging.seeds import PER_PROCESS_SEEDS
 from dlbench.runner.worker.harness import Cell
 from dlbench.runner.worker.epochs import Trainer
 from dlbench.runner.worker.harness.training import train_once

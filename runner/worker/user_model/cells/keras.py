@@ -8,12 +8,13 @@ import numpy as np
 
 from dlbench.runner.cell.outcome import CellOutcome, failed
 from dlbench.runner.cell.spec import CellSpec
-from dlbench.core.cpu_flags import cpu_flags
+from dlbench.core.machine.cpu_flags import cpu_flags
 from dlbench.runner.worker.user_model.known_crashes import onednn_refusal
 from dlbench.runner.worker.user_model.loading import load_user_model
-from dlbench.runner.worker.user_model.measure import (inference_outcome, measured_or_failed, model_dir,
-                                       model_fairness, model_request, open_model_cell,
-                                       parity_outcome, training_outcome)
+from dlbench.runner.worker.user_model.measure import (inference_outcome, measured_or_failed,
+                                                      model_dir, model_fairness, model_request,
+                                                      open_model_cell, parity_outcome,
+                                                      training_outcome)
 from dlbench.runner.cell.model_source import PARITY, TRAINING
 
 

@@ -1,0 +1,2 @@
+"""Declarations: what dlbench measures, each declared once (experiments, systems, runtimes,
+modes, metrics) and a cell's identity and measured batch."""
