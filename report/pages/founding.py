@@ -16,6 +16,7 @@ import pandas as pd
 from dlbench.core.compare_kinds import runs_by_kind
 from dlbench.core.layout import RunData, release_dir, release_names
 from dlbench.core.where_it_holds import Holds
+from dlbench.report.pages.parity_answer import EXPERIMENT as PARITY, parity_lines
 from dlbench.report.render.user_text import plain_text
 from dlbench.report.verdicts.defaults_answers import QUESTION as DEFAULTS_QUESTION
 from dlbench.report.verdicts.precision_answers import ANCHOR as PRECISION_ACCURACY
@@ -37,7 +38,8 @@ FOUNDING = (
     Founding("Does half precision (BF16) train faster, use less memory or lose accuracy "
              "against FP32?", ("precision-speedup", "precision-memory", PRECISION_ACCURACY),
              "precision", "bf16"),
-    Founding("Does FP16 train faster than FP32?", (), "precision", "fp16"),
+    Founding("Does FP16 train faster than FP32?", ("precision-fp16-speedup",), "precision",
+             "fp16"),
     Founding("Which framework trains fastest?", ("training-speed",), "training"),
     Founding("Does the framework you use change accuracy?", (DEFAULTS_QUESTION,),
              "defaults-accuracy"),
@@ -48,10 +50,12 @@ FOUNDING = (
     Founding("Static or dynamic graphs: does a compiled path run faster than eager?",
              ("compile-speedup", "compile-serving-latency", "compile-serving-throughput"),
              "execution-mode"),
-    Founding("Does data parallelism pay, and whose scales best?", ("scaling-efficiency",),
-             "data-parallel"),
+    Founding("Does data parallelism pay, and whose scales best?",
+             ("data-parallel-throughput", "scaling-efficiency",
+              "data-parallel-time-to-accuracy"), "data-parallel"),
     Founding("Which way to deploy a model serves it fastest?",
              ("deploy-resnet50", "runtime-or-framework", "export-latency"), "export"),
+    Founding("Are the frameworks running the same model?", (PARITY,), PARITY),
 )
 #: Answer lines one founding question shows; the tables below hold every row.
 LINES = 3
@@ -97,12 +101,16 @@ def measured_in(results_dir: Path | None, release: str, experiment: str,
 
 
 def _lines(founding: Founding, tables: Mapping[str, dict], per_machine: Mapping[str, dict],
-           defaults: list[dict], precision_accuracy: list[dict]) -> list[dict]:
+           defaults: list[dict], precision_accuracy: list[dict],
+           cells: pd.DataFrame) -> list[dict]:
     """Up to LINES answers of a founding question: a row's label and its answer on each
     machine kind (where it holds), or its winner on the one machine, with its anchor; an
-    accuracy answer (defaults, precision) by its own rule's sentence."""
+    accuracy answer (defaults, precision) by its own rule's sentence; parity from its cells."""
     lines = []
     for key in founding.questions:
+        if key == PARITY:
+            lines += parity_lines(cells)
+            continue
         if key == DEFAULTS_QUESTION:
             lines += [{"label": block["task"], "answer": block["sentence"],
                        "anchor": "does-the-framework-you-use-change-accuracy"}
@@ -150,7 +158,8 @@ def founding_answers(tables: list[dict], per_machine: Mapping[str, dict], defaul
     by_key = {table["key"]: table for table in tables}
     found = []
     for founding in FOUNDING:
-        lines = _lines(founding, by_key, per_machine, defaults, precision_accuracy or [])
+        lines = _lines(founding, by_key, per_machine, defaults, precision_accuracy or [],
+                       cells)
         missing = None if lines else {
             "why": why_not(cells, founding.experiment, founding.precision),
             "releases": [{"name": name, "href": f"../{name}/" if links else ""}
