@@ -28,6 +28,9 @@ class Context:
     #: workload) -> (outcome, ((other system, decision), ...)) (report/claims/defaults_rule.py)
     defaults: Mapping[tuple[str, str, str], tuple[str, tuple[tuple[str, str], ...]]] = field(
         default_factory=dict)
+    #: the precision-accuracy answers of that table: (run, device, workload, system) ->
+    #: outcome (report/claims/precision_rule.py)
+    precision: Mapping[tuple[str, str, str, str], str] = field(default_factory=dict)
     _rows: pd.DataFrame | None = field(default=None, repr=False)
     _fractions: dict | None = field(default=None, repr=False)
 

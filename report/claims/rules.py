@@ -23,6 +23,7 @@ from dlbench.report.claims.answered import AS_ANSWERED
 from dlbench.report.claims.context import Context, of_system, select
 from dlbench.report.claims.counts import code_size, count_ok, status
 from dlbench.report.claims.defaults_rule import defaults_accuracy
+from dlbench.report.claims.precision_rule import precision_accuracy
 from dlbench.report.claims.vocabulary import ClaimOutcome, Expect, Finding, Rule, RuleKind, combine_findings
 from dlbench.core.conditions import (
     Need,
@@ -362,7 +363,8 @@ def _as_home_page(rule: Rule, family: Family, group: pd.DataFrame, best: list[St
 
 HANDLERS = {RuleKind.ORDER: _order, RuleKind.EFFECT: _effect, RuleKind.EQUIVALENT: _equivalent,
             RuleKind.STATUS: status, RuleKind.COUNT_OK: count_ok, RuleKind.CODE_SIZE: code_size,
-            RuleKind.DEFAULTS_ACCURACY: defaults_accuracy}
+            RuleKind.DEFAULTS_ACCURACY: defaults_accuracy,
+            RuleKind.PRECISION_ACCURACY: precision_accuracy}
 
 
 def evaluate(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
