@@ -52,19 +52,28 @@ def decided_precision(verdicts: pd.DataFrame | None) -> DecidedPrecision:
     return found
 
 
+def _change(found: PrecisionAnswer) -> str:
+    """'; bf16 minus fp32 -5.0 points (-5.6 to -4.4)': the paired change in points and, where
+    the rule judged the pair, its interval (the rule states it as the leader's lead)."""
+    judged, precision = found.answer.judged, found.answer.precision
+    points = round(100 * (found.reduced_mean - found.fp32_mean), 1) + 0.0
+    said = f"; {precision} minus fp32 {points:+.1f} points"
+    if not judged or not judged.pairs:
+        return said
+    sign = -1 if judged.leader == "fp32" else 1
+    low, high = sorted(100 * sign * v for v in (judged.pairs[0].low, judged.pairs[0].high))
+    return f"{said} ({low:+.1f} to {high:+.1f})"
+
+
 def _finding(found: PrecisionAnswer, decided: str | None) -> Finding:
     """One system's answer on one workload as the claim reads it."""
     answer = found.answer
     outcome = decided or answer.outcome.value
     verdict = CLAIM.get(outcome, ClaimOutcome.INCONCLUSIVE)
-    pair = answer.judged.pairs[0] if answer.judged and answer.judged.pairs else None
-    change = (f"; {answer.precision} minus fp32 {100 * (found.reduced_mean - found.fp32_mean):+.1f}"
-              f" points" + (f" (interval of the leader's lead {100 * pair.low:+.1f} to "
-                            f"{100 * pair.high:+.1f})" if pair else "")) if found.seeds else ""
     told = (f"{found.workload}, {system_label(found.system)}: {found.seeds} seeds trained in "
             f"{answer.precision} and in fp32 from the same weights, paired by seed; mean test "
             f"accuracy fp32 {found.fp32_mean:.3f}, {answer.precision} "
-            f"{found.reduced_mean:.3f}{change}; {outcome}"
+            f"{found.reduced_mean:.3f}{_change(found)}; {outcome}"
             + (f" ({answer.reason})" if answer.reason and verdict is ClaimOutcome.INCONCLUSIVE
                else "") + (", as the home page decides it" if decided else ""))
     return Finding(verdict, told, (found.cell_id,))
