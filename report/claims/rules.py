@@ -10,6 +10,7 @@ dlbench.core.decisions; a pair the home page answers takes its decision
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from collections.abc import Callable, Mapping
 
 import pandas as pd
@@ -361,10 +362,21 @@ def _as_home_page(rule: Rule, family: Family, group: pd.DataFrame, best: list[St
                    tuple(s.cell_id for s in best))
 
 
+def _precision_accuracy(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
+    """Reduced precision's accuracy answers (report/claims/precision_rule.py); where a device
+    has none, its release's reduced-precision and fp32 cells compared as an effect (releases
+    before 2027.05 trained each precision in a cell of its own, without its test set's size)."""
+    found = precision_accuracy(rule, context)
+    older = _effect(replace(rule, kind=RuleKind.EFFECT), context, family)
+    return {key: older.get(key, finding) if finding.outcome is ClaimOutcome.NOT_MEASURED
+            else finding for key, finding in found.items()} | {
+        key: finding for key, finding in older.items() if key not in found}
+
+
 HANDLERS = {RuleKind.ORDER: _order, RuleKind.EFFECT: _effect, RuleKind.EQUIVALENT: _equivalent,
             RuleKind.STATUS: status, RuleKind.COUNT_OK: count_ok, RuleKind.CODE_SIZE: code_size,
             RuleKind.DEFAULTS_ACCURACY: defaults_accuracy,
-            RuleKind.PRECISION_ACCURACY: precision_accuracy}
+            RuleKind.PRECISION_ACCURACY: _precision_accuracy}
 
 
 def evaluate(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
