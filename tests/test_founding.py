@@ -153,3 +153,27 @@ def test_fp16_and_data_parallelism_read_their_own_tables_when_their_cells_ran():
     assert fp16["lines"][0]["anchor"] == "q-precision-fp16-speedup"
     parallel = found["Does data parallelism pay, and whose scales best?"]
     assert parallel["lines"][0]["anchor"] == "q-data-parallel-throughput"
+
+
+def test_a_kind_that_measured_none_of_an_answered_question_says_why():
+    cells = pd.DataFrame([
+        {"experiment": "precision", "status": "ok", "precision": "fp16", "reason": "",
+         "run_id": "intel"},
+        {"experiment": "precision", "status": "unsupported", "precision": "fp16",
+         "reason": "this CPU has no fp16 units", "run_id": "amd"},
+        {"experiment": "precision", "status": "ok", "precision": "bf16", "reason": "",
+         "run_id": "amd"}])
+    table = {"key": "precision-fp16-speedup", "unit": "s", "rows": [
+        {"label": "ResNet-50, PyTorch", "outcome": "winner", "winner_words": "fp16",
+         "best": "2.0"}]}
+    kinds = {"intel": "Intel Xeon", "amd": "AMD EPYC"}
+    found = {item["ask"]: item for item in founding_answers(
+        [table], {}, [], cells, "draft", None, links=False, kinds=kinds)}
+    fp16 = found["Does FP16 train faster than FP32?"]["lines"]
+    assert [line["label"] for line in fp16] == ["ResNet-50, PyTorch", "on AMD EPYC"]
+    assert fp16[1]["answer"] == "not measured: this CPU has no fp16 units"
+    assert fp16[1]["href"] == "experiments/precision.md"
+    # one kind, or a question no kind answered: nothing more
+    one = founding_answers([table], {}, [], cells, "draft", None, links=False,
+                           kinds={"intel": "Intel Xeon", "amd": "Intel Xeon"})
+    assert len(next(i for i in one if "FP16" in i["ask"])["lines"]) == 1

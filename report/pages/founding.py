@@ -129,6 +129,30 @@ def _lines(founding: Founding, tables: Mapping[str, dict], per_machine: Mapping[
     return lines[:LINES]
 
 
+def run_kinds(runs: list[RunData]) -> dict[str, str]:
+    """Each run's machine kind in words, by run ID."""
+    return {run.run_id: kind.words for kind, mine in runs_by_kind(runs).items() for run in mine}
+
+
+def _kinds_without(founding: Founding, cells: pd.DataFrame,
+                   kinds: Mapping[str, str]) -> list[dict]:
+    """A line for each machine kind that measured no cell of a founding question which
+    another kind answered (an fp16 cell where the CPU has no fp16 units, a framework that
+    failed there): its cells' most common reason, tied to the experiment's page."""
+    if len(set(kinds.values())) < 2 or "run_id" not in cells:
+        return []
+    of_kind = cells["run_id"].astype(str).map(kinds)
+    lines = []
+    for kind in dict.fromkeys(kinds.values()):
+        mine = cells[(of_kind == kind).to_numpy()]
+        if not measured(mine, founding.experiment, founding.precision):
+            lines.append({"label": f"on {kind}", "answer": plain_text(
+                f"not measured: {why_not(mine, founding.experiment, founding.precision)}"),
+                "anchor": "", "href": f"experiments/{founding.experiment}.md",
+                "link": "its cells"})
+    return lines
+
+
 def _precision_line(blocks: list[dict]) -> dict:
     """The precision accuracy answers in one line: each machine's sentence, named where the
     release holds several."""
@@ -152,14 +176,18 @@ def _one_machine(row: dict, table: dict) -> str:
 
 def founding_answers(tables: list[dict], per_machine: Mapping[str, dict], defaults: list[dict],
                      cells: pd.DataFrame, release: str, results_dir: Path | None,
-                     links: bool, precision_accuracy: list[dict] | None = None) -> list[dict]:
+                     links: bool, precision_accuracy: list[dict] | None = None,
+                     kinds: Mapping[str, str] | None = None) -> list[dict]:
     """Each founding question with its answer lines, or 'not measured in this release' with
-    why and the releases that measured it (linked where `links`: a published version)."""
+    why and the releases that measured it (linked where `links`: a published version); on
+    a release of several machine kinds (`kinds`: run ID -> kind in words), each kind that
+    measured none of a question the others answered, with why."""
     by_key = {table["key"]: table for table in tables}
     found = []
     for founding in FOUNDING:
         lines = _lines(founding, by_key, per_machine, defaults, precision_accuracy or [],
                        cells)
+        lines += _kinds_without(founding, cells, kinds or {}) if lines else []
         missing = None if lines else {
             "why": why_not(cells, founding.experiment, founding.precision),
             "releases": [{"name": name, "href": f"../{name}/" if links else ""}

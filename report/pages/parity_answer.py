@@ -48,5 +48,6 @@ def parity_lines(cells: pd.DataFrame) -> list[dict]:
         return []
     pairs = pair_results(cells)
     return [{"label": workload_label(str(workload), str(group["device"].iloc[0])),
-             "answer": plain_text(_words(group)), "anchor": "", "href": PAGE}
+             "answer": plain_text(_words(group)), "anchor": "", "href": PAGE,
+             "link": "every pair"}
             for workload, group in pairs.groupby("workload", sort=True)]
