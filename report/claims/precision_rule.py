@@ -20,8 +20,8 @@ import pandas as pd
 
 from dlbench.core.precision_accuracy import PrecisionAccuracyOutcome
 from dlbench.core.schema import system_label
-from dlbench.report.claims.context import Context
-from dlbench.report.claims.vocabulary import ClaimOutcome, Finding, Rule, combine_findings
+from dlbench.report.claims.context import Context, per_device
+from dlbench.report.claims.vocabulary import ClaimOutcome, Finding, Rule
 from dlbench.report.verdicts.precision_answers import (QUESTION, PrecisionAnswer,
                                                        precision_answers)
 
@@ -84,14 +84,8 @@ def precision_accuracy(rule: Rule, context: Context,
     """Findings per (machine, device): each reduced-precision accuracy answer, the home
     page's outcome where the context's verdicts table held it; a device where no such cell
     ran says so. (`family` is unused: the answer has its own rule.)"""
-    cells = context.cells
-    machines = dict(zip(cells["run_id"].astype(str), cells["machine"].astype(str),
-                        strict=True))
-    found: dict[Key, list[Finding]] = {}
-    for answer in precision_answers(context.observations, cells):
-        key = (machines[answer.run_id], answer.device)
-        found.setdefault(key, []).append(_finding(answer, context.precision.get(
-            (answer.run_id, answer.device, answer.workload, answer.system))))
-    devices = set(zip(cells["machine"].astype(str), cells["device"].astype(str), strict=True))
-    return {key: combine_findings(found[key], rule.combine) if key in found
-            else Finding(ClaimOutcome.NOT_MEASURED, NOT_RUN) for key in sorted(devices)}
+    decided = context.precision
+    return per_device(context, ((answer.run_id, answer.device, _finding(answer, decided.get(
+        (answer.run_id, answer.device, answer.workload, answer.system))))
+        for answer in precision_answers(context.observations, context.cells)),
+        rule.combine, NOT_RUN)
