@@ -173,7 +173,13 @@ def test_a_kind_that_measured_none_of_an_answered_question_says_why():
     assert [line["label"] for line in fp16] == ["ResNet-50, PyTorch", "on AMD EPYC"]
     assert fp16[1]["answer"] == "not measured: this CPU has no fp16 units"
     assert fp16[1]["href"] == "experiments/precision.md"
-    # one kind, or a question no kind answered: nothing more
+    # one kind, or a question whose experiment no kind measured (the compiled path's
+    # serving rows come from the inference experiment): nothing more
+    serving = {"key": "compile-serving-latency", "unit": "ms", "rows": [table["rows"][0]]}
+    static = next(i for i in founding_answers([serving], {}, [], cells, "draft", None,
+                                              links=False, kinds=kinds)
+                  if "Static" in i["ask"])
+    assert [line["anchor"] for line in static["lines"]] == ["q-compile-serving-latency"]
     one = founding_answers([table], {}, [], cells, "draft", None, links=False,
                            kinds={"intel": "Intel Xeon", "amd": "Intel Xeon"})
     assert len(next(i for i in one if "FP16" in i["ask"])["lines"]) == 1

@@ -139,8 +139,9 @@ def _kinds_without(founding: Founding, cells: pd.DataFrame,
     """A line for each machine kind that measured no cell of a founding question which
     another kind answered (an fp16 cell where the CPU has no fp16 units, a framework that
     failed there): its cells' most common reason, tied to the experiment's page."""
-    if len(set(kinds.values())) < 2 or "run_id" not in cells:
-        return []
+    if (len(set(kinds.values())) < 2 or "run_id" not in cells
+            or not measured(cells, founding.experiment, founding.precision)):
+        return []  # one kind, or answered from another experiment's cells
     of_kind = cells["run_id"].astype(str).map(kinds)
     lines = []
     for kind in dict.fromkeys(kinds.values()):
