@@ -113,3 +113,12 @@ def test_the_claim_takes_the_home_pages_stored_outcome():
     verdict = _verdict([SAME], published)
     assert verdict.verdict is ClaimOutcome.SUPPORTED
     assert "as the home page decides it" in verdict.explanation
+
+
+def test_the_accuracy_answers_of_their_own_rules_are_not_counted_as_timing_answers():
+    from dlbench.report.notes.facts import _answers
+
+    rows = [{"row": "answer", "question": q, "run_id": "r1", "outcome": o, "derived_from": ""}
+            for q, o in (("defaults-accuracy", "winner"), (QUESTION, "no meaningful difference"),
+                         ("training-speed", "inconclusive"))]
+    assert _answers(pd.DataFrame(rows, columns=VERDICT_COLUMNS), "r1") == (0, 1, 0, 0)
