@@ -26,7 +26,6 @@ from dlbench.report.pages.home import machine_hardware, source_judgement
 from dlbench.report.pages.machine_columns import (depends_on_machine, machine_names,
                                                   machine_tables)
 from dlbench.report.render.user_text import plain_text
-from dlbench.report.verdicts.defaults_answers import defaults_answers
 from dlbench.report.verdicts.stored import stored_verdicts
 from dlbench.report.verdicts.verdict_table import judged_table
 
@@ -36,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def judged(source: Source) -> pd.DataFrame:
     """The verdicts table a build of `source` judges today."""
     return judged_table(source_judgement(source), labelled_results(source),
-                        defaults_answers(source.observations, source.cells))
+                        source.observations, source.cells)
 
 
 def holds_tables(results: Path, runs: list[str], release: str = "") -> list[dict]:

@@ -108,3 +108,78 @@ def test_the_summary_chart_holds_each_questions_first_row_on_each_machine():
     frame = summary_frame(tables)
     assert list(frame["label"]) == ["MLP, batch 32: PyTorch on Intel Xeon (AMX)"]
     assert list(frame["ratio"]) == [1.5] and summary_frame([]).empty
+
+
+def _parity_cell(workload: str, framework: str, backend: str, logit: float) -> dict:
+    details = {"logits": [[0.5, logit]], "updates": [0.1, 0.2], "tolerance": 1e-4,
+               "reference_pass": True}
+    return {"experiment": "parity", "status": "ok", "precision": "fp32", "reason": "",
+            "run_id": "r1", "workload": workload, "device": "cpu", "framework": framework,
+            "backend": backend, "details_json": json.dumps(details)}
+
+
+def test_the_same_model_question_is_answered_from_the_parity_cells_of_each_workload():
+    systems = [("pytorch", ""), ("tensorflow", ""), ("keras", "jax")]
+    cells = pd.DataFrame(
+        [_parity_cell("resnet50-synthetic", f, b, 0.25) for f, b in systems]
+        + [_parity_cell("bert-base-tokens", f, b, 0.25 if f != "tensorflow" else 0.35)
+           for f, b in systems])
+    found = founding_answers([], {}, [], cells, "draft", None, links=False)
+    same = next(item for item in found if "same model" in item["ask"])
+    assert same["missing"] is None
+    answers = {line["label"]: line["answer"] for line in same["lines"]}
+    assert {line["href"] for line in same["lines"]} == {"experiments/parity.md"}
+    resnet = next(a for label, a in answers.items() if label.startswith("ResNet-50"))
+    assert resnet.startswith("the same model in all 3 systems")
+    bert = next(a for label, a in answers.items() if label.startswith("BERT-base"))
+    assert bert.startswith("2 of 3 pairs of 3 systems differ beyond tolerance")
+    assert "TensorFlow" in bert and "same model" not in bert
+    # without parity cells the question says it was not measured
+    none = founding_answers([], {}, [], _cells([]), "draft", None, links=False)
+    assert next(i for i in none if "same model" in i["ask"])["missing"]["why"] == \
+        "this release's suite held no parity cell"
+
+
+def test_fp16_and_data_parallelism_read_their_own_tables_when_their_cells_ran():
+    cells = _cells([("precision", "ok", "fp16", ""), ("data-parallel", "ok", "fp32", "")])
+    row = {"label": "ResNet-50, PyTorch", "outcome": "winner", "winner_words": "fp16",
+           "best": "2.0"}
+    tables = [{"key": key, "unit": "s", "rows": [row]}
+              for key in ("precision-fp16-speedup", "data-parallel-throughput")]
+    found = {item["ask"]: item for item in
+             founding_answers(tables, {}, [], cells, "draft", None, links=False)}
+    fp16 = found["Does FP16 train faster than FP32?"]
+    assert fp16["missing"] is None
+    assert fp16["lines"][0]["anchor"] == "q-precision-fp16-speedup"
+    parallel = found["Does data parallelism pay, and whose scales best?"]
+    assert parallel["lines"][0]["anchor"] == "q-data-parallel-throughput"
+
+
+def test_a_kind_that_measured_none_of_an_answered_question_says_why():
+    cells = pd.DataFrame([
+        {"experiment": "precision", "status": "ok", "precision": "fp16", "reason": "",
+         "run_id": "intel"},
+        {"experiment": "precision", "status": "unsupported", "precision": "fp16",
+         "reason": "this CPU has no fp16 units", "run_id": "amd"},
+        {"experiment": "precision", "status": "ok", "precision": "bf16", "reason": "",
+         "run_id": "amd"}])
+    table = {"key": "precision-fp16-speedup", "unit": "s", "rows": [
+        {"label": "ResNet-50, PyTorch", "outcome": "winner", "winner_words": "fp16",
+         "best": "2.0"}]}
+    kinds = {"intel": "Intel Xeon", "amd": "AMD EPYC"}
+    found = {item["ask"]: item for item in founding_answers(
+        [table], {}, [], cells, "draft", None, links=False, kinds=kinds)}
+    fp16 = found["Does FP16 train faster than FP32?"]["lines"]
+    assert [line["label"] for line in fp16] == ["ResNet-50, PyTorch", "on AMD EPYC"]
+    assert fp16[1]["answer"] == "not measured: this CPU has no fp16 units"
+    assert fp16[1]["href"] == "experiments/precision.md"
+    # one kind, or a question whose experiment no kind measured (the compiled path's
+    # serving rows come from the inference experiment): nothing more
+    serving = {"key": "compile-serving-latency", "unit": "ms", "rows": [table["rows"][0]]}
+    static = next(i for i in founding_answers([serving], {}, [], cells, "draft", None,
+                                              links=False, kinds=kinds)
+                  if "Static" in i["ask"])
+    assert [line["anchor"] for line in static["lines"]] == ["q-compile-serving-latency"]
+    one = founding_answers([table], {}, [], cells, "draft", None, links=False,
+                           kinds={"intel": "Intel Xeon", "amd": "Intel Xeon"})
+    assert len(next(i for i in one if "FP16" in i["ask"])["lines"]) == 1

@@ -265,10 +265,21 @@ def test_fp16_on_a_cpu_without_fp16_units_is_left_out_and_said():
     cells = [{"system": "pytorch", "experiment": "precision", "precision": p,
               "values": {"steady_epoch_time": noisy(t, i)}}
              for i, (p, t) in enumerate({"fp32": 1.0, "fp16": 3.0}.items())]
-    verdict = one("precision-speedup", cells)
+    verdict = one("precision-fp16-speedup", cells)
     assert verdict.outcome is Outcome.NOT_MEASURABLE and "no fp16" in verdict.reason
-    with_units = one("precision-speedup", cells, {"cpu": {"avx512_fp16": True}})
+    with_units = one("precision-fp16-speedup", cells, {"cpu": {"avx512_fp16": True}})
     assert with_units.winner == "fp32"
+
+
+def test_bf16_and_fp16_are_each_judged_against_fp32_not_against_each_other():
+    # a machine with both units measures three precisions: fp16 fastest must not answer
+    # the bf16 question, and bf16 faster than fp32 is bf16's answer even beside fp16
+    cells = [{"system": "pytorch", "experiment": "precision", "precision": p,
+              "values": {"steady_epoch_time": noisy(t, i)}}
+             for i, (p, t) in enumerate({"fp32": 2.0, "bf16": 1.0, "fp16": 0.5}.items())]
+    units = {"cpu": {"avx512_fp16": True, "avx512_bf16": True}}
+    assert one("precision-speedup", cells, units).winner == "bf16"
+    assert one("precision-fp16-speedup", cells, units).winner == "fp16"
 
 
 PEAK_ENV = bounded(1e11)

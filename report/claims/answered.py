@@ -22,7 +22,7 @@ from dlbench.core.judging.outcomes import PAIR, Outcome
 from dlbench.core.judging.decisions import PRACTICAL_THRESHOLD, Family, PairDecision, PairTest
 from dlbench.core.declarations.metrics import Direction
 from dlbench.core.judging.verdict_engine import metric_direction
-from dlbench.report.verdicts.defaults_answers import QUESTION as DEFAULTS_QUESTION
+from dlbench.report.verdicts.verdict_table import OWN_RULES
 
 #: (run, metric, cell A, cell B) -> the home page's decision of A against B.
 AnsweredPairs = Mapping[tuple[str, str, str, str], PairDecision]
@@ -84,7 +84,7 @@ def answered_pairs(verdicts: pd.DataFrame | None) -> dict[tuple[str, str, str, s
         return {}
     known = {decision.value for decision in PAIR}
     pairs = verdicts[(verdicts["row"] == "pair") & verdicts["decision"].isin(known)
-                     & (verdicts["question"] != DEFAULTS_QUESTION)]  # no ratio: its own rule
+                     & ~verdicts["question"].isin(OWN_RULES)]  # no ratio: their own rules
     pairs = pairs.assign(derived=~pairs["derived_from"].fillna("").astype(str).isin(
         ["", "None", "nan"]))
     answered: dict[tuple[str, str, str, str], PairDecision] = {}

@@ -20,6 +20,7 @@ from dlbench.core.judging.regime import Regime
 from dlbench.core.storage.schema import system_label
 from dlbench.report.claims.answered import AnsweredFamily, AnsweredPairs, answered_pairs
 from dlbench.report.claims.defaults_rule import DecidedAnswers, decided_answers
+from dlbench.report.claims.precision_rule import DecidedPrecision, decided_precision
 from dlbench.report.claims.rules import Context, evaluate
 from dlbench.report.render.labels import workload_label
 from dlbench.core.judging.outcomes import Outcome
@@ -61,6 +62,7 @@ REQUIRED: dict[RuleKind, tuple[str, ...]] = {
     RuleKind.COUNT_OK: ("experiment", "order"),
     RuleKind.CODE_SIZE: ("experiment", "order", "listings"),
     RuleKind.DEFAULTS_ACCURACY: ("experiment", "metric"),
+    RuleKind.PRECISION_ACCURACY: ("experiment", "metric"),
 }
 
 _ENUMS = {"kind": RuleKind, "combine": Combine, "expect": Expect,
@@ -172,7 +174,8 @@ def check_claims(observations: pd.DataFrame, cells: pd.DataFrame,
                  listings: Mapping[str, str] | None = None,
                  environments: Mapping[str, Mapping] | None = None,
                  answered: AnsweredPairs | None = None,
-                 defaults: DecidedAnswers | None = None) -> list[ClaimVerdict]:
+                 defaults: DecidedAnswers | None = None,
+                 precision: DecidedPrecision | None = None) -> list[ClaimVerdict]:
     """Every claim's verdict on every machine and device of a release, claim order kept.
 
     `machines` maps run IDs to a machine kind's label, so runs of one kind are judged as one;
@@ -182,14 +185,16 @@ def check_claims(observations: pd.DataFrame, cells: pd.DataFrame,
     holds the home page's pair decisions (report/claims/answered.py): a comparison among them
     takes that decision; the other comparisons of every claim are one family, Holm's
     correction runs over them. `defaults` holds the home page's defaults-accuracy answers
-    (report/claims/defaults_rule.py): a claim judged on the same answer takes them.
+    (report/claims/defaults_rule.py) and `precision` its precision-accuracy answers
+    (report/claims/precision_rule.py): a claim judged on the same answer takes them.
     """
     claims = load_claims() if claims is None else claims
     cells = latest_per_machine(cells, machines)
     observations = observations.merge(cells[["run_id", "cell_id", "machine"]],
                                       on=["run_id", "cell_id"], how="inner")
     context = Context(observations, cells, load_listings() if listings is None else listings,
-                      environments or {}, defaults=defaults or {})
+                      environments or {}, defaults=defaults or {},
+                      precision=precision or {})
     run_of = {(m, c): r for m, c, r in zip(cells["machine"], cells["cell_id"], cells["run_id"],
                                            strict=True)}
     devices = sorted({(str(m), str(d)) for m, d in zip(cells["machine"], cells["device"],
@@ -274,4 +279,5 @@ def check_source_claims(source: object, claims: list[Claim] | None = None,
     environments, and `verdicts`, the home page's verdicts table (stored or this build's)."""
     return check_claims(source.observations, source.cells, claims, machines_of(source.runs),
                         environments={run.run_id: run.environment for run in source.runs},
-                        answered=answered_pairs(verdicts), defaults=decided_answers(verdicts))
+                        answered=answered_pairs(verdicts), defaults=decided_answers(verdicts),
+                        precision=decided_precision(verdicts))

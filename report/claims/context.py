@@ -3,13 +3,14 @@ run environments, and how a rule selects its rows and frameworks."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import pandas as pd
 
 from dlbench.core.judging.regime import Regime
-from dlbench.report.claims.vocabulary import Rule
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.report.claims.vocabulary import Combine, Finding, Rule, combine_findings
 from dlbench.core.machine.achieved import cell_fractions
 from dlbench.core.judging.conditions import regime_of_cells
 from dlbench.core.judging.verdict_engine import repeat_rows
@@ -28,6 +29,9 @@ class Context:
     #: workload) -> (outcome, ((other system, decision), ...)) (report/claims/defaults_rule.py)
     defaults: Mapping[tuple[str, str, str], tuple[str, tuple[tuple[str, str], ...]]] = field(
         default_factory=dict)
+    #: the precision-accuracy answers of that table: (run, device, workload, system) ->
+    #: outcome (report/claims/precision_rule.py)
+    precision: Mapping[tuple[str, str, str, str], str] = field(default_factory=dict)
     _rows: pd.DataFrame | None = field(default=None, repr=False)
     _fractions: dict | None = field(default=None, repr=False)
 
@@ -71,3 +75,19 @@ def select(frame: pd.DataFrame, rule: Rule) -> pd.DataFrame:
     for column, allowed in rule.where:
         frame = frame[frame[column].astype(str).isin(allowed)]
     return frame
+
+
+def per_device(context: Context, found: Iterable[tuple[str, str, Finding]], combine: Combine,
+               not_run: str) -> dict[tuple[str, str], Finding]:
+    """Findings of an answer rule, each (run, device, finding), as one finding per (machine,
+    device) of the context's cells; a device with none is not measured, `not_run` saying
+    why."""
+    cells = context.cells
+    machines = dict(zip(cells["run_id"].astype(str), cells["machine"].astype(str),
+                        strict=True))
+    by_key: dict[tuple[str, str], list[Finding]] = {}
+    for run_id, device, finding in found:
+        by_key.setdefault((machines[run_id], device), []).append(finding)
+    devices = set(zip(cells["machine"].astype(str), cells["device"].astype(str), strict=True))
+    return {key: combine_findings(by_key[key], combine) if key in by_key
+            else Finding(Outcome.NOT_MEASURED, not_run) for key in sorted(devices)}

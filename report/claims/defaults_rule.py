@@ -21,8 +21,8 @@ import pandas as pd
 
 from dlbench.core.judging.outcomes import Outcome
 from dlbench.core.storage.schema import system_label
-from dlbench.report.claims.context import Context
-from dlbench.report.claims.vocabulary import Finding, Rule, combine_findings
+from dlbench.report.claims.context import Context, per_device
+from dlbench.report.claims.vocabulary import Finding, Rule
 from dlbench.report.verdicts.defaults_answers import (DECISIONS, QUESTION, DefaultsAnswer,
                                                       defaults_answers)
 
@@ -119,14 +119,7 @@ def defaults_accuracy(rule: Rule, context: Context, family: object = None) -> di
     the context's verdicts table held them; a device where the experiment did not run says
     so. (`family` is unused: the answer has its own rule.)"""
     decided = context.defaults
-    cells = context.cells
-    machines = dict(zip(cells["run_id"].astype(str), cells["machine"].astype(str),
-                        strict=True))
-    found: dict[Key, list[Finding]] = {}
-    for answer in defaults_answers(context.observations, cells):
-        key = (machines[answer.run_id], answer.device)
-        found.setdefault(key, []).append(_finding(answer, decided.get(
-            (answer.run_id, answer.device, answer.workload))))
-    devices = set(zip(cells["machine"].astype(str), cells["device"].astype(str), strict=True))
-    return {key: combine_findings(found[key], rule.combine) if key in found
-            else Finding(Outcome.NOT_MEASURED, NOT_RUN) for key in sorted(devices)}
+    return per_device(context, ((answer.run_id, answer.device, _finding(answer, decided.get(
+        (answer.run_id, answer.device, answer.workload))))
+        for answer in defaults_answers(context.observations, context.cells)),
+        rule.combine, NOT_RUN)

@@ -10,6 +10,7 @@ dlbench.core.judging.decisions; a pair the home page answers takes its decision
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from collections.abc import Callable, Mapping
 
 import pandas as pd
@@ -24,6 +25,7 @@ from dlbench.report.claims.answered import AS_ANSWERED, AnsweredFamily
 from dlbench.report.claims.context import Context, of_system, select
 from dlbench.report.claims.counts import code_size, count_ok, status
 from dlbench.report.claims.defaults_rule import defaults_accuracy
+from dlbench.report.claims.precision_rule import precision_accuracy
 from dlbench.report.claims.vocabulary import Expect, Finding, Rule, RuleKind, combine_findings
 from dlbench.core.judging.conditions import (
     Need,
@@ -361,9 +363,21 @@ def _as_home_page(rule: Rule, family: Family, group: pd.DataFrame, best: list[St
                    tuple(s.cell_id for s in best))
 
 
+def _precision_accuracy(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:
+    """Reduced precision's accuracy answers (report/claims/precision_rule.py); where a device
+    has none, its release's reduced-precision and fp32 cells compared as an effect (releases
+    before 2027.05 trained each precision in a cell of its own, without its test set's size)."""
+    found = precision_accuracy(rule, context)
+    older = _effect(replace(rule, kind=RuleKind.EFFECT), context, family)
+    return {key: older.get(key, finding) if finding.outcome is Outcome.NOT_MEASURED
+            else finding for key, finding in found.items()} | {
+        key: finding for key, finding in older.items() if key not in found}
+
+
 HANDLERS = {RuleKind.ORDER: _order, RuleKind.EFFECT: _effect, RuleKind.EQUIVALENT: _equivalent,
             RuleKind.STATUS: status, RuleKind.COUNT_OK: count_ok, RuleKind.CODE_SIZE: code_size,
-            RuleKind.DEFAULTS_ACCURACY: defaults_accuracy}
+            RuleKind.DEFAULTS_ACCURACY: defaults_accuracy,
+            RuleKind.PRECISION_ACCURACY: _precision_accuracy}
 
 
 def evaluate(rule: Rule, context: Context, family: Family) -> dict[Key, Finding]:

@@ -29,6 +29,7 @@ class RuleKind(enum.Enum):
     COUNT_OK = "count_ok"
     CODE_SIZE = "code_size"
     DEFAULTS_ACCURACY = "defaults_accuracy"
+    PRECISION_ACCURACY = "precision_accuracy"
 
 
 class Combine(enum.Enum):

@@ -17,9 +17,11 @@ from dlbench.core.machine.fma_peak import environment_bound
 from dlbench.core.machine.machines import machine_kind
 from dlbench.report.inputs.source import Source, source_processes
 from dlbench.report.verdicts.stored import stored_verdicts
+from dlbench.report.verdicts.verdict_table import OWN_RULES
 
-#: Questions that are not timing answers (the notes count timing answers).
-NOT_TIMING = ("accuracy", "peak-memory", "precision-memory")
+#: Questions that are not timing answers (the notes count timing answers): accuracy, memory
+#: and the accuracy answers of their own rules (defaults-accuracy, precision-accuracy).
+NOT_TIMING = ("accuracy", "peak-memory", "precision-memory", *OWN_RULES)
 TESTED = ("winner", "no meaningful difference", "inconclusive")
 DECIDED = ("winner", "no meaningful difference")
 #: The real-size workloads, whose share of the bound the notes give.

@@ -22,7 +22,7 @@ from dlbench.report.pages.answer_values import (Medians, best_value, compile_cos
                                                 is_compile_question)
 from dlbench.report.render.labels import contender_label, workload_label
 from dlbench.core.judging.outcomes import Outcome
-from dlbench.report.verdicts.defaults_answers import QUESTION as DEFAULTS_QUESTION
+from dlbench.report.verdicts.verdict_table import OWN_RULES
 from dlbench.report.verdicts.stored import answer_key
 
 #: The mark of a cell whose pair the processes could not decide.
@@ -233,11 +233,11 @@ def _key(row: Mapping) -> tuple[str, ...]:
 def compared_answers(frame: pd.DataFrame) -> pd.DataFrame:
     """The answer rows of the question tables that test pairs (more than one contender
     measured); a parity answer (the same model from the same start) tests nothing and the
-    defaults-accuracy answer has a section of its own (a stored question no longer asked
-    still counts)."""
+    accuracy answers of their own rules (OWN_RULES) have sections of their own (a stored
+    question no longer asked still counts)."""
     with_pairs = {_key(r) for r in frame[frame["row"] == "pair"].to_dict("records")}
     answers = frame[(frame["row"] == "answer")
-                    & (frame["question"].astype(str) != DEFAULTS_QUESTION)
+                    & ~frame["question"].astype(str).isin(OWN_RULES)
                     & (frame["outcome"].astype(str) != PARITY)]
     judged = [i for i, r in enumerate(answers.to_dict("records")) if _key(r) in with_pairs]
     return answers.iloc[judged]  # by position: an empty list must not select columns

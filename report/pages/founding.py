@@ -16,6 +16,7 @@ import pandas as pd
 from dlbench.core.judging.compare_kinds import runs_by_kind
 from dlbench.core.storage.layout import RunData, release_dir, release_names
 from dlbench.core.judging.outcomes import Outcome
+from dlbench.report.pages.parity_answer import EXPERIMENT as PARITY, parity_lines
 from dlbench.report.render.user_text import plain_text
 from dlbench.report.verdicts.defaults_answers import QUESTION as DEFAULTS_QUESTION
 from dlbench.report.verdicts.precision_answers import ANCHOR as PRECISION_ACCURACY
@@ -37,7 +38,8 @@ FOUNDING = (
     Founding("Does half precision (BF16) train faster, use less memory or lose accuracy "
              "against FP32?", ("precision-speedup", "precision-memory", PRECISION_ACCURACY),
              "precision", "bf16"),
-    Founding("Does FP16 train faster than FP32?", (), "precision", "fp16"),
+    Founding("Does FP16 train faster than FP32?", ("precision-fp16-speedup",), "precision",
+             "fp16"),
     Founding("Which framework trains fastest?", ("training-speed",), "training"),
     Founding("Does the framework you use change accuracy?", (DEFAULTS_QUESTION,),
              "defaults-accuracy"),
@@ -48,10 +50,12 @@ FOUNDING = (
     Founding("Static or dynamic graphs: does a compiled path run faster than eager?",
              ("compile-speedup", "compile-serving-latency", "compile-serving-throughput"),
              "execution-mode"),
-    Founding("Does data parallelism pay, and whose scales best?", ("scaling-efficiency",),
-             "data-parallel"),
+    Founding("Does data parallelism pay, and whose scales best?",
+             ("data-parallel-throughput", "scaling-efficiency",
+              "data-parallel-time-to-accuracy"), "data-parallel"),
     Founding("Which way to deploy a model serves it fastest?",
              ("deploy-resnet50", "runtime-or-framework", "export-latency"), "export"),
+    Founding("Are the frameworks running the same model?", (PARITY,), PARITY),
 )
 #: Answer lines one founding question shows; the tables below hold every row.
 LINES = 3
@@ -97,12 +101,16 @@ def measured_in(results_dir: Path | None, release: str, experiment: str,
 
 
 def _lines(founding: Founding, tables: Mapping[str, dict], per_machine: Mapping[str, dict],
-           defaults: list[dict], precision_accuracy: list[dict]) -> list[dict]:
+           defaults: list[dict], precision_accuracy: list[dict],
+           cells: pd.DataFrame) -> list[dict]:
     """Up to LINES answers of a founding question: a row's label and its answer on each
     machine kind (where it holds), or its winner on the one machine, with its anchor; an
-    accuracy answer (defaults, precision) by its own rule's sentence."""
+    accuracy answer (defaults, precision) by its own rule's sentence; parity from its cells."""
     lines = []
     for key in founding.questions:
+        if key == PARITY:
+            lines += parity_lines(cells)
+            continue
         if key == DEFAULTS_QUESTION:
             lines += [{"label": block["task"], "answer": block["sentence"],
                        "anchor": "does-the-framework-you-use-change-accuracy"}
@@ -119,6 +127,31 @@ def _lines(founding: Founding, tables: Mapping[str, dict], per_machine: Mapping[
             lines += [{"label": row["label"], "answer": _one_machine(row, table),
                        "anchor": f"q-{key}"} for row in table["rows"][:1]]
     return lines[:LINES]
+
+
+def run_kinds(runs: list[RunData]) -> dict[str, str]:
+    """Each run's machine kind in words, by run ID."""
+    return {run.run_id: kind.words for kind, mine in runs_by_kind(runs).items() for run in mine}
+
+
+def _kinds_without(founding: Founding, cells: pd.DataFrame,
+                   kinds: Mapping[str, str]) -> list[dict]:
+    """A line for each machine kind that measured no cell of a founding question which
+    another kind answered (an fp16 cell where the CPU has no fp16 units, a framework that
+    failed there): its cells' most common reason, tied to the experiment's page."""
+    if (len(set(kinds.values())) < 2 or "run_id" not in cells
+            or not measured(cells, founding.experiment, founding.precision)):
+        return []  # one kind, or answered from another experiment's cells
+    of_kind = cells["run_id"].astype(str).map(kinds)
+    lines = []
+    for kind in dict.fromkeys(kinds.values()):
+        mine = cells[(of_kind == kind).to_numpy()]
+        if not measured(mine, founding.experiment, founding.precision):
+            lines.append({"label": f"on {kind}", "answer": plain_text(
+                f"not measured: {why_not(mine, founding.experiment, founding.precision)}"),
+                "anchor": "", "href": f"experiments/{founding.experiment}.md",
+                "link": "its cells"})
+    return lines
 
 
 def _precision_line(blocks: list[dict]) -> dict:
@@ -144,13 +177,18 @@ def _one_machine(row: dict, table: dict) -> str:
 
 def founding_answers(tables: list[dict], per_machine: Mapping[str, dict], defaults: list[dict],
                      cells: pd.DataFrame, release: str, results_dir: Path | None,
-                     links: bool, precision_accuracy: list[dict] | None = None) -> list[dict]:
+                     links: bool, precision_accuracy: list[dict] | None = None,
+                     kinds: Mapping[str, str] | None = None) -> list[dict]:
     """Each founding question with its answer lines, or 'not measured in this release' with
-    why and the releases that measured it (linked where `links`: a published version)."""
+    why and the releases that measured it (linked where `links`: a published version); on
+    a release of several machine kinds (`kinds`: run ID -> kind in words), each kind that
+    measured none of a question the others answered, with why."""
     by_key = {table["key"]: table for table in tables}
     found = []
     for founding in FOUNDING:
-        lines = _lines(founding, by_key, per_machine, defaults, precision_accuracy or [])
+        lines = _lines(founding, by_key, per_machine, defaults, precision_accuracy or [],
+                       cells)
+        lines += _kinds_without(founding, cells, kinds or {}) if lines else []
         missing = None if lines else {
             "why": why_not(cells, founding.experiment, founding.precision),
             "releases": [{"name": name, "href": f"../{name}/" if links else ""}

@@ -30,7 +30,7 @@ from dlbench.report.pages.answer_values import centres_of
 from dlbench.report.pages.cite import example_row, result_citation
 from dlbench.report.pages.defaults_accuracy import defaults_blocks
 from dlbench.report.pages.precision_accuracy import precision_blocks
-from dlbench.report.pages.founding import (founding_answers, framework_versions,
+from dlbench.report.pages.founding import (founding_answers, run_kinds, framework_versions,
                                            machine_dependence, machine_kinds, notes_summary,
                                            summary_frame)
 from dlbench.report.render.charts import ratio_chart
@@ -377,7 +377,8 @@ def home_page(inputs: PageInputs) -> Page:
                   founding=founding_answers(tables, per_machine, defaults, source.cells,
                                             source.name, inputs.results_dir,
                                             links=not source.draft,
-                                            precision_accuracy=precision_accuracy),
+                                            precision_accuracy=precision_accuracy,
+                                            kinds=run_kinds(list(source.runs))),
                   dependence=machine_dependence(per_machine), summary_chart=chart,
                   example=None if example is None else result_citation(example, inputs.cite),
                   stored=stored is not None, apart=len(apart),

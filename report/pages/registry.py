@@ -24,7 +24,6 @@ from dlbench.report.render.jinja import ChartBlock
 from dlbench.report.inputs.source import Source, newest_release
 from dlbench.report.verdicts.verdict_table import Calibration, judged_table
 from dlbench.report.verdicts.answers import Verdicts
-from dlbench.report.verdicts.defaults_answers import defaults_answers
 
 
 @dataclass(frozen=True)
@@ -42,11 +41,11 @@ class PageInputs:
 
     @cached_property
     def verdicts(self) -> pd.DataFrame:
-        """This build's verdicts table (answers, pairs, the defaults-accuracy answers, A/A
+        """This build's verdicts table (answers, pairs, the answers of their own rules, A/A
         controls), judged once per build: the home and claims pages and the download read
         the same one."""
-        return judged_table(self.judged, self.summary,
-                            defaults_answers(self.source.observations, self.source.cells))
+        return judged_table(self.judged, self.summary, self.source.observations,
+                            self.source.cells)
 
     @cached_property
     def beside_release(self) -> Source | None:

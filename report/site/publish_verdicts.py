@@ -13,16 +13,15 @@ from dlbench.report.inputs.source import Source, load_release
 from dlbench.report.inputs.labelled import labelled_results
 from dlbench.report.pages.home import source_judgement
 from dlbench.report.site.errata import Erratum, append_erratum
-from dlbench.report.verdicts.defaults_answers import defaults_answers
 from dlbench.report.verdicts.verdict_table import judged_table
 from dlbench.report.verdicts.stored import STORED, store_verdicts
 
 
 def release_verdicts(source: Source) -> pd.DataFrame:
     """The verdicts table of `source` as this code judges it (answers, pairs, the
-    defaults-accuracy answers, controls)."""
+    answers of their own rules, controls)."""
     return judged_table(source_judgement(source), labelled_results(source),
-                        defaults_answers(source.observations, source.cells))
+                        source.observations, source.cells)
 
 
 def store_release_verdicts(results_dir: Path, name: str) -> Path:

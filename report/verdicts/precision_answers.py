@@ -1,20 +1,26 @@
 """The precision experiment's accuracy answers of a release: for each run, device, workload
 and system, whether its reduced precision (bf16, or fp16) cost accuracy against fp32, by
 dlbench.core.judging.precision_accuracy's rule over the cell's processes, each of which trained the
-workload in both precisions from the same weights in the same order (paired by seed)."""
+workload in both precisions from the same weights in the same order (paired by seed), and
+those answers as rows of the verdicts table (verdicts.csv), as the defaults-accuracy answers
+are stored."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from dlbench.core.machine.achieved import details_of
+from dlbench.core.judging.outcomes import Outcome
+from dlbench.core.declarations.modes import group_words
 from dlbench.core.judging.precision_accuracy import PrecisionAccuracy, judge_precision_accuracy
 from dlbench.core.storage.schema import CellStatus
 from dlbench.core.declarations.systems import system_of
 from dlbench.core.judging.verdict_engine import repeat_rows
+from dlbench.report.verdicts.defaults_answers import DECISIONS
 
 EXPERIMENT = "precision"
 #: A process's reduced-precision accuracy and its change against fp32 (reduced minus fp32).
@@ -83,3 +89,44 @@ def precision_answers(observations: pd.DataFrame,
         if answer is not None:
             found.append(answer)
     return found
+
+
+#: The answers are stored under this question in a verdicts table, with this title.
+QUESTION = ANCHOR
+TITLE = "Does reduced precision cost accuracy against fp32?"
+#: The metric the answers compare (each precision's final test accuracy, paired by seed).
+METRIC = ACCURACY
+
+
+def precision_rows(answers: list[PrecisionAnswer]) -> list[dict]:
+    """Each answer as verdicts-table rows under QUESTION, grouped by workload and system: its
+    answer row (the outcome in its rule's words, the leading precision as side A and the
+    winner if any) and, where the rule judged the pair, the pair row (the leader's mean
+    paired difference in accuracy against the other precision, its interval and the
+    decision). Both precisions were trained in the one cell's processes: that cell is
+    both sides."""
+    rows = []
+    for found in answers:
+        answer, judged = found.answer, found.answer.judged
+        leader = judged.leader if judged and judged.leader else answer.precision
+        other = "fp32" if leader == answer.precision else answer.precision
+        group = (("workload", found.workload), ("system", found.system))
+        common = {"question": QUESTION, "title": TITLE, "run_id": found.run_id,
+                  "device": found.device, "group": group_words(group),
+                  "group_key": json.dumps(dict(group)), "metric": METRIC,
+                  "aa_control": False, "derived_from": "", "cell_a": found.cell_id,
+                  "contender_a": leader,
+                  "threshold": judged.threshold if judged else None,
+                  "confidence": judged.confidence if judged else None,
+                  "family_size": len(judged.pairs) if judged else 0}
+        rows.append(common | {"row": "answer", "outcome": answer.outcome.value,
+                              "processes_a": found.seeds,
+                              "winner": leader if judged and judged.outcome is
+                              Outcome.WINNER else ""})
+        rows += [common | {"row": "pair", "cell_b": found.cell_id, "contender_b": other,
+                           "processes_a": pair.seeds, "processes_b": pair.seeds,
+                           "difference": pair.difference, "difference_low": pair.low,
+                           "difference_high": pair.high,
+                           "decision": DECISIONS[pair.outcome].value}
+                 for pair in (judged.pairs if judged else ())]
+    return rows

@@ -21,7 +21,12 @@ from dlbench.core.judging.sequential import Design, design_from_policy
 from dlbench.core.judging.verdict_engine import QUESTIONS, Control
 from dlbench.core.judging.outcomes import Outcome
 from dlbench.report.verdicts.answers import Verdict, Verdicts
-from dlbench.report.verdicts.defaults_answers import DefaultsAnswer, defaults_rows
+from dlbench.report.verdicts.defaults_answers import QUESTION as DEFAULTS_QUESTION
+from dlbench.report.verdicts.defaults_answers import (DefaultsAnswer, defaults_answers,
+                                                      defaults_rows)
+from dlbench.report.verdicts.precision_answers import QUESTION as PRECISION_QUESTION
+from dlbench.report.verdicts.precision_answers import (PrecisionAnswer, precision_answers,
+                                                       precision_rows)
 
 #: The columns of downloads/verdicts.csv, in order.
 VERDICT_COLUMNS = [
@@ -35,6 +40,10 @@ VERDICT_COLUMNS = [
     # its interval (fractions: 0.01 is one point); no ratio
     "difference", "difference_low", "difference_high",
 ]
+#: The answers stored with a rule of their own (accuracy paired by seed, a difference and no
+#: ratio), not a question of dlbench/core/judging/verdict_questions.yaml: the defaults-accuracy
+#: answers and reduced precision's accuracy against fp32.
+OWN_RULES = (DEFAULTS_QUESTION, PRECISION_QUESTION)
 
 
 def _pair_row(judgement: PairDecision) -> dict:
@@ -93,19 +102,24 @@ def result_ids(summary: pd.DataFrame) -> dict[tuple, str]:
                                               strict=True)}
 
 
-def judged_table(judged: Verdicts, summary: pd.DataFrame,
-                 defaults: Sequence[DefaultsAnswer] = ()) -> pd.DataFrame:
-    """The verdicts table of a judged source: its answers, its defaults-accuracy answers
-    (`defaults`) and A/A controls, linked to the result IDs of its summary."""
-    return verdicts_frame(judged.answers, judged.controls, result_ids(summary), defaults)
+def judged_table(judged: Verdicts, summary: pd.DataFrame, observations: pd.DataFrame,
+                 cells: pd.DataFrame) -> pd.DataFrame:
+    """The verdicts table of a judged source: its answers, the answers of its own rules
+    (OWN_RULES) from its `observations` and `cells`, and A/A controls, linked to the result
+    IDs of its summary."""
+    return verdicts_frame(judged.answers, judged.controls, result_ids(summary),
+                          defaults_answers(observations, cells),
+                          precision_answers(observations, cells))
 
 
 def verdicts_frame(found: list[Verdict], controls: list[Control], ids: Mapping[tuple, str],
-                   defaults: Sequence[DefaultsAnswer] = ()) -> pd.DataFrame:
-    """Every answer, its pairs, the defaults-accuracy answers and the A/A controls, one row
-    each."""
+                   defaults: Sequence[DefaultsAnswer] = (),
+                   precision: Sequence[PrecisionAnswer] = ()) -> pd.DataFrame:
+    """Every answer, its pairs, the defaults-accuracy and precision-accuracy answers and
+    the A/A controls, one row each."""
     rows = [row for verdict in found for row in _answer_rows(verdict, ids)]
     rows += defaults_rows(list(defaults))
+    rows += precision_rows(list(precision))
     rows += [_control_row(control, ids) for control in controls]
     return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
 
