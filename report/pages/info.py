@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 
 from dlbench.core.achieved import cell_rates, probe_fractions, run_bounds
-from dlbench.core.fma_peak import ABOVE_BOUND_WORDS
+from dlbench.core.fma_peak import ABOVE_BOUND_WORDS, bound_words
 from dlbench.report.pages.release_design import experiments_present, release_designs
 from dlbench.report.verdicts.defaults_answers import EXPERIMENT as DEFAULTS_EXPERIMENT
 from dlbench.core.calibration import POWER_RATIOS
@@ -206,11 +206,16 @@ def rate_groups(source: Source, run, names: dict[str, str]) -> list[dict]:
     cells = source.cells[source.cells["run_id"] == run.run_id]
     rates = cell_rates(source.observations, cells)
     bounds = run_bounds(rates, {run.run_id: run.environment})
+    device = str(run.info.get("device") or "cpu")
     rows = [(f"{key.removesuffix('_flops')} bound (GFLOP/s)",
              f"{bound.flops / 1e9:,.1f} = {bound.derivation}")
             for (_, key), bound in sorted(bounds.items())]
+    rows += [(f"{key.removesuffix('_flops')} bound", bound_words(run.environment, key, device))
+             for key in sorted({rate.peak_key for rate in rates.values()})
+             if (run.run_id, key) not in bounds]  # why there is none
     rows += [(f"matmul probe {name.replace('_', ' ')}", _share_words(flops, share))
-             for name, (flops, share) in sorted(probe_fractions(run.environment).items())]
+             for name, (flops, share)
+             in sorted(probe_fractions(run.environment, device).items())]
     for (_, cell_id), rate in sorted(rates.items(), key=lambda item: names.get(item[0][1], "")):
         bound = bounds.get((run.run_id, rate.peak_key))
         share = rate.flops_per_second / bound.flops if bound else None
