@@ -103,11 +103,12 @@ def told_apart(words: Mapping[Machine, str]) -> dict[Machine, str]:
 def machine_labels(source: Source) -> dict[Machine, str]:
     """(run, device) -> the machine's label ('cpu: Intel Xeon, 2 cores, AMX (run 1)'), two
     runs of one kind told apart, for every device each run of the source measured on."""
-    measured = set(zip(source.cells["run_id"].astype(str), source.cells["device"].astype(str),
-                       strict=True))
+    cells = source.cells
+    measured = set(zip(cells["run_id"].astype(str), cells["device"].astype(str), strict=True)) \
+        if "device" in cells else None  # a table without devices: every device of each run
     return told_apart({(run.run_id, device): machine_label(run.environment, device)
                        for run in source.runs for device in ("cpu", "cuda")
-                       if (run.run_id, device) in measured})
+                       if measured is None or (run.run_id, device) in measured})
 
 
 def hardware_words(environment: dict, device: str) -> str:
