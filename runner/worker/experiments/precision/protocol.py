@@ -69,8 +69,7 @@ class EvaluatedInBatches:
     evaluate: evaluating then never needs more memory than a training step (nor grows
     TensorFlow's oneDNN pool, which never shrinks). The working memory's region holds the
     evaluation after each epoch; until 2026-12-07 the whole test set went through in one
-    call, so the precision cells' fp32 working memory read 1.12x (PyTorch) and 1.31x
-    (TensorFlow) the training cells' of the same model and batch."""
+    call there, which weighs where a test set is many batches (real-size cells)."""
 
     batch_size: int
 
