@@ -232,6 +232,12 @@ def test_a_quick_run_against_a_standard_run_is_not_comparable(tmp_path):
     assert set(report.not_comparable["parameters"]) == {"params.data_size, params.epochs"}
     assert "params.epochs 8→2" in report.not_comparable["differences"].iloc[0]
     assert report.only_in_a == report.only_in_b == ()
+    # the command says how each group's configurations differ in a sentence (issue 66)
+    from dlbench.cli.compare_output import table_text
+
+    said = table_text(report).split("never compared):\n", 1)[1].splitlines()[0]
+    assert said.startswith(f"  {len(report.not_comparable)} cells: A and B differ in data "
+                           "size: "), said
 
 
 def test_two_runs_of_one_configuration_get_the_usual_verdicts(tmp_path):

@@ -26,7 +26,8 @@ def test_a_quick_draft_against_a_standard_release_lists_cells_as_not_comparable(
     draft = load_draft(tmp_path, ["20261202T000000Z-cpu"])
     [block] = compare_blocks(draft, tmp_path)
     assert block["compared"] == 0 and block["rows"] == []
-    assert [row["differences"] for row in block["not_comparable"]] == ["epochs 8→2"] * 2  # in words (issue 53)
+    assert [row["differences"] for row in block["not_comparable"]] == \
+        ["A and B differ in epochs: 8 in A, 2 in B."] * 2  # a sentence in words (issues 53, 66)
     page = render(environment(TEMPLATES), "compare.md.j2", source=draft,
                   comparisons=[block])
     assert "Not comparable: 2 cells with a name in common" in page

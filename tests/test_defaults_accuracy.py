@@ -244,7 +244,7 @@ def test_the_answer_names_the_differing_settings_and_the_system_that_cannot_run(
     template = environment(ROOT / "templates").from_string(
         '{% from "_defaults_accuracy.md.j2" import defaults_answers %}'
         '{{ defaults_answers(blocks, "## Does the framework you use change accuracy?") }}')
-    text = template.render(blocks=[defaults_block(answer, {})])
+    text = template.render(blocks=[defaults_block(answer, "cpu: a machine")])
     assert "## Does the framework you use change accuracy?" in text
     assert "| Adam epsilon | 1e-08 | 1e-07 | 1e-07 | 1e-07 |" in text
     assert "TensorFlow's own API" in text and "a test set of 2000 samples" in text

@@ -134,3 +134,23 @@ def test_where_it_holds_counts_kinds_and_says_whether_a_kind_s_runs_agree():
     words = holds_words(where_it_holds([*runs, other]))
     assert words.startswith("PyTorch on both machine kinds")
     assert words.endswith(f"; its 2 runs agree on {amx}")
+
+
+def test_an_experiment_page_labels_each_run_of_one_kind_by_its_number(tmp_path):
+    """Two runs of one kind and one of another (issue 66): every row of an experiment's
+    tables that shows a run's own values names its run, numbered as the home page's caption
+    numbers it; the kind measured once keeps its plain name."""
+    results = golden_results(tmp_path)
+    runs = [machine_run(results, RUN_A, "20261201T120000Z-amx", INTEL_AMX),
+            machine_run(results, RUN_A, "20261201T130000Z-amx", INTEL_AMX, {"pytorch": 2.0}),
+            machine_run(results, RUN_A, "20261201T140000Z-avx2", AMD_AVX2)]
+    files = site_files(load_draft(results, runs), TEMPLATES, SITE_URL)
+    page = files["experiments/training.md"].decode()
+    rows = [line for line in page.splitlines() if line.startswith("| ") and "Intel" in line]
+    assert rows and all(re.search(r"Intel Xeon, 2 cores, AMX[^|]* \(run [12]\) \|", row)
+                        for row in rows), rows[:3]
+    for number in (1, 2):  # each run's own rows, PyTorch 2x slower on run 2
+        assert sum(f"(run {number}) |" in row for row in rows) == len(rows) // 2
+    assert re.search(r"cpu: AMD EPYC[^|(]*\|", page)
+    home = files["index.md"].decode()
+    assert "Intel Xeon (AMX) (run 1)" in home and "Intel Xeon (AMX) (run 2)" in home

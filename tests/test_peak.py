@@ -171,3 +171,75 @@ def test_machines_are_told_apart_by_their_measured_probe_not_their_bound():
     assert measured_fp32_flops(recorded) == 1.2e11
     assert measured_fp32_flops({"fp32_flops": 1.156e11, "probe": "NumPy 512"}) == 1.156e11
     assert measured_fp32_flops(None) is None
+
+
+#: A GPU run's environment as runner/driver/machine/environment.py records it: NVML's device
+#: name, and the torch matmul probes as its compute_peak.
+H100_SXM = {"cpu": GENOA, "gpus": [{"index": 0, "model": "NVIDIA H100 80GB HBM3"}],
+            "compute_peak": {"fp32_flops": 5.1e13, "bf16_flops": 7.2e14, "probe": "torch"}}
+
+
+@pytest.mark.parametrize(("model", "fp32", "tensor"), [
+    ("NVIDIA H100 80GB HBM3", 67.0, 989.5), ("NVIDIA H100 PCIe", 51.0, 756.5),
+    ("NVIDIA H100 NVL", 60.0, 835.5), ("NVIDIA H200", 67.0, 989.5),
+    ("NVIDIA H200 NVL", 60.0, 835.5), ("NVIDIA A100-SXM4-80GB", 19.5, 312.0),
+    ("NVIDIA A100-PCIE-40GB", 19.5, 312.0), ("NVIDIA A100 80GB PCIe", 19.5, 312.0),
+])
+def test_a_declared_gpu_s_bound_is_its_datasheet_peak(model, fp32, tensor):
+    environment = H100_SXM | {"gpus": [{"model": model}]}
+    assert environment_bound(environment, "fp32_flops", "cuda").flops == fp32 * 1e12
+    bf16 = environment_bound(environment, "bf16_flops", "cuda")
+    assert bf16.flops == tensor * 1e12 and "datasheet" in bf16.derivation
+    assert environment_bound(environment, "fp32_flops") is None  # its CPU: not this bound
+
+
+@pytest.mark.parametrize("model", ["NVIDIA GeForce RTX 4090", "NVIDIA H100", "Tesla T4", ""])
+def test_a_gpu_not_in_the_table_has_no_bound_and_says_so(model):
+    from dlbench.core.machine.fma_peak import bound_words
+
+    environment = H100_SXM | {"gpus": [{"model": model}] if model else []}
+    assert environment_bound(environment, "fp32_flops", "cuda") is None
+    assert bound_words(environment, "fp32_flops", "cuda").startswith(
+        "no bound: device not in the table")
+
+
+def _gpu_run(model: str) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """A cuda run: an fp32 cell above the H100 SXM's 67 TFLOP/s (a wrong FLOP count, or TF32
+    left on), one below it, and a bf16 cell at a tenth of its tensor peak."""
+    observations, cells, _ = _run({"above": 8.0e13, "below": 3.35e13}, {})
+    bf16_observations, bf16_cells, _ = _run({"half": 9.895e13}, {}, precision="bf16")
+    cells = pd.concat([cells, bf16_cells], ignore_index=True).assign(device="cuda")
+    return (pd.concat([observations, bf16_observations], ignore_index=True), cells,
+            {"r": H100_SXM | {"gpus": [{"model": model}]}})
+
+
+def test_a_gpu_cell_s_fraction_of_its_bound_shows_and_above_it_is_not_clipped():
+    observations, cells, environments = _gpu_run("NVIDIA H100 80GB HBM3")
+    fractions = cell_fractions(observations, cells, environments)
+    assert fractions[("r", "above")] == pytest.approx(8.0e13 / 6.7e13)  # 119%, kept
+    assert fractions[("r", "below")] == pytest.approx(0.5)
+    assert fractions[("r", "half")] == pytest.approx(0.1)  # bf16 over the tensor peak
+    assert probe_fractions(environments["r"], "cuda") == {
+        "fp32": (5.1e13, pytest.approx(5.1e13 / 6.7e13)),
+        "bf16": (7.2e14, pytest.approx(7.2e14 / 9.895e14))}
+    unknown = _gpu_run("NVIDIA GeForce RTX 4090")
+    assert cell_fractions(*unknown) == {}  # no bound, no fraction: nothing guessed
+
+
+def test_the_environment_page_flags_a_gpu_cell_above_its_datasheet_bound():
+    from dlbench.report.inputs.source import load_release
+    from dlbench.report.pages.info import rate_groups
+    from tests.site_fixtures import ROOT
+
+    observations, cells, environments = _gpu_run("NVIDIA H100 80GB HBM3")
+    source = load_release(ROOT / "results", "2027.03")
+    source = replace(source, cells=cells, observations=observations)
+    run = replace(source.runs[0], run_id="r", info={"device": "cuda"},
+                  environment=environments["r"])
+    rows = dict(rate_groups(source, run, {"above": "the fast cell"})[0]["rows"])
+    assert rows["fp32 bound (GFLOP/s)"].startswith("67,000.0 = NVIDIA H100 SXM5: 67 TFLOP/s")
+    assert rows["the fast cell"] == "80,000.00 GFLOP/s, 119.4% of the bound, " + ABOVE_BOUND_WORDS
+    assert rows["matmul probe fp32"] == "51,000.00 GFLOP/s, 76.1% of the bound"
+    unknown = replace(run, environment=environments["r"] | {"gpus": [{"model": "NVIDIA L4"}]})
+    rows = dict(rate_groups(source, unknown, {})[0]["rows"])
+    assert rows["fp32 bound"] == "no bound: device not in the table (NVIDIA L4)"

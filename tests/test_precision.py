@@ -134,3 +134,56 @@ def test_a_bf16_cell_without_accuracy_states_its_output_parity_and_the_cpus_unit
     from dlbench.core.machine.cpu_flags import bf16_units, cpu_flags, isa_features
 
     assert outcome.details["bf16_units"] == bf16_units(isa_features(cpu_flags()))
+
+
+#: One precision trainer evaluated in a fresh process: the batch sizes its Predictor calls see
+#: while it computes test accuracy and the test logits.
+EVALUATE = """
+import json, sys
+from dlbench.runner.cell.spec import CellSpec
+from dlbench.runner.worker.harness import open_cell
+import importlib
+spec = CellSpec.from_json(sys.argv[1])
+module = importlib.import_module(f"dlbench.runner.worker.experiments.precision.{spec.framework}")
+cell = open_cell(spec)
+framework = next(v for v in vars(module).values() if getattr(v, "trainer_class", None)
+                 and isinstance(v, type))
+trainer = framework.trainer_class(cell.adapter, cell.data.workload, cell.data.input_shape,
+                                  spec.precision)
+trainer.reset(cell.data.initial_layers())
+seen, predict = [], trainer.predict
+trainer.predict = lambda prepared: seen.append(len(prepared)) or predict(prepared)
+accuracy = trainer.accuracy(cell.data.x_test, cell.data.dataset.y_test)
+logits = trainer.logits(cell.data.x_test)
+print(json.dumps({"seen": seen, "samples": len(cell.data.x_test), "accuracy": accuracy,
+                  "logits": list(logits.shape)}))
+"""
+
+
+@pytest.mark.parametrize("framework", ["pytorch", "tensorflow"])
+def test_a_precision_trainer_evaluates_at_the_training_batch_size(framework):
+    """Issue 61: the precision cells' accuracy after each epoch (inside the working memory's
+    region) and their test logits sent the whole test set through in one call, where the
+    training experiment's trainers evaluate at the training batch size, so a precision cell's
+    working memory held more than a training step's; now every call is one batch."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from dlbench.runner.cell.environment import cell_environment
+
+    root = Path(__file__).resolve().parents[1]
+    spec = CellSpec(experiment="precision", workload="mlp-digits", framework=framework,
+                    backend="", device="cpu", precision="fp32", batch_size=32, repeats=1,
+                    threads=1, params={"epochs": 1})
+    done = subprocess.run([sys.executable, "-c", EVALUATE, spec.to_json()], cwd=root,
+                          env=cell_environment(spec) | {"PYTHONPATH": str(root)},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    samples = result["samples"]
+    assert samples > 32 and result["logits"] == [samples, 10]
+    assert result["seen"] and max(result["seen"]) <= 32, result["seen"]
+    assert sum(result["seen"]) == 2 * samples  # accuracy's pass, then the logits'
+    assert 0 <= result["accuracy"] <= 1

@@ -11,7 +11,8 @@ import pandas as pd
 from dlbench.report.inputs.labelled import variant_label
 from dlbench.report.pages.answer_tables import answer_outcomes
 from dlbench.report.render.labels import (cell_id_words, environment_key, environment_value,
-                                          ids_in_words, setting_words, settings_as_code)
+                                          differences_sentences, ids_in_words,
+                                          settings_as_code)
 from dlbench.report.render.paragraphs import short_paragraphs
 
 LONG_ITEM = "- **What it leaves out.** " + " ".join(
@@ -51,8 +52,25 @@ def test_a_cell_id_and_its_settings_are_said_in_words():
         "ResNet-20, 32 px, Keras on torch · fp32 · jit-compiled · batch 32"
     assert cell_id_words("export:resnet50-synthetic:pytorch:fp32-default-b8-onnx-dynamo-aa:cpu") \
         .endswith("ONNX (dynamo) · A/A control")
-    assert setting_words("params.epochs 3→4, params.learning_rate —→0.025") == \
-        "epochs 3→4, learning rate —→0.025"
+    changes = json.dumps([["params.epochs", 3, 4], ["params.learning_rate", None, 0.025]])
+    assert differences_sentences(changes) == ("A and B differ in epochs: 3 in A, 4 in B. "
+                                              "A and B differ in learning rate: not set in A, "
+                                              "0.025 in B.")
+
+
+def test_a_cell_not_measured_on_a_side_reads_as_a_sentence_not_a_status_key():
+    """Issue 66: a not comparable row began with 'not_measured not measured on this device
+    ...→...', the parameter's raw key before its two values."""
+    why = "not measured on this device in the machine suite: minutes of cold compiles"
+    for a, b, start in ((None, why, "Measured in A; not measured on this device in B: in the "
+                                    "machine suite"),
+                        (why, None, "Measured in B; not measured on this device in A: in the "
+                                    "machine suite"),
+                        (why.replace("machine", "standard"), why,
+                         "Not measured on this device on either side (A: in the standard suite:"
+                         " minutes of cold compiles; B: in the machine suite:")):
+        sentence = differences_sentences(json.dumps([["params.not_measured", a, b]]))
+        assert sentence.startswith(start) and sentence.endswith(".") and "_" not in sentence
 
 
 def test_an_environment_difference_is_a_setting_in_words_with_its_value_in_units():

@@ -174,3 +174,17 @@ def test_the_home_page_is_not_a_wall(released, browser):
     # instant navigation changes the address before it swaps the article in
     expect(page.locator("article h1")).to_contain_text("notes", ignore_case=True)
     assert "Machine kinds drawn" in page.evaluate(VISIBLE)
+
+
+@pytest.mark.parametrize("experiment", ["training", "inference", "precision", "export"])
+def test_each_intel_run_has_its_own_label_in_an_experiment_s_tables(
+        released, browser, experiment):
+    """Problem 7: the two Intel Xeon runs are told apart wherever a table shows a run's own
+    values, numbered as the caption numbers them (run 1, run 2)."""
+    page = _open(browser, f"{released}{RELEASE}/experiments/{experiment}/")
+    cells = page.locator("article table td").all_inner_texts()
+    intel = [text for text in cells if text.startswith("cpu: Intel Xeon")]
+    assert intel, experiment
+    assert all(re.fullmatch(r"cpu: Intel Xeon, 2 cores, AMX, AVX-512 BF16 \(run [12]\)", t)
+               for t in intel), sorted(set(intel))
+    assert {t[-7:] for t in intel} == {"(run 1)", "(run 2)"}

@@ -429,6 +429,7 @@ def test_groups_that_measured_one_system_are_counted_in_one_line_below_the_answe
     class Source:  # a release of one run: question_blocks reads its environment and cells
         cells = pd.DataFrame(columns=["run_id", "cell_id", "experiment", "batch_size",
                                       "config_json"])
+        runs = (type("Run", (), {"run_id": "r1", "environment": CPU_ENV})(),)
 
         def run(self, run_id):
             return type("Run", (), {"environment": CPU_ENV})()

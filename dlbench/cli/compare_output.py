@@ -25,6 +25,8 @@ from dlbench.core.judging.compare_kinds import KindComparison, compare_by_kind, 
 from dlbench.core.text.errors import CompareError, UsageError
 from dlbench.core.declarations.metrics import UnknownMetricError
 from dlbench.core.text.visible import visible_controls
+from dlbench.core.text.words import plural
+from dlbench.report.render.labels import differences_sentences
 
 WIDTH = 80
 SHORT = {Outcome.NO_SIGNIFICANT_DIFFERENCE: "n.s.", Outcome.DIFFERENT: "differs"}
@@ -83,12 +85,12 @@ def _not_comparable_lines(report: ComparisonReport, show_all: bool) -> list[str]
         return []
     lines = [f"{len(frame)} cells not comparable (same name, other configuration; "
              "never compared):"]
-    for differences, group in frame.groupby("differences", sort=True):
-        lines.append(_fit(f"  {len(group)} cells, A→B: {differences}"))
+    for changes, group in frame.groupby("changes", sort=True):
+        lines.append(_fit(f"  {plural(len(group), 'cell')}: {differences_sentences(changes)}"))
         cells = list(group["cell_id"])
         named = cells if show_all else cells[:EXAMPLES]
         lines += [_fit(f"    {cell}") for cell in named]
-    if not show_all and any(len(g) > EXAMPLES for _, g in frame.groupby("differences")):
+    if not show_all and any(len(g) > EXAMPLES for _, g in frame.groupby("changes")):
         lines.append(f"  (the first {EXAMPLES} cells of each; --all lists them)")
     return lines
 
@@ -167,8 +169,8 @@ def markdown_text(report: ComparisonReport, show_all: bool = False) -> str:
               + (f"; {hidden} without a significant change not shown." if hidden else ".")]
     if not report.not_comparable.empty:
         lines += ["", "Not comparable (same name, other configuration):", "",
-                  "| Cell | Parameters that differ (A→B) |", "| --- | --- |"]
-        lines += [f"| `{r['cell_id']}` | {_markdown_cell(r['differences'])} |"
+                  "| Cell | How its configurations differ |", "| --- | --- |"]
+        lines += [f"| `{r['cell_id']}` | {_markdown_cell(differences_sentences(r['changes']))} |"
                   for _, r in report.not_comparable.iterrows()]
     if not report.environment.empty:
         lines += ["", "| Setting | A | B |", "| --- | --- | --- |"]

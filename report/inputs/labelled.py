@@ -4,6 +4,8 @@ and spread over its processes) with the labels a reader needs."""
 from __future__ import annotations
 
 import math
+from collections import Counter
+from collections.abc import Mapping
 
 import pandas as pd
 
@@ -17,8 +19,9 @@ from dlbench.core.judging.verdict_engine import is_control
 from dlbench.report.render.labels import format_label, mode_label, workload_label
 from dlbench.report.inputs.source import Source
 
-__all__ = ["SUMMARY_COLUMNS", "BatchIndex", "batch_index", "cell_label", "format_number",
-           "hardware_words", "labelled_results", "machine_label", "value_batch", "variant_label"]
+__all__ = ["SUMMARY_COLUMNS", "BatchIndex", "Machine", "batch_index", "cell_label",
+           "format_number", "hardware_words", "labelled_results", "machine_label",
+           "machine_labels", "told_apart", "value_batch", "variant_label"]
 
 SUMMARY_COLUMNS = [
     "result_id", "run_id", "cell_id", "experiment", "workload", "system", "framework",
@@ -79,6 +82,35 @@ def machine_label(environment: dict, device: str) -> str:
     return f"{device}: {hardware_words(environment, device)}"
 
 
+#: A machine of a release: (run ID, device).
+Machine = tuple[str, str]
+
+
+def told_apart(words: Mapping[Machine, str]) -> dict[Machine, str]:
+    """Each machine's words (in the release's run order) made unique within the release: a
+    kind measured in several runs is told apart by its run's number within that kind,
+    'Intel Xeon, 2 cores, AMX (run 2)', as the home page's caption numbers each kind's runs
+    and ties each to the Environment page. The one place a run of a kind gets its label."""
+    kinds = Counter(words.values())
+    seen: Counter[str] = Counter()
+    named = {}
+    for machine, name in words.items():
+        seen[name] += 1
+        named[machine] = f"{name} (run {seen[name]})" if kinds[name] > 1 else name
+    return named
+
+
+def machine_labels(source: Source) -> dict[Machine, str]:
+    """(run, device) -> the machine's label ('cpu: Intel Xeon, 2 cores, AMX (run 1)'), two
+    runs of one kind told apart, for every device each run of the source measured on."""
+    cells = source.cells
+    measured = set(zip(cells["run_id"].astype(str), cells["device"].astype(str), strict=True)) \
+        if "device" in cells else None  # a table without devices: every device of each run
+    return told_apart({(run.run_id, device): machine_label(run.environment, device)
+                       for run in source.runs for device in ("cpu", "cuda")
+                       if measured is None or (run.run_id, device) in measured})
+
+
 def hardware_words(environment: dict, device: str) -> str:
     """The machine a device of a run is, in words: the GPU's model, or the CPU's kind
     ('AMD EPYC, 2 cores, AVX2 only': dlbench/core/machine/machines.py)."""
@@ -99,10 +131,9 @@ def labelled_results(source: Source) -> pd.DataFrame:
     frame = frame.merge(source.result_ids, on=keys, how="left")
     frame["system"] = systems_of(frame)
     frame["variant"] = [variant_label(row, str(row["metric"])) for _, row in frame.iterrows()]
-    frame["machine"] = [
-        machine_label(source.run(r).environment, d)
-        for r, d in zip(frame["run_id"], frame["device"], strict=True)
-    ]
+    labels = machine_labels(source)
+    frame["machine"] = [labels[(str(r), str(d))]
+                        for r, d in zip(frame["run_id"], frame["device"], strict=True)]
     frame = frame[SUMMARY_COLUMNS].sort_values("result_id", kind="stable")
     return frame.reset_index(drop=True)
 

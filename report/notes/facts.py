@@ -82,7 +82,8 @@ def run_facts(source: Source) -> list[RunFacts]:
         shares = {cell: share for (run_id, cell), share in fractions.items()
                   if run_id == run.run_id and cell in real}
         best = max(shares, key=shares.get, default="")
-        bound = environment_bound(run.environment, "fp32_flops")
+        bound = environment_bound(run.environment, "fp32_flops",
+                                  str(run.info.get("device") or "cpu"))
         counts = _answers(verdicts, run.run_id) if verdicts is not None else (0, 0, 0, 0)
         facts.append(RunFacts(run.run_id, machine_kind(run.environment).words,
                               *busy_remeasures(run), *counts,

@@ -15,9 +15,8 @@ from dlbench.core.text.words import plural
 from dlbench.core.text.errors import CompareError
 from dlbench.core.declarations.metrics import reader_label
 from dlbench.core.storage.schema import system_label
-from dlbench.report.render.labels import (cell_id_words, environment_key,
-                                          environment_value, setting_words,
-                                          workload_label)
+from dlbench.report.render.labels import (cell_id_words, differences_sentences,
+                                          environment_key, environment_value, workload_label)
 from dlbench.report.render.user_text import inert_record
 from dlbench.core.storage.layout import release_names
 from dlbench.report.pages.registry import Page, PageInputs, page
@@ -111,7 +110,7 @@ def _comparison(title: str, a: str, b: str, report: ComparisonReport) -> dict:
         "rows": rows, "more": max(0, len(significant) - MAX_ROWS),
         "only": len(report.only_in_a) + len(report.only_in_b),
         "not_comparable": [row | {"what": cell_id_words(str(row["cell_id"])),
-                                  "differences": setting_words(str(row["differences"]))}
+                                  "differences": differences_sentences(str(row["changes"]))}
                            for row
                            in report.not_comparable.head(MAX_ROWS).to_dict("records")],
         "environment": [(environment_key(str(r["key"])),

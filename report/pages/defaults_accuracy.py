@@ -7,13 +7,12 @@ that could not be run with its defaults, with why."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 from dlbench.core.judging.outcomes import Outcome
 from dlbench.core.judging.defaults_accuracy import AccuracyPair, equals_of_leader
 from dlbench.core.storage.schema import system_label
 from dlbench.report.inputs.source import Source
-from dlbench.report.inputs.labelled import machine_label
+from dlbench.report.inputs.labelled import machine_label, machine_labels
 from dlbench.report.render.labels import reason_label, status_label
 from dlbench.report.verdicts.defaults_answers import DefaultsAnswer, defaults_answers
 
@@ -79,12 +78,12 @@ def _system_rows(found: DefaultsAnswer) -> list[dict]:
     return rows
 
 
-def defaults_block(found: DefaultsAnswer, environment: Mapping) -> dict:
-    """What the template needs of one answer, measured on the machine of `environment` (its
-    run's environment record)."""
+def defaults_block(found: DefaultsAnswer, machine: str) -> dict:
+    """What the template needs of one answer, measured on `machine` (its run's machine
+    label: dlbench.report.inputs.labelled.machine_labels)."""
     systems = [system_label(s) for s, _ in found.differing[0][1]] if found.differing else []
     return {
-        "machine": machine_label(dict(environment), found.device),
+        "machine": machine,
         "task": found.task, "outcome": found.answer.outcome.value,
         "sentence": sentence(found), "rows": _system_rows(found),
         "leader": system_label(found.answer.leader) if found.answer.leader else "",
@@ -100,6 +99,7 @@ def defaults_block(found: DefaultsAnswer, environment: Mapping) -> dict:
 
 def defaults_blocks(source: Source) -> list[dict]:
     """Every defaults-accuracy answer of the source, ready for the template."""
-    environments = {run.run_id: run.environment for run in source.runs}
-    return [defaults_block(found, environments.get(found.run_id) or {})
+    labels = machine_labels(source)
+    return [defaults_block(found, labels.get((found.run_id, found.device))
+                           or machine_label({}, found.device))
             for found in defaults_answers(source.observations, source.cells)]

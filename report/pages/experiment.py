@@ -23,7 +23,7 @@ from dlbench.report.pages.precision_accuracy import precision_blocks
 from dlbench.report.pages.registry import Page, SourceInputs, pages_before_verdicts
 from dlbench.report.render.jinja import ChartBlock, chart_block, render
 from dlbench.report.inputs.source import Source
-from dlbench.report.inputs.labelled import (format_number, hardware_words, machine_label,
+from dlbench.report.inputs.labelled import (format_number, hardware_words, machine_labels,
                                             variant_label)
 from dlbench.core.judging.verdict_engine import QUESTIONS
 from dlbench.core.judging.targets import MISSED_NOTE, missed_target, recorded_target
@@ -246,7 +246,8 @@ def curve_blocks(source: Source, experiment: str) -> list[ChartBlock]:
     stepped["variant"] = [variant_label(records[(r, c)], str(m)) for r, c, m in
                           zip(stepped["run_id"], stepped["cell_id"], stepped["metric"],
                               strict=True)]
-    stepped["machine"] = [machine_label(source.run(r).environment, d)
+    labels = machine_labels(source)
+    stepped["machine"] = [labels[(str(r), str(d))]
                           for r, d in zip(stepped["run_id"], stepped["device"], strict=True)]
     blocks = []
     keys = ["metric", "workload", "machine"]
@@ -265,10 +266,10 @@ def not_ok_rows(source: Source, experiment: str) -> list[dict]:
     """Cells that failed, were skipped or unsupported, with the recorded reason."""
     cells = source.cells
     cells = cells[(cells["experiment"] == experiment) & (cells["status"] != CellStatus.OK.value)]
-    rows = []
+    rows, labels = [], machine_labels(source)
     for _, cell in cells.sort_values(["workload", "framework", "backend"]).iterrows():
         rows.append({
-            "machine": machine_label(source.run(cell["run_id"]).environment, cell["device"]),
+            "machine": labels[(str(cell["run_id"]), str(cell["device"]))],
             "workload": workload_label(cell["workload"], cell["device"]),
             "system": system_label(system_of(cell)),
             "variant": variant_label(cell),

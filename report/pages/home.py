@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import math
 
+from collections.abc import Mapping
+
 import pandas as pd
 
 from dlbench.core.machine.fma_peak import ABOVE_BOUND_WORDS
@@ -23,7 +25,8 @@ from dlbench.report.render.paragraphs import identifiers_as_code, short_paragrap
 from dlbench.report.render.labels import contender_label
 from dlbench.report.inputs.source import Source, source_designs, source_processes
 from dlbench.report.inputs.labelled import (BatchIndex, batch_index, format_number,
-                                            hardware_words, machine_label, value_batch)
+                                            Machine, hardware_words, machine_labels,
+                                            value_batch)
 from dlbench.report.pages.answer_tables import (answer_counts, answer_outcomes, answer_tables,
                                                 group_label)
 from dlbench.report.pages.answer_values import centres_of
@@ -140,10 +143,10 @@ def _answer(verdict: Verdict) -> dict:
     }
 
 
-def _row(verdict: Verdict, source: Source, experiment: str, ids: dict[tuple, str],
-         variants: dict[tuple, str], batches: BatchIndex) -> dict:
+def _row(verdict: Verdict, labels: Mapping[Machine, str], experiment: str,
+         ids: dict[tuple, str], variants: dict[tuple, str], batches: BatchIndex) -> dict:
     return {
-        "machine": machine_label(source.run(verdict.run_id).environment, verdict.device),
+        "machine": labels[(verdict.run_id, verdict.device)],
         "group": group_label(json.dumps(dict(verdict.group)), verdict.device,
                              _contest(verdict.question), value_batch(
                                  batches, verdict.run_id,
@@ -217,7 +220,7 @@ def question_blocks(source: Source, summary: pd.DataFrame,
                                                    strict=True)} \
         if "variant" in summary else {}
     found = source_verdicts(source) if found is None else found
-    batches = batch_index(source.cells)
+    batches, labels = batch_index(source.cells), machine_labels(source)
     blocks = []
     for question in QUESTIONS:
         mine = [v for v in found if v.question == question.key and not one_sided(v)]
@@ -227,7 +230,7 @@ def question_blocks(source: Source, summary: pd.DataFrame,
                 "experiment": experiment_title(question.experiment),
                 "page": f"experiments/{question.experiment}.md",
                 "key": question.key,
-                "rows": [_row(v, source, question.experiment, ids, variants, batches)
+                "rows": [_row(v, labels, question.experiment, ids, variants, batches)
                          for v in mine],
             })
     return blocks

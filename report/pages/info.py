@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from dlbench.core.machine.achieved import cell_rates, probe_fractions, run_bounds
-from dlbench.core.machine.fma_peak import ABOVE_BOUND_WORDS
+from dlbench.core.machine.fma_peak import ABOVE_BOUND_WORDS, bound_words
 from dlbench.report.pages.release_design import experiments_present, release_designs
 from dlbench.report.verdicts.defaults_answers import EXPERIMENT as DEFAULTS_EXPERIMENT
 from dlbench.core.judging.calibration import POWER_RATIOS
@@ -21,8 +22,8 @@ from dlbench.report.pages.registry import Page, PageInputs, page
 from dlbench.report.render.jinja import render, slug
 from dlbench.report.render.paragraphs import identifiers_as_code, short_paragraphs
 from dlbench.report.inputs.source import Source
-from dlbench.report.inputs.labelled import (SUMMARY_COLUMNS, cell_label, machine_label,
-                                            variant_label)
+from dlbench.report.inputs.labelled import (SUMMARY_COLUMNS, Machine, cell_label, machine_label,
+                                            machine_labels, variant_label)
 from dlbench.report.verdicts.verdict_table import control_rows
 
 #: What each column of the downloadable tables means (the data dictionary).
@@ -177,10 +178,11 @@ def run_settings(info: dict, cell_names: dict[str, str] | None = None) -> dict:
 
 def environment_runs(source: Source) -> list[dict]:
     """Each run's environment and run settings, as titled groups of setting/value rows."""
-    runs = []
+    runs, labels = [], machine_labels(source)
     for run in source.runs:
         devices = sorted(set(source.cells.loc[source.cells["run_id"] == run.run_id, "device"]))
-        machine = "; ".join(machine_label(run.environment, d) for d in devices or ["cpu"])
+        machine = "; ".join(labels.get((run.run_id, d)) or machine_label(run.environment, d)
+                            for d in devices or ["cpu"])
         cells = source.cells[source.cells["run_id"] == run.run_id]
         names = {str(c["cell_id"]): cell_label(c) for c in cells.to_dict("records")}
         groups = unique_anchors(_groups(run.environment, "machine")
@@ -204,11 +206,16 @@ def rate_groups(source: Source, run, names: dict[str, str]) -> list[dict]:
     cells = source.cells[source.cells["run_id"] == run.run_id]
     rates = cell_rates(source.observations, cells)
     bounds = run_bounds(rates, {run.run_id: run.environment})
+    device = str(run.info.get("device") or "cpu")
     rows = [(f"{key.removesuffix('_flops')} bound (GFLOP/s)",
              f"{bound.flops / 1e9:,.1f} = {bound.derivation}")
             for (_, key), bound in sorted(bounds.items())]
+    rows += [(f"{key.removesuffix('_flops')} bound", bound_words(run.environment, key, device))
+             for key in sorted({rate.peak_key for rate in rates.values()})
+             if (run.run_id, key) not in bounds]  # why there is none
     rows += [(f"matmul probe {name.replace('_', ' ')}", _share_words(flops, share))
-             for name, (flops, share) in sorted(probe_fractions(run.environment).items())]
+             for name, (flops, share)
+             in sorted(probe_fractions(run.environment, device).items())]
     for (_, cell_id), rate in sorted(rates.items(), key=lambda item: names.get(item[0][1], "")):
         bound = bounds.get((run.run_id, rate.peak_key))
         share = rate.flops_per_second / bound.flops if bound else None
@@ -257,11 +264,11 @@ def _footnotes(rows: list[dict], columns: list[tuple[str, str]]) -> list[dict]:
     return legends
 
 
-def _manifest_row(source: Source, cell: dict) -> dict:
+def _manifest_row(labels: Mapping[Machine, str], cell: dict) -> dict:
     """One cell's fairness manifest as the table's values."""
     fairness = json.loads(cell["fairness_json"] or "{}")
     row = {
-        "machine": machine_label(source.run(cell["run_id"]).environment, cell["device"]),
+        "machine": labels[(str(cell["run_id"]), str(cell["device"]))],
         "workload": workload_label(cell["workload"], cell["device"]),
         "system": system_label(system_of(cell)),
         "variant": variant_label(cell), "status": status_label(cell["status"],
@@ -290,10 +297,10 @@ def _merge_workloads(rows: list[dict], keys: list[str]) -> list[dict]:
 def manifest_blocks(source: Source) -> list[dict]:
     """The fairness manifest of every cell, one compact table per experiment: blank columns
     dropped, a value every cell shares said once above the table."""
-    blocks = []
+    blocks, labels = [], machine_labels(source)
     cells = source.cells.sort_values(["experiment", "workload", "framework", "backend"])
     for experiment, group in cells.groupby("experiment", sort=True):
-        rows = [_manifest_row(source, cell) for cell in group.to_dict("records")]
+        rows = [_manifest_row(labels, cell) for cell in group.to_dict("records")]
         shared = [(header, short_paragraphs(str(rows[0][key]))) for header, key in MANIFEST_COLUMNS
                   if len({row[key] for row in rows}) == 1 and rows[0][key] not in BLANK]
         columns = [(header, key) for header, key in MANIFEST_COLUMNS

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
 from collections.abc import Mapping
 
 import pandas as pd
@@ -15,17 +14,13 @@ import pandas as pd
 from dlbench.core.declarations.metrics import Direction
 from dlbench.core.judging.verdict_engine import QUESTIONS, metric_direction
 from dlbench.core.judging.outcomes import Outcome
-from dlbench.core.judging.where_it_holds import (Lead, MachineAnswer, WhereItHolds, lead_range,
-                                                 where_it_holds)
+from dlbench.core.judging.where_it_holds import (Lead, MachineAnswer,
+                                                 WhereItHolds, lead_range, where_it_holds)
 from dlbench.core.text.words import plural
-from dlbench.report.inputs.labelled import format_number
+from dlbench.report.inputs.labelled import Machine, format_number, told_apart
 from dlbench.report.pages.answer_tables import UNDECIDED, TIED, advantage, group_label
 from dlbench.report.render.labels import contender_label
 from dlbench.report.render.user_text import plain_text
-
-#: A machine: (run ID, device) of the verdicts table.
-Machine = tuple[str, str]
-
 
 def _float(value: object) -> float:
     try:
@@ -215,12 +210,5 @@ def depends_on_machine(tables: list[dict]) -> list[dict]:
 def machine_names(machines: Mapping[Machine, str]) -> dict[Machine, str]:
     """Each machine's words (`machines`: (run, device) -> its hardware in words) as inert
     text (a run's record comes from another machine), made unique within the release: a
-    kind measured twice is told apart by its run."""
-    words = {machine: plain_text(hardware) for machine, hardware in machines.items()}
-    kinds = Counter(words.values())
-    seen: Counter[str] = Counter()
-    for machine, name in words.items():
-        if kinds[name] > 1:
-            seen[name] += 1
-            words[machine] = f"{name} (run {seen[name]})"
-    return words
+    kind measured twice is told apart by its run (told_apart)."""
+    return told_apart({machine: plain_text(hardware) for machine, hardware in machines.items()})

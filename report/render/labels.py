@@ -7,6 +7,7 @@ data dictionary.
 
 from __future__ import annotations
 
+import json
 import re
 
 from dlbench.core.declarations.metrics import METRICS
@@ -252,12 +253,37 @@ def mode_ids_in_words(text: str) -> str:
                   lambda m: MODE_LABELS[m.group(1)], text)
 
 
-def setting_words(text: str) -> str:
-    """Recorded settings in words: 'params.learning_rate —→0.025' -> 'learning rate
-    —→0.025'."""
-    return mode_ids_in_words(re.sub(
-        r"\b(?:params\.)?([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+)(?= [^ ]*→)",
-        lambda m: m.group(1).replace("_", " "), text.replace("params.", "")))
+#: The recorded parameter that holds why a cell is not measured on a device (the runner's
+#: cell spec: runner/cell/spec.py NOT_MEASURED), as a compared configuration names it.
+NOT_MEASURED_KEY = "params.not_measured"
+#: How each recorded reason for not measuring a cell begins
+#: (runner/driver/plan/experiments/__init__.py).
+NOT_MEASURED_WORDS = "not measured on this device "
+
+
+def difference_sentence(key: str, a: object, b: object) -> str:
+    """One parameter that differs between two sides' configurations of a cell, as a sentence
+    ('A and B differ in epochs: 8 in A, 2 in B.'); why a cell is not measured reads as such."""
+    if key == NOT_MEASURED_KEY:
+        def why(reason: object) -> str:
+            return str(reason).removeprefix(NOT_MEASURED_WORDS)
+        if a is None:
+            return f"Measured in A; {NOT_MEASURED_WORDS}in B: {why(b)}."
+        if b is None:
+            return f"Measured in B; {NOT_MEASURED_WORDS}in A: {why(a)}."
+        return f"Not measured on this device on either side (A: {why(a)}; B: {why(b)})."
+
+    def shown(value: object) -> str:
+        return "not set" if value is None else str(value)
+    name = key.removeprefix("params.").replace("_", " ").replace(".", " ")
+    return f"A and B differ in {name}: {shown(a)} in A, {shown(b)} in B."
+
+
+def differences_sentences(changes: str) -> str:
+    """The parameters a not comparable cell's sides differ in (its `changes`: a JSON list of
+    (parameter, value in A, value in B)), as sentences in words."""
+    return mode_ids_in_words(" ".join(difference_sentence(str(key), a, b)
+                                      for key, a, b in json.loads(changes or "[]")))
 
 
 #: An API setting in recorded text: 'jit_compile=True', "compile(jit_compile='auto')".

@@ -15,6 +15,7 @@ one": "slower" means B is slower than A.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +47,7 @@ IDENTITY_COLUMNS = ["experiment", "workload", "system", "framework", "backend", 
                     "mode", "batch_size", "workers", "export_format", "device"]
 
 NOT_COMPARABLE_COLUMNS = ["cell_id", "experiment", "workload", "system", "config_id_a",
-                          "config_id_b", "parameters", "differences"]
+                          "config_id_b", "parameters", "differences", "changes"]
 
 COMPARISON_COLUMNS = [
     "cell_id", "config_id", *IDENTITY_COLUMNS, "metric", "unit", "direction",
@@ -183,7 +184,8 @@ def match_cells(a: Side, b: Side) -> tuple[list[str], pd.DataFrame]:
                      "system": system_of(cell_a),
                      "config_id_a": cell_a["config_id"], "config_id_b": cell_b["config_id"],
                      "parameters": ", ".join(key for key, _, _ in differences),
-                     "differences": differences_text(differences)})
+                     "differences": differences_text(differences),
+                     "changes": json.dumps(differences, default=str)})
     return alike, pd.DataFrame(rows, columns=NOT_COMPARABLE_COLUMNS)
 
 

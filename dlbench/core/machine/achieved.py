@@ -35,6 +35,7 @@ class CellRate:
     flops_per_second: float
     peak_key: str  # fp32_flops | bf16_flops
     note: str  # why the rate may overstate the arithmetic done (Winograd), or ""
+    device: str = "cpu"  # the device the cell ran on (a run's cells share one)
 
 
 def details_of(text: object) -> dict:
@@ -81,7 +82,8 @@ def cell_rates(observations: pd.DataFrame, cells: pd.DataFrame) -> dict[tuple[st
         convolutions = details.get("convolutions", str(cell.workload) in CONVOLUTIONAL_WORKLOADS)
         rates[(str(cell.run_id), str(cell.cell_id))] = CellRate(
             float(flops) * rate * (TRAINING_FACTOR if training else 1),
-            peak_key(cell.precision), WINOGRAD_WORDS if convolutions else "")
+            peak_key(cell.precision), WINOGRAD_WORDS if convolutions else "",
+            str(getattr(cell, "device", "cpu")))
     return rates
 
 
@@ -89,8 +91,9 @@ def run_bounds(rates: Mapping[tuple[str, str], CellRate],
                environments: Mapping[str, Mapping]) -> dict[tuple[str, str], Bound]:
     """The bound of each (run_id, peak key) its cells are compared with, where known."""
     bounds = {}
-    for run_id, key in {(run_id, rate.peak_key) for (run_id, _), rate in rates.items()}:
-        bound = environment_bound(environments.get(run_id) or {}, key)
+    for run_id, key, device in {(run_id, rate.peak_key, rate.device)
+                                for (run_id, _), rate in rates.items()}:
+        bound = environment_bound(environments.get(run_id) or {}, key, device)
         if bound:
             bounds[(run_id, key)] = bound
     return bounds
@@ -106,16 +109,18 @@ def cell_fractions(observations: pd.DataFrame, cells: pd.DataFrame,
             for (run_id, cell_id), rate in rates.items() if (run_id, rate.peak_key) in bounds}
 
 
-def probe_fractions(environment: Mapping) -> dict[str, tuple[float, float]]:
-    """Each recorded matmul probe's FLOP/s and fraction of its precision's bound (an older
-    record's fp32_flops is its probe)."""
+def probe_fractions(environment: Mapping, device: str = "cpu"
+                    ) -> dict[str, tuple[float, float]]:
+    """Each recorded matmul probe's FLOP/s and fraction of its precision's bound on `device`
+    (an older record's and a GPU's fp32_flops and bf16_flops are its probes)."""
     peak = environment.get("compute_peak") or {}
     probes = peak.get("probes") or ({} if peak.get("theoretical") else
-                                    {"fp32_flops": peak.get("fp32_flops")})  # older records
+                                    {key: peak.get(key) for key in ("fp32_flops", "bf16_flops")
+                                     if device == "cuda" or key == "fp32_flops"})
     shares = {}
     for name, value in probes.items():
         key = next((k for k in ("fp32_flops", "bf16_flops") if name.endswith(k)), None)
-        bound = environment_bound(environment, key) if key else None
+        bound = environment_bound(environment, key, device) if key else None
         if bound and isinstance(value, (int, float)) and value:
             shares[name.removesuffix("_flops")] = (float(value), float(value) / bound.flops)
     return shares

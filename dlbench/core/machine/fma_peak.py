@@ -1,4 +1,5 @@
-"""A CPU's arithmetic bound: the FLOP/s its cores cannot exceed.
+"""A machine's arithmetic bound: the FLOP/s its cores cannot exceed (a GPU's: its datasheet's
+peaks, dlbench.core.machine.gpu_peak).
 
 The bound is cores x the clock the cores sustain under load x the fused multiply-add (FMA)
 FLOP per cycle of that core, each factor with its source. The FLOP per cycle is the core's
@@ -11,8 +12,10 @@ derived from the rates a run achieved: a cell or probe above it is a defect to i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from dlbench.core.machine.gpu_peak import NOT_IN_TABLE, gpu_peak_of, gpu_peak_words
 
 
 @dataclass(frozen=True)
@@ -122,12 +125,34 @@ def bound_of(cpu: Mapping, clock: Mapping | None, key: str) -> Bound | None:
                  f"({core.name}: {why})")
 
 
-def environment_bound(environment: Mapping, key: str) -> Bound | None:
-    """A run's bound of `key`, from its environment record (CPU runs only)."""
+def environment_bound(environment: Mapping, key: str, device: str = "cpu") -> Bound | None:
+    """A run's bound of `key` on `device`, from its environment record: a CPU's from its
+    cores (a CPU run's only: a GPU machine records its GPU's probe), a GPU's from its
+    datasheet (gpu_bound)."""
+    if device == "cuda":
+        return gpu_bound(environment.get("gpus") or [], key)
     if environment.get("gpus") or not environment.get("cpu"):
         return None
     peak = environment.get("compute_peak") or {}
     return bound_of(environment["cpu"], peak.get("clock"), key)
+
+
+def gpu_bound(gpus: Sequence[Mapping], key: str) -> Bound | None:
+    """The bound of `key` on a run's GPU (a cell runs on GPU 0): its declared datasheet peak
+    (dlbench.core.machine.gpu_peak), None for a device not declared (bound_words says so)."""
+    peak = gpu_peak_of(str((gpus[0] if gpus else {}).get("model") or ""))
+    return Bound(*gpu_peak_words(peak, key)) if peak else None
+
+
+def bound_words(environment: Mapping, key: str, device: str = "cpu") -> str:
+    """How a run's bound of `key` on `device` was derived, or why it has none."""
+    bound = environment_bound(environment, key, device)
+    if bound:
+        return bound.derivation
+    if device == "cuda":
+        model = str(((environment.get("gpus") or [{}])[0]).get("model") or "not recorded")
+        return f"{NOT_IN_TABLE} ({model})"
+    return "no clock or core known: no bound"
 
 
 #: What a convolutional cell's rate counts, in words: a Winograd convolution is not credited.

@@ -8,7 +8,9 @@ from collections.abc import Callable
 import numpy as np
 
 from dlbench.runner.worker.adapters.keras import KerasAdapter, KerasTrainer
-from dlbench.runner.worker.experiments.precision.protocol import PrecisionFramework, run_precision
+from dlbench.runner.worker.experiments.precision.protocol import (EvaluatedInBatches,
+                                                                  PrecisionFramework,
+                                                                  run_precision)
 from dlbench.runner.worker.harness import Cell
 from dlbench.runner.cell.outcome import CellOutcome
 from dlbench.runner.cell.spec import CellSpec
@@ -17,7 +19,7 @@ from dlbench.runner.workloads.catalog import Layer, Workload
 POLICIES = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
 
 
-class PolicyTrainer(KerasTrainer):
+class PolicyTrainer(EvaluatedInBatches, KerasTrainer):
     """The training model built and compiled under a Keras dtype policy."""
 
     def __init__(self, adapter: KerasAdapter, workload: Workload, input_shape: tuple[int, ...],
@@ -33,9 +35,6 @@ class PolicyTrainer(KerasTrainer):
             super().reset(layers)
         finally:
             keras.config.set_dtype_policy("float32")
-
-    def logits(self, x: np.ndarray) -> np.ndarray:
-        return self.predict(self.prepare(x))
 
     def prepare(self, x: np.ndarray) -> object:
         return self.adapter.to_device(x)

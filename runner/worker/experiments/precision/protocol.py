@@ -63,6 +63,26 @@ class PrecisionFramework(Protocol):
         return {}
 
 
+class EvaluatedInBatches:
+    """A precision trainer's logits and test accuracy in its precision, evaluated at the
+    training batch size through its Predictor calls, as the training experiment's trainers
+    evaluate: evaluating then never needs more memory than a training step (nor grows
+    TensorFlow's oneDNN pool, which never shrinks). The working memory's region holds the
+    evaluation after each epoch; until 2026-12-07 the whole test set went through in one
+    call there, which weighs where a test set is many batches (real-size cells)."""
+
+    batch_size: int
+
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        """Forward passes in this precision, as float32 NumPy, one batch at a time."""
+        predictor: Predictor = self  # type: ignore[assignment]
+        return np.concatenate([predictor.predict(predictor.prepare(x[i:i + self.batch_size]))
+                               for i in range(0, len(x), self.batch_size)])
+
+    def accuracy(self, x: np.ndarray, y: np.ndarray) -> float:
+        return float((self.logits(x).argmax(axis=1) == y).mean())
+
+
 def run_precision(spec: CellSpec, framework: PrecisionFramework) -> CellOutcome:
     """The precision cell of every framework: open it, then `measure_precision` with the
     framework's trainers, manifest and refusals; an OK cell gets the framework's facts."""

@@ -6,7 +6,9 @@ import numpy as np
 import torch
 
 from dlbench.runner.worker.adapters.pytorch import TorchAdapter, TorchTrainer
-from dlbench.runner.worker.experiments.precision.protocol import PrecisionFramework, run_precision
+from dlbench.runner.worker.experiments.precision.protocol import (EvaluatedInBatches,
+                                                                  PrecisionFramework,
+                                                                  run_precision)
 from dlbench.runner.cell.outcome import CellOutcome
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.workloads.catalog import Layer, Workload
@@ -14,7 +16,7 @@ from dlbench.runner.workloads.catalog import Layer, Workload
 DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 
-class AmpTrainer(TorchTrainer):
+class AmpTrainer(EvaluatedInBatches, TorchTrainer):
     """The training loop under torch.autocast; fp16 scales the loss with a GradScaler."""
 
     def __init__(self, adapter: TorchAdapter, workload: Workload, input_shape: tuple[int, ...],
@@ -45,15 +47,6 @@ class AmpTrainer(TorchTrainer):
             self.scaler.update()
             total += loss.detach().float() * len(batch_y)
         return (total / len(labels)).item()  # .item() waits for the device
-
-    @torch.inference_mode()
-    def logits(self, x: np.ndarray) -> np.ndarray:
-        self.model.eval()
-        with self.autocast():
-            return self.model(self.adapter.to_device(x)).float().cpu().numpy()
-
-    def accuracy(self, x: np.ndarray, y: np.ndarray) -> float:
-        return float((self.logits(x).argmax(axis=1) == y).mean())
 
     def prepare(self, x: np.ndarray) -> torch.Tensor:
         self.model.eval()

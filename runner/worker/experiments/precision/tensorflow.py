@@ -3,12 +3,13 @@ float16, and for float16 a dynamic loss scale written with tf ops (no Keras)."""
 
 from __future__ import annotations
 
-import numpy as np
 import tensorflow as tf
 
 from dlbench.runner.worker.adapters.tensorflow import (TfAdapter, TfForwardCalls, TfTrainer,
                                         mean_cross_entropy)
-from dlbench.runner.worker.experiments.precision.protocol import PrecisionFramework, run_precision
+from dlbench.runner.worker.experiments.precision.protocol import (EvaluatedInBatches,
+                                                                  PrecisionFramework,
+                                                                  run_precision)
 from dlbench.runner.cell.outcome import CellOutcome
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.workloads.catalog import Layer, Workload
@@ -17,7 +18,7 @@ DTYPES = {"fp32": tf.float32, "bf16": tf.bfloat16, "fp16": tf.float16}
 INITIAL_LOSS_SCALE = 2.0**15
 
 
-class MixedTfTrainer(TfForwardCalls, TfTrainer):
+class MixedTfTrainer(EvaluatedInBatches, TfForwardCalls, TfTrainer):
     """The training model computing in `precision`; fp16 scales the loss, skips steps whose
     gradients overflow and halves the scale then."""
 
@@ -52,12 +53,6 @@ class MixedTfTrainer(TfForwardCalls, TfTrainer):
 
         tf.cond(finite, apply, lambda: self.loss_scale.assign(self.loss_scale / 2))
         return loss
-
-    def logits(self, x: np.ndarray) -> np.ndarray:
-        return self.predict(self.prepare(x))
-
-    def accuracy(self, x: np.ndarray, y: np.ndarray) -> float:
-        return float((self.logits(x).argmax(axis=1) == y).mean())
 
 
 class TfPrecision(PrecisionFramework):
