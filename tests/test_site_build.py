@@ -6,6 +6,7 @@ import hashlib
 import html
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -132,9 +133,17 @@ def test_a_chart_that_cannot_be_kept_names_the_folder_setting_to_change(
 
 
 def test_adding_a_run_changes_only_what_depends_on_it(tmp_path: Path) -> None:
+    """A run of another machine kind: a second run of the same kind would relabel the first
+    run's rows everywhere ("(run 1)", report/inputs/labelled.py's told_apart)."""
+    results = tmp_path / "results"
+    shutil.copytree(GOLDEN, results)
+    environment = results / "runs" / RUN_B / "environment.json"
+    other_kind = json.loads(environment.read_text())
+    other_kind["cpu"]["model"] = "Other Fixture CPU @ 3.0GHz"
+    environment.write_text(json.dumps(other_kind))
     out = tmp_path / "site_src"
-    build_site(load_draft(GOLDEN, [RUN_A]), out, TEMPLATES, SITE_URL)
-    report = build_site(load_draft(GOLDEN, [RUN_A, RUN_B]), out, TEMPLATES, SITE_URL)
+    build_site(load_draft(results, [RUN_A]), out, TEMPLATES, SITE_URL)
+    report = build_site(load_draft(results, [RUN_A, RUN_B]), out, TEMPLATES, SITE_URL)
     changed = set(report.written) | set(report.removed)
     assert "experiments/precision.md" in changed
     assert "experiments/training.md" not in changed
