@@ -183,3 +183,23 @@ def test_a_kind_that_measured_none_of_an_answered_question_says_why():
     one = founding_answers([table], {}, [], cells, "draft", None, links=False,
                            kinds={"intel": "Intel Xeon", "amd": "Intel Xeon"})
     assert len(next(i for i in one if "FP16" in i["ask"])["lines"]) == 1
+
+
+def test_a_questions_line_is_its_most_decided_row_not_the_tables_first():
+    """2027.04's bf16 line read Keras on JAX ("bf16 on 1 of 2 machine kinds") while
+    PyTorch's bf16 lead held on both kinds, because the table listed Keras on JAX first."""
+    cells = _cells([("precision", "ok", "bf16", "")])
+    rows = [{"label": label, "outcome": outcome, "holds": f"{label}: {outcome}"}
+            for label, outcome in [("Keras on JAX", "where decided"),
+                                   ("Keras on TensorFlow", "decided nowhere"),
+                                   ("PyTorch", "everywhere"), ("Keras on torch", "everywhere")]]
+    per_machine = {"precision-speedup": {"rows": rows}}
+    found = {item["ask"]: item for item in founding_answers(
+        [{"key": "precision-speedup", "unit": "s", "rows": []}], per_machine, [], cells,
+        "draft", None, links=False)}
+    bf16 = next(item for ask, item in found.items() if "BF16" in ask)
+    assert bf16["lines"][0]["answer"] == "PyTorch: everywhere"
+    undecided = {"precision-speedup": {"rows": rows[:2]}}
+    found = founding_answers([], undecided, [], cells, "draft", None, links=False)
+    bf16 = next(item for item in found if "BF16" in item["ask"])
+    assert bf16["lines"][0]["answer"] == "Keras on JAX: where decided"

@@ -15,7 +15,7 @@ import pandas as pd
 
 from dlbench.core.judging.compare_kinds import runs_by_kind
 from dlbench.core.storage.layout import RunData, release_dir, release_names
-from dlbench.core.judging.outcomes import Outcome
+from dlbench.core.judging.outcomes import WHERE_IT_HOLDS, Outcome
 from dlbench.report.pages.parity_answer import EXPERIMENT as PARITY, parity_lines
 from dlbench.report.render.user_text import plain_text
 from dlbench.report.verdicts.defaults_answers import QUESTION as DEFAULTS_QUESTION
@@ -120,13 +120,22 @@ def _lines(founding: Founding, tables: Mapping[str, dict], per_machine: Mapping[
             lines.append(_precision_line(precision_accuracy))
             continue
         table, machines = tables.get(key), per_machine.get(key)
-        if machines:
-            lines += [{"label": row["label"], "answer": row["holds"], "anchor": f"q-{key}"}
-                      for row in machines["rows"][:1]]
+        if machines and machines["rows"]:
+            row = min(machines["rows"], key=_decidedness)
+            lines.append({"label": row["label"], "answer": row["holds"], "anchor": f"q-{key}"})
         elif table:
             lines += [{"label": row["label"], "answer": _one_machine(row, table),
                        "anchor": f"q-{key}"} for row in table["rows"][:1]]
     return lines[:LINES]
+
+
+def _decidedness(row: Mapping) -> int:
+    """Where a row's answer holds, as a rank (0: decided on every kind): a question's line
+    on the home page is its most decided row, the first such in the table's order, not
+    whatever row the table happens to list first."""
+    outcomes = [outcome.value for outcome in WHERE_IT_HOLDS]
+    outcome = str(row.get("outcome", ""))
+    return outcomes.index(outcome) if outcome in outcomes else len(outcomes)
 
 
 def run_kinds(runs: list[RunData]) -> dict[str, str]:
