@@ -67,12 +67,12 @@ GRID["machine"] |= {"workloads": ["mlp-digits"], "accuracy_precisions": ("bf16",
                     "real_size_precisions": ("fp32", "bf16", "fp16")}
 
 
-def fp16_unsupported(request: RunRequest, precision: str,
+def fp16_unsupported(device: str, precision: str,
                      features: dict[str, bool] | None = None) -> dict:
     """{UNSUPPORTED: why} for an fp16 cell on a CPU without fp16 units (`features`: a CPU's
     isa_features; None: this machine's, as the plan is made where it is measured); {}
     otherwise."""
-    if precision != "fp16" or request.device != "cpu":
+    if precision != "fp16" or device != "cpu":
         return {}
     features = isa_features(cpu_flags()) if features is None else features
     return {} if fp16_units(features) else {UNSUPPORTED: NO_FP16_UNITS}
@@ -85,11 +85,11 @@ def on_cpu(cells: list[CellSpec], features: dict[str, bool]) -> list[CellSpec]:
     plans no fp16 cell; an Intel Xeon with it measures five ResNet-50 ones)."""
     planned = []
     for cell in cells:
-        if cell.experiment == "precision" and cell.precision == "fp16" and cell.device == "cpu":
+        if cell.experiment == "precision" and cell.precision == "fp16":
             params = {k: v for k, v in cell.params.items()
                       if not (k == UNSUPPORTED and v == NO_FP16_UNITS)}
-            if not fp16_units(features) and UNSUPPORTED not in params:
-                params[UNSUPPORTED] = NO_FP16_UNITS
+            if UNSUPPORTED not in params:
+                params |= fp16_unsupported(cell.device, cell.precision, features)
             cell = replace(cell, params=params)
         planned.append(cell)
     return planned
@@ -123,7 +123,7 @@ def plan(request: RunRequest) -> list[CellSpec]:
                     mode=mode, batch_size=batch_size,
                     params=params | not_measured_params(request, framework, mode, "precision",
                                                         name)
-                    | fp16_unsupported(request, precision))
+                    | fp16_unsupported(request.device, precision))
                 cells.append(replace(cell, repeats=seeds) if seeds and not request.repeats
                              else cell)
     return cells
