@@ -14,7 +14,8 @@ import pandas as pd
 
 from dlbench.core.machine.achieved import details_of
 from dlbench.core.judging.outcomes import Outcome
-from dlbench.core.judging.defaults_accuracy import DefaultsAccuracy, judge_defaults_accuracy
+from dlbench.core.judging.defaults_accuracy import (AccuracyPair, DefaultsAccuracy,
+                                                    judge_defaults_accuracy)
 from dlbench.core.declarations.modes import group_words
 from dlbench.core.storage.schema import CellStatus
 from dlbench.core.declarations.systems import SYSTEMS, system_of
@@ -131,10 +132,16 @@ def defaults_rows(answers: list[DefaultsAnswer]) -> list[dict]:
                               "processes_a": seeds.get(answer.leader),
                               "winner": answer.leader if answer.outcome is
                               Outcome.WINNER else ""})
-        rows += [common | {"row": "pair", "cell_b": cells.get(pair.other, ""),
-                           "contender_b": pair.other, "processes_a": pair.seeds,
-                           "processes_b": pair.seeds, "difference": pair.difference,
-                           "difference_low": pair.low, "difference_high": pair.high,
-                           "decision": DECISIONS[pair.outcome].value}
+        rows += [pair_row(common, cells.get(pair.other, ""), pair.other, pair)
                  for pair in answer.pairs]
     return rows
+
+
+def pair_row(common: dict, cell_b: str, contender_b: str, pair: AccuracyPair) -> dict:
+    """One paired accuracy comparison as a verdicts-table pair row (the defaults- and the
+    precision-accuracy answers store theirs alike): `common` with side B, both sides'
+    seeds, the leader's mean paired difference, its interval and the decision."""
+    return common | {"row": "pair", "cell_b": cell_b, "contender_b": contender_b,
+                     "processes_a": pair.seeds, "processes_b": pair.seeds,
+                     "difference": pair.difference, "difference_low": pair.low,
+                     "difference_high": pair.high, "decision": DECISIONS[pair.outcome].value}

@@ -20,7 +20,7 @@ from dlbench.core.judging.precision_accuracy import PrecisionAccuracy, judge_pre
 from dlbench.core.storage.schema import CellStatus
 from dlbench.core.declarations.systems import system_of
 from dlbench.core.judging.verdict_engine import repeat_rows
-from dlbench.report.verdicts.defaults_answers import DECISIONS
+from dlbench.report.verdicts.defaults_answers import pair_row
 
 EXPERIMENT = "precision"
 #: A process's reduced-precision accuracy and its change against fp32 (reduced minus fp32).
@@ -123,10 +123,6 @@ def precision_rows(answers: list[PrecisionAnswer]) -> list[dict]:
                               "processes_a": found.seeds,
                               "winner": leader if judged and judged.outcome is
                               Outcome.WINNER else ""})
-        rows += [common | {"row": "pair", "cell_b": found.cell_id, "contender_b": other,
-                           "processes_a": pair.seeds, "processes_b": pair.seeds,
-                           "difference": pair.difference, "difference_low": pair.low,
-                           "difference_high": pair.high,
-                           "decision": DECISIONS[pair.outcome].value}
+        rows += [pair_row(common, found.cell_id, other, pair)
                  for pair in (judged.pairs if judged else ())]
     return rows
