@@ -169,19 +169,30 @@ def test_result_id_anchor_resolves_to_its_row(page, site: str) -> None:
     assert re.search(r"\((s|MiB|fraction|samples/s)\)", table.locator("thead").inner_text())
 
 
+def _swapped_in(page, title: str) -> None:
+    """Instant navigation changes the address before it swaps the article in: wait for it."""
+    from playwright.sync_api import expect
+
+    expect(page.locator("article h1").first).to_contain_text(title)
+
+
 def test_instant_navigation_away_and_back_still_draws_charts(page, site: str) -> None:
     page.goto(f"{site}2026.12/experiments/training/")
     _charts_drawn(page)
     page.evaluate("window.dlbenchSamePage = true")  # survives only an instant navigation
     page.locator("nav.md-nav--primary a", has_text="Environment").first.click()
     page.wait_for_url("**/2026.12/environment/")
+    _swapped_in(page, "Environment")
     page.locator("nav.md-nav--primary a", has_text="Training").first.click()
     page.wait_for_url("**/2026.12/experiments/training/")
+    _swapped_in(page, "Training")
     _charts_drawn(page)
     page.go_back()
     page.wait_for_url("**/2026.12/environment/")
+    _swapped_in(page, "Environment")
     page.go_back()
     page.wait_for_url("**/2026.12/experiments/training/")
+    _swapped_in(page, "Training")
     _charts_drawn(page)
     assert page.evaluate("window.dlbenchSamePage === true"), "navigation reloaded the page"
     assert page.locator("div.dlbench-chart").count() >= 10
