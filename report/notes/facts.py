@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from dlbench.core.machine.achieved import cell_fractions
-from dlbench.core.machine.fma_peak import environment_bound
+from dlbench.core.machine.fma_peak import bound_words, environment_bound
 from dlbench.core.machine.machines import machine_kind
 from dlbench.report.inputs.source import Source, source_processes
 from dlbench.report.verdicts.stored import stored_verdicts
@@ -82,13 +82,13 @@ def run_facts(source: Source) -> list[RunFacts]:
         shares = {cell: share for (run_id, cell), share in fractions.items()
                   if run_id == run.run_id and cell in real}
         best = max(shares, key=shares.get, default="")
-        bound = environment_bound(run.environment, "fp32_flops",
-                                  str(run.info.get("device") or "cpu"))
+        device = str(run.info.get("device") or "cpu")
+        bound = environment_bound(run.environment, "fp32_flops", device)
         counts = _answers(verdicts, run.run_id) if verdicts is not None else (0, 0, 0, 0)
         facts.append(RunFacts(run.run_id, machine_kind(run.environment).words,
                               *busy_remeasures(run), *counts,
                               bound.flops if bound else None,
-                              bound.derivation if bound else "no bound known",
+                              bound_words(run.environment, "fp32_flops", device),
                               shares.get(best), best))
     return facts
 
