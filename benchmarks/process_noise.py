@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dlbench.core.judging.clusters import SPLIT_FACTOR
+from dlbench.core.judging.clusters import SPLIT_FACTOR, slow_share
 from dlbench.core.declarations.modes import DEFAULT, mode_class
 from dlbench.runner.cell.spec import CellSpec
 from dlbench.runner.driver.plan.cells import plan_cells
@@ -52,7 +52,6 @@ CELLS: dict[str, tuple[str, str, str]] = {
     "mlp-latency": ("inference", "mlp-digits", "latency_p50"),
     "resnet-epoch": ("training", "resnet-synthetic", "steady_epoch_time"),
 }
-SLOW_RATIO = SPLIT_FACTOR  # dlbench.core.judging.clusters: the one factor that calls a process slow
 LIBRARIES = {"jemalloc": ("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2", "libjemalloc2"),
              "tcmalloc": ("/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4",
                           "libtcmalloc-minimal4")}
@@ -141,10 +140,10 @@ def spread_line(suspect: str, values: np.ndarray, lower_is_better: bool) -> str:
     """The suspect's spread between processes and share of slow ones."""
     logs = np.log(values) if lower_is_better else -np.log(values)
     best = logs.min()
-    slow = float(np.mean(logs - best > math.log(SLOW_RATIO)))
+    slow = slow_share(values, lower_is_better)
     return (f"{suspect:12} n={len(values):3}  sd(log) {np.std(logs, ddof=1):.3f}  "
             f"slowest/best {math.exp(logs.max() - best):.2f}x  "
-            f"share > {SLOW_RATIO}x best: {slow:.0%}")
+            f"share > {SPLIT_FACTOR}x best: {slow:.0%}")
 
 
 def main() -> None:
