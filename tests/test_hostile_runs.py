@@ -148,6 +148,18 @@ def released(tmp_path: Path) -> Path:
     return results
 
 
+def erratum_refused(released: Path, capsys, flag: str, value: str) -> str:
+    """The one line refusing an erratum of 2026.12 with `flag` set to `value`, after
+    checking that its errata file was left as it was."""
+    errata = released / "releases" / "2026.12" / "errata.yml"
+    before = errata.read_bytes() if errata.exists() else None
+    assert main(_erratum(released, flag, value)) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1, error
+    assert (errata.read_bytes() if errata.exists() else None) == before
+    return error
+
+
 @pytest.mark.parametrize("flag, value, expected", [
     ("--title", "bad \udcff\udcfe", "holds bytes that are not text"),
     ("--wrong", "\ud800", "holds bytes that are not text"),
@@ -159,12 +171,8 @@ def released(tmp_path: Path) -> Path:
 ])
 def test_an_erratum_is_checked_before_it_is_appended(released: Path, capsys, flag: str,
                                                      value: str, expected: str) -> None:
+    assert expected in erratum_refused(released, capsys, flag, value)
     errata = released / "releases" / "2026.12" / "errata.yml"
-    before = errata.read_bytes() if errata.exists() else None
-    assert main(_erratum(released, flag, value)) == 2
-    error = capsys.readouterr().err
-    assert error.count("\n") == 1 and expected in error, error
-    assert (errata.read_bytes() if errata.exists() else None) == before
     assert main(_erratum(released)) == 0  # the release still takes a good one after
     errata.read_text(encoding="utf-8")
 
