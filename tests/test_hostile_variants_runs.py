@@ -1,7 +1,8 @@
 """Issue 65, parts 1-5 and 7, tried again by other roads: a run's keys and text nested deeper,
 broken by other line breaks and shown in a release; a resume refused for another ISA tier
 and an older record form; tables counted twice in other tables and with renumbered repeats;
-code records that disagree another way; errata and notes in other fields and digits; and
+code records that disagree another way; errata and notes in other fields and digits, and an
+errata file holding what no erratum may; and
 what later commands would crash on, in other columns, files and tar headers. Each one a real
 build, run, erratum, publish or import, refused in one line with nothing written, or
 rendered inert."""
@@ -179,6 +180,23 @@ def _records_claim_changed(record: dict) -> dict:
 def test_an_erratum_in_another_field_or_digits_is_refused(released: Path, capsys, flag: str,
                                                           value: str, expected: str) -> None:
     assert expected in erratum_refused(released, capsys, flag, value)
+
+
+def test_an_errata_file_holding_escaped_surrogates_is_one_line_not_a_crash(
+        released: Path, tmp_path: Path, capsys) -> None:
+    """Not typed at `dlbench erratum` but arriving in the file itself (a YAML escape), as a
+    pull of someone else's commit would bring it: the build and the next erratum refuse
+    it in one line, and the file is left as it came."""
+    errata = released / "releases" / "2026.12" / "errata.yml"
+    errata.write_text('- date: "2026-12-02"\n  title: "bad \\uDCFF"\n  wrong: w\n'
+                      '  correction: c\n')
+    before = errata.read_bytes()
+    assert main(["build", "--release", "2026.12", "--results-dir", str(released), "--out",
+                 str(tmp_path / "out"), "--cache-dir", str(tmp_path / "c")]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "holds bytes that are not text" in error, error
+    assert "not text" in erratum_refused(released, capsys, "--title", "t")
+    assert errata.read_bytes() == before
 
 
 def test_notes_that_are_not_text_freeze_no_release(released: Path, tmp_path: Path,
