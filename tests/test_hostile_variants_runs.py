@@ -1,10 +1,10 @@
-"""Issue 65, parts 1-5 and 7, tried again by other roads: a run's keys and text nested deeper,
-broken by other line breaks and shown in a release; a resume refused for another ISA tier
-and an older record form; tables counted twice in other tables and with renumbered repeats;
-code records that disagree another way; errata and notes in other fields and digits, and an
-errata file holding what no erratum may; and
+"""Issue 65, parts 1-5 and 7, tried again by other roads: a run's keys nested deeper, its
+text broken by other line breaks, its start time a date with markup after it; a resume
+refused for another ISA tier, an older record form and a remeasure; tables counted twice in
+other tables and under renumbered repeats; code records that disagree another way; errata
+and notes in other fields and digits, and an errata file holding what no erratum may; and
 what later commands would crash on, in other columns, files and tar headers. Each one a real
-build, run, erratum, publish or import, refused in one line with nothing written, or
+build, run, erratum, publish or import: refused in one line with nothing written, or
 rendered inert."""
 
 from __future__ import annotations
