@@ -71,6 +71,45 @@ def test_a_runs_keys_make_no_attribute_and_no_heading(tmp_path: Path) -> None:
     assert any("alert(9)" in h for h in parser.headings)  # the key, shown as text
 
 
+def test_a_runs_live_key_stays_text_in_a_release_too(tmp_path: Path) -> None:
+    """Frozen into a release (the pages a release and `latest` serve), not only a draft."""
+    from tests.site_fixtures import freeze
+
+    results = golden_results(tmp_path)
+    path = results / "runs" / RUN_A / "environment.json"
+    environment = json.loads(path.read_text())
+    path.write_text(json.dumps(environment | {key: {"model": "m"} for key in LIVE_KEYS}))
+    freeze(results, "2026.12", [RUN_A], "2026-12-01")
+    out = tmp_path / "site_src"
+    assert main(["build", "--release", "2026.12", "--results-dir", str(results), "--out",
+                 str(out), "--cache-dir", str(tmp_path / "cache")]) == 0
+    parser = Attributes()
+    parser.feed(markdown.markdown((out / "environment.md").read_text(),
+                                  extensions=["attr_list", "tables", "toc"]))
+    names = {name for name, _ in parser.attributes}
+    assert not {name for name in names if name.startswith("on") or name == "autofocus"}, names
+    assert any("alert(9)" in h for h in parser.headings)  # the key, shown as text
+
+
+def test_a_line_break_in_the_cpu_vendor_adds_no_heading_to_any_page(tmp_path: Path) -> None:
+    """The machine's vendor reaches several pages (home, environment, experiments): none
+    gains a heading from it."""
+    import re
+
+    results = golden_results(tmp_path)
+    path = results / "runs" / RUN_A / "environment.json"
+    environment = json.loads(path.read_text())
+    environment["cpu"] = dict(environment["cpu"]) | {"vendor": "V\n# alert(6) h1"}
+    path.write_text(json.dumps(environment))
+    out = tmp_path / "site_src"
+    assert main(["build", "--run", RUN_A, "--results-dir", str(results), "--out", str(out),
+                 "--cache-dir", str(tmp_path / "cache")]) == 0
+    headings = [f"{page.name}: {line}" for page in out.rglob("*.md")
+                for line in page.read_text().splitlines() if re.match(r"#+ .*alert\(6\)", line)]
+    assert not headings, headings[:5]
+    assert any("alert(6)" in page.read_text() for page in out.rglob("*.md"))  # shown as text
+
+
 def test_a_line_break_in_a_runs_text_stays_on_its_line() -> None:
     from dlbench.report.render.user_text import inert_record, inert_text
 
@@ -109,6 +148,18 @@ def released(tmp_path: Path) -> Path:
     return results
 
 
+def erratum_refused(released: Path, capsys, flag: str, value: str) -> str:
+    """The one line refusing an erratum of 2026.12 with `flag` set to `value`, after
+    checking that its errata file was left as it was."""
+    errata = released / "releases" / "2026.12" / "errata.yml"
+    before = errata.read_bytes() if errata.exists() else None
+    assert main(_erratum(released, flag, value)) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1, error
+    assert (errata.read_bytes() if errata.exists() else None) == before
+    return error
+
+
 @pytest.mark.parametrize("flag, value, expected", [
     ("--title", "bad \udcff\udcfe", "holds bytes that are not text"),
     ("--wrong", "\ud800", "holds bytes that are not text"),
@@ -120,12 +171,8 @@ def released(tmp_path: Path) -> Path:
 ])
 def test_an_erratum_is_checked_before_it_is_appended(released: Path, capsys, flag: str,
                                                      value: str, expected: str) -> None:
+    assert expected in erratum_refused(released, capsys, flag, value)
     errata = released / "releases" / "2026.12" / "errata.yml"
-    before = errata.read_bytes() if errata.exists() else None
-    assert main(_erratum(released, flag, value)) == 2
-    error = capsys.readouterr().err
-    assert error.count("\n") == 1 and expected in error, error
-    assert (errata.read_bytes() if errata.exists() else None) == before
     assert main(_erratum(released)) == 0  # the release still takes a good one after
     errata.read_text(encoding="utf-8")
 
