@@ -25,11 +25,13 @@ import pytest
 
 from dlbench.cli import main
 from dlbench.report.site.outputs import MARKER
-from tests.site_fixtures import ROOT, RUN_A, RUN_B, freeze, golden_results, site_config
+from tests.site_fixtures import ROOT, RUN_A, RUN_B, freeze, golden_results
 from tests.test_child_processes import _ended, _pid_in
 from tests.test_export_faults import (RUN, _export, _refused, _small_disk, export_stopped,
                                       results)  # noqa: F401
 from tests.test_hostile_runs import _erratum, failure_summary
+from tests.test_serve_load import served  # noqa: F401
+from tests.test_stop_leaves_whole import serve_stopped
 
 def _tree(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
@@ -62,37 +64,9 @@ def test_ctrl_c_before_the_tree_is_swapped_in_leaves_the_last_build_whole(
     capsys.readouterr()
 
 
-def _serve(tmp_path: Path, temporary: Path) -> subprocess.Popen:
-    results = golden_results(tmp_path)
-    freeze(results, "2026.12", [RUN_A], "2026-12-01")
-    command = [sys.executable, "-m", "dlbench.cli", "serve", "--port", "0",
-               "--results-dir", str(results), "--pages-repo", str(tmp_path / "pages"),
-               "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "site_src"),
-               "--templates", str(ROOT / "templates"),
-               "--config", str(site_config(tmp_path, tmp_path / "site_src"))]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, cwd=tmp_path,
-                            env=os.environ | {"PYTHONPATH": str(ROOT), "TMPDIR": str(temporary),
-                                              "PATH": f"{Path(sys.executable).parent}:"
-                                                      f"{os.environ.get('PATH', '')}"})
-
-
 def test_a_closed_terminal_sighup_to_serve_leaves_no_temporary_site(tmp_path: Path) -> None:
     """The case sends SIGTERM; closing the terminal `serve` runs in sends SIGHUP."""
-    temporary = tmp_path / "tmp"
-    temporary.mkdir()
-    server = _serve(tmp_path, temporary)
-    try:
-        assert any("serving" in text for text in server.stdout), server.stderr.read()
-        assert list(temporary.iterdir())
-    finally:
-        server.send_signal(signal.SIGHUP)
-        server.wait(timeout=30)
-        error = server.stderr.read()
-        server.stdout.close()
-        server.stderr.close()
-    assert "Traceback" not in error, error
-    assert not list(temporary.iterdir()), list(temporary.iterdir())
+    serve_stopped(tmp_path, signal.SIGHUP)
 
 
 # --- part 8: terminal text and child processes -------------------------------------------
@@ -228,22 +202,6 @@ def test_sigint_to_export_run_leaves_no_temporary_file(results: Path, tmp_path: 
 
 
 # --- part 10: serve under load, and what a run or a --data file may hold ------------------
-
-@pytest.fixture
-def served(tmp_path: Path):
-    from dlbench.report.site.static_server import make_server
-
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "index.html").write_text("<p>home</p>")
-    (site / "404.html").write_text("<p>our own not found</p>" * 50)
-    server = make_server(site, 0, "127.0.0.1")
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server.server_address[1]
-    server.shutdown()
-    server.server_close()
-
 
 def _get(port: int, path: str, timeout: float = 10) -> bytes:
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as client:

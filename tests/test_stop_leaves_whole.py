@@ -41,6 +41,14 @@ def test_a_stop_right_after_the_tree_is_swapped_in_leaves_it_marked(
 
 
 def test_sigterm_to_serve_leaves_no_temporary_site(tmp_path: Path) -> None:
+    import signal
+
+    serve_stopped(tmp_path, signal.SIGTERM)
+
+
+def serve_stopped(tmp_path: Path, stop: int) -> None:
+    """Start `dlbench serve` of a release, stop it with signal `stop` once it serves: no
+    traceback, and the temporary site it served is gone."""
     results = golden_results(tmp_path)
     freeze(results, "2026.12", [RUN_A], "2026-12-01")
     temporary = tmp_path / "tmp"
@@ -61,7 +69,7 @@ def test_sigterm_to_serve_leaves_no_temporary_site(tmp_path: Path) -> None:
             server.stderr.read()
         assert list(temporary.iterdir())  # the site it serves is there while it serves
     finally:
-        server.terminate()
+        server.send_signal(stop)
         server.wait(timeout=30)
         error = server.stderr.read()
         server.stdout.close()
