@@ -58,3 +58,27 @@ def test_a_builder_whose_child_holds_its_output_is_not_a_timeout(tmp_path: Path)
     assert _ended(_pid_in(pidfile))
     assert run_in_own_group([sys.executable, "-c", "import time; time.sleep(60)"],
                             dict(os.environ), tmp_path, 1, tmp_path / "log.txt") is None
+
+
+def test_a_model_whose_build_forks_a_child_is_refused_with_its_own_error(
+        tmp_path: Path) -> None:
+    """Through `prepare_model`, as `dlbench run --model` builds: the model's build() starts
+    a child that inherits the builder's output and then fails. The builder's own error is
+    reported at once (not 'took more than 30 s'), and the child is ended with it."""
+    import pytest
+
+    from dlbench.core.text.errors import UsageError
+    from dlbench.runner.cell.model_source import model_request
+    from dlbench.runner.driver.user_model.preparation import prepare_model
+
+    pidfile = tmp_path / "child.pid"
+    model = tmp_path / "forking.py"
+    model.write_text("import subprocess\n\n\ndef build():\n"
+                     "    child = subprocess.Popen(['sleep', '300'])\n"
+                     f"    open({str(pidfile)!r}, 'w').write(str(child.pid))\n"
+                     "    raise RuntimeError('no model in this file')\n")
+    started = time.monotonic()
+    with pytest.raises(UsageError, match="no model in this file"):
+        prepare_model(model_request(f"{model}:build", "4", "float32", "", 8), 1, 30)
+    assert time.monotonic() - started < 25
+    assert _ended(_pid_in(pidfile))

@@ -1,16 +1,23 @@
 """`dlbench export-run` on a full or read-only disk, or into its own run's folder: one line,
 exit status 2, and no archive, half archive or temporary folder left; the same command
-run again once there is room writes the whole archive."""
+run again once there is room writes the whole archive. Stopped while it packs (SIGTERM),
+it ends as an interrupt with no temporary folder and no archive."""
 
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
+import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.site_fixtures import ROOT
 from tests.small_disk import SmallDisk
 from tests.stats_fixtures import training_cells, write_run
 
@@ -87,3 +94,31 @@ def test_out_inside_the_runs_own_folder_is_refused(results, capsys, inside):
     error = _refused(_export(results, run / inside if inside else run), capsys)
     assert "inside run" in error and "own folder" in error, error
     assert sorted(p.relative_to(run) for p in run.rglob("*")) == before
+
+
+def test_sigterm_while_packing_leaves_no_temporary_file(results, tmp_path):
+    export_stopped(results, tmp_path, signal.SIGTERM)
+
+
+def export_stopped(results: Path, tmp_path: Path, stop: signal.Signals) -> None:
+    """Stop `dlbench export-run` with `stop` while it packs a run made large (a 40 MB code
+    object): exit status 130, no temporary folder, no archive."""
+    objects = results / "runs" / RUN / "code-objects"
+    objects.mkdir()
+    (objects / ("ab" * 32)).write_bytes(os.urandom(40 << 20))
+    temporary, out = tmp_path / "tmp", tmp_path / "out"
+    temporary.mkdir()
+    export = subprocess.Popen([sys.executable, "-m", "dlbench.cli", *_export(results, out)],
+                              stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                              env=os.environ | {"TMPDIR": str(temporary)},
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 60
+    while not list(temporary.iterdir()) and export.poll() is None:
+        assert time.monotonic() < deadline, "export-run never started packing"
+        time.sleep(0.005)
+    export.send_signal(stop)
+    error = export.communicate(timeout=60)[1]
+    assert export.returncode == 130, error
+    assert "Traceback" not in error, error
+    assert not list(temporary.iterdir()), list(temporary.iterdir())
+    assert not out.exists() or not list(out.iterdir())

@@ -320,7 +320,8 @@ def test_a_run_of_this_machine_and_code_is_still_resumed_past_the_check(tmp_path
     refuse_foreign_run(RunStore(root))  # no refusal
 
 
-def test_a_models_failure_message_is_never_read_as_markup(tmp_path: Path, capsys) -> None:
+def failure_summary(tmp_path: Path, reason: str, capsys) -> str:
+    """What `dlbench run` prints at its end (stderr) for one cell that failed with `reason`."""
     from dlbench.runner.cell.outcome import failed
     from dlbench.runner.cell.spec import CellSpec
     from dlbench.runner.driver.commands.run import print_summary
@@ -330,13 +331,30 @@ def test_a_models_failure_message_is_never_read_as_markup(tmp_path: Path, capsys
     store = RunStore(tmp_path / "runs" / RESUMED)
     store.root.mkdir(parents=True)
     store.save_run_info({"run_id": RESUMED, "device": "cpu"})
-    reason = "\x1b]0;owned\x07 [link=https://evil.example]click[/link] [bold]b[/bold] [/nope]"
     spec = CellSpec("parity", "mlp-digits", "pytorch", "pytorch", "cpu", repeats=1)
     print_summary(store, [CellRecord(spec, failed(reason), "2026-12-01T12:00:01+00:00", 1.0,
                                      "", "", "")])
-    shown = capsys.readouterr().err
+    return capsys.readouterr().err
+
+
+def test_a_models_failure_message_is_never_read_as_markup(tmp_path: Path, capsys) -> None:
+    reason = "\x1b]0;owned\x07 [link=https://evil.example]click[/link] [bold]b[/bold] [/nope]"
+    shown = failure_summary(tmp_path, reason, capsys)
     assert "\x1b]0;owned" not in shown and "\\x1b]0;owned\\x07" in shown, shown
     assert "[link=https://evil.example]click[/link]" in shown and "[/nope]" in shown
+
+
+@pytest.mark.parametrize("reason, raw, shown_as", [
+    ("\x1b]0;owned\x07 stop", "\x1b]0;owned", "\\x1b]0;owned\\x07"),  # sets the title
+    ("see [link=https://evil.example]this[/link]", None,
+     "[link=https://evil.example]this[/link]"),  # read as a link
+    ("closing [/nope] tag", None, "[/nope]"),  # MarkupError ended the run
+])
+def test_each_kind_of_markup_in_a_failure_message_is_shown_as_text(
+        tmp_path: Path, capsys, reason: str, raw: str | None, shown_as: str) -> None:
+    """Issue 65's three, one at a time: an escape, a link, a closing tag."""
+    shown = failure_summary(tmp_path, reason, capsys)
+    assert shown_as in shown and (raw is None or raw not in shown), shown
 
 
 def test_a_reader_that_stops_early_ends_no_command_in_a_traceback(tmp_path: Path) -> None:
@@ -372,9 +390,10 @@ def test_a_data_file_that_unpacks_past_the_limit_is_refused_unread(tmp_path: Pat
     bomb = tmp_path / "bomb.npz"
     np.savez_compressed(bomb, x=np.zeros((1024, 1024)), y=np.zeros(1024))  # 8 MB in 10 kB
     assert bomb.stat().st_size < 100_000
-    monkeypatch.setattr(model_source, "MAX_DATA_BYTES", 1 << 20)
+    # raising=False: a runner without the bound shows as reading the arrays, not as a typo
+    monkeypatch.setattr(model_source, "MAX_DATA_BYTES", 1 << 20, raising=False)
     monkeypatch.setattr(np, "load", lambda *a, **k: pytest.fail("the arrays were read"))
     with pytest.raises(UsageError, match="unpack to .* bytes, over the limit of 1048576"):
         model_source._check_data(bomb)
-    monkeypatch.setattr(model_source, "MAX_DATA_BYTES", 1 << 30)
+    monkeypatch.setattr(model_source, "MAX_DATA_BYTES", 1 << 30, raising=False)
     assert model_source._check_data(bomb) == bomb.resolve()  # shapes from the headers alone

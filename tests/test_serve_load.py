@@ -23,6 +23,7 @@ def served(tmp_path: Path):
     site = tmp_path / "site"
     site.mkdir()
     (site / "index.html").write_text("<p>home</p>" * 100)
+    (site / "404.html").write_text("<p>our own not found</p>" * 50)
     (site / "big.bin").write_bytes(b"x" * (8 << 20))
     server = make_server(site, 0, "127.0.0.1")
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -1,6 +1,7 @@
 """A stop at any moment leaves every folder as it was or whole: a build's output holds its
-marker from the moment the tree is in place (a later build or deploy takes it), and
-SIGTERM to `serve` leaves no temporary site behind."""
+marker from the moment the tree is in place (a later build or deploy takes it), SIGTERM
+to `serve` leaves no temporary site behind, and SIGTERM while mike deploys (to dlbench or
+to its whole group) leaves neither mike's configs nor its site."""
 
 from __future__ import annotations
 
@@ -40,6 +41,14 @@ def test_a_stop_right_after_the_tree_is_swapped_in_leaves_it_marked(
 
 
 def test_sigterm_to_serve_leaves_no_temporary_site(tmp_path: Path) -> None:
+    import signal
+
+    serve_stopped(tmp_path, signal.SIGTERM)
+
+
+def serve_stopped(tmp_path: Path, stop: int) -> None:
+    """Start `dlbench serve` of a release, stop it with signal `stop` once it serves: no
+    traceback, and the temporary site it served is gone."""
     results = golden_results(tmp_path)
     freeze(results, "2026.12", [RUN_A], "2026-12-01")
     temporary = tmp_path / "tmp"
@@ -60,7 +69,7 @@ def test_sigterm_to_serve_leaves_no_temporary_site(tmp_path: Path) -> None:
             server.stderr.read()
         assert list(temporary.iterdir())  # the site it serves is there while it serves
     finally:
-        server.terminate()
+        server.send_signal(stop)
         server.wait(timeout=30)
         error = server.stderr.read()
         server.stdout.close()
@@ -69,7 +78,12 @@ def test_sigterm_to_serve_leaves_no_temporary_site(tmp_path: Path) -> None:
     assert not list(temporary.iterdir()), list(temporary.iterdir())
 
 
-def test_sigterm_while_mike_deploys_leaves_no_config_or_site_behind(tmp_path: Path) -> None:
+@pytest.mark.parametrize("whom", ["dlbench", "group"])
+def test_sigterm_while_mike_deploys_leaves_no_config_or_site_behind(tmp_path: Path,
+                                                                   whom: str) -> None:
+    """SIGTERM to dlbench alone, or to its whole process group as `timeout` or a service
+    manager sends it (mike started by an unprotected deploy got it too, and its end was a
+    traceback)."""
     import signal
     import time
 
@@ -86,16 +100,20 @@ def test_sigterm_while_mike_deploys_leaves_no_config_or_site_behind(tmp_path: Pa
                               text=True, cwd=tmp_path,
                               env=os.environ | {"PYTHONPATH": str(ROOT), "TMPDIR": str(temporary),
                                                 "PATH": f"{Path(sys.executable).parent}:"
-                                                        f"{os.environ.get('PATH', '')}"})
+                                                        f"{os.environ.get('PATH', '')}"},
+                              start_new_session=True)  # its own group, as a shell's job is
     deadline = time.monotonic() + 240
     while not list(config.parent.glob("mike-mkdocs*.yml")) and deploy.poll() is None:
         assert time.monotonic() < deadline, "mike never started"
         time.sleep(0.02)
-    deploy.send_signal(signal.SIGTERM)  # to dlbench alone, while mike builds the site
+    if whom == "dlbench":
+        deploy.send_signal(signal.SIGTERM)  # to dlbench alone, while mike builds the site
+    else:
+        os.killpg(deploy.pid, signal.SIGTERM)
     with deploy.stderr:
         error = deploy.stderr.read()
     assert deploy.wait(timeout=60) == 130, error
     assert "Traceback" not in error, error
-    assert not list(config.parent.glob("mike-mkdocs*.yml"))
-    assert not list(config.parent.glob(".mkdocs-*.yml"))
-    assert not list(temporary.iterdir()), list(temporary.iterdir())
+    left = (list(config.parent.glob("mike-mkdocs*.yml")),
+            list(config.parent.glob(".mkdocs-*.yml")), list(temporary.iterdir()))
+    assert left == ([], [], []), left  # configs beside the config, a site in the temp folder
