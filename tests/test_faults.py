@@ -128,3 +128,26 @@ def test_a_stop_whose_exception_a_finalizer_swallowed_still_stops_the_run():
     assert "Exception ignored" in result.stderr  # the handler's own exception was lost...
     assert "the run went on" in result.stdout
     assert result.returncode != 0 and "KeyboardInterrupt" in result.stderr  # ...not the stop
+
+
+HANGUP = """
+import os, signal, sys, time
+from dlbench.runner.driver.launch.stop import stop_on_signals
+if sys.argv[1] == "nohup":
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+stop_on_signals()
+try:
+    os.kill(os.getpid(), signal.SIGHUP)
+    time.sleep(0.2)
+    print("went on", flush=True)
+except KeyboardInterrupt:
+    print("stopped", flush=True)
+"""
+
+
+@pytest.mark.parametrize(("started", "expected"), [("in a terminal", "stopped"),
+                                                   ("nohup", "went on")])
+def test_a_closed_terminal_stops_a_run_unless_it_was_started_under_nohup(started, expected):
+    result = subprocess.run([sys.executable, "-c", HANGUP, started], cwd=ROOT,
+                            capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == expected, result.stderr

@@ -1,4 +1,4 @@
-"""Ctrl-C and SIGTERM stop a run, and the stop is never lost.
+"""Ctrl-C, SIGTERM and SIGHUP (its terminal closed) stop a run, and the stop is never lost.
 
 Python runs a signal handler between bytecodes of the main thread; when that happens inside
 a finalizer (a `__del__`, a weakref callback) the KeyboardInterrupt it raises is printed as
@@ -20,10 +20,17 @@ def _request_stop(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+#: The signals that stop a run as Ctrl-C does.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 def stop_on_signals() -> None:
-    """Treat SIGTERM like Ctrl-C, and remember either even if its exception is swallowed."""
-    signal.signal(signal.SIGINT, _request_stop)
-    signal.signal(signal.SIGTERM, _request_stop)
+    """Treat SIGTERM and SIGHUP like Ctrl-C, and remember any of them even if its exception
+    is swallowed. A signal ignored when the run started stays ignored: a run started under
+    `nohup` goes on when its terminal closes."""
+    for signum in STOP_SIGNALS:
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, _request_stop)
 
 
 def raise_if_stop_requested() -> None:
