@@ -1,7 +1,8 @@
 """Trains one real training or precision cell in this process with a known allocation held
-through every epoch (the framework's own tensors, in 2 MiB pieces as activations come), and prints the
-cell's working memory as JSON: the working-memory tests run one such process per system and
-size (a fresh process each, under the cell's own environment)."""
+through every epoch (the framework's own tensors of one or more dtypes, in 2 MiB pieces as
+activations come), and prints the cell's working memory as JSON: the working-memory tests run
+one such process per system, experiment and size (a fresh process each, under the cell's own
+environment)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,12 @@ from dlbench.runner.worker.epochs import Trainer
 #: Size of each piece of the known allocation: an activation's size, not one large block
 #: (a block above glibc's mmap threshold is always returned to the system when freed).
 PIECE_MIB = 2
+
+
+def allocate_each(library: str, mib: int, dtypes: str) -> list:
+    """`mib` MiB of tensors of `library` of each of `dtypes` ("float32", or several joined by
+    "+": "float32+bfloat16" holds `mib` MiB of each), so one process checks every dtype's."""
+    return [piece for dtype in dtypes.split("+") for piece in allocate(library, mib, dtype)]
 
 
 def allocate(library: str, mib: int, dtype: str) -> list:
@@ -111,11 +118,11 @@ def cell_spec(experiment: str, workload: str, framework: str, backend: str) -> C
 def main(framework: str, backend: str, mib: int, dtype: str, experiment: str = "training",
          workload: str = "mlp-digits") -> None:
     """Print {"working_memory": MiB, "model_memory": MiB, "status": ...} of one process of
-    `experiment` (training | precision, fp32)."""
+    `experiment` (training | precision, fp32) holding `mib` MiB of each dtype of `dtype`."""
     module = importlib.import_module(f"dlbench.runner.worker.experiments.{experiment}."
                                      f"{framework}")
     library = backend or ("torch" if framework == "pytorch" else framework)
-    with_allocation(experiment, module, lambda: allocate(library, mib, dtype))
+    with_allocation(experiment, module, lambda: allocate_each(library, mib, dtype))
     outcome = module.run(cell_spec(experiment, workload, framework, backend))
     values = {o.metric: o.value for o in outcome.observations if o.step is None}
     print(json.dumps({"status": outcome.status.value, "reason": outcome.reason,
