@@ -1,7 +1,8 @@
 """Trains one real training or precision cell in this process with a known allocation held
-through every epoch (the framework's own tensors, in 2 MiB pieces as activations come), and prints the
-cell's working memory as JSON: the working-memory tests run one such process per system and
-size (a fresh process each, under the cell's own environment)."""
+through every epoch (the framework's own tensors of one or more dtypes, in 2 MiB pieces as
+activations come), and prints the cell's working memory as JSON: the working-memory tests run
+one such process per system, experiment and size (a fresh process each, under the cell's own
+environment)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,12 @@ from dlbench.runner.worker.epochs import Trainer
 #: Size of each piece of the known allocation: an activation's size, not one large block
 #: (a block above glibc's mmap threshold is always returned to the system when freed).
 PIECE_MIB = 2
+
+
+def allocate_each(library: str, mib: int, dtypes: str) -> list:
+    """`mib` MiB of tensors of `library` of each of `dtypes` ("float32", or several joined by
+    "+": "float32+bfloat16" holds `mib` MiB of each), so one process checks every dtype's."""
+    return [piece for dtype in dtypes.split("+") for piece in allocate(library, mib, dtype)]
 
 
 def allocate(library: str, mib: int, dtype: str) -> list:
@@ -59,13 +66,25 @@ class AllocatingClock:
         return getattr(self._clock, name)
 
 
-class AllocatingTrainer:
-    """A framework's trainer whose epochs run under an AllocatingClock."""
+def first_samples(epoch_data, samples: int):
+    """`epoch_data` (epoch -> (x, y) in the epoch's order) cut to its first `samples`."""
+    def cut(epoch: int) -> tuple:
+        return tuple(part[:samples] for part in epoch_data(epoch))
 
-    def __init__(self, trainer: Trainer, make) -> None:
-        self._trainer, self._make = trainer, make
+    return cut
+
+
+class AllocatingTrainer:
+    """A framework's trainer whose epochs run under an AllocatingClock, on the first
+    `samples` of each epoch's order when `samples` is given (fewer steps of the same model
+    and batch: what the working memory holds does not grow with the steps)."""
+
+    def __init__(self, trainer: Trainer, make, samples: int = 0) -> None:
+        self._trainer, self._make, self._samples = trainer, make, samples
 
     def train(self, epochs: int, epoch_data, clock) -> None:
+        if self._samples:
+            epoch_data = first_samples(epoch_data, self._samples)
         self._trainer.train(epochs, epoch_data, AllocatingClock(clock, self._make))
 
     def __getattr__(self, name: str):
@@ -80,19 +99,20 @@ PARAMS = {"training": {"epochs": 3},
                         "no_accuracy_vs_fp32": True}}
 
 
-def with_allocation(experiment: str, module, make) -> None:
-    """Hold the known allocation through every epoch of `experiment`'s training: the training
-    experiment's measure, or the `train_once` of the precision protocol."""
+def with_allocation(experiment: str, module, make, samples: int = 0) -> None:
+    """Hold the known allocation through every epoch of `experiment`'s training (on its first
+    `samples` training samples when given): the training experiment's measure, or the
+    `train_once` of the precision protocol."""
     if experiment == "training":
         measure = module.measure_training
         module.measure_training = lambda cell, trainer, fairness: measure(
-            cell, AllocatingTrainer(trainer, make), fairness)
+            cell, AllocatingTrainer(trainer, make, samples), fairness)
         return
     from dlbench.runner.worker.experiments.precision import protocol
 
     train_once = protocol.train_once
     protocol.train_once = lambda cell, trainer, *rest: train_once(
-        cell, AllocatingTrainer(trainer, make), *rest)
+        cell, AllocatingTrainer(trainer, make, samples), *rest)
 
 
 def cell_spec(experiment: str, workload: str, framework: str, backend: str) -> CellSpec:
@@ -109,13 +129,15 @@ def cell_spec(experiment: str, workload: str, framework: str, backend: str) -> C
 
 
 def main(framework: str, backend: str, mib: int, dtype: str, experiment: str = "training",
-         workload: str = "mlp-digits") -> None:
+         workload: str = "mlp-digits", samples: str = "0") -> None:
     """Print {"working_memory": MiB, "model_memory": MiB, "status": ...} of one process of
-    `experiment` (training | precision, fp32)."""
+    `experiment` (training | precision, fp32) holding `mib` MiB of each dtype of `dtype`,
+    training on the first `samples` samples of each epoch (every sample when 0)."""
     module = importlib.import_module(f"dlbench.runner.worker.experiments.{experiment}."
                                      f"{framework}")
     library = backend or ("torch" if framework == "pytorch" else framework)
-    with_allocation(experiment, module, lambda: allocate(library, mib, dtype))
+    with_allocation(experiment, module, lambda: allocate_each(library, mib, dtype),
+                    int(samples))
     outcome = module.run(cell_spec(experiment, workload, framework, backend))
     values = {o.metric: o.value for o in outcome.observations if o.step is None}
     print(json.dumps({"status": outcome.status.value, "reason": outcome.reason,

@@ -90,16 +90,12 @@ def test_pair_fails_when_a_cell_missed_the_reference_and_ignores_other_cells():
     assert pair_results(cells.iloc[:0]).empty
 
 
-@pytest.mark.slow
-def test_every_framework_pair_agrees_and_a_mis_transferred_weight_fails():
-    from dlbench.runner.driver.launch.execute import execute_cells
+def _digits_specs() -> tuple[list, object]:
+    """The digits parity cells of every installed system, and PyTorch's faulty one."""
     from dlbench.runner.cell.frameworks import FRAMEWORKS, missing_modules
-    from dlbench.runner.driver.plan.sharing import may_share, share_key
     from dlbench.runner.cell.spec import CellSpec
-    from dlbench.runner.driver.store.run_store import cells_frame
 
     installed = [f for f in FRAMEWORKS if not missing_modules(f)]
-    assert len(installed) >= 3
     specs = [CellSpec(experiment="parity", workload=workload, framework=f.framework,
                       backend=f.backend, device="cpu", mode="one-step", batch_size=32,
                       repeats=1, threads=1, timeout_s=240)
@@ -108,16 +104,60 @@ def test_every_framework_pair_agrees_and_a_mis_transferred_weight_fails():
                       backend="", device="cpu", mode="one-step-faulty", batch_size=32,
                       repeats=1, threads=1, timeout_s=240,
                       params={"fault": "swap-first-kernel-outputs"})
+    return specs, faulty
+
+
+def _tiny_real_size_specs() -> list:
+    """The planned real-size parity cells of every installed system at their families' tiny
+    size (the test's; the release runs them at the CPU size)."""
+    from dataclasses import replace
+
+    from dlbench.runner.cell.frameworks import missing_modules
+
+    return [replace(c, params=c.params | {"profile": "tiny"}, timeout_s=240)
+            for c in _machine_real_size_parity() if not missing_modules(c.framework_id)]
+
+
+@pytest.fixture(scope="module")
+def parity_processes() -> dict:
+    """The digits cells, the faulty cell and the tiny real-size cells run by real workers,
+    each system's cells in one worker process as the quick suite shares them
+    (dlbench.runner.driver.plan.sharing): one framework import per system for the two tests
+    that read them. {"batches": cells by process, "records": cell_id -> record}."""
+    from dlbench.runner.driver.launch.execute import execute_cells
+    from dlbench.runner.driver.plan.sharing import share_key
+
+    specs, faulty = _digits_specs()
+    batches: dict[tuple, list] = {}
+    for spec in [*specs, faulty, *_tiny_real_size_specs()]:
+        batches.setdefault(share_key(spec), []).append(spec)
+    records = [record for batch in batches.values() for record in execute_cells(batch)]
+    return {"batches": batches, "records": {(r.spec.cell_id, r.spec.mode): r
+                                            for r in records}}
+
+
+def _records_of(processes: dict, specs: list) -> list:
+    """The records of `specs`, in their order."""
+    return [processes["records"][(spec.cell_id, spec.mode)] for spec in specs]
+
+
+@pytest.mark.slow
+def test_every_framework_pair_agrees_and_a_mis_transferred_weight_fails(parity_processes):
+    from dlbench.runner.cell.frameworks import FRAMEWORKS, missing_modules
+    from dlbench.runner.driver.plan.sharing import may_share
+    from dlbench.runner.driver.store.run_store import cells_frame
+
+    installed = [f for f in FRAMEWORKS if not missing_modules(f)]
+    assert len(installed) >= 3
+    specs, faulty = _digits_specs()
     # each framework's cells in one worker process, as the quick suite measures them
     # (dlbench.runner.driver.plan.sharing): one framework import per framework, not per cell
     assert all(may_share(spec, "quick") for spec in [*specs, faulty])
-    batches: dict[tuple, list[CellSpec]] = {}
-    for spec in [*specs, faulty]:
-        batches.setdefault(share_key(spec), []).append(spec)
-    records = [record for batch in batches.values() for record in execute_cells(batch)]
+    records = _records_of(parity_processes, [*specs, faulty])
     assert [r.outcome.status.value for r in records] == ["ok"] * len(records), \
         [r.outcome.reason for r in records]
-    assert len(records) == len(specs) + 1 and len(batches) == len(installed)
+    assert len(records) == len(specs) + 1
+    assert len(parity_processes["batches"]) == len(installed)
     cells = cells_frame(records, "r")
     good = pair_results(cells[cells["mode"] == "one-step"])
     assert len(good) == 2 * len(installed) * (len(installed) - 1) // 2
@@ -245,22 +285,17 @@ def test_the_machine_suite_plans_the_real_size_models_parity_at_their_size_in_ev
 
 
 @pytest.mark.slow
-def test_the_machine_suites_real_size_parity_cells_run_and_agree_in_every_pair():
+def test_the_machine_suites_real_size_parity_cells_run_and_agree_in_every_pair(
+        parity_processes):
     """The planned real-size parity cells, run by real workers at their families' tiny size
     (the test's; the release runs them at the CPU size), pass the reference in every system
     and agree in every pair."""
-    from dataclasses import replace
-
-    from dlbench.runner.cell.frameworks import missing_modules
-    from dlbench.runner.driver.launch.execute import execute_cells
     from dlbench.runner.driver.store.run_store import cells_frame
 
-    cells = [replace(c, params=c.params | {"profile": "tiny"}, timeout_s=240)
-             for c in _machine_real_size_parity() if not missing_modules(c.framework_id)]
+    cells = _tiny_real_size_specs()
     systems = {c.framework_id.name for c in cells}
     assert len(systems) >= 3
-    records = [record for system in sorted(systems) for record in execute_cells(
-        [c for c in cells if c.framework_id.name == system])]
+    records = _records_of(parity_processes, cells)
     assert [r.outcome.status.value for r in records] == ["ok"] * len(cells), \
         [r.outcome.reason for r in records]
     for record in records:

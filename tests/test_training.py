@@ -111,11 +111,25 @@ def test_one_process_measures_one_repeat_its_working_memory_and_its_code(tmp_pat
                for path in runner_files), runner_files
 
 
-def test_a_training_cell_records_the_flops_its_regime_reads(tmp_path):
+@pytest.fixture(scope="module")
+def cnn_run_beside_a_missing_framework(tmp_path_factory):
+    """PyTorch's cnn-digits cell in a run that also asks for Keras on JAX with one of its
+    modules missing: one real run for the flops test and the missing-framework test."""
+    from dlbench.runner.cell import frameworks
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(frameworks.REQUIRED_MODULES, "keras-jax",
+                      ("keras", "no_such_module_jax"))
+        return training_run(tmp_path_factory.mktemp("cnn"), ["cnn-digits"],
+                            ["keras-jax", "pytorch"])
+
+
+def test_a_training_cell_records_the_flops_its_regime_reads(cnn_run_beside_a_missing_framework):
     from dlbench.core.machine.achieved import cell_fractions
 
-    store = training_run(tmp_path, ["cnn-digits"], ["pytorch"])
+    store = cnn_run_beside_a_missing_framework
     cells = read_table(store.root / "cells.parquet", "cells")
+    cells = cells[cells["framework"] == "pytorch"]
     assert list(cells["status"]) == ["ok"], cells["reason"].tolist()
     details = json.loads(cells["details_json"].item())
     assert details["flops_per_sample"] == flops_per_sample("cnn-digits", "cpu") > 0
@@ -137,31 +151,26 @@ def test_local_mnist_file_trains_through_data_dir(tmp_path):
     assert (final_accuracies(store)["pytorch"] * 5) % 1 == pytest.approx(0, abs=1e-9)
 
 
-def test_a_missing_framework_is_skipped_and_the_run_goes_on(tmp_path, monkeypatch):
-    from dlbench.runner.cell import frameworks
-
-    monkeypatch.setitem(frameworks.REQUIRED_MODULES, "keras-jax", ("keras", "no_such_module_jax"))
-    store = training_run(tmp_path, ["mlp-digits"], ["keras-jax", "pytorch"])
+def test_a_missing_framework_is_skipped_and_the_run_goes_on(
+        cnn_run_beside_a_missing_framework):
+    store = cnn_run_beside_a_missing_framework
     cells = read_table(store.root / "cells.parquet", "cells").set_index("framework")
     assert cells.loc["keras", "status"] == "skipped"
     assert "not installed: no_such_module_jax" in cells.loc["keras", "reason"]
     assert cells.loc["pytorch", "status"] == "ok"
 
 
-def test_keras_trains_every_epoch_in_one_fit_timed_by_a_callback(tmp_path):
-    from dlbench.runner.driver.launch.execute import execute_cell
-    from dlbench.runner.cell.spec import CellSpec
-
-    spec = CellSpec(experiment="training", workload="mlp-digits", framework="keras",
-                    backend="tensorflow", device="cpu", batch_size=32, repeats=1, threads=1,
-                    timeout_s=300, params={"epochs": 2})
-    record = execute_cell(spec)
-    outcome = record.outcome
-    assert outcome.status.value == "ok", outcome.reason + record.stderr_tail
-    assert outcome.details["keras_fit_calls"] == 1
-    epochs = sorted(o.step for o in outcome.observations if o.metric == "epoch_time")
-    assert epochs == [0, 1]  # both epochs from the one fit's callback
-    summary = {o.metric: o.value for o in outcome.observations if o.step is None}
-    first = next(o.value for o in outcome.observations if o.metric == "epoch_time" and o.step == 0)
-    assert summary["first_epoch_time"] == first  # reported apart: it holds the tracing
-    assert "one model.fit(epochs=N)" in outcome.fairness.timer_includes
+def test_keras_trains_every_epoch_in_one_fit_timed_by_a_callback(mlp_run):
+    cells = read_table(mlp_run.root / "cells.parquet", "cells")
+    keras = cells[cells["framework"] == "keras"]
+    assert sorted(keras["backend"]) == ["jax", "tensorflow", "torch"]
+    observations = read_table(mlp_run.root / "observations.parquet", "observations")
+    for row in keras.itertuples():
+        assert json.loads(row.details_json)["keras_fit_calls"] == 1, row.backend
+        assert "one model.fit(epochs=N)" in json.loads(row.fairness_json)["timer_includes"]
+        mine = observations[(observations["framework"] == "keras")
+                            & (observations["backend"] == row.backend)]
+        epochs = mine[mine["metric"] == "epoch_time"].sort_values("step")
+        assert list(epochs["step"]) == list(range(10))  # every epoch from the one fit's callback
+        first = mine[mine["metric"] == "first_epoch_time"]["value"].item()
+        assert first == epochs["value"].iloc[0]  # reported apart: it holds the tracing
