@@ -133,11 +133,14 @@ def test_a_stop_whose_exception_a_finalizer_swallowed_still_stops_the_run():
 HANGUP = """
 import os, signal, sys, time
 from dlbench.runner.driver.launch.stop import stop_on_signals
-if sys.argv[1] == "nohup":
+started, sent = sys.argv[1], getattr(signal, sys.argv[2])
+if started == "nohup":
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+if started == "in the background":
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a shell starts a job with &
 stop_on_signals()
 try:
-    os.kill(os.getpid(), signal.SIGHUP)
+    os.kill(os.getpid(), sent)
     time.sleep(0.2)
     print("went on", flush=True)
 except KeyboardInterrupt:
@@ -145,9 +148,11 @@ except KeyboardInterrupt:
 """
 
 
-@pytest.mark.parametrize(("started", "expected"), [("in a terminal", "stopped"),
-                                                   ("nohup", "went on")])
-def test_a_closed_terminal_stops_a_run_unless_it_was_started_under_nohup(started, expected):
-    result = subprocess.run([sys.executable, "-c", HANGUP, started], cwd=ROOT,
+@pytest.mark.parametrize(("started", "sent", "expected"), [
+    ("in a terminal", "SIGHUP", "stopped"), ("nohup", "SIGHUP", "went on"),
+    ("in the background", "SIGINT", "stopped"), ("nohup", "SIGTERM", "stopped")])
+def test_a_closed_terminal_stops_a_run_unless_it_was_started_under_nohup(started, sent,
+                                                                          expected):
+    result = subprocess.run([sys.executable, "-c", HANGUP, started, sent], cwd=ROOT,
                             capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == expected, result.stderr

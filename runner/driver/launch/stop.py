@@ -26,10 +26,11 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 def stop_on_signals() -> None:
     """Treat SIGTERM and SIGHUP like Ctrl-C, and remember any of them even if its exception
-    is swallowed. A signal ignored when the run started stays ignored: a run started under
-    `nohup` goes on when its terminal closes."""
+    is swallowed. A SIGHUP ignored when the run started stays ignored (a run started under
+    `nohup` goes on when its terminal closes); Ctrl-C and SIGTERM always stop it, even in a
+    background job, which starts with SIGINT ignored."""
     for signum in STOP_SIGNALS:
-        if signal.getsignal(signum) is not signal.SIG_IGN:
+        if signum != signal.SIGHUP or signal.getsignal(signum) is not signal.SIG_IGN:
             signal.signal(signum, _request_stop)
 
 
