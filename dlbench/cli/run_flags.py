@@ -7,7 +7,6 @@ from pathlib import Path
 
 from dlbench.cli.bounds import (MAX_BUSY_RETRIES, MAX_MODEL_STEPS, MAX_PROCESSES, MAX_THREADS,
                                 MAX_TIMEOUT_S, bounded_int, bounded_seconds)
-from dlbench.cli.data_file import refuse_arrays_larger_than_their_data
 from dlbench.core.text.errors import UsageError
 from dlbench.runner.driver.commands.run_arguments import RunArguments
 from dlbench.runner.driver.plan.request import RunRequest
@@ -31,9 +30,8 @@ def run_arguments(args: argparse.Namespace) -> RunArguments:
 
 
 def check_run_flags(args: argparse.Namespace) -> None:
-    """Refuse, in one line, a number a run cannot meet, an empty run ID or a --data file
-    whose arrays declare more than they hold, before anything is written, the model built or
-    the machine locked."""
+    """Refuse, in one line, a number a run cannot meet or an empty run ID, before anything is
+    written or the machine is locked."""
     bounded_int("--repeats", args.repeats, 1, MAX_PROCESSES)
     bounded_int("--threads", args.threads, 1, MAX_THREADS)
     bounded_int("--busy-retries", args.busy_retries, 0, MAX_BUSY_RETRIES)
@@ -42,8 +40,6 @@ def check_run_flags(args: argparse.Namespace) -> None:
     for flag, value in (("--resume", args.resume), ("--remeasure", args.remeasure)):
         if value is not None and not value.strip():
             raise UsageError(f"{flag} is empty; expected a run ID (or latest)")
-    if args.data:
-        refuse_arrays_larger_than_their_data(args.data)
 
 
 def check_run_paths(args: argparse.Namespace) -> None:

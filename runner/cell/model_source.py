@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import math
 import re
 import zipfile
 from dataclasses import asdict, dataclass
@@ -168,8 +169,6 @@ def model_request(model: str, input_shape: str, input_dtype: str, data_file: str
 
 def _check_data(path: Path) -> Path:
     """A .npz holding arrays x (and y for training) with a batch dimension; checked unpickled."""
-    import numpy as np
-
     if path.suffix != ".npz" or not path.is_file():
         raise UsageError(f"--data {str(path)!r}: expected an existing .npz file with arrays "
                          "x (inputs, batch first) and y (targets)")
@@ -196,7 +195,9 @@ MAX_DATA_BYTES = 1 << 30
 
 def npz_shapes(path: Path) -> dict[str, tuple[int, ...]]:
     """Each array's shape in the .npz at `path`, from the headers alone; ValueError when its
-    arrays declare more than MAX_DATA_BYTES unpacked (a small file can unpack to gigabytes)."""
+    arrays declare more than MAX_DATA_BYTES unpacked (a small file can unpack to gigabytes),
+    or a header declares more bytes than its member holds (loading allocates the header's
+    shape: 32 GiB from a 2 kB file)."""
     import numpy as np
 
     with zipfile.ZipFile(path) as archive:
@@ -212,8 +213,13 @@ def npz_shapes(path: Path) -> dict[str, tuple[int, ...]]:
                 read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
                         else np.lib.format.read_array_header_2_0)
                 shape, _, dtype = read(stream)
+                declared, held = math.prod(shape) * dtype.itemsize, member.file_size - stream.tell()
             if dtype.hasobject:
                 raise ValueError(f"array {member.filename} holds Python objects")
+            if declared > held:
+                raise ValueError(f"array {member.filename} declares {declared} bytes but holds "
+                                 f"{held}; expected arrays whose headers match their data (as "
+                                 "numpy.savez writes them)")
             shapes[member.filename.removesuffix(".npy")] = shape
     return shapes
 
